@@ -1,0 +1,1 @@
+"""Emitters: from (optimized) LLVM IR to what a target runs."""

@@ -1,0 +1,65 @@
+"""What the front end tells the rest of pycc-stencil about each C function it saw.
+
+This is the interface between the front end and its consumers (the JIT harness, the
+compiler mode, the batch porter): the lowered LLVM module plus, per function, its C
+signature and whether it was lowered or skipped (and why, and where).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from llvmlite import ir
+
+from ..diagnostics import SourceLocation
+from .c_types import CType
+
+
+@dataclass(frozen=True)
+class Param:
+    """A parameter as declared: array parameters keep their array type (not the decayed one)."""
+
+    name: str
+    ctype: CType
+    location: SourceLocation
+
+
+@dataclass(frozen=True)
+class FunctionInfo:
+    """A function the front end lowered to LLVM IR (`module.get_global(name)`)."""
+
+    name: str
+    params: tuple[Param, ...]
+    result: CType
+    location: SourceLocation
+    is_static: bool
+    loop_count: int  # loops in the function body; 0 means a helper, not a loop-nest kernel
+
+    @property
+    def is_kernel(self) -> bool:
+        return self.loop_count > 0
+
+
+@dataclass(frozen=True)
+class SkippedFunction:
+    """A function the front end did not lower: the construct, and where it is."""
+
+    name: str
+    location: SourceLocation  # of the construct that made it skip
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.location}: {self.reason}"
+
+
+@dataclass
+class LoweredModule:
+    """The result of lowering one C file."""
+
+    source_path: str
+    cflags: list[str]
+    module: ir.Module
+    functions: dict[str, FunctionInfo] = field(default_factory=dict)
+    skipped: list[SkippedFunction] = field(default_factory=list)
+    #: every function defined in the file, in source order
+    order: list[str] = field(default_factory=list)

@@ -1,0 +1,1 @@
+"""IR analyses shared by every pass, the pass pipeline, and the passes."""

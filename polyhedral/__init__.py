@@ -1,0 +1,1 @@
+"""Polyhedral bridge to islpy (SCoPs, dependences, tiling); see DESIGN.md."""

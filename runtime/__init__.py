@@ -1,0 +1,1 @@
+"""Running code: the host JIT harness (load, reference checking) and the target runtimes."""
