@@ -1,0 +1,120 @@
+"""Compile LLVM IR for the host CPU and run it in this process with MCJIT.
+
+The harness needs the same code the drop-in compiler would produce for this machine, so the
+target machine is built from the host CPU name and features at run time. MCJIT takes
+ownership of the target machine it is given (reusing it after the engine is freed crashes),
+so every engine and every optimization run gets a fresh one.
+
+Floating-point semantics stay C's: no fast-math flags are added, and LLVM's default
+contraction mode only fuses operations the IR marks `contract` (the front end never does),
+so the code matches `cc -ffp-contract=off`.
+"""
+
+from __future__ import annotations
+
+import ctypes.util
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+import llvmlite.binding as llvm
+from llvmlite import ir
+
+_initialized = False
+
+
+class IRVerificationError(RuntimeError):
+    """LLVM rejected the IR (a compiler bug, never the user's input)."""
+
+
+def initialize() -> None:
+    """Initialize the native target once and make libm's symbols visible to JIT code."""
+    global _initialized
+    if _initialized:
+        return
+    llvm.initialize_native_target()
+    llvm.initialize_native_asmprinter()
+    libm = ctypes.util.find_library("m")
+    if libm:
+        llvm.load_library_permanently(libm)
+    _initialized = True
+
+
+def host_target_machine(opt_level: int = 3) -> llvm.TargetMachine:
+    """A new target machine for the host CPU with all of its features."""
+    initialize()
+    target = llvm.Target.from_triple(llvm.get_process_triple())
+    return target.create_target_machine(
+        cpu=llvm.get_host_cpu_name(),
+        features=llvm.get_host_cpu_features().flatten(),
+        opt=opt_level,
+        jit=True,
+    )
+
+
+def parse_verified(module: ir.Module | str) -> llvm.ModuleRef:
+    """Parse IR text (or a llvmlite.ir module) and run LLVM's verifier on it."""
+    initialize()
+    try:
+        parsed = llvm.parse_assembly(str(module))
+        parsed.verify()
+    except RuntimeError as exc:
+        raise IRVerificationError(f"LLVM rejected the IR: {exc}") from exc
+    return parsed
+
+
+def optimize(module: llvm.ModuleRef, opt_level: int = 3) -> None:
+    """Run LLVM's standard new-pass-manager pipeline for `-O<opt_level>` on `module`."""
+    if opt_level not in (0, 1, 2, 3):
+        raise ValueError(f"optimization level must be 0..3, not {opt_level}")
+    target_machine = host_target_machine(opt_level)
+    module.triple = target_machine.triple
+    module.data_layout = str(target_machine.target_data)
+    tuning = llvm.create_pipeline_tuning_options(speed_level=opt_level)
+    builder = llvm.create_pass_builder(target_machine, tuning)
+    builder.getModulePassManager().run(module, builder)
+
+
+def _check_external_symbols(module: llvm.ModuleRef) -> None:
+    """Refuse unresolvable external calls up front: MCJIT would abort the whole process."""
+    for function in module.functions:
+        name = function.name
+        if function.is_declaration and not name.startswith("llvm."):
+            if llvm.address_of_symbol(name) is None:
+                raise IRVerificationError(f"external function {name!r} is not in libc or libm")
+
+
+@dataclass
+class JitModule:
+    """Machine code of one module; addresses stay valid while this object is alive."""
+
+    engine: llvm.ExecutionEngine
+    exported: frozenset[str]
+    _globals: frozenset[str] = field(default_factory=frozenset)
+
+    def function_address(self, name: str) -> int:
+        if name not in self.exported:
+            raise KeyError(f"function {name!r} was not compiled for export")
+        return self.engine.get_function_address(name)
+
+    def global_address(self, name: str) -> int:
+        if name not in self._globals:
+            raise KeyError(f"no global variable {name!r} in the compiled module")
+        return self.engine.get_global_value_address(name)
+
+
+def compile_module(module: ir.Module | str, export: Iterable[str], opt_level: int = 3) -> JitModule:
+    """Verify, optimize and JIT-compile `module`, keeping the functions in `export` callable.
+
+    `static` C functions have internal linkage and O3 would inline and delete them; they are
+    made external here (on the parsed copy, so the caller's module is untouched).
+    """
+    parsed = parse_verified(module)
+    exported = frozenset(export)
+    for name in exported:
+        parsed.get_function(name).linkage = "external"
+    _check_external_symbols(parsed)
+    optimize(parsed, opt_level)
+    global_names = frozenset(g.name for g in parsed.global_variables)
+    engine = llvm.create_mcjit_compiler(parsed, host_target_machine(opt_level))
+    engine.finalize_object()
+    return JitModule(engine, exported, global_names)
