@@ -1,0 +1,42 @@
+"""Replacing values in llvmlite.ir functions.
+
+llvmlite's own `replace_usage` misses operands that some instructions keep in extra attributes
+(a GEP prints `pointer`/`indices`, not `operands`) and leaves stale cached text behind; passes
+that rewrite IR use this instead.
+"""
+
+from __future__ import annotations
+
+from llvmlite import ir
+from llvmlite.ir import instructions as ins
+
+
+def replace_uses(function: ir.Function, mapping: dict[ir.Value, ir.Value]) -> None:
+    """Make every use of a key of `mapping` in `function` use the mapped value instead."""
+
+    def new(value):
+        return mapping.get(value, value) if isinstance(value, ir.Instruction) else value
+
+    for block in function.blocks:
+        for instr in block.instructions:
+            if isinstance(instr, ins.PhiInstr):
+                instr.incomings = [(new(v), b) for v, b in instr.incomings]
+            else:
+                operands = [new(op) for op in instr.operands]
+                instr.operands = operands if isinstance(instr.operands, list) else tuple(operands)
+            if isinstance(instr, ins.GEPInstr):
+                instr.pointer = new(instr.pointer)
+                instr.indices = [new(i) for i in instr.indices]
+            if isinstance(instr, (ins.ExtractValue, ins.InsertValue)):
+                instr.aggregate = new(instr.aggregate)
+            if isinstance(instr, ins.InsertValue):
+                instr.value = new(instr.value)
+            instr._clear_string_cache()
+
+
+def remove_instruction(instr: ir.Instruction) -> None:
+    """Delete `instr` from its block (its uses must already be replaced)."""
+    block = instr.parent
+    block.instructions.remove(instr)
+    if block.terminator is instr:
+        block.terminator = None
