@@ -1,0 +1,156 @@
+"""Shared fixtures: hand-built IR kernels with the front end's conventions, and their C twins.
+
+The harness must be tested against IR it did not produce itself (deliberately wrong, crashing,
+data-dependent), so these kernels are built with llvmlite.ir directly, each paired with the C
+source the reference is compiled from.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from llvmlite import ir
+from pycc_stencil.diagnostics import SourceLocation
+from pycc_stencil.frontend import c_types as ct
+from pycc_stencil.frontend.signature import FunctionInfo, LoweredModule, Param, SkippedFunction
+
+I32, I64, F32 = ir.IntType(32), ir.IntType(64), ir.FloatType()
+PTR = ir.PointerType()
+
+
+def counted_loop(
+    b: ir.IRBuilder, start: ir.Value, stop: ir.Value, body: Callable[[ir.IRBuilder, ir.Value], None]
+) -> None:
+    """`for (i64 i = start; i < stop; i++) body(i)` in the canonical shape, continuing after."""
+    function = b.function
+    header = function.append_basic_block("header")
+    loop_body = function.append_basic_block("body")
+    exit_block = function.append_basic_block("exit")
+    preheader = b.block
+    b.branch(header)
+    b.position_at_end(header)
+    i = b.phi(I64, "i")
+    i.add_incoming(start, preheader)
+    b.cbranch(b.icmp_signed("<", i, stop), loop_body, exit_block)
+    b.position_at_end(loop_body)
+    body(b, i)
+    i.add_incoming(b.add(i, ir.Constant(I64, 1), flags=["nsw"]), b.block)
+    b.branch(header)
+    b.position_at_end(exit_block)
+
+
+def element(b: ir.IRBuilder, base: ir.Value, index: ir.Value, t: ir.Type = F32) -> ir.Value:
+    return b.gep(base, [index], inbounds=True, source_etype=t)
+
+
+def offset(b: ir.IRBuilder, i: ir.Value, k: int) -> ir.Value:
+    return b.add(i, ir.Constant(I64, k), flags=["nsw"])
+
+
+@dataclass
+class Kernel:
+    """One C function: its parameters and a body builder for its IR."""
+
+    name: str
+    params: list[tuple[str, ct.CType]]
+    build: Callable[[ir.IRBuilder, list[ir.Argument]], None]
+    result: ct.CType = ct.VOID
+    static: bool = False
+    loops: int = 1
+
+
+def lowered_module(path: Path, kernels: list[Kernel], skipped=()) -> LoweredModule:
+    """A LoweredModule as the front end would return it for `path`."""
+    module = ir.Module(name=str(path))
+    lowered = LoweredModule(str(path), [], module)
+    for line, kernel in enumerate(kernels, start=1):
+        params = tuple(Param(n, t, SourceLocation(str(path), line, 1)) for n, t in kernel.params)
+        llvm_params = [PTR if isinstance(t, ct.ArrayType) else t.llvm() for _, t in kernel.params]
+        function = ir.Function(
+            module, ir.FunctionType(kernel.result.llvm(), llvm_params), kernel.name
+        )
+        if kernel.static:
+            function.linkage = "internal"
+        b = ir.IRBuilder(function.append_basic_block("entry"))
+        kernel.build(b, list(function.args))
+        if not b.block.is_terminated:
+            b.ret_void()
+        lowered.functions[kernel.name] = FunctionInfo(
+            kernel.name,
+            params,
+            kernel.result,
+            SourceLocation(str(path), line, 1),
+            kernel.static,
+            kernel.loops,
+        )
+        lowered.order.append(kernel.name)
+    for name, reason in skipped:
+        lowered.skipped.append(SkippedFunction(name, SourceLocation(str(path), 9, 1), reason))
+        lowered.order.append(name)
+    return lowered
+
+
+@pytest.fixture
+def c_file(tmp_path: Path) -> Callable[[str], Path]:
+    """Write C source (dedented) to a file in the test's directory."""
+
+    def write(source: str, name: str = "kernels.c") -> Path:
+        path = tmp_path / name
+        path.write_text(textwrap.dedent(source))
+        return path
+
+    return write
+
+
+FLOAT_P = ct.PointerType(ct.FLOAT)
+CONST_FLOAT_P = ct.PointerType(ct.FLOAT, const_pointee=True)
+INT_P = ct.PointerType(ct.INT)
+
+
+def blur3_body(b: ir.IRBuilder, args: list[ir.Argument]) -> None:
+    """out[i] = in[i-1] + in[i] + in[i+1] for 0 <= i < n: reads in[-1 .. n+1)."""
+    src, dst, n = args
+
+    def body(b, i):
+        total = b.load(element(b, src, offset(b, i, -1)), typ=F32)
+        total = b.fadd(total, b.load(element(b, src, i), typ=F32))
+        total = b.fadd(total, b.load(element(b, src, offset(b, i, 1)), typ=F32))
+        b.store(total, element(b, dst, i))
+
+    counted_loop(b, ir.Constant(I64, 0), b.sext(n, I64), body)
+
+
+BLUR3 = Kernel("blur3", [("in", CONST_FLOAT_P), ("out", FLOAT_P), ("n", ct.INT)], blur3_body)
+BLUR3_C = """
+void blur3(const float *in, float *out, int n) {
+    for (int i = 0; i < n; i++)
+        out[i] = in[i - 1] + in[i] + in[i + 1];
+}
+"""
+
+
+def gather_body(b: ir.IRBuilder, args: list[ir.Argument]) -> None:
+    """out[i] = in[idx[i]]: the address depends on data."""
+    idx, src, dst, n = args
+
+    def body(b, i):
+        j = b.sext(b.load(element(b, idx, i, I32), typ=I32), I64)
+        b.store(b.load(element(b, src, j), typ=F32), element(b, dst, i))
+
+    counted_loop(b, ir.Constant(I64, 0), b.sext(n, I64), body)
+
+
+GATHER = Kernel(
+    "gather",
+    [
+        ("idx", ct.PointerType(ct.INT, const_pointee=True)),
+        ("in", CONST_FLOAT_P),
+        ("out", FLOAT_P),
+        ("n", ct.INT),
+    ],
+    gather_body,
+)
