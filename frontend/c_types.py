@@ -8,6 +8,7 @@ VLAs), `restrict`, and how each type maps to LLVM and to numpy.
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from dataclasses import dataclass
 
 from llvmlite import ir
@@ -106,7 +107,7 @@ class ArrayType(CType):
 
     element: CType
     length: int | SymExpr | None
-    vla_key: int | None = None
+    vla_key: Hashable | None = None
 
     @property
     def is_vla(self) -> bool:

@@ -1,0 +1,170 @@
+"""What the libclang 18 Python bindings do not expose, reached safely.
+
+Operator kinds, literal values and variable initializers come from libclang C functions the
+bindings do not wrap (see reference/toolchain.md); `for` statements lose their empty parts
+in the bindings and are recovered from the tokens. Everything else about a cursor is read
+through the bindings directly by the lowering code.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from dataclasses import dataclass
+
+import clang.cindex as ci
+
+from ..diagnostics import SourceLocation
+
+K = ci.CursorKind
+_lib = ci.conf.lib
+
+
+def _declare(name: str, argtypes: list, restype, errcheck=None) -> None:
+    func = getattr(_lib, name)
+    func.argtypes = argtypes
+    func.restype = restype
+    if errcheck is not None:
+        func.errcheck = errcheck
+
+
+_declare("clang_getCursorBinaryOperatorKind", [ci.Cursor], ctypes.c_int)
+_declare("clang_getBinaryOperatorKindSpelling", [ctypes.c_int], ci._CXString)
+_declare("clang_getCursorUnaryOperatorKind", [ci.Cursor], ctypes.c_int)
+_declare("clang_Cursor_getVarDeclInitializer", [ci.Cursor], ci.Cursor, ci.Cursor.from_result)
+_declare("clang_Cursor_Evaluate", [ci.Cursor], ctypes.c_void_p)
+_declare("clang_EvalResult_getKind", [ctypes.c_void_p], ctypes.c_int)
+_declare("clang_EvalResult_isUnsignedInt", [ctypes.c_void_p], ctypes.c_uint)
+_declare("clang_EvalResult_getAsUnsigned", [ctypes.c_void_p], ctypes.c_ulonglong)
+_declare("clang_EvalResult_getAsLongLong", [ctypes.c_void_p], ctypes.c_longlong)
+_declare("clang_EvalResult_getAsDouble", [ctypes.c_void_p], ctypes.c_double)
+_declare("clang_EvalResult_dispose", [ctypes.c_void_p], None)
+
+_EVAL_INT, _EVAL_FLOAT = 1, 2
+
+# CXUnaryOperatorKind (libclang 17+)
+UNARY_KINDS = {
+    1: "post++",
+    2: "post--",
+    3: "pre++",
+    4: "pre--",
+    5: "&",
+    6: "*",
+    7: "+",
+    8: "-",
+    9: "~",
+    10: "!",
+    11: "__real",
+    12: "__imag",
+    13: "__extension__",
+}
+
+#: literal kinds on which clang_Cursor_Evaluate is safe (it crashes on some implicit nodes)
+_EVALUABLE = {K.INTEGER_LITERAL, K.FLOATING_LITERAL, K.CHARACTER_LITERAL, K.CXX_UNARY_EXPR}
+
+
+def binary_operator(cursor: ci.Cursor) -> str:
+    """The operator of a BINARY_OPERATOR or COMPOUND_ASSIGNMENT_OPERATOR, e.g. '+', '+='."""
+    kind = _lib.clang_getCursorBinaryOperatorKind(cursor)
+    return ci._CXString.from_result(_lib.clang_getBinaryOperatorKindSpelling(kind))
+
+
+def unary_operator(cursor: ci.Cursor) -> str:
+    """The operator of a UNARY_OPERATOR, with 'pre'/'post' distinguished for ++ and --."""
+    return UNARY_KINDS.get(_lib.clang_getCursorUnaryOperatorKind(cursor), "?")
+
+
+def var_initializer(cursor: ci.Cursor) -> ci.Cursor | None:
+    """The initializer expression of a VAR_DECL, or None."""
+    return _lib.clang_Cursor_getVarDeclInitializer(cursor)
+
+
+def constant_value(cursor: ci.Cursor) -> int | float | None:
+    """The value of a literal or sizeof/alignof expression (None if not a constant)."""
+    if cursor.kind not in _EVALUABLE:
+        return None
+    result = _lib.clang_Cursor_Evaluate(cursor)
+    if not result:
+        return None
+    try:
+        kind = _lib.clang_EvalResult_getKind(result)
+        if kind == _EVAL_INT:
+            if _lib.clang_EvalResult_isUnsignedInt(result):
+                return int(_lib.clang_EvalResult_getAsUnsigned(result))
+            return int(_lib.clang_EvalResult_getAsLongLong(result))
+        if kind == _EVAL_FLOAT:
+            return float(_lib.clang_EvalResult_getAsDouble(result))
+        return None
+    finally:
+        _lib.clang_EvalResult_dispose(result)
+
+
+def location(cursor: ci.Cursor) -> SourceLocation:
+    """Where a cursor is, as a compiler would report it (the macro expansion point)."""
+    loc = cursor.location
+    name = loc.file.name if loc.file else "<unknown>"
+    return SourceLocation(name, loc.line, loc.column)
+
+
+def children(cursor: ci.Cursor) -> list[ci.Cursor]:
+    return list(cursor.get_children())
+
+
+def expression_children(cursor: ci.Cursor) -> list[ci.Cursor]:
+    """Children that are expressions (drops TYPE_REF and other reference cursors)."""
+    return [c for c in cursor.get_children() if c.kind.is_expression()]
+
+
+@dataclass
+class ForParts:
+    init: ci.Cursor | None
+    cond: ci.Cursor | None
+    inc: ci.Cursor | None
+    body: ci.Cursor
+
+
+def for_parts(cursor: ci.Cursor) -> ForParts:
+    """Split a FOR_STMT into init/cond/inc/body; the bindings omit the parts that are empty."""
+    kids = children(cursor)
+    if len(kids) == 4:
+        return ForParts(*kids)
+    # Find the two ';' at parenthesis depth 1 after `for (`; place each child by its offset.
+    depth = 0
+    semicolons: list[int] = []
+    close = None
+    for token in cursor.get_tokens():
+        text = token.spelling
+        if text == "(":
+            depth += 1
+        elif text == ")":
+            depth -= 1
+            if depth == 0:
+                close = token.extent.start.offset
+                break
+        elif text == ";" and depth == 1:
+            semicolons.append(token.extent.start.offset)
+    if len(semicolons) != 2 or close is None:
+        raise ValueError("cannot find the parts of this for statement")
+    parts: dict[str, ci.Cursor] = {}
+    for kid in kids:
+        start = kid.extent.start.offset
+        if start >= close:
+            parts["body"] = kid
+        elif start > semicolons[1]:
+            parts["inc"] = kid
+        elif start > semicolons[0]:
+            parts["cond"] = kid
+        else:
+            parts["init"] = kid
+    return ForParts(parts.get("init"), parts.get("cond"), parts.get("inc"), parts["body"])
+
+
+def strip_parens(cursor: ci.Cursor) -> ci.Cursor:
+    while cursor.kind == K.PAREN_EXPR:
+        cursor = children(cursor)[0]
+    return cursor
+
+
+def declaration_key(cursor: ci.Cursor) -> tuple[str, int, str]:
+    """A stable identity for a declaration (cursors are re-created on every traversal)."""
+    loc = cursor.location
+    return (loc.file.name if loc.file else "", loc.offset, cursor.spelling)

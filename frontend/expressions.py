@@ -1,0 +1,727 @@
+"""Lowering of C expressions to LLVM IR with C semantics.
+
+clang has already made every implicit conversion explicit (as UNEXPOSED_EXPR cursors whose
+type is the target type), so binary operands arrive in their common type; the front end
+applies the conversions itself only where the AST does not show them (compound assignment,
+shifts, ++/--). Array and pointer types are carried in the front end's own model because
+libclang cannot tell a variable-length array's runtime extent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import clang.cindex as ci
+from llvmlite import ir
+
+from . import c_types as ct
+from .clang_ast import (
+    K,
+    binary_operator,
+    children,
+    constant_value,
+    declaration_key,
+    expression_children,
+    strip_parens,
+    unary_operator,
+)
+from .clang_types import ctype_of
+from .conversions import convert, int_result, to_index, truth_value
+from .math_calls import (
+    EXACT_INTRINSICS,
+    FORBIDDEN_CALLS,
+    INTEGER_ABS,
+    KNOWN_LIBRARY_CALLS,
+    LIBM_FUNCTIONS,
+    PASS_THROUGH_BUILTINS,
+    canonical_math_name,
+)
+from .ssa import SSABuilder
+from .unsupported import Unsupported
+
+I64 = ir.IntType(64)
+
+_ARITHMETIC = {"+", "-", "*", "/", "%", "<<", ">>", "&", "|", "^"}
+_COMPARISON = {"<", ">", "<=", ">=", "==", "!="}
+
+
+@dataclass(eq=False)
+class Variable:
+    """A C object: in memory (`address` set) or an SSA variable (the SSABuilder's key)."""
+
+    name: str
+    ctype: ct.CType
+    address: ir.Value | None = None
+
+
+@dataclass
+class RValue:
+    value: ir.Value | None  # None for void
+    ctype: ct.CType
+
+
+@dataclass
+class LValue:
+    """A designated object: a memory address, or an SSA variable."""
+
+    ctype: ct.CType
+    address: ir.Value | None = None
+    var: Variable | None = None
+
+
+@dataclass
+class LoopTargets:
+    break_to: ir.Block
+    continue_to: ir.Block
+
+
+class ModuleServices(Protocol):
+    """What a function lowering needs from the module it is part of (see module.py)."""
+
+    def callee(self, definition: ci.Cursor, call: ci.Cursor) -> ir.Function:
+        """The lowered function for a call to a function defined in the file."""
+
+    def global_variable(self, decl: ci.Cursor, where: ci.Cursor) -> Variable:
+        """The module's copy of a file-scope constant."""
+
+    def libm_function(self, name: str, ftype: ct.FunctionType) -> ir.Function:
+        """The declaration of a libm function."""
+
+
+@dataclass
+class FunctionState:
+    """The mutable state of one function's lowering, shared by expressions and statements."""
+
+    function: ir.Function
+    builder: ir.IRBuilder
+    locate: Callable[[ci.Cursor], ir.DIValue]  # the !dbg location of a cursor
+    variables: dict[tuple, Variable] = field(default_factory=dict)
+    vla_lengths: dict[int, ir.Value] = field(default_factory=dict)
+    loops: list[LoopTargets] = field(default_factory=list)
+    loop_count: int = 0
+    ssa: SSABuilder = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.ssa = SSABuilder(self.builder)
+
+
+class ExpressionLowering:
+    """Expression half of the function lowerer (statements.py adds statements)."""
+
+    def __init__(self, services: ModuleServices, state: FunctionState):
+        self.services = services
+        self.s = state
+        self.b = state.builder
+
+    # ----------------------------------------------------------------- blocks and edges
+    def new_block(self, name: str) -> ir.Block:
+        return self.s.function.append_basic_block(name)
+
+    def start_block(self, block: ir.Block) -> None:
+        self.b.position_at_end(block)
+
+    def branch(self, target: ir.Block) -> None:
+        if not self.b.block.is_terminated:
+            self.s.ssa.add_edge(self.b.block, target)
+            self.b.branch(target)
+
+    def cbranch(self, flag: ir.Value, if_true: ir.Block, if_false: ir.Block) -> None:
+        self.s.ssa.add_edge(self.b.block, if_true)
+        self.s.ssa.add_edge(self.b.block, if_false)
+        self.b.cbranch(flag, if_true, if_false)
+
+    def seal(self, *blocks: ir.Block) -> None:
+        for block in blocks:
+            self.s.ssa.seal(block)
+
+    # ----------------------------------------------------------------- variables
+    def read_var(self, var: Variable) -> ir.Value:
+        return self.s.ssa.read(var, self.b.block)
+
+    def load(self, lv: LValue) -> RValue:
+        if lv.var is not None:
+            return RValue(self.read_var(lv.var), lv.ctype)
+        t = lv.ctype
+        return RValue(self.b.load(lv.address, typ=t.llvm(), align=_alignment(t)), t)
+
+    def store(self, lv: LValue, value: ir.Value) -> None:
+        if lv.var is not None:
+            self.s.ssa.write(lv.var, self.b.block, value)
+        else:
+            self.b.store(value, lv.address, align=_alignment(lv.ctype))
+
+    def value_of(self, lv: LValue, where: ci.Cursor) -> RValue:
+        """An lvalue used as a value: arrays decay to a pointer to their first element."""
+        if isinstance(lv.ctype, ct.ArrayType):
+            return RValue(lv.address, ct.PointerType(lv.ctype.element))
+        if isinstance(lv.ctype, ct.FunctionType):
+            raise Unsupported("function pointers are not supported", where)
+        return self.load(lv)
+
+    def lookup(self, cursor: ci.Cursor) -> Variable:
+        decl = cursor.referenced
+        var = self.s.variables.get(declaration_key(decl))
+        if var is not None:
+            return var
+        if decl.kind == K.VAR_DECL:
+            return self.services.global_variable(decl, cursor)
+        raise Unsupported(f"reference to '{cursor.spelling}' is not supported", cursor)
+
+    # ----------------------------------------------------------------- sizes
+    def length_of(self, array: ct.ArrayType, where: ci.Cursor) -> ir.Value:
+        """The (i64) number of elements of one array dimension."""
+        if array.vla_key is not None:
+            return self.s.vla_lengths[array.vla_key]
+        if array.length is None:
+            raise Unsupported("array of unknown size used where its size matters", where)
+        return ir.Constant(I64, array.length)
+
+    def scalars_in(self, t: ct.CType, where: ci.Cursor) -> ir.Value:
+        """The (i64) number of innermost scalars in one object of type `t`."""
+        if isinstance(t, ct.ArrayType):
+            inner = self.scalars_in(t.element, where)
+            return _mul_nsw(self.b, self.length_of(t, where), inner)
+        return ir.Constant(I64, 1)
+
+    def pointer_offset(self, pointer: RValue, index: ir.Value, where: ci.Cursor) -> ir.Value:
+        """`pointer + index` (index an i64 count of pointees), as a GEP inbounds."""
+        assert isinstance(pointer.ctype, ct.PointerType)
+        pointee = pointer.ctype.pointee
+        if isinstance(pointee, ct.VoidType):
+            return self.b.gep(pointer.value, [index], inbounds=True, source_etype=ir.IntType(8))
+        if ct.has_fixed_size(pointee):
+            return self.b.gep(pointer.value, [index], inbounds=True, source_etype=pointee.llvm())
+        assert isinstance(pointee, ct.ArrayType)
+        offset = _mul_nsw(self.b, index, self.scalars_in(pointee, where))
+        return self.b.gep(
+            pointer.value, [offset], inbounds=True, source_etype=pointee.scalar.llvm()
+        )
+
+    # ----------------------------------------------------------------- entry points
+    def rvalue(self, c: ci.Cursor) -> RValue:
+        """Evaluate an expression for its value."""
+        with self.at(c):
+            return self._rvalue(c)
+
+    def lvalue(self, c: ci.Cursor) -> LValue:
+        """Evaluate an expression for the object it designates."""
+        with self.at(c):
+            return self._lvalue(c)
+
+    @contextmanager
+    def at(self, c: ci.Cursor) -> Iterator[None]:
+        """Attribute the instructions emitted inside to the source location of `c`."""
+        saved = self.b.debug_metadata
+        self.b.debug_metadata = self.s.locate(c)
+        try:
+            yield
+        finally:
+            self.b.debug_metadata = saved
+
+    def _rvalue(self, c: ci.Cursor) -> RValue:
+        kind = c.kind
+        if kind in (K.INTEGER_LITERAL, K.CHARACTER_LITERAL, K.FLOATING_LITERAL, K.CXX_UNARY_EXPR):
+            return self.constant(c)
+        if kind == K.PAREN_EXPR:
+            return self.rvalue(children(c)[0])
+        if kind == K.UNEXPOSED_EXPR:
+            return self.implicit(c)
+        if kind == K.CSTYLE_CAST_EXPR:
+            return self.cast(c)
+        if kind == K.DECL_REF_EXPR:
+            decl = c.referenced
+            if decl.kind == K.ENUM_CONSTANT_DECL:
+                t = ctype_of(c.type, c)
+                return RValue(ir.Constant(t.llvm(), _wrap(decl.enum_value, t)), t)
+            if decl.kind == K.FUNCTION_DECL:
+                raise Unsupported("function pointers are not supported", c)
+            return self.value_of(self.lvalue(c), c)
+        if kind == K.ARRAY_SUBSCRIPT_EXPR:
+            return self.value_of(self.lvalue(c), c)
+        if kind == K.BINARY_OPERATOR:
+            return self.binary(c)
+        if kind == K.COMPOUND_ASSIGNMENT_OPERATOR:
+            return self.compound_assignment(c)
+        if kind == K.UNARY_OPERATOR:
+            return self.unary(c)
+        if kind == K.CONDITIONAL_OPERATOR:
+            return self.conditional(c)
+        if kind == K.CALL_EXPR:
+            return self.call(c)
+        raise Unsupported(_unsupported_expression(c), c)
+
+    def _lvalue(self, c: ci.Cursor) -> LValue:
+        kind = c.kind
+        if kind == K.PAREN_EXPR:
+            return self.lvalue(children(c)[0])
+        if kind == K.DECL_REF_EXPR:
+            var = self.lookup(c)
+            if var.address is None:
+                return LValue(var.ctype, var=var)
+            return LValue(var.ctype, address=var.address)
+        if kind == K.ARRAY_SUBSCRIPT_EXPR:
+            base, index = children(c)
+            pointer = self.rvalue(base)
+            if not isinstance(pointer.ctype, ct.PointerType):  # `i[a]`
+                base, index = index, base
+                pointer = self.rvalue(base)
+            address = self.pointer_offset(pointer, self.index(index), c)
+            return LValue(pointer.ctype.pointee, address=address)
+        if kind == K.UNARY_OPERATOR and unary_operator(c) == "*":
+            pointer = self.rvalue(children(c)[0])
+            if not isinstance(pointer.ctype, ct.PointerType):
+                raise Unsupported("dereference of a non-pointer", c)
+            return LValue(pointer.ctype.pointee, address=pointer.value)
+        if kind == K.UNEXPOSED_EXPR and len(children(c)) == 1:
+            return self.lvalue(children(c)[0])
+        raise Unsupported(_unsupported_expression(c), c)
+
+    def discard(self, c: ci.Cursor) -> None:
+        """Evaluate an expression statement for its side effects."""
+        self.rvalue(c)
+
+    # ----------------------------------------------------------------- leaves and casts
+    def constant(self, c: ci.Cursor) -> RValue:
+        value = constant_value(c)
+        if value is None:
+            what = "sizeof of a variable-length array" if c.kind == K.CXX_UNARY_EXPR else "literal"
+            raise Unsupported(f"{what} is not supported", c)
+        t = ctype_of(c.type, c)
+        if isinstance(t, ct.FloatType):
+            return RValue(ir.Constant(t.llvm(), float(value)), t)
+        return RValue(ir.Constant(t.llvm(), _wrap(int(value), t)), t)
+
+    def implicit(self, c: ci.Cursor) -> RValue:
+        """An implicit conversion (or another node libclang does not expose)."""
+        kids = children(c)
+        if not kids:  # implicit value initialization
+            t = ctype_of(c.type, c)
+            return RValue(ir.Constant(t.llvm(), None), t)
+        if len(kids) != 1:
+            raise Unsupported(_unsupported_expression(c), c)
+        return self.convert_to(self.rvalue(kids[0]), c.type, c)
+
+    def cast(self, c: ci.Cursor) -> RValue:
+        operand = expression_children(c)[-1]
+        value = self.rvalue(operand)
+        if c.type.get_canonical().kind == ci.TypeKind.VOID:
+            return RValue(None, ct.VOID)
+        return self.convert_to(value, c.type, c)
+
+    def convert_to(self, value: RValue, clang_type: ci.Type, where: ci.Cursor) -> RValue:
+        """Convert to the type clang gives a node, keeping our own pointer/array types."""
+        kind = clang_type.get_canonical().kind
+        if kind in (
+            ci.TypeKind.CONSTANTARRAY,
+            ci.TypeKind.INCOMPLETEARRAY,
+            ci.TypeKind.VARIABLEARRAY,
+        ):
+            return value  # a parameter declared as an array: already its pointer
+        if kind == ci.TypeKind.POINTER and isinstance(value.ctype, (ct.PointerType, ct.ArrayType)):
+            if _pointee_is_vla(clang_type):
+                return value
+        target = ctype_of(clang_type, where)
+        if isinstance(target, ct.VoidType):
+            return RValue(None, ct.VOID)
+        if isinstance(target, ct.PointerType) and isinstance(value.ctype, ct.PointerType):
+            if _same_shape(target.pointee, value.ctype.pointee):
+                return RValue(value.value, value.ctype)
+        return RValue(convert(self.b, value.value, value.ctype, target), target)
+
+    def index(self, c: ci.Cursor) -> ir.Value:
+        """An integer expression used as an array index, computed in i64.
+
+        Signed int arithmetic cannot overflow in a valid C program, so `i*w + j` evaluated as
+        sext(i)*sext(w) + sext(j) with `nsw` is the same value; LLVM then sees one affine i64
+        expression per access instead of a sign-extension per load.
+        """
+        c = strip_parens(c)
+        t = ctype_of(c.type, c)
+        assert isinstance(t, ct.IntType), t
+        if t.signed and t.bits >= 32:
+            if c.kind == K.BINARY_OPERATOR and binary_operator(c) in ("+", "-", "*"):
+                lhs, rhs = children(c)
+                a, b = self.index(lhs), self.index(rhs)
+                op = {"+": self.b.add, "-": self.b.sub, "*": self.b.mul}[binary_operator(c)]
+                result = op(a, b)
+                result.flags.append("nsw")
+                return result
+            if c.kind == K.UNEXPOSED_EXPR and len(children(c)) == 1:
+                inner = children(c)[0]
+                inner_t = ctype_of(inner.type, inner)
+                if (
+                    isinstance(inner_t, ct.IntType)
+                    and inner_t.signed
+                    and 32 <= inner_t.bits <= t.bits
+                ):
+                    return self.index(inner)
+            if c.kind in (K.INTEGER_LITERAL, K.CHARACTER_LITERAL):
+                return ir.Constant(I64, int(constant_value(c)))
+        value = self.rvalue(c)
+        return to_index(self.b, value.value, value.ctype)
+
+    # ----------------------------------------------------------------- operators
+    def binary(self, c: ci.Cursor) -> RValue:
+        op = binary_operator(c)
+        lhs, rhs = children(c)
+        if op == "=":
+            target = self.lvalue(lhs)
+            value = self.rvalue(rhs)
+            converted = self.assignable(value, target.ctype, c)
+            self.store(target, converted)
+            return RValue(converted, target.ctype)
+        if op == ",":
+            self.discard(lhs)
+            return self.rvalue(rhs)
+        if op in ("&&", "||"):
+            return self.logical_value(c)
+        a = self.rvalue(lhs)
+        b = self.rvalue(rhs)
+        return self.arithmetic(op, a, b, c)
+
+    def arithmetic(self, op: str, a: RValue, b: RValue, c: ci.Cursor) -> RValue:
+        """`a op b` for operands already in their common type (pointers handled here)."""
+        if op in _COMPARISON:
+            return RValue(int_result(self.b, self.compare(op, a, b)), ct.INT)
+        if isinstance(a.ctype, ct.PointerType) or isinstance(b.ctype, ct.PointerType):
+            return self.pointer_arithmetic(op, a, b, c)
+        if op in ("<<", ">>"):
+            assert isinstance(a.ctype, ct.IntType)
+            amount = convert(self.b, b.value, b.ctype, a.ctype)
+            if op == "<<":
+                return RValue(self.b.shl(a.value, amount), a.ctype)
+            shift = self.b.ashr if a.ctype.signed else self.b.lshr
+            return RValue(shift(a.value, amount), a.ctype)
+        if isinstance(a.ctype, ct.FloatType):
+            fop = {"+": self.b.fadd, "-": self.b.fsub, "*": self.b.fmul, "/": self.b.fdiv}.get(op)
+            if fop is None:
+                raise Unsupported(f"operator '{op}' on floating point", c)
+            return RValue(fop(a.value, b.value), a.ctype)
+        t = a.ctype
+        assert isinstance(t, ct.IntType)
+        b_value = convert(self.b, b.value, b.ctype, t)
+        if op in ("+", "-", "*"):
+            result = {"+": self.b.add, "-": self.b.sub, "*": self.b.mul}[op](a.value, b_value)
+            if t.signed:
+                result.flags.append("nsw")
+            return RValue(result, t)
+        if op == "/":
+            return RValue((self.b.sdiv if t.signed else self.b.udiv)(a.value, b_value), t)
+        if op == "%":
+            return RValue((self.b.srem if t.signed else self.b.urem)(a.value, b_value), t)
+        bitwise = {"&": self.b.and_, "|": self.b.or_, "^": self.b.xor}[op]
+        return RValue(bitwise(a.value, b_value), t)
+
+    def compare(self, op: str, a: RValue, b: RValue) -> ir.Value:
+        """`a op b` as an i1, for operands in their common type (or pointers)."""
+        if isinstance(a.ctype, ct.FloatType):
+            if op == "!=":
+                return self.b.fcmp_unordered("!=", a.value, b.value)
+            return self.b.fcmp_ordered(op, a.value, b.value)
+        if isinstance(a.ctype, ct.PointerType) or isinstance(b.ctype, ct.PointerType):
+            left, right = self._as_pointer(a), self._as_pointer(b)
+            return self.b.icmp_unsigned(op, left.value, right.value)
+        assert isinstance(a.ctype, ct.IntType)
+        cmp = self.b.icmp_signed if a.ctype.signed else self.b.icmp_unsigned
+        return cmp(op, a.value, convert(self.b, b.value, b.ctype, a.ctype))
+
+    def _as_pointer(self, value: RValue) -> RValue:
+        if isinstance(value.ctype, ct.PointerType):
+            return value
+        return RValue(self.b.inttoptr(value.value, ir.PointerType()), ct.PointerType(ct.VOID))
+
+    def pointer_arithmetic(self, op: str, a: RValue, b: RValue, c: ci.Cursor) -> RValue:
+        if (
+            op == "-"
+            and isinstance(a.ctype, ct.PointerType)
+            and isinstance(b.ctype, ct.PointerType)
+        ):
+            diff = self.b.sub(self.b.ptrtoint(a.value, I64), self.b.ptrtoint(b.value, I64))
+            size = _mul_nsw(
+                self.b, self.scalars_in(a.ctype.pointee, c), ir.Constant(I64, _scalar_size(a.ctype))
+            )
+            quotient = self.b.sdiv(diff, size)
+            quotient.flags.append("exact")
+            return RValue(quotient, ct.LONG)
+        if op not in ("+", "-"):
+            raise Unsupported(f"operator '{op}' on pointers", c)
+        pointer, offset = (a, b) if isinstance(a.ctype, ct.PointerType) else (b, a)
+        index = to_index(self.b, offset.value, offset.ctype)
+        if op == "-":
+            index = self.b.sub(ir.Constant(I64, 0), index)
+            index.flags.append("nsw")
+        return RValue(self.pointer_offset(pointer, index, c), pointer.ctype)
+
+    def assignable(self, value: RValue, target: ct.CType, where: ci.Cursor) -> ir.Value:
+        if isinstance(target, ct.PointerType) and isinstance(value.ctype, ct.PointerType):
+            return value.value
+        if isinstance(target, (ct.ArrayType, ct.FunctionType)) or value.value is None:
+            raise Unsupported("assignment of this type is not supported", where)
+        return convert(self.b, value.value, value.ctype, target)
+
+    def compound_assignment(self, c: ci.Cursor) -> RValue:
+        op = binary_operator(c)[:-1]
+        lhs, rhs = children(c)
+        target = self.lvalue(lhs)
+        old = self.load(target)
+        operand = self.rvalue(rhs)
+        if isinstance(old.ctype, ct.PointerType):
+            result = self.pointer_arithmetic(op, old, operand, c)
+            self.store(target, result.value)
+            return result
+        if op in ("<<", ">>"):
+            common = ct.promote(old.ctype)
+        else:
+            common = ct.usual_arithmetic_conversion(old.ctype, operand.ctype)
+        a = RValue(convert(self.b, old.value, old.ctype, common), common)
+        if op not in ("<<", ">>"):
+            operand = RValue(convert(self.b, operand.value, operand.ctype, common), common)
+        result = self.arithmetic(op, a, operand, c)
+        stored = convert(self.b, result.value, result.ctype, old.ctype)
+        self.store(target, stored)
+        return RValue(stored, old.ctype)
+
+    def unary(self, c: ci.Cursor) -> RValue:
+        op = unary_operator(c)
+        (operand,) = children(c)
+        if op in ("pre++", "pre--", "post++", "post--"):
+            return self.increment(c, operand, op)
+        if op == "&":
+            target = self.lvalue(operand)
+            if target.address is None:
+                raise Unsupported("address of a register variable", c)
+            return RValue(target.address, ct.PointerType(target.ctype))
+        if op == "*":
+            return self.value_of(self.lvalue(c), c)
+        if op in ("+", "__extension__"):
+            return self.rvalue(operand)
+        value = self.rvalue(operand)
+        t = value.ctype
+        if op == "-":
+            if isinstance(t, ct.FloatType):
+                return RValue(self.b.fneg(value.value), t)
+            result = self.b.sub(ir.Constant(t.llvm(), 0), value.value)
+            if isinstance(t, ct.IntType) and t.signed:
+                result.flags.append("nsw")
+            return RValue(result, t)
+        if op == "~":
+            return RValue(self.b.xor(value.value, ir.Constant(t.llvm(), -1)), t)
+        if op == "!":
+            return RValue(
+                int_result(self.b, self.b.not_(truth_value(self.b, value.value, t))), ct.INT
+            )
+        raise Unsupported(f"unary operator '{op}' is not supported", c)
+
+    def increment(self, c: ci.Cursor, operand: ci.Cursor, op: str) -> RValue:
+        target = self.lvalue(operand)
+        old = self.load(target)
+        t = old.ctype
+        delta = 1 if op.endswith("++") else -1
+        if isinstance(t, ct.PointerType):
+            new = self.pointer_offset(old, ir.Constant(I64, delta), c)
+        elif isinstance(t, ct.FloatType):
+            new = self.b.fadd(old.value, ir.Constant(t.llvm(), float(delta)))
+        elif isinstance(t, ct.IntType) and t.is_bool:
+            new = (
+                ir.Constant(t.llvm(), 1)
+                if delta > 0
+                else self.b.xor(old.value, ir.Constant(t.llvm(), 1))
+            )
+        else:
+            assert isinstance(t, ct.IntType)
+            wide = ct.promote(t)
+            widened = convert(self.b, old.value, t, wide)
+            new = self.b.add(widened, ir.Constant(wide.llvm(), delta))
+            if wide.signed:
+                new.flags.append("nsw")
+            new = convert(self.b, new, wide, t)
+        self.store(target, new)
+        return RValue(new if op.startswith("pre") else old.value, t)
+
+    # ----------------------------------------------------------------- control in expressions
+    def condition(self, c: ci.Cursor, if_true: ir.Block, if_false: ir.Block) -> None:
+        """Branch on a C condition, short-circuiting && and || as C requires."""
+        c = strip_parens(c)
+        if c.kind == K.BINARY_OPERATOR and binary_operator(c) in ("&&", "||"):
+            lhs, rhs = children(c)
+            rest = self.new_block("land.rhs" if binary_operator(c) == "&&" else "lor.rhs")
+            if binary_operator(c) == "&&":
+                self.condition(lhs, rest, if_false)
+            else:
+                self.condition(lhs, if_true, rest)
+            self.seal(rest)
+            self.start_block(rest)
+            self.condition(rhs, if_true, if_false)
+            return
+        if c.kind == K.UNARY_OPERATOR and unary_operator(c) == "!":
+            self.condition(children(c)[0], if_false, if_true)
+            return
+        if c.kind == K.BINARY_OPERATOR and binary_operator(c) in _COMPARISON:
+            with self.at(c):
+                lhs, rhs = children(c)
+                a, b = self.rvalue(lhs), self.rvalue(rhs)
+                self.cbranch(self.compare(binary_operator(c), a, b), if_true, if_false)
+            return
+        value = self.rvalue(c)
+        self.cbranch(truth_value(self.b, value.value, value.ctype), if_true, if_false)
+
+    def logical_value(self, c: ci.Cursor) -> RValue:
+        yes, no, end = (
+            self.new_block("bool.true"),
+            self.new_block("bool.false"),
+            self.new_block("bool.end"),
+        )
+        self.condition(c, yes, no)
+        self.seal(yes, no)
+        self.start_block(yes)
+        self.branch(end)
+        self.start_block(no)
+        self.branch(end)
+        self.seal(end)
+        self.start_block(end)
+        phi = self.b.phi(ir.IntType(32))
+        phi.add_incoming(ir.Constant(ir.IntType(32), 1), yes)
+        phi.add_incoming(ir.Constant(ir.IntType(32), 0), no)
+        return RValue(phi, ct.INT)
+
+    def conditional(self, c: ci.Cursor) -> RValue:
+        kids = children(c)
+        if len(kids) != 3:
+            raise Unsupported("the GNU '?:' operator is not supported", c)
+        cond, then, otherwise = kids
+        yes, no, end = (
+            self.new_block("cond.true"),
+            self.new_block("cond.false"),
+            self.new_block("cond.end"),
+        )
+        self.condition(cond, yes, no)
+        self.seal(yes, no)
+        results = []
+        for block, expr in ((yes, then), (no, otherwise)):
+            self.start_block(block)
+            value = self.rvalue(expr)
+            results.append((value, self.b.block))
+            self.branch(end)
+        self.seal(end)
+        self.start_block(end)
+        (first, first_block), (second, second_block) = results
+        if first.value is None or isinstance(first.ctype, ct.VoidType):
+            return RValue(None, ct.VOID)
+        phi = self.b.phi(first.value.type)
+        phi.add_incoming(first.value, first_block)
+        phi.add_incoming(second.value, second_block)
+        return RValue(phi, first.ctype)
+
+    # ----------------------------------------------------------------- calls
+    def call(self, c: ci.Cursor) -> RValue:
+        decl = c.referenced
+        if decl is None or decl.kind != K.FUNCTION_DECL:
+            raise Unsupported("calls through function pointers are not supported", c)
+        name = decl.spelling
+        if name in FORBIDDEN_CALLS:
+            raise Unsupported(FORBIDDEN_CALLS[name], c)
+        definition = decl.get_definition()
+        if definition is None and canonical_math_name(name) not in KNOWN_LIBRARY_CALLS:
+            raise Unsupported(
+                f"call to external function '{name}' (unknown side effects) is not supported", c
+            )
+        args = [self.rvalue(a) for a in children(c)[1:]]
+        if definition is None:
+            return self.library_call(canonical_math_name(name), args, c)
+        function = self.services.callee(definition, c)
+        result_t = ctype_of(c.type, c)
+        call = self.b.call(function, [a.value for a in args])
+        return RValue(None if isinstance(result_t, ct.VoidType) else call, result_t)
+
+    def library_call(self, name: str, args: list[RValue], c: ci.Cursor) -> RValue:
+        if name in PASS_THROUGH_BUILTINS:
+            return args[0]
+        if name in EXACT_INTRINSICS:
+            stem, kind = EXACT_INTRINSICS[name]
+            t = ct.FLOAT if kind == "f32" else ct.DOUBLE
+            operand = convert(self.b, args[0].value, args[0].ctype, t)
+            fn = self.b.module.declare_intrinsic(stem, [t.llvm()])
+            return RValue(self.b.call(fn, [operand]), t)
+        if name in INTEGER_ABS:
+            bits = INTEGER_ABS[name]
+            t = ct.INT if bits == 32 else ct.LONG
+            operand = convert(self.b, args[0].value, args[0].ctype, t)
+            fnty = ir.FunctionType(t.llvm(), [t.llvm(), ir.IntType(1)])
+            fn = self.b.module.declare_intrinsic("llvm.abs", [t.llvm()], fnty=fnty)
+            return RValue(self.b.call(fn, [operand, ir.Constant(ir.IntType(1), 0)]), t)
+        if name == "isnan":
+            a = args[0]
+            return RValue(
+                int_result(self.b, self.b.fcmp_unordered("uno", a.value, a.value)), ct.INT
+            )
+        decl_type = ctype_of(c.referenced.type, c)
+        assert isinstance(decl_type, ct.FunctionType) and name in LIBM_FUNCTIONS
+        fn = self.services.libm_function(name, decl_type)
+        values = [convert(self.b, a.value, a.ctype, p) for a, p in zip(args, decl_type.params)]
+        return RValue(self.b.call(fn, values), decl_type.result)
+
+
+def _alignment(t: ct.CType) -> int:
+    return ct.size_of(t.scalar if isinstance(t, ct.ArrayType) else t)
+
+
+def _scalar_size(t: ct.PointerType) -> int:
+    pointee = t.pointee
+    if isinstance(pointee, ct.ArrayType):
+        return ct.size_of(pointee.scalar)
+    return 1 if isinstance(pointee, ct.VoidType) else ct.size_of(pointee)
+
+
+def _mul_nsw(b: ir.IRBuilder, x: ir.Value, y: ir.Value) -> ir.Value:
+    if isinstance(y, ir.Constant) and y.constant == 1:
+        return x
+    if isinstance(x, ir.Constant) and isinstance(y, ir.Constant):
+        return ir.Constant(I64, x.constant * y.constant)
+    product = b.mul(x, y)
+    product.flags.append("nsw")
+    return product
+
+
+def _wrap(value: int, t: ct.CType) -> int:
+    """An integer in the signed range of its LLVM width (how LLVM prints constants)."""
+    assert isinstance(t, ct.IntType)
+    mask = (1 << t.bits) - 1
+    value &= mask
+    return value - (1 << t.bits) if value >> (t.bits - 1) else value
+
+
+def _pointee_is_vla(clang_type: ci.Type) -> bool:
+    t = clang_type.get_canonical()
+    while t.kind == ci.TypeKind.POINTER:
+        t = t.get_pointee().get_canonical()
+    while t.kind in (
+        ci.TypeKind.CONSTANTARRAY,
+        ci.TypeKind.INCOMPLETEARRAY,
+        ci.TypeKind.VARIABLEARRAY,
+    ):
+        if t.kind == ci.TypeKind.VARIABLEARRAY:
+            return True
+        t = t.element_type.get_canonical()
+    return False
+
+
+def _same_shape(a: ct.CType, b: ct.CType) -> bool:
+    """Pointees that differ only in qualifiers or in what we know of their VLA extents."""
+    if isinstance(a, ct.ArrayType) and isinstance(b, ct.ArrayType):
+        return _same_shape(a.element, b.element)
+    return type(a) is type(b) and (
+        not isinstance(a, ct.IntType) or (a.bits, a.signed) == (b.bits, b.signed)
+    )
+
+
+def _unsupported_expression(c: ci.Cursor) -> str:
+    names = {
+        K.MEMBER_REF_EXPR: "struct member access is not supported",
+        K.STRING_LITERAL: "string literals are not supported",
+        K.INIT_LIST_EXPR: "initializer lists outside declarations are not supported",
+        K.COMPOUND_LITERAL_EXPR: "compound literals are not supported",
+    }
+    return names.get(c.kind, f"expression '{c.kind.name.lower()}' is not supported")

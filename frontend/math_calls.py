@@ -1,0 +1,103 @@
+"""How calls to the C math library and a few builtins are lowered.
+
+Functions whose result IEEE 754 fixes exactly (sqrt, fabs, floor, ...) become LLVM intrinsics,
+which LLVM can vectorize; the others call libm itself, so the JIT and the `cc`-built reference
+compute the very same values.
+"""
+
+from __future__ import annotations
+
+#: C name -> (LLVM intrinsic stem, operand type: "f32"/"f64")
+EXACT_INTRINSICS: dict[str, tuple[str, str]] = {}
+for _stem in ("sqrt", "fabs", "floor", "ceil", "trunc", "round", "rint", "nearbyint"):
+    EXACT_INTRINSICS[_stem] = (f"llvm.{_stem}", "f64")
+    EXACT_INTRINSICS[_stem + "f"] = (f"llvm.{_stem}", "f32")
+
+#: libm functions called as they are (double forms; the `f` forms take and return float)
+LIBM_FUNCTIONS: frozenset[str] = frozenset(
+    name + suffix
+    for name in (
+        "exp",
+        "exp2",
+        "expm1",
+        "log",
+        "log2",
+        "log10",
+        "log1p",
+        "pow",
+        "sin",
+        "cos",
+        "tan",
+        "asin",
+        "acos",
+        "atan",
+        "atan2",
+        "sinh",
+        "cosh",
+        "tanh",
+        "asinh",
+        "acosh",
+        "atanh",
+        "cbrt",
+        "hypot",
+        "fmod",
+        "remainder",
+        "fmin",
+        "fmax",
+        "fdim",
+        "erf",
+        "erfc",
+        "copysign",
+        "lround",
+        "lrint",
+        "tgamma",
+        "lgamma",
+    )
+    for suffix in ("", "f")
+)
+
+#: integer absolute values -> (LLVM intrinsic, bits)
+INTEGER_ABS: dict[str, int] = {"abs": 32, "labs": 64, "llabs": 64}
+
+#: builtins that return their first argument for the purposes of lowering
+PASS_THROUGH_BUILTINS = frozenset({"__builtin_expect", "__builtin_assume_aligned"})
+
+#: calls that cannot be compiled: the reason is specific
+FORBIDDEN_CALLS: dict[str, str] = {
+    name: "setjmp/longjmp is not supported"
+    for name in (
+        "setjmp",
+        "_setjmp",
+        "__sigsetjmp",
+        "sigsetjmp",
+        "longjmp",
+        "_longjmp",
+        "siglongjmp",
+        "__longjmp_chk",
+    )
+}
+FORBIDDEN_CALLS.update(
+    {
+        name: "variable arguments (va_list) are not supported"
+        for name in (
+            "__builtin_va_start",
+            "__builtin_va_end",
+            "__builtin_va_arg",
+            "__builtin_va_copy",
+            "__builtin_c23_va_start",
+        )
+    }
+)
+
+
+#: every library name `library_call` lowers
+KNOWN_LIBRARY_CALLS = (
+    set(EXACT_INTRINSICS) | LIBM_FUNCTIONS | set(INTEGER_ABS) | PASS_THROUGH_BUILTINS | {"isnan"}
+)
+
+
+def canonical_math_name(name: str) -> str:
+    """`__builtin_sqrtf` -> `sqrtf`: clang's builtin spellings of library functions."""
+    if name in PASS_THROUGH_BUILTINS or not name.startswith("__builtin_"):
+        return name
+    return name[len("__builtin_") :]

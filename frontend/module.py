@@ -1,0 +1,256 @@
+"""Lowering a whole C file: which functions, in what order, and what they share.
+
+Every function defined in the file is lowered on its own; one that uses an unsupported
+construct is skipped with the construct and its location, and so is any function that calls
+it, while the rest of the file still lowers. Helpers are lowered on demand when a kernel calls
+them, wherever they are defined (the file or its headers).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Sequence
+
+import clang.cindex as ci
+import llvmlite.binding as llvm
+from llvmlite import ir
+
+from . import c_types as ct
+from .clang_ast import K, declaration_key, location, var_initializer
+from .clang_types import ctype_of
+from .debuginfo import DebugInfo
+from .expressions import FunctionState, Variable
+from .initializers import flatten, fold
+from .parse import parse
+from .signature import FunctionInfo, LoweredModule, SkippedFunction
+from .statements import FunctionLowerer, opaque
+from .unsupported import Unsupported
+
+
+def lower_file(path: str, cflags: Sequence[str] = ()) -> LoweredModule:
+    """Parse `path` with `cflags` and lower every function it defines to LLVM IR.
+
+    Raises `CompilerError` (with clang's diagnostics) if the file is not valid C.
+    """
+    tu = parse(path, list(cflags))
+    return ModuleLowerer(tu, path, list(cflags)).lower_all()
+
+
+class ModuleLowerer:
+    """Owns the LLVM module of one file and implements `ModuleServices` for its functions."""
+
+    def __init__(self, tu: ci.TranslationUnit, path: str, cflags: list[str]):
+        self.module = ir.Module(name=os.path.basename(path))
+        self.module.triple = llvm.get_process_triple()
+        self.debug = DebugInfo(self.module, path)
+        self.result = LoweredModule(path, cflags, self.module)
+        self.definitions: dict[str, ci.Cursor] = {}
+        main_file = os.path.realpath(path)
+        for cursor in tu.cursor.get_children():
+            if cursor.kind == K.FUNCTION_DECL and cursor.is_definition():
+                self.definitions[cursor.spelling] = cursor
+                if (
+                    cursor.location.file
+                    and os.path.realpath(cursor.location.file.name) == main_file
+                ):
+                    self.result.order.append(cursor.spelling)
+        self._stack: list[str] = []
+        self._calls: dict[str, set[str]] = {}
+        self._skipped: dict[str, SkippedFunction] = {}
+        self._globals: dict[tuple, Variable] = {}
+
+    def lower_all(self) -> LoweredModule:
+        for name in self.result.order:
+            try:
+                self.lower_function(name)
+            except Unsupported:
+                pass  # recorded in self._skipped
+        self.result.skipped = [self._skipped[n] for n in self.result.order if n in self._skipped]
+        return self.result
+
+    # ----------------------------------------------------------------- functions
+    def lower_function(self, name: str) -> ir.Function:
+        if name in self.result.functions or name in self._stack:
+            return self.module.get_global(name)
+        if name in self._skipped:
+            skip = self._skipped[name]
+            raise Unsupported(skip.reason, skip.location)
+        cursor = self.definitions[name]
+        try:
+            function = self.declare(cursor)
+        except Unsupported as exc:
+            self._skip(name, exc)
+            raise
+        self._stack.append(name)
+        try:
+            state = FunctionState(function, ir.IRBuilder(), self._locator(function, cursor))
+            params = FunctionLowerer(self, state, cursor).lower()
+        except Unsupported as exc:
+            self._skip(name, exc)
+            raise
+        except RecursionError:
+            self._skip(name, Unsupported("expression nesting too deep for the front end", cursor))
+            raise Unsupported("expression nesting too deep", cursor) from None
+        finally:
+            self._stack.pop()
+        self.result.functions[name] = FunctionInfo(
+            name=name,
+            params=params,
+            result=ctype_of(cursor.type.get_result(), cursor),
+            location=location(cursor),
+            is_static=cursor.linkage == ci.LinkageKind.INTERNAL,
+            loop_count=state.loop_count,
+        )
+        return function
+
+    def declare(self, cursor: ci.Cursor) -> ir.Function:
+        """The LLVM declaration of a C function, with the ABI attributes clang would emit."""
+        ftype = cursor.type
+        if ftype.kind == ci.TypeKind.FUNCTIONNOPROTO and any(
+            c.kind == K.PARM_DECL for c in cursor.get_children()
+        ):
+            raise Unsupported("K&R-style function definitions are not supported", cursor)
+        result = ctype_of(ftype.get_result(), cursor)
+        arg_types = list(ftype.argument_types()) if ftype.kind == ci.TypeKind.FUNCTIONPROTO else []
+        params = [c for c in cursor.get_children() if c.kind == K.PARM_DECL]
+        llvm_types = [
+            ir.PointerType() if _passed_as_pointer(arg) else ctype_of(arg, decl).llvm()
+            for arg, decl in zip(arg_types, params)
+        ]
+        function = ir.Function(
+            self.module, ir.FunctionType(result.llvm(), llvm_types), name=cursor.spelling
+        )
+        if cursor.linkage == ci.LinkageKind.INTERNAL:
+            function.linkage = "internal"
+        function.attributes.add("nounwind")
+        _extension_attribute(function.return_value, result)
+        for arg, decl, ir_arg in zip(arg_types, params, function.args):
+            ir_arg.name = decl.spelling or "arg"
+            if not _passed_as_pointer(arg):
+                _extension_attribute(ir_arg, ctype_of(arg, decl))
+            elif is_restrict_parameter(decl, arg):
+                ir_arg.add_attribute("noalias")
+        return function
+
+    def _locator(self, function: ir.Function, cursor: ci.Cursor):
+        program = self.debug.subprogram(function, location(cursor))
+        return lambda c: self.debug.location(program, location(c))
+
+    def _skip(self, name: str, exc: Unsupported) -> None:
+        """Record a skipped function; drop it and, transitively, every lowered caller."""
+        self._skipped[name] = SkippedFunction(name, exc.location, exc.message)
+        if name in self.module.globals:
+            del self.module.globals[name]
+        self.result.functions.pop(name, None)
+        for caller, callees in list(self._calls.items()):
+            if name in callees and caller in self.result.functions:
+                skip = self._skipped[name]
+                self._skip(
+                    caller, Unsupported(f"calls '{name}', which is skipped: {skip}", skip.location)
+                )
+
+    # ----------------------------------------------------------------- ModuleServices
+    def callee(self, definition: ci.Cursor, call: ci.Cursor) -> ir.Function:
+        name = definition.spelling
+        self._calls.setdefault(self._stack[-1], set()).add(name)
+        try:
+            return self.lower_function(name)
+        except Unsupported:
+            skip = self._skipped[name]
+            raise Unsupported(f"calls '{name}', which is skipped: {skip}", call) from None
+
+    def libm_function(self, name: str, ftype: ct.FunctionType) -> ir.Function:
+        existing = self.module.globals.get(name)
+        if isinstance(existing, ir.Function):
+            return existing
+        signature = ir.FunctionType(ftype.result.llvm(), [p.llvm() for p in ftype.params])
+        function = ir.Function(self.module, signature, name=name)
+        function.attributes.add("nounwind")
+        return function
+
+    def global_variable(self, decl: ci.Cursor, where: ci.Cursor) -> Variable:
+        """A file-scope or static local constant, copied into the module with its value."""
+        key = declaration_key(decl)
+        if key in self._globals:
+            return self._globals[key]
+        name = decl.spelling
+        if not _is_const(decl.type):
+            raise Unsupported(
+                f"variable '{name}' is not const: state outside the function is not supported",
+                where,
+            )
+        init = var_initializer(decl)
+        if init is None:
+            raise Unsupported(f"the value of constant '{name}' is not in this file", where)
+        t = ctype_of(decl.type, decl)
+        if isinstance(t, ct.ArrayType):
+            if not ct.has_fixed_size(t):
+                raise Unsupported(f"constant array '{name}' has no fixed size", decl)
+            scalar = t.scalar
+            slots = flatten(init, t)
+            count = ct.size_of(t) // ct.size_of(scalar)
+            values = [fold(slots[i], scalar) if i in slots else 0 for i in range(count)]
+            initializer = _nested_constant(t, values)
+        else:
+            initializer = ir.Constant(t.llvm(), fold(init, t))
+        owner = (
+            ""
+            if decl.semantic_parent.kind == K.TRANSLATION_UNIT
+            else decl.semantic_parent.spelling + "."
+        )
+        g = ir.GlobalVariable(self.module, t.llvm(), name=self.module.get_unique_name(owner + name))
+        opaque(g)
+        g.linkage = "internal"
+        g.global_constant = True
+        g.initializer = initializer
+        var = Variable(name, t, g)
+        self._globals[key] = var
+        return var
+
+
+def _extension_attribute(value: ir.Argument | ir.ReturnValue, t: ct.CType) -> None:
+    """x86-64 SysV passes small integers extended to 32 bits; say how, as clang does."""
+    if isinstance(t, ct.IntType) and t.bits < 32:
+        value.add_attribute("signext" if t.signed else "zeroext")
+
+
+_ARRAY_KINDS = (ci.TypeKind.CONSTANTARRAY, ci.TypeKind.INCOMPLETEARRAY, ci.TypeKind.VARIABLEARRAY)
+
+
+def _passed_as_pointer(arg: ci.Type) -> bool:
+    """Pointer parameters, and array parameters (libclang reports them unadjusted)."""
+    return arg.get_canonical().kind in (ci.TypeKind.POINTER, *_ARRAY_KINDS)
+
+
+def is_restrict_parameter(decl: ci.Cursor, arg: ci.Type) -> bool:
+    """`float *restrict p`, or `float a[restrict n]` (whose qualifier libclang hides)."""
+    canonical = arg.get_canonical()
+    if canonical.kind == ci.TypeKind.POINTER:
+        return canonical.is_restrict_qualified()
+    spellings = [t.spelling for t in decl.get_tokens()]
+    if "[" not in spellings:
+        return False
+    first_dimension = spellings[spellings.index("[") : spellings.index("]") + 1]
+    return any(s in ("restrict", "__restrict", "__restrict__") for s in first_dimension)
+
+
+def _is_const(clang_type: ci.Type) -> bool:
+    """Whether an object (or every element of an array) is const-qualified."""
+    t = clang_type
+    while not t.is_const_qualified():
+        if t.kind in _ARRAY_KINDS:
+            t = t.element_type
+        elif t.get_canonical().kind in _ARRAY_KINDS:
+            t = t.get_canonical().element_type
+        else:
+            return t.get_canonical().is_const_qualified()
+    return True
+
+
+def _nested_constant(t: ct.CType, values: list) -> ir.Constant:
+    if not isinstance(t, ct.ArrayType):
+        return ir.Constant(t.llvm(), values[0])
+    stride = math.prod(int(d) for d in t.dims[1:])
+    rows = [values[i * stride : (i + 1) * stride] for i in range(int(t.length))]
+    return ir.Constant(t.llvm(), [_nested_constant(t.element, row) for row in rows])

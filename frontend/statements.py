@@ -1,0 +1,450 @@
+"""Lowering of one C function: parameters, declarations and statements.
+
+Loops come out in LLVM's canonical shape: a preheader, a header holding the induction phis,
+one latch (the `continue` target) and one exit block (the `break` target), so the loop
+passes find them without a loop-simplify step.
+"""
+
+from __future__ import annotations
+
+import clang.cindex as ci
+from llvmlite import ir
+
+from . import c_types as ct
+from .clang_ast import (
+    K,
+    binary_operator,
+    children,
+    constant_value,
+    declaration_key,
+    expression_children,
+    for_parts,
+    location,
+    strip_parens,
+    unary_operator,
+    var_initializer,
+)
+from .clang_types import ctype_of
+from .conversions import convert
+from .expressions import (
+    ExpressionLowering,
+    FunctionState,
+    LoopTargets,
+    ModuleServices,
+    Variable,
+)
+from .initializers import flatten
+from .signature import Param
+from .ssa import remove_trivial_phis
+from .symbolic import SUPPORTED_OPERATORS as SYMBOLIC_OPERATORS
+from .symbolic import BinOp, Const, Neg, SymExpr, Var
+from .unsupported import Unsupported
+
+_ARRAY_KINDS = (ci.TypeKind.CONSTANTARRAY, ci.TypeKind.INCOMPLETEARRAY, ci.TypeKind.VARIABLEARRAY)
+
+_REJECTED_STATEMENTS = {
+    K.GOTO_STMT: "goto is not supported",
+    K.INDIRECT_GOTO_STMT: "goto is not supported",
+    K.ASM_STMT: "inline assembly is not supported",
+    K.MS_ASM_STMT: "inline assembly is not supported",
+}
+
+
+class FunctionLowerer(ExpressionLowering):
+    """Lowers the body of one FUNCTION_DECL into an already declared `ir.Function`."""
+
+    def __init__(self, services: ModuleServices, state: FunctionState, cursor: ci.Cursor):
+        super().__init__(services, state)
+        self.cursor = cursor
+        self.result_type = ctype_of(cursor.type.get_result(), cursor)
+        self.address_taken: set[tuple] = set()
+
+    # ----------------------------------------------------------------- the function
+    def lower(self) -> tuple[Param, ...]:
+        """Lower the function; return its parameters as declared."""
+        if (
+            self.cursor.type.kind == ci.TypeKind.FUNCTIONPROTO
+            and self.cursor.type.is_function_variadic()
+        ):
+            raise Unsupported("variadic functions are not supported", self.cursor)
+        body = [c for c in children(self.cursor) if c.kind == K.COMPOUND_STMT][-1]
+        self.prescan(body)
+        entry = self.new_block("entry")
+        self.start_block(entry)
+        self.seal(entry)
+        with self.at(self.cursor):
+            params = self.bind_parameters()
+        self.statement(body)
+        self.finish()
+        return params
+
+    def prescan(self, body: ci.Cursor) -> None:
+        """Reject what cannot be lowered before lowering anything; find address-taken locals."""
+        for c in body.walk_preorder():
+            if c.kind in _REJECTED_STATEMENTS:
+                raise Unsupported(_REJECTED_STATEMENTS[c.kind], c)
+            if c.kind == K.UNARY_OPERATOR and unary_operator(c) == "&":
+                target = strip_parens(children(c)[0])
+                if target.kind == K.DECL_REF_EXPR and target.referenced is not None:
+                    self.address_taken.add(declaration_key(target.referenced))
+
+    def bind_parameters(self) -> tuple[Param, ...]:
+        params: list[Param] = []
+        pending: list[tuple[object, ci.Cursor]] = []
+        decls = [c for c in children(self.cursor) if c.kind == K.PARM_DECL]
+        for decl, arg in zip(decls, self.s.function.args):
+            declared, vla_sizes = self.declared_type(decl)
+            pending += vla_sizes
+            params.append(Param(decl.spelling, declared, location(decl)))
+            if isinstance(declared, ct.ArrayType):
+                var_type: ct.CType = ct.PointerType(
+                    declared.element, restrict="noalias" in arg.attributes
+                )
+            else:
+                var_type = declared
+            self.define(decl, var_type, arg)
+        for key, size in pending:
+            self.s.vla_lengths[key] = self.index(size)
+        return tuple(params)
+
+    def define(self, decl: ci.Cursor, t: ct.CType, value: ir.Value | None) -> Variable:
+        """Create a scalar variable (SSA unless its address is taken) with an initial value."""
+        key = declaration_key(decl)
+        if key in self.address_taken:
+            var = Variable(decl.spelling, t, self.entry_alloca(t.llvm(), decl.spelling))
+            if value is not None:
+                self.b.store(value, var.address, align=ct.size_of(t))
+        else:
+            var = Variable(decl.spelling, t)
+            self.s.ssa.declare(var, t.llvm())
+            if value is not None:
+                self.s.ssa.write(var, self.b.block, value)
+        self.s.variables[key] = var
+        return var
+
+    def entry_alloca(self, typ: ir.Type, name: str, count: ir.Value | None = None) -> ir.Value:
+        entry = self.s.function.entry_basic_block
+        builder = ir.IRBuilder(entry)
+        builder.position_at_start(entry)
+        slot = opaque(builder.alloca(typ, size=count, name=name))
+        if self.b.block is entry:
+            self.b.position_at_end(entry)  # the insertion index of the main builder moved
+        return slot
+
+    def finish(self) -> None:
+        if not self.b.block.is_terminated:
+            if isinstance(self.result_type, ct.VoidType):
+                self.b.ret_void()
+            elif self.s.function.name == "main":
+                self.b.ret(ir.Constant(self.result_type.llvm(), 0))
+            else:  # falling off the end: the value is indeterminate, as in C
+                self.b.ret(ir.Constant(self.result_type.llvm(), ir.Undefined))
+        remove_unreachable_blocks(self.s.function)
+        remove_trivial_phis(self.s.function)
+
+    # ----------------------------------------------------------------- declarations
+    def declared_type(self, decl: ci.Cursor) -> tuple[ct.CType, list[tuple[object, ci.Cursor]]]:
+        """The C type of a declaration, with variable-length dimensions identified.
+
+        Returns the type and, for each VLA dimension, its key and size expression (which C
+        evaluates where the declaration is).
+        """
+        levels: list[ci.Type] = []
+        t = decl.type
+        while t.get_canonical().kind in _ARRAY_KINDS:
+            levels.append(t.get_canonical())
+            t = t.get_canonical().element_type
+        if not levels:
+            return ctype_of(decl.type, decl), []
+        element = ctype_of(t, decl)
+        variable = [lv.kind == ci.TypeKind.VARIABLEARRAY for lv in levels]
+        sizes: list[ci.Cursor | None] = [None] * len(levels)
+        if any(variable):
+            init = var_initializer(decl)
+            exprs = [e for e in expression_children(decl) if init is None or e != init]
+            sized = [i for i, lv in enumerate(levels) if lv.kind != ci.TypeKind.INCOMPLETEARRAY]
+            if len(exprs) != len(sized):
+                raise Unsupported("cannot find the size expressions of this array", decl)
+            for i, expr in zip(sized, reversed(exprs)):  # libclang lists the innermost first
+                sizes[i] = expr
+        pending: list[tuple[object, ci.Cursor]] = []
+        result: ct.CType = element
+        for depth in reversed(range(len(levels))):
+            level = levels[depth]
+            if level.kind == ci.TypeKind.CONSTANTARRAY:
+                result = ct.ArrayType(result, level.get_array_size())
+            elif level.kind == ci.TypeKind.INCOMPLETEARRAY:
+                result = ct.ArrayType(result, None)
+            else:
+                key = (declaration_key(decl), depth)
+                size = sizes[depth]
+                result = ct.ArrayType(result, symbolic(size), vla_key=key)
+                pending.append((key, size))
+        return result, pending
+
+    def local_declaration(self, decl: ci.Cursor) -> None:
+        storage = decl.storage_class
+        if storage == ci.StorageClass.STATIC:
+            var = self.services.global_variable(decl, decl)
+            self.s.variables[declaration_key(decl)] = var
+            return
+        if storage == ci.StorageClass.EXTERN:
+            raise Unsupported("extern declarations inside functions are not supported", decl)
+        t, pending = self.declared_type(decl)
+        for key, size in pending:
+            if self.s.loops:
+                raise Unsupported(
+                    "variable-length array declared inside a loop is not supported", decl
+                )
+            self.s.vla_lengths[key] = self.index(size)
+        init = var_initializer(decl)
+        if isinstance(t, ct.ArrayType):
+            if t.is_vla:
+                count = self.scalars_in(t, decl)
+                address = opaque(self.b.alloca(t.scalar.llvm(), size=count, name=decl.spelling))
+            else:
+                address = self.entry_alloca(t.llvm(), decl.spelling)
+            var = Variable(decl.spelling, t, address)
+            self.s.variables[declaration_key(decl)] = var
+            if init is not None:
+                self.initialize_array(var, init)
+            return
+        value = None
+        if init is not None:
+            rv = self.rvalue(init)
+            value = self.assignable(rv, t, init)
+        self.define(decl, t, value)
+
+    def initialize_array(self, var: Variable, init: ci.Cursor) -> None:
+        t = var.ctype
+        assert isinstance(t, ct.ArrayType)
+        if t.is_vla:
+            raise Unsupported("variable-length arrays cannot be initialized", init)
+        slots = flatten(init, t)
+        total = ct.size_of(t) // ct.size_of(t.scalar)
+        scalar = t.scalar
+        if len(slots) < total:
+            memset = self.b.module.declare_intrinsic(
+                "llvm.memset", [ir.PointerType(), ir.IntType(64)]
+            )
+            size = ir.Constant(ir.IntType(64), ct.size_of(t))
+            self.b.call(
+                memset,
+                [var.address, ir.Constant(ir.IntType(8), 0), size, ir.Constant(ir.IntType(1), 0)],
+            )
+        for slot, expr in sorted(slots.items()):
+            value = self.rvalue(expr)
+            converted = convert(self.b, value.value, value.ctype, scalar)
+            address = self.b.gep(
+                var.address,
+                [ir.Constant(ir.IntType(64), slot)],
+                inbounds=True,
+                source_etype=scalar.llvm(),
+            )
+            self.b.store(converted, address, align=ct.size_of(scalar))
+
+    # ----------------------------------------------------------------- statements
+    def statement(self, c: ci.Cursor) -> None:
+        with self.at(c):
+            self._statement(c)
+
+    def _statement(self, c: ci.Cursor) -> None:
+        kind = c.kind
+        if kind == K.COMPOUND_STMT:
+            for child in children(c):
+                self.statement(child)
+        elif kind == K.DECL_STMT:
+            for decl in children(c):
+                if decl.kind == K.VAR_DECL:
+                    self.local_declaration(decl)
+        elif kind == K.IF_STMT:
+            self.if_statement(c)
+        elif kind == K.FOR_STMT:
+            self.for_statement(c)
+        elif kind == K.WHILE_STMT:
+            self.while_statement(c)
+        elif kind == K.DO_STMT:
+            self.do_statement(c)
+        elif kind == K.RETURN_STMT:
+            self.return_statement(c)
+        elif kind in (K.BREAK_STMT, K.CONTINUE_STMT):
+            if not self.s.loops:
+                raise Unsupported("break outside a loop (switch) is not supported", c)
+            loop = self.s.loops[-1]
+            self.branch(loop.break_to if kind == K.BREAK_STMT else loop.continue_to)
+            self.start_dead_block()
+        elif kind == K.LABEL_STMT:
+            for child in children(c):
+                self.statement(child)
+        elif kind == K.NULL_STMT:
+            return
+        elif kind == K.SWITCH_STMT:
+            raise Unsupported("switch is not supported", c)
+        elif kind.is_expression():
+            self.discard(c)
+        else:
+            raise Unsupported(f"statement '{kind.name.lower()}' is not supported", c)
+
+    def start_dead_block(self) -> None:
+        """Code after break/continue/return is unreachable; it goes to a block of its own."""
+        dead = self.new_block("unreachable")
+        self.seal(dead)
+        self.start_block(dead)
+
+    def return_statement(self, c: ci.Cursor) -> None:
+        kids = children(c)
+        if kids and not isinstance(self.result_type, ct.VoidType):
+            value = self.rvalue(kids[0])
+            self.b.ret(self.assignable(value, self.result_type, c))
+        else:
+            if kids:
+                self.discard(kids[0])
+            self.b.ret_void()
+        self.start_dead_block()
+
+    def if_statement(self, c: ci.Cursor) -> None:
+        kids = children(c)
+        cond, then = kids[0], kids[1]
+        otherwise = kids[2] if len(kids) > 2 else None
+        then_block = self.new_block("if.then")
+        else_block = self.new_block("if.else") if otherwise is not None else None
+        end = self.new_block("if.end")
+        self.condition(cond, then_block, else_block or end)
+        self.seal(then_block)
+        self.start_block(then_block)
+        self.statement(then)
+        self.branch(end)
+        if else_block is not None:
+            self.seal(else_block)
+            self.start_block(else_block)
+            self.statement(otherwise)
+            self.branch(end)
+        self.seal(end)
+        self.start_block(end)
+
+    def enter_loop(self) -> ir.Block:
+        """Emit the preheader and open the header (not sealed: the latch comes later)."""
+        self.s.loop_count += 1
+        preheader = self.new_block("preheader")
+        self.branch(preheader)
+        self.seal(preheader)
+        self.start_block(preheader)
+        header = self.new_block("header")
+        self.branch(header)
+        self.start_block(header)
+        return header
+
+    def loop_body(self, body: ci.Cursor, exit_block: ir.Block, latch: ir.Block) -> None:
+        self.s.loops.append(LoopTargets(break_to=exit_block, continue_to=latch))
+        self.statement(body)
+        self.s.loops.pop()
+        self.branch(latch)
+        self.seal(latch)
+        self.start_block(latch)
+
+    def for_statement(self, c: ci.Cursor) -> None:
+        parts = for_parts(c)
+        if parts.init is not None:
+            self.statement(parts.init)
+        header = self.enter_loop()
+        body, latch, exit_block = (
+            self.new_block("body"),
+            self.new_block("latch"),
+            self.new_block("exit"),
+        )
+        if parts.cond is not None:
+            self.condition(parts.cond, body, exit_block)
+        else:
+            self.branch(body)
+        self.seal(body)
+        self.start_block(body)
+        self.loop_body(parts.body, exit_block, latch)
+        if parts.inc is not None:
+            with self.at(parts.inc):
+                self.discard(parts.inc)
+        self.branch(header)
+        self.seal(header, exit_block)
+        self.start_block(exit_block)
+
+    def while_statement(self, c: ci.Cursor) -> None:
+        cond, body_stmt = children(c)
+        header = self.enter_loop()
+        body, latch, exit_block = (
+            self.new_block("body"),
+            self.new_block("latch"),
+            self.new_block("exit"),
+        )
+        self.condition(cond, body, exit_block)
+        self.seal(body)
+        self.start_block(body)
+        self.loop_body(body_stmt, exit_block, latch)
+        self.branch(header)
+        self.seal(header, exit_block)
+        self.start_block(exit_block)
+
+    def do_statement(self, c: ci.Cursor) -> None:
+        body_stmt, cond = children(c)
+        header = self.enter_loop()  # the body's first block is the header
+        latch, exit_block = self.new_block("latch"), self.new_block("exit")
+        self.loop_body(body_stmt, exit_block, latch)
+        with self.at(cond):
+            self.condition(cond, header, exit_block)
+        self.seal(header, exit_block)
+        self.start_block(exit_block)
+
+
+def opaque(pointer: ir.NamedValue) -> ir.NamedValue:
+    """Give an alloca or global the opaque `ptr` type (llvmlite makes them typed pointers,
+    which LLVM 22 no longer parses)."""
+    pointer.type = ir.PointerType()
+    return pointer
+
+
+def symbolic(c: ci.Cursor | None) -> SymExpr | None:
+    """A size expression over parameters as a `SymExpr`, or None if it is not of that form."""
+    if c is None:
+        return None
+    c = strip_parens(c)
+    if c.kind in (K.INTEGER_LITERAL, K.CHARACTER_LITERAL):
+        value = constant_value(c)
+        return Const(int(value)) if value is not None else None
+    if c.kind == K.DECL_REF_EXPR:
+        decl = c.referenced
+        if decl.kind == K.PARM_DECL:
+            return Var(decl.spelling)
+        if decl.kind == K.ENUM_CONSTANT_DECL:
+            return Const(decl.enum_value)
+        return None
+    if c.kind in (K.UNEXPOSED_EXPR, K.CSTYLE_CAST_EXPR):
+        inner = expression_children(c)
+        return symbolic(inner[-1]) if inner else None
+    if c.kind == K.UNARY_OPERATOR and unary_operator(c) in ("-", "+"):
+        operand = symbolic(children(c)[0])
+        if operand is None:
+            return None
+        return Neg(operand) if unary_operator(c) == "-" else operand
+    if c.kind == K.BINARY_OPERATOR and binary_operator(c) in SYMBOLIC_OPERATORS:
+        lhs, rhs = (symbolic(k) for k in children(c))
+        if lhs is None or rhs is None:
+            return None
+        return BinOp(binary_operator(c), lhs, rhs)
+    return None
+
+
+def remove_unreachable_blocks(function: ir.Function) -> None:
+    """Drop blocks no path from the entry reaches, and the phi inputs that came from them."""
+    reachable: set[int] = set()
+    stack = [function.entry_basic_block]
+    while stack:
+        block = stack.pop()
+        if id(block) in reachable:
+            continue
+        reachable.add(id(block))
+        terminator = block.terminator
+        if terminator is not None:
+            stack += [op for op in terminator.operands if isinstance(op, ir.Block)]
+    function.blocks = [b for b in function.blocks if id(b) in reachable]
+    for block in function.blocks:
+        for instr in block.instructions:
+            if isinstance(instr, ir.PhiInstr):
+                instr.incomings = [(v, b) for v, b in instr.incomings if id(b) in reachable]
