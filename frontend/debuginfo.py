@@ -2,7 +2,8 @@
 
 Every instruction the front end emits carries the `file:line:col` of the C it came from, in
 LLVM's own format, so the locations travel with the IR through every pass and print with it;
-remarks and diagnostics of later stages read them back with `location_of`.
+remarks and diagnostics of later stages read them back with
+`ir_passes.debuginfo.location_of`.
 """
 
 from __future__ import annotations
@@ -76,14 +77,3 @@ class DebugInfo:
         return self.module.add_debug_info(
             "DILocation", {"line": where.line, "column": where.column, "scope": scope}
         )
-
-
-def location_of(instruction: ir.Instruction) -> SourceLocation | None:
-    """The C source location an instruction came from, read from its `!dbg`."""
-    dbg = instruction.metadata.get("dbg")
-    if dbg is None:
-        return None
-    operands = dict(dbg.operands)
-    program = dict(operands["scope"].operands)
-    file = dict(program["file"].operands)
-    return SourceLocation(file["filename"], operands["line"], operands["column"])

@@ -13,7 +13,7 @@ from collections.abc import Hashable
 
 from llvmlite import ir
 
-from ..ir_passes.ir_edit import operands_of, replace_all_uses
+from ..ir_passes.rewrite import replace_uses
 
 
 class SSABuilder:
@@ -92,12 +92,18 @@ def remove_trivial_phis(function: ir.Function) -> None:
                 distinct = {id(v): v for v, _ in phi.incomings if v is not phi}
                 if len(distinct) == 1:
                     (replacement,) = distinct.values()
-                    replace_all_uses(function, phi, replacement)
+                    replace_uses(function, {phi: replacement})
                     block.instructions.remove(phi)
                     changed = True
-        used = {id(op) for b in function.blocks for i in b.instructions for op in operands_of(i)}
+        used = {id(op) for b in function.blocks for i in b.instructions for op in _operands(i)}
         for block in function.blocks:
             for phi in [i for i in block.instructions if isinstance(i, ir.PhiInstr)]:
                 if id(phi) not in used:
                     block.instructions.remove(phi)
                     changed = True
+
+
+def _operands(instr: ir.Instruction) -> list[ir.Value]:
+    if isinstance(instr, ir.PhiInstr):
+        return [value for value, _ in instr.incomings]
+    return list(instr.operands)
