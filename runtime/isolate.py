@@ -7,6 +7,7 @@ callable's return value comes back, pickled through a pipe.
 
 from __future__ import annotations
 
+import faulthandler
 import os
 import pickle
 import select
@@ -29,6 +30,7 @@ class ChildFailure(RuntimeError):
 
 def _child(function: Callable[[], object], write_fd: int) -> None:
     status = 0
+    faulthandler.disable()  # a crash is reported by the parent, not dumped as a traceback
     try:
         try:
             payload = pickle.dumps(("ok", function()))

@@ -118,12 +118,16 @@ def convert_scalar(param: Param, value: object) -> int | float | bool:
     raise TypeError(f"parameter '{param.name}' ({t}) is not a scalar")
 
 
-def declared_shape(t: ArrayType, scalars: dict[str, int | float]) -> tuple[int, ...] | None:
-    """The dimensions of an array parameter at these scalar values; None if the outer one is
-    unspecified (`float A[][N]`). Negative VLA extents count as empty."""
+def declared_shape(
+    t: ArrayType, scalars: dict[str, int | float], outer: int | None = None
+) -> tuple[int, ...] | None:
+    """The dimensions of an array parameter at these scalar values. An unspecified outer one
+    (`float A[][N]`) is `outer`, or makes the result None. Negative VLA extents count as 0."""
     dims = t.dims
     if dims[0] is None:
-        return None
+        if outer is None:
+            return None
+        dims = [outer, *dims[1:]]
     return tuple(max(0, d if isinstance(d, int) else d.evaluate(scalars)) for d in dims)
 
 

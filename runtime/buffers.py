@@ -1,0 +1,142 @@
+"""Input buffers for a check run: random contents, guard zones, sentinels, identical copies.
+
+Each buffer sits in one shared anonymous mapping (so a forked child's writes are visible to the
+parent) between guard zones of at least `GUARD_BYTES` filled with `GUARD_BYTE`; element 0 of
+each buffer (the address passed to the kernel) is 64-byte aligned. Buffers the kernel reads
+get random data; buffers it only writes are pre-filled with `SENTINEL_BYTE`, so elements that
+one side writes and the other does not still differ.
+
+Random floats are uniform in [0.5, 2): no zeros or denormals to divide by, no negative
+arguments for sqrt/log/pow, and products or quotients of hundreds of such values stay far from
+overflow and underflow, so outputs carry information instead of NaN or Inf. Integer elements
+cover their type's full range (integer kernels must handle wrap-around as C does), _Bool is 0/1.
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+import zlib
+from dataclasses import dataclass
+
+import numpy as np
+
+GUARD_BYTES = 64
+ALIGNMENT = 64
+GUARD_BYTE = 0xA5
+SENTINEL_BYTE = 0x5A
+FLOAT_RANGE = (0.5, 2.0)
+DEFAULT_MEMORY_BUDGET = 2 << 30
+BUDGET_VARIABLE = "PYCC_STENCIL_MEMORY_BUDGET"
+
+
+class BufferSizeError(ValueError):
+    """The buffers a check needs exceed the memory budget."""
+
+
+@dataclass(frozen=True)
+class BufferSpec:
+    """One buffer parameter: element range [lo, hi) relative to the pointer passed."""
+
+    name: str
+    dtype: np.dtype
+    lo: int
+    hi: int
+    read: bool
+    shape: tuple[int, ...] | None = None  # declared array shape, for multi-dimensional indices
+
+    @property
+    def count(self) -> int:
+        return max(0, self.hi - self.lo)
+
+    @property
+    def nbytes(self) -> int:
+        return self.count * self.dtype.itemsize
+
+
+def _align(n: int) -> int:
+    return -(-n // ALIGNMENT) * ALIGNMENT
+
+
+def memory_budget() -> int:
+    value = os.environ.get(BUDGET_VARIABLE)
+    return int(value) if value else DEFAULT_MEMORY_BUDGET
+
+
+def check_budget(specs: list[BufferSpec], copies: int = 2, budget: int | None = None) -> None:
+    """Refuse buffers whose total size (for `copies` runs) exceeds the memory budget."""
+    budget = memory_budget() if budget is None else budget
+    total = copies * sum(s.nbytes + 2 * GUARD_BYTES + ALIGNMENT for s in specs)
+    if total > budget:
+        largest = max(specs, key=lambda s: s.nbytes)
+        raise BufferSizeError(
+            f"buffer '{largest.name}' needs {largest.nbytes} bytes ({largest.count} elements of "
+            f"{largest.dtype}); all buffers need {total} bytes, over the memory budget of "
+            f"{budget} bytes (set {BUDGET_VARIABLE} to change it)"
+        )
+
+
+class BufferSet:
+    """The buffers of one run, laid out in one shared mapping."""
+
+    def __init__(self, specs: list[BufferSpec]):
+        self.specs = {s.name: s for s in specs}
+        self._layout: dict[str, tuple[int, int, int]] = {}  # name -> (guard start, data, end)
+        cursor = 0
+        for spec in specs:
+            item = spec.dtype.itemsize
+            pointer = _align(cursor + GUARD_BYTES - min(spec.lo, 0) * item)
+            data = pointer + spec.lo * item
+            self._layout[spec.name] = (cursor, data, data + spec.nbytes)
+            cursor = _align(data + spec.nbytes + GUARD_BYTES)
+        self._arena = mmap.mmap(-1, max(cursor, mmap.PAGESIZE))
+        self._bytes = np.frombuffer(self._arena, dtype=np.uint8)
+        self._base = self._bytes.ctypes.data
+
+    def pointer(self, name: str) -> int:
+        """The address of element 0 (what the kernel receives)."""
+        spec = self.specs[name]
+        return self._base + self._layout[name][1] - spec.lo * spec.dtype.itemsize
+
+    def data(self, name: str) -> np.ndarray:
+        """Elements [lo, hi) as a flat array (a view)."""
+        _, data, end = self._layout[name]
+        return self._bytes[data:end].view(self.specs[name].dtype)
+
+    def guards(self, name: str) -> tuple[np.ndarray, np.ndarray]:
+        """The guard bytes before and after the buffer (views)."""
+        start, data, end = self._layout[name]
+        names = list(self._layout)
+        following = names.index(name) + 1
+        stop = self._layout[names[following]][0] if following < len(names) else len(self._bytes)
+        return self._bytes[start:data], self._bytes[end:stop]
+
+    def copy(self) -> BufferSet:
+        """A new set with the same layout and bytes."""
+        twin = BufferSet(list(self.specs.values()))
+        twin._bytes[:] = self._bytes
+        return twin
+
+
+def random_elements(rng: np.random.Generator, dtype: np.dtype, count: int) -> np.ndarray:
+    """Random values for a buffer the kernel reads (see the module docstring for the ranges)."""
+    if dtype == np.bool_:
+        return rng.integers(0, 2, count).astype(np.bool_)
+    if dtype.kind == "f":
+        return rng.uniform(*FLOAT_RANGE, count).astype(dtype)
+    info = np.iinfo(dtype)
+    return rng.integers(info.min, info.max, count, dtype=dtype, endpoint=True)
+
+
+def make_inputs(specs: list[BufferSpec], seed: int, salt: str = "") -> BufferSet:
+    """Buffers filled for a run: guards, random inputs, sentinel outputs (deterministic)."""
+    check_budget(specs)
+    buffers = BufferSet(specs)
+    buffers._bytes[:] = GUARD_BYTE
+    rng = np.random.default_rng([seed, zlib.crc32(salt.encode())])
+    for spec in specs:
+        if spec.read:
+            buffers.data(spec.name)[:] = random_elements(rng, spec.dtype, spec.count)
+        else:
+            buffers.data(spec.name).view(np.uint8)[:] = SENTINEL_BYTE
+    return buffers

@@ -1,0 +1,296 @@
+"""`pycc-stencil check`: run every kernel of a file through the JIT and the reference, compare.
+
+Per function: scalar arguments (from --param, else small distinct defaults), buffer extents
+(declared array types, --extent, or the measured footprint), identical random inputs with guard
+zones, one JIT run and one reference run (each in a forked child, so a crash or hang is an
+ERROR line), then every buffer byte, the guard zones and the return value are compared.
+"""
+
+from __future__ import annotations
+
+import math
+import struct
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..emit.host_jit import IRVerificationError, JitModule, compile_module
+from ..frontend.c_types import ArrayType, CType, FloatType, IntType
+from ..frontend.signature import FunctionInfo, LoweredModule
+from ..ir_passes.pipeline import parse_pipeline, run_pipeline
+from .buffers import BufferSet, BufferSizeError, BufferSpec, make_inputs
+from .compare import Tolerance, compare_buffers, guard_damage
+from .footprint import DataDependentFootprint, FootprintError, FootprintProbe
+from .isolate import ChildFailure, run_isolated
+from .marshal import (
+    buffer_dtype,
+    convert_scalar,
+    declared_shape,
+    inner_row_elements,
+    is_buffer,
+    prototype,
+    unsupported_reason,
+)
+from .reference import Reference, ReferenceBuildError
+
+DEFAULT_INTS = (37, 23, 29, 31, 19, 17, 13, 11, 7, 5, 3)
+DEFAULT_FLOATS = (0.75, 0.5, 1.25, 0.375, 1.5)
+
+Lower = Callable[[str, list[str]], LoweredModule]
+
+
+class CheckUsageError(ValueError):
+    """A command-line request that cannot be honoured (unknown function, bad --param)."""
+
+
+@dataclass
+class CheckOptions:
+    functions: list[str] = field(default_factory=list)  # empty: every kernel
+    params: dict[str, str] = field(default_factory=dict)
+    extents: dict[str, int] = field(default_factory=dict)
+    passes: str | None = None
+    seed: int = 0
+    tolerance: Tolerance = field(default_factory=Tolerance)
+    opt_level: int = 3
+    timeout: float = 60.0
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    status: str  # OK, MISMATCH, SKIPPED, ERROR
+    name: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.status} {self.name}: {self.message}"
+
+
+class _Failed(Exception):
+    """Ends the check of one function with a result."""
+
+    def __init__(self, status: str, message: str):
+        super().__init__(message)
+        self.status = status
+
+
+def summary(results: list[CheckResult]) -> str:
+    counts = [sum(r.status == s for r in results) for s in ("OK", "MISMATCH", "SKIPPED", "ERROR")]
+    return "{} OK, {} MISMATCH, {} SKIPPED, {} ERROR".format(*counts)
+
+
+def _parse_scalar(ctype: CType, text: str) -> int | float:
+    try:
+        return float(text) if isinstance(ctype, FloatType) else int(text, 0)
+    except ValueError:
+        kind = "a number" if isinstance(ctype, FloatType) else "an integer"
+        raise ValueError(f"{text!r} is not {kind}") from None
+
+
+def scalar_arguments(info: FunctionInfo, given: dict[str, str]) -> dict[str, int | float]:
+    """Values of the scalar parameters: from `given`, else distinct small defaults."""
+    values: dict[str, int | float] = {}
+    ints, floats = iter(DEFAULT_INTS), iter(DEFAULT_FLOATS)
+    for param in info.params:
+        if is_buffer(param):
+            continue
+        t = param.ctype
+        if param.name in given:
+            value = _parse_scalar(t, given[param.name])
+        elif isinstance(t, FloatType):
+            value = next(floats, 1.0)
+        else:
+            assert isinstance(t, IntType)
+            value = 1 if t.is_bool else min(next(ints, 2), t.max_value)
+        values[param.name] = convert_scalar(param, value)
+    return values
+
+
+class _FileCheck:
+    """State shared by the functions of one file: JIT, reference, footprint probe."""
+
+    def __init__(self, path: Path, cflags: list[str], options: CheckOptions, lower: Lower):
+        self.path, self.cflags, self.options, self.lower = path, cflags, options, lower
+        self.lowered = lower(str(path), cflags)
+        self.steps = parse_pipeline(options.passes or "")
+        self._probe: FootprintProbe | None = None
+        self.jit: JitModule | None = None
+        self.reference: Reference | None = None
+        self.setup_error: str | None = None
+
+    def prepare(self, names: list[str]) -> None:
+        """Compile the JIT module and the reference for the functions to check."""
+        try:
+            module = run_pipeline(self.lowered.module, self.steps)
+            self.jit = compile_module(module, self.lowered.functions, self.options.opt_level)
+        except IRVerificationError as exc:
+            self.setup_error = f"internal error: {exc}"
+            return
+        infos = [self.lowered.functions[n] for n in names]
+        try:
+            self.reference = Reference(self.path, self.cflags, infos)
+        except ReferenceBuildError as exc:
+            self.setup_error = f"the reference does not build: {exc}"
+
+    def probe(self) -> FootprintProbe:
+        if self._probe is None:
+            self._probe = FootprintProbe(self.lower(str(self.path), self.cflags))
+        return self._probe
+
+    def buffer_specs(self, info: FunctionInfo, scalars: dict) -> list[BufferSpec]:
+        """Extents from --extent, declared array types, or the measured footprint."""
+        buffers = [p for p in info.params if is_buffer(p)]
+        footprints = {}
+        if any(p.name not in self.options.extents for p in buffers):
+            try:
+                footprints = self.probe().measure(info.name, scalars)
+            except DataDependentFootprint as exc:
+                unsized = [
+                    p.name
+                    for p in buffers
+                    if p.name not in self.options.extents and _declared(p.ctype, scalars) is None
+                ]
+                if unsized:
+                    raise _Failed(
+                        "ERROR",
+                        f"cannot size buffer '{unsized[0]}': {exc.dependence}: the footprint "
+                        f"depends on data; pass --extent {unsized[0]}=ELEMENTS",
+                    ) from None
+            except FootprintError as exc:
+                raise _Failed("ERROR", str(exc)) from None
+        specs = []
+        for param in buffers:
+            footprint = footprints.get(param.name)
+            shape = _declared(param.ctype, scalars)
+            if param.name in self.options.extents:
+                lo, hi, shape = 0, self.options.extents[param.name], None
+            elif shape is not None:
+                lo, hi = 0, math.prod(shape)
+            else:
+                lo, hi = footprint.bounds or (0, 0)
+                if isinstance(param.ctype, ArrayType) and lo >= 0:  # `A[][N]`: whole rows
+                    inner = inner_row_elements(param.ctype, scalars)
+                    rows = -(-hi // inner) if inner else 0
+                    lo, hi = 0, rows * inner
+                    shape = (rows, *declared_shape(param.ctype, scalars, outer=rows)[1:])
+            read = footprint is None or footprint.read is not None
+            specs.append(BufferSpec(param.name, buffer_dtype(param), lo, hi, read, shape))
+        return specs
+
+    def check(self, info: FunctionInfo) -> CheckResult:
+        try:
+            return self._check(info)
+        except _Failed as failure:
+            return CheckResult(failure.status, info.name, str(failure))
+
+    def _check(self, info: FunctionInfo) -> CheckResult:
+        if self.setup_error:
+            raise _Failed("ERROR", self.setup_error)
+        try:
+            scalars = scalar_arguments(info, self.options.params)
+        except (TypeError, ValueError) as exc:
+            raise _Failed("ERROR", f"bad --param: {exc}") from None
+        specs = self.buffer_specs(info, scalars)
+        try:
+            jit_buffers = make_inputs(specs, self.options.seed, info.name)
+        except BufferSizeError as exc:
+            raise _Failed("ERROR", str(exc)) from None
+        ref_buffers = jit_buffers.copy()
+        jit_fn = prototype(info)(self.jit.function_address(info.name))
+        jit_result = self._run("JIT code", jit_fn, info, scalars, jit_buffers)
+        ref_result = self._run(
+            "the reference", self.reference.function(info.name), info, scalars, ref_buffers
+        )
+        damage = guard_damage(ref_buffers)
+        if damage:
+            raise _Failed("ERROR", f"the reference {damage}: the buffer extent is too small")
+        damage = guard_damage(jit_buffers)
+        if damage:
+            raise _Failed("MISMATCH", f"JIT code {damage}")
+        comparison = compare_buffers(jit_buffers, ref_buffers, self.options.tolerance)
+        if comparison.differing:
+            raise _Failed(
+                "MISMATCH",
+                f"{comparison.first}, {comparison.differing} of {comparison.total} elements differ",
+            )
+        if not _same_result(info.result, jit_result, ref_result):
+            raise _Failed("MISMATCH", f"return value = {jit_result} (reference {ref_result})")
+        return CheckResult(
+            "OK",
+            info.name,
+            f"{self.options.tolerance.describe()}, {len(specs)} buffers, "
+            f"{comparison.total} elements",
+        )
+
+    def _run(self, who: str, function, info: FunctionInfo, scalars: dict, buffers: BufferSet):
+        args = [buffers.pointer(p.name) if is_buffer(p) else scalars[p.name] for p in info.params]
+        try:
+            return run_isolated(lambda: function(*args), self.options.timeout)
+        except ChildFailure as failure:
+            raise _Failed("ERROR", f"{who} {failure}") from None
+
+
+def _declared(ctype: CType, scalars: dict) -> tuple[int, ...] | None:
+    """The declared shape of an array parameter; None for pointers and `A[][N]`."""
+    return declared_shape(ctype, scalars) if isinstance(ctype, ArrayType) else None
+
+
+def _same_result(result: CType, a: object, b: object) -> bool:
+    if isinstance(result, FloatType):
+        fmt = "<f" if result.bits == 32 else "<d"
+        return struct.pack(fmt, a) == struct.pack(fmt, b)
+    return a == b
+
+
+def check_file(
+    path: str | Path, cflags: list[str], options: CheckOptions, lower: Lower | None = None
+) -> list[CheckResult]:
+    """Check the functions of one C file; raises CompilerError for input the front end rejects
+    and CheckUsageError for options that name nothing in the file."""
+    if lower is None:
+        from ..frontend import lower_file as lower
+    path = Path(path)
+    file_check = _FileCheck(path, list(cflags), options, lower)
+    lowered = file_check.lowered
+    for name in options.functions:
+        if name not in lowered.order:
+            raise CheckUsageError(f"{path}: no function named '{name}'")
+    selected = options.functions or lowered.order
+    skipped = {s.name: s for s in lowered.skipped}
+    results: dict[str, CheckResult] = {}
+    to_check = []
+    for name in selected:
+        if name in skipped:
+            results[name] = CheckResult("SKIPPED", name, str(skipped[name]))
+            continue
+        info = lowered.functions[name]
+        reason = unsupported_reason(info)
+        if reason:
+            results[name] = CheckResult("SKIPPED", name, f"{info.location}: {reason}")
+        elif not info.is_kernel and name not in options.functions:
+            results[name] = CheckResult(
+                "SKIPPED", name, f"{info.location}: not a loop-nest kernel (no loops)"
+            )
+        else:
+            to_check.append(info)
+    _check_names(options, to_check)
+    if to_check:
+        file_check.prepare([info.name for info in to_check])
+    for info in to_check:
+        results[info.name] = file_check.check(info)
+    return [results[name] for name in selected]
+
+
+def _check_names(options: CheckOptions, infos: list[FunctionInfo]) -> None:
+    """--param and --extent must name a parameter of some function being checked."""
+    scalars = {p.name for i in infos for p in i.params if not is_buffer(p)}
+    buffers = {p.name for i in infos for p in i.params if is_buffer(p)}
+    for flag, names, known in (
+        ("--param", options.params, scalars),
+        ("--extent", options.extents, buffers),
+    ):
+        for name in names:
+            if name not in known:
+                kind = "scalar" if flag == "--param" else "pointer or array"
+                raise CheckUsageError(
+                    f"{flag} {name}: no checked function has a {kind} parameter named '{name}'"
+                )

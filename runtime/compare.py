@@ -1,0 +1,127 @@
+"""Comparing a JIT run with the reference run: every buffer byte, guard zones, return value.
+
+Bit-exact by default. A `Tolerance` (max ULP distance and/or relative error) exists for passes
+that declare reassociation; it applies to floating-point elements only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .buffers import GUARD_BYTE, BufferSet, BufferSpec
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    """Accepted difference of floating-point elements; both None means bit-exact."""
+
+    max_ulp: int | None = None
+    rel: float | None = None
+
+    @property
+    def exact(self) -> bool:
+        return self.max_ulp is None and self.rel is None
+
+    @classmethod
+    def parse(cls, text: str) -> Tolerance:
+        """`ulp=N`, `rel=X` or both, comma-separated."""
+        fields: dict[str, str] = {}
+        for item in text.split(","):
+            key, sep, value = item.partition("=")
+            if not sep or key.strip() not in ("ulp", "rel"):
+                raise ValueError(f"bad tolerance {text!r}: expected ulp=N and/or rel=X")
+            fields[key.strip()] = value.strip()
+        try:
+            max_ulp = int(fields["ulp"]) if "ulp" in fields else None
+            rel = float(fields["rel"]) if "rel" in fields else None
+        except ValueError:
+            raise ValueError(f"bad tolerance {text!r}: expected ulp=N and/or rel=X") from None
+        if (max_ulp is not None and max_ulp < 0) or (rel is not None and not rel >= 0):
+            raise ValueError(f"bad tolerance {text!r}: values must be non-negative")
+        return cls(max_ulp, rel)
+
+    def describe(self) -> str:
+        parts = [f"{k}={v}" for k, v in (("ulp", self.max_ulp), ("rel", self.rel)) if v is not None]
+        return "within " + ", ".join(parts) if parts else "bit-exact"
+
+
+def _ordered(values: np.ndarray) -> np.ndarray:
+    """Float bit patterns mapped to integers whose difference is the ULP distance."""
+    signed = values.view(np.int32 if values.dtype == np.float32 else np.int64).astype(np.int64)
+    bits = 8 * values.dtype.itemsize
+    return np.where(signed < 0, np.int64(-(1 << (bits - 1))) - signed, signed)
+
+
+def equal_elements(jit: np.ndarray, ref: np.ndarray, tolerance: Tolerance) -> np.ndarray:
+    """Per element: are the two runs' values the same (under `tolerance` for floats)?"""
+    unsigned = np.dtype(f"u{jit.dtype.itemsize}")
+    same = jit.view(unsigned) == ref.view(unsigned)
+    if tolerance.exact or jit.dtype.kind != "f":
+        return same
+    with np.errstate(all="ignore"):
+        both_nan = np.isnan(jit) & np.isnan(ref)
+        close = np.zeros_like(same)
+        if tolerance.max_ulp is not None:
+            distance = np.abs(_ordered(jit) - _ordered(ref))
+            close |= distance <= tolerance.max_ulp
+        if tolerance.rel is not None:
+            close |= np.abs(jit.astype(np.float64) - ref) <= tolerance.rel * np.abs(
+                ref.astype(np.float64)
+            )
+    return same | both_nan | (close & np.isfinite(jit) & np.isfinite(ref))
+
+
+def format_value(value: np.generic) -> str:
+    return str(value.item()) if value.dtype.kind in "iub" else str(value)
+
+
+def format_index(spec: BufferSpec, flat: int) -> str:
+    """`name[i,j]` for declared arrays, `name[k]` (relative to the pointer) otherwise."""
+    element = spec.lo + flat
+    if spec.shape and 0 <= element < int(np.prod(spec.shape)):
+        return (
+            f"{spec.name}[{','.join(str(int(i)) for i in np.unravel_index(element, spec.shape))}]"
+        )
+    return f"{spec.name}[{element}]"
+
+
+def guard_damage(buffers: BufferSet) -> str | None:
+    """The first buffer whose guard zone is no longer intact, described; None if all are."""
+    for name in buffers.specs:
+        for side, guard in zip(("before", "after"), buffers.guards(name), strict=True):
+            damaged = np.flatnonzero(guard != GUARD_BYTE)
+            if damaged.size:
+                where = damaged - guard.size if side == "before" else damaged
+                return (
+                    f"wrote outside buffer '{name}' ({damaged.size} guard byte(s) {side} it "
+                    f"changed, at byte offsets {int(where[0])}..{int(where[-1])} from its "
+                    f"{'start' if side == 'before' else 'end'})"
+                )
+    return None
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """The outcome for the buffers of one function."""
+
+    differing: int  # elements
+    total: int  # elements
+    first: str | None  # "dst[3,17] = 0.4 (reference 0.41)"
+
+
+def compare_buffers(jit: BufferSet, ref: BufferSet, tolerance: Tolerance) -> Comparison:
+    """Compare every element of every buffer of two runs with the same layout."""
+    differing, total, first = 0, 0, None
+    for name, spec in jit.specs.items():
+        a, b = jit.data(name), ref.data(name)
+        mismatch = np.flatnonzero(~equal_elements(a, b, tolerance))
+        total += spec.count
+        differing += mismatch.size
+        if mismatch.size and first is None:
+            k = int(mismatch[0])
+            first = (
+                f"{format_index(spec, k)} = {format_value(a[k])} (reference {format_value(b[k])})"
+            )
+    return Comparison(differing, total, first)

@@ -1,0 +1,158 @@
+"""`check` against the reference: OK, MISMATCH, guard zones, crashes, hangs, skips."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import (
+    BLUR3,
+    BLUR3_C,
+    F32,
+    GATHER,
+    I64,
+    Kernel,
+    counted_loop,
+    element,
+    lowered_module,
+    offset,
+)
+from llvmlite import ir
+from pycc_stencil.ir_passes import pipeline
+from pycc_stencil.runtime.check import CheckOptions, CheckUsageError, check_file, summary
+from pycc_stencil.runtime.compare import Tolerance
+
+GATHER_C = """
+void gather(const int *idx, const float *in, float *out, int n) {
+    for (int i = 0; i < n; i++)
+        out[i] = in[idx[i]];
+}
+"""
+
+
+def lower_to(kernels, skipped=()):
+    return lambda path, cflags: lowered_module(path, kernels, skipped)
+
+
+def blur3_variant(name, store_end=0, weights=(-1, 0, 1), store_to_null=False, spin=False):
+    """blur3 with a bug: stores up to n+store_end, other taps, a null store, or a hang."""
+
+    def build(b, args):
+        src, dst, n = args
+
+        def body(b, i):
+            total = b.load(element(b, src, offset(b, i, weights[0])), typ=F32)
+            for w in weights[1:]:
+                total = b.fadd(total, b.load(element(b, src, offset(b, i, w)), typ=F32))
+            target = ir.Constant(ir.PointerType(), None) if store_to_null else element(b, dst, i)
+            b.store(total, target)
+
+        stop = offset(b, b.sext(n, I64), store_end)
+        counted_loop(b, ir.Constant(I64, 0), stop, body)
+        if spin:
+            loop = b.function.append_basic_block("spin")
+            b.branch(loop)
+            b.position_at_end(loop)
+            b.branch(loop)
+
+    return Kernel(name, BLUR3.params, build)
+
+
+@pytest.fixture
+def broken_pass(monkeypatch, tmp_path):
+    """Register a pass named `broken` that replaces blur3 by the given variant."""
+
+    def install(kernel):
+        def broken(module):
+            return lowered_module(tmp_path / "k.c", [kernel]).module
+
+        monkeypatch.setitem(pipeline.REGISTRY, "broken", pipeline.PassSpec(broken))
+
+    return install
+
+
+def check_blur3(c_file, **options):
+    options.setdefault("params", {"n": "37"})
+    return [
+        str(r) for r in check_file(c_file(BLUR3_C), [], CheckOptions(**options), lower_to([BLUR3]))
+    ]
+
+
+def test_blur3_is_bit_exact(c_file):
+    results = check_file(c_file(BLUR3_C), [], CheckOptions(params={"n": "37"}), lower_to([BLUR3]))
+    assert [str(r) for r in results] == ["OK blur3: bit-exact, 2 buffers, 76 elements"]
+    assert summary(results) == "1 OK, 0 MISMATCH, 0 SKIPPED, 0 ERROR"
+
+
+def test_sizes_too_small_for_the_stencil(c_file):
+    assert check_blur3(c_file, params={"n": "0"}) == ["OK blur3: bit-exact, 2 buffers, 0 elements"]
+
+
+def test_wrong_code_is_a_mismatch(c_file, broken_pass):
+    broken_pass(blur3_variant("blur3", weights=(-1, 0, 0)))
+    [line] = check_blur3(c_file, passes="broken")
+    assert line.startswith("MISMATCH blur3: out[0] = ")
+    assert line.endswith("(reference " + line.split("(reference ")[1])
+    assert "37 of 76 elements differ" in line
+
+
+def test_tolerance_accepts_small_differences_only(c_file, broken_pass):
+    broken_pass(blur3_variant("blur3", weights=(1, 0, -1)))  # reassociated sum
+    [line] = check_blur3(c_file, passes="broken", tolerance=Tolerance.parse("ulp=4"))
+    assert line == "OK blur3: within ulp=4, 2 buffers, 76 elements"
+
+
+def test_write_past_the_footprint_hits_the_guard_zone(c_file, broken_pass):
+    broken_pass(blur3_variant("blur3", store_end=1))
+    [line] = check_blur3(c_file, passes="broken")
+    assert line.startswith("MISMATCH blur3: JIT code wrote outside buffer 'out'")
+    assert "after it" in line
+
+
+def test_a_crash_is_an_error_line(c_file, broken_pass):
+    broken_pass(blur3_variant("blur3", store_to_null=True))  # O3 would delete the UB store
+    assert check_blur3(c_file, passes="broken", opt_level=0) == [
+        "ERROR blur3: JIT code crashed (SIGSEGV)"
+    ]
+
+
+def test_a_hang_is_a_timeout(c_file, broken_pass):
+    broken_pass(blur3_variant("blur3", spin=True))
+    assert check_blur3(c_file, passes="broken", timeout=0.5) == [
+        "ERROR blur3: JIT code timed out after 0.5 s"
+    ]
+
+
+def test_data_dependent_footprint_needs_an_extent(c_file):
+    path = c_file(GATHER_C)
+    [result] = check_file(path, [], CheckOptions(), lower_to([GATHER]))
+    assert result.status == "ERROR"
+    assert "cannot size buffer 'idx'" in result.message
+    assert "--extent idx=ELEMENTS" in result.message
+
+
+def test_skipped_functions_are_listed(c_file):
+    source = BLUR3_C + "void weird(void) { goto out; out: ; }\n"
+    skipped = [("weird", "goto is not supported")]
+    results = check_file(c_file(source), [], CheckOptions(), lower_to([BLUR3], skipped))
+    assert [r.status for r in results] == ["OK", "SKIPPED"]
+    assert str(results[1]).startswith("SKIPPED weird: ") and "goto is not supported" in str(
+        results[1]
+    )
+
+
+def test_unknown_function_is_a_usage_error(c_file):
+    with pytest.raises(CheckUsageError, match="no function named 'nope'"):
+        check_file(c_file(BLUR3_C), [], CheckOptions(functions=["nope"]), lower_to([BLUR3]))
+
+
+def test_reference_build_failure_is_an_error(c_file):
+    [line] = [
+        str(r)
+        for r in check_file(
+            c_file("void blur3(float *a, float *b, int n) { x }"),
+            [],
+            CheckOptions(),
+            lower_to([BLUR3]),
+        )
+    ]
+    assert line.startswith("ERROR blur3: the reference does not build: ")
+    assert "error" in line
