@@ -74,8 +74,10 @@ class LValue:
 
 @dataclass
 class LoopTargets:
+    """Where `break` and `continue` go (a switch has no `continue` target of its own)."""
+
     break_to: ir.Block
-    continue_to: ir.Block
+    continue_to: ir.Block | None
 
 
 class ModuleServices(Protocol):
@@ -101,6 +103,7 @@ class FunctionState:
     variables: dict[tuple, Variable] = field(default_factory=dict)
     vla_lengths: dict[int, ir.Value] = field(default_factory=dict)
     loops: list[LoopTargets] = field(default_factory=list)
+    case_blocks: list[dict[int, ir.Block]] = field(default_factory=list)
     loop_count: int = 0
     ssa: SSABuilder = field(init=False)
 

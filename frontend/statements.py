@@ -10,6 +10,7 @@ from __future__ import annotations
 import clang.cindex as ci
 from llvmlite import ir
 
+from ..ir_passes.cfg import CFG
 from . import c_types as ct
 from .clang_ast import (
     K,
@@ -33,7 +34,7 @@ from .expressions import (
     ModuleServices,
     Variable,
 )
-from .initializers import flatten
+from .initializers import flatten, fold
 from .signature import Param
 from .ssa import remove_trivial_phis
 from .symbolic import SUPPORTED_OPERATORS as SYMBOLIC_OPERATORS
@@ -139,7 +140,7 @@ class FunctionLowerer(ExpressionLowering):
                 self.b.ret(ir.Constant(self.result_type.llvm(), 0))
             else:  # falling off the end: the value is indeterminate, as in C
                 self.b.ret(ir.Constant(self.result_type.llvm(), ir.Undefined))
-        remove_unreachable_blocks(self.s.function)
+        keep_reachable_blocks_in_order(self.s.function)
         remove_trivial_phis(self.s.function)
 
     # ----------------------------------------------------------------- declarations
@@ -268,18 +269,21 @@ class FunctionLowerer(ExpressionLowering):
         elif kind == K.RETURN_STMT:
             self.return_statement(c)
         elif kind in (K.BREAK_STMT, K.CONTINUE_STMT):
-            if not self.s.loops:
-                raise Unsupported("break outside a loop (switch) is not supported", c)
-            loop = self.s.loops[-1]
-            self.branch(loop.break_to if kind == K.BREAK_STMT else loop.continue_to)
+            targets = self.s.loops[-1]
+            target = targets.break_to if kind == K.BREAK_STMT else targets.continue_to
+            if target is None:
+                raise Unsupported("continue outside a loop", c)
+            self.branch(target)
             self.start_dead_block()
+        elif kind in (K.CASE_STMT, K.DEFAULT_STMT):
+            self.case_label(c)
         elif kind == K.LABEL_STMT:
             for child in children(c):
                 self.statement(child)
         elif kind == K.NULL_STMT:
             return
         elif kind == K.SWITCH_STMT:
-            raise Unsupported("switch is not supported", c)
+            self.switch_statement(c)
         elif kind.is_expression():
             self.discard(c)
         else:
@@ -321,6 +325,50 @@ class FunctionLowerer(ExpressionLowering):
             self.branch(end)
         self.seal(end)
         self.start_block(end)
+
+    def switch_statement(self, c: ci.Cursor) -> None:
+        """`switch` as an LLVM switch; each case label starts a block that falls through."""
+        cond, body = [k for k in children(c) if k.kind != K.DECL_STMT][-2:]
+        value = self.rvalue(cond)
+        labels = list(_case_labels(body))
+        exit_block = self.new_block("switch.end")
+        blocks = {}
+        default = exit_block
+        for label in labels:
+            blocks[label.hash] = self.new_block("case" if label.kind == K.CASE_STMT else "default")
+            if label.kind == K.DEFAULT_STMT:
+                default = blocks[label.hash]
+        switch = self.b.switch(value.value, default)
+        self.s.ssa.add_edge(self.b.block, default)
+        seen: set[int] = set()
+        for label in labels:
+            if label.kind == K.CASE_STMT:
+                kids = children(label)
+                if len(kids) != 2:
+                    raise Unsupported("case ranges are not supported", label)
+                constant = int(fold(kids[0], value.ctype))
+                if constant in seen:
+                    raise Unsupported("duplicate case value", label)
+                seen.add(constant)
+                switch.add_case(ir.Constant(value.ctype.llvm(), constant), blocks[label.hash])
+                self.s.ssa.add_edge(self.b.block, blocks[label.hash])
+        self.start_dead_block()
+        enclosing = self.s.loops[-1].continue_to if self.s.loops else None
+        self.s.loops.append(LoopTargets(break_to=exit_block, continue_to=enclosing))
+        self.s.case_blocks.append(blocks)
+        self.statement(body)
+        self.s.case_blocks.pop()
+        self.s.loops.pop()
+        self.branch(exit_block)
+        self.seal(exit_block)
+        self.start_block(exit_block)
+
+    def case_label(self, c: ci.Cursor) -> None:
+        block = self.s.case_blocks[-1][c.hash]
+        self.branch(block)  # fall through from the previous case
+        self.seal(block)
+        self.start_block(block)
+        self.statement(children(c)[-1])
 
     def enter_loop(self) -> ir.Block:
         """Emit the preheader and open the header (not sealed: the latch comes later)."""
@@ -431,20 +479,21 @@ def symbolic(c: ci.Cursor | None) -> SymExpr | None:
     return None
 
 
-def remove_unreachable_blocks(function: ir.Function) -> None:
-    """Drop blocks no path from the entry reaches, and the phi inputs that came from them."""
-    reachable: set[int] = set()
-    stack = [function.entry_basic_block]
-    while stack:
-        block = stack.pop()
-        if id(block) in reachable:
-            continue
-        reachable.add(id(block))
-        terminator = block.terminator
-        if terminator is not None:
-            stack += [op for op in terminator.operands if isinstance(op, ir.Block)]
-    function.blocks = [b for b in function.blocks if id(b) in reachable]
+def _case_labels(c: ci.Cursor):
+    """The case/default labels of a switch body, not those of switches nested in it."""
+    for child in children(c):
+        if child.kind in (K.CASE_STMT, K.DEFAULT_STMT):
+            yield child
+        if child.kind != K.SWITCH_STMT:
+            yield from _case_labels(child)
+
+
+def keep_reachable_blocks_in_order(function: ir.Function) -> None:
+    """Put the blocks in reverse postorder (so the IR reads top-down) and drop those no path
+    from the entry reaches, with the phi inputs that came from them."""
+    function.blocks = CFG(function).reverse_postorder()
+    reachable = set(function.blocks)
     for block in function.blocks:
         for instr in block.instructions:
             if isinstance(instr, ir.PhiInstr):
-                instr.incomings = [(v, b) for v, b in instr.incomings if id(b) in reachable]
+                instr.incomings = [(v, b) for v, b in instr.incomings if b in reachable]
