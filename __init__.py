@@ -4,3 +4,7 @@ Public Python API: `load` (JIT-compile a C file and call its kernels on numpy ar
 """
 
 __version__ = "0.1.0"
+
+from .runtime.library import load  # noqa: E402 - after __version__, which the CLI imports
+
+__all__ = ["__version__", "load"]

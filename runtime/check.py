@@ -152,8 +152,8 @@ class _FileCheck:
                 if unsized:
                     raise _Failed(
                         "ERROR",
-                        f"cannot size buffer '{unsized[0]}': {exc.dependence}: the footprint "
-                        f"depends on data; pass --extent {unsized[0]}=ELEMENTS",
+                        f"cannot size {', '.join(unsized)}: the footprint depends on data "
+                        f"({exc.dependence}); pass --extent NAME=ELEMENTS for each",
                     ) from None
             except FootprintError as exc:
                 raise _Failed("ERROR", str(exc)) from None
@@ -214,10 +214,11 @@ class _FileCheck:
             )
         if not _same_result(info.result, jit_result, ref_result):
             raise _Failed("MISMATCH", f"return value = {jit_result} (reference {ref_result})")
+        plural = "" if len(specs) == 1 else "s"
         return CheckResult(
             "OK",
             info.name,
-            f"{self.options.tolerance.describe()}, {len(specs)} buffers, "
+            f"{self.options.tolerance.describe()}, {len(specs)} buffer{plural}, "
             f"{comparison.total} elements",
         )
 

@@ -1,0 +1,250 @@
+"""The `pycc-stencil` command: `check` kernels against the system compiler, `emit` their IR.
+
+It speaks like a compiler: bad input gives `file:line:col: error: ...` (or `pycc-stencil:
+error: ...`) and exit status 1, never a Python traceback; a bug in pycc-stencil itself is
+reported as an internal error with status 70 (EX_SOFTWARE).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+from collections.abc import Sequence
+
+from . import __version__
+from .diagnostics import CompilerError, Diagnostic, print_diagnostics
+
+EXIT_INTERNAL = 70
+
+#: cc flags taking a value, given either attached (`-Idir`) or as the next argument (`-I dir`).
+_CC_VALUE_FLAGS = ("-I", "-D", "-U")
+
+
+class _UsageError(Exception):
+    """A bad command line; printed as `pycc-stencil: error: ...`, exit status 1."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # cc exits with 1 on bad options, not argparse's 2
+        self.print_usage(sys.stderr)
+        raise _UsageError(message)
+
+
+def split_cc_flags(argv: Sequence[str]) -> tuple[list[str], list[str]]:
+    """Separate cc-style preprocessor flags (-I -D -U -std= -include) from the rest."""
+    cflags, rest = [], []
+    args = iter(argv)
+    for arg in args:
+        if arg in _CC_VALUE_FLAGS or arg == "-include":
+            value = next(args, None)
+            if value is None:
+                raise _UsageError(f"argument to '{arg}' is missing")
+            cflags += [arg, value]
+        elif arg.startswith(_CC_VALUE_FLAGS) or arg.startswith("-std="):
+            cflags.append(arg)
+        else:
+            rest.append(arg)
+    return cflags, rest
+
+
+def _key_value(text: str) -> tuple[str, str]:
+    key, sep, value = text.partition("=")
+    if not sep or not key:
+        raise argparse.ArgumentTypeError(f"expected NAME=VALUE, got {text!r}")
+    return key, value
+
+
+def _extent(text: str) -> tuple[str, int]:
+    key, value = _key_value(text)
+    try:
+        elements = int(value, 0)
+    except ValueError:
+        elements = -1
+    if elements < 0:
+        raise argparse.ArgumentTypeError(f"expected NAME=ELEMENTS (an integer >= 0), got {text!r}")
+    return key, elements
+
+
+def _tolerance(text: str):
+    from .runtime.compare import Tolerance
+
+    try:
+        return Tolerance.parse(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="pycc-stencil",
+        description="A compiler for the stencil loop nests of legacy C. Preprocessor flags "
+        "(-I DIR, -D NAME[=VALUE], -U NAME, -std=STD, -include FILE) are accepted by every "
+        "subcommand, as cc accepts them.",
+    )
+    parser.add_argument("--version", action="version", version=f"pycc-stencil {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    check = commands.add_parser(
+        "check",
+        help="JIT every kernel and compare it bit for bit with the C built by cc",
+        description="Lower each loop-nest kernel, JIT it, run it and the original C (cc -O0 "
+        "-ffp-contract=off) on identical random inputs, compare every output byte.",
+    )
+    check.add_argument("file", metavar="FILE.c")
+    check.add_argument(
+        "--function",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="check only this function (repeatable)",
+    )
+    check.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        type=_key_value,
+        metavar="NAME=VALUE",
+        help="value of a scalar parameter (repeatable)",
+    )
+    check.add_argument(
+        "--extent",
+        action="append",
+        default=[],
+        type=_extent,
+        metavar="NAME=ELEMENTS",
+        help="elements of a pointer parameter whose footprint depends on data",
+    )
+    check.add_argument("--passes", metavar="PIPELINE", help="pass pipeline, e.g. 'unroll(4)'")
+    check.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
+    check.add_argument(
+        "--tolerance",
+        type=_tolerance,
+        metavar="ulp=N,rel=X",
+        help="accept float differences up to N ulp and/or relative error X",
+    )
+    check.add_argument(
+        "--timeout",
+        type=float,
+        default=60.0,
+        metavar="SECONDS",
+        help="time limit of each run (default 60)",
+    )
+    check.add_argument(
+        "-O",
+        dest="opt_level",
+        type=int,
+        choices=range(4),
+        default=3,
+        metavar="LEVEL",
+        help="-O0 .. -O3: LLVM optimization level (default 3)",
+    )
+
+    emit = commands.add_parser(
+        "emit",
+        help="print the lowered module",
+        description="Print the LLVM IR of a C file, verified by LLVM.",
+    )
+    emit.add_argument("file", metavar="FILE.c")
+    emit.add_argument("--emit", choices=["llvm"], required=True, help="what to emit")
+    emit.add_argument(
+        "-o",
+        dest="output",
+        default="-",
+        metavar="OUT",
+        help="output file ('-': standard output, the default)",
+    )
+    return parser
+
+
+def _require_file(path: str) -> None:
+    if not os.path.isfile(path):
+        reason = "is a directory" if os.path.isdir(path) else "no such file or directory"
+        raise CompilerError([Diagnostic("error", f"{reason}: '{path}'")])
+
+
+def _run_check(args: argparse.Namespace, cflags: list[str]) -> int:
+    from .runtime.check import CheckOptions, check_file, summary
+    from .runtime.compare import Tolerance
+
+    options = CheckOptions(
+        functions=args.function,
+        params=dict(args.param),
+        extents=dict(args.extent),
+        passes=args.passes,
+        seed=args.seed,
+        tolerance=args.tolerance or Tolerance(),
+        opt_level=args.opt_level,
+        timeout=args.timeout,
+    )
+    _require_file(args.file)
+    results = check_file(args.file, cflags, options)
+    for result in results:
+        print(result)
+    print(summary(results))
+    failed = [
+        r
+        for r in results
+        if r.status in ("MISMATCH", "ERROR") or (r.status == "SKIPPED" and r.name in args.function)
+    ]
+    return 1 if failed else 0
+
+
+def _write_atomically(path: str, text: str) -> None:
+    """Write `text` to `path` only as a whole: no partial output file on failure."""
+    directory = os.path.dirname(os.path.abspath(path))
+    fd, partial = tempfile.mkstemp(dir=directory, prefix=".pycc-stencil-")
+    try:
+        with os.fdopen(fd, "w") as out:
+            out.write(text)
+        os.replace(partial, path)
+    except BaseException:
+        os.unlink(partial)
+        raise
+
+
+def _run_emit(args: argparse.Namespace, cflags: list[str]) -> int:
+    from .emit.host_jit import parse_verified
+    from .frontend import lower_file
+
+    _require_file(args.file)
+    module = lower_file(args.file, cflags).module
+    text = str(module)
+    parse_verified(text)
+    if args.output == "-":
+        sys.stdout.write(text)
+    else:
+        try:
+            _write_atomically(args.output, text)
+        except OSError as exc:
+            raise _UsageError(f"cannot write '{args.output}': {exc.strerror}") from None
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line `argv` (default: sys.argv[1:]) and return the exit status."""
+    from .ir_passes.pipeline import PipelineError
+    from .runtime.check import CheckUsageError
+
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        cflags, rest = split_cc_flags(argv)
+        args = build_parser().parse_args(rest)
+        run = _run_check if args.command == "check" else _run_emit
+        return run(args, cflags)
+    except CompilerError as exc:
+        print_diagnostics(exc.diagnostics)
+        return 1
+    except (_UsageError, PipelineError, CheckUsageError) as exc:
+        print_diagnostics([Diagnostic("error", str(exc))])
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    except Exception as exc:  # noqa: BLE001 - a bug in pycc-stencil, never a traceback
+        print(f"pycc-stencil: error: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return EXIT_INTERNAL
+
+
+if __name__ == "__main__":
+    sys.exit(main())

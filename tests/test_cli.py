@@ -1,0 +1,124 @@
+"""The command line: output lines, exit codes, diagnostics instead of tracebacks."""
+
+from __future__ import annotations
+
+import pytest
+from pycc_stencil import __version__
+from pycc_stencil.cli import main, split_cc_flags
+from pycc_stencil.ir_passes import pipeline
+
+KERNELS = """
+#include <math.h>
+#ifndef SCALE
+#error SCALE must be defined
+#endif
+void scale(const float *in, float *out, int n) {
+    for (int i = 0; i < n; i++) out[i] = SCALE * sqrtf(in[i]);
+}
+void weird(float *a) { goto x; x: a[0] = 1; }
+"""
+
+
+def run(capsys, *argv):
+    status = main(list(argv))
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def test_check_prints_one_line_per_function_and_a_summary(capsys, c_file):
+    path = c_file(KERNELS)
+    status, out, err = run(capsys, "check", str(path), "-DSCALE=2.0f", "--param", "n=5")
+    assert out.splitlines() == [
+        "OK scale: bit-exact, 2 buffers, 10 elements",
+        f"SKIPPED weird: {path}:9:24: goto is not supported",
+        "1 OK, 0 MISMATCH, 1 SKIPPED, 0 ERROR",
+    ]
+    assert status == 0 and err == ""
+
+
+def test_cc_flags_attached_or_separate():
+    assert split_cc_flags(
+        ["check", "-I", "inc", "-Iother", "-D", "N=4", "-UX", "-std=c99", "-include", "h.h", "f.c"]
+    ) == (
+        ["-I", "inc", "-Iother", "-D", "N=4", "-UX", "-std=c99", "-include", "h.h"],
+        ["check", "f.c"],
+    )
+
+
+def test_requested_skipped_function_fails(capsys, c_file):
+    path = c_file(KERNELS)
+    status, out, _ = run(capsys, "check", str(path), "-DSCALE=2", "--function", "weird")
+    assert status == 1 and out.startswith("SKIPPED weird:")
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["check", "missing.c"], "pycc-stencil: error: no such file or directory: 'missing.c'"),
+        (["check", "{path}", "-DSCALE=2", "--function", "nope"], "no function named 'nope'"),
+        (
+            ["check", "{path}", "-DSCALE=2", "--passes", "unroll(4)"],
+            "unknown pass 'unroll' (valid passes: none available yet)",
+        ),
+        (
+            ["check", "{path}", "-DSCALE=2", "--param", "q=3"],
+            "--param q: no checked function has a scalar parameter named 'q'",
+        ),
+        (["check", "{path}", "--param", "n"], "expected NAME=VALUE"),
+        (["check", "{path}"], "error: SCALE must be defined"),
+        (
+            ["emit", "{path}", "-DSCALE=2", "--emit", "llvm", "-o", "/nonexistent/dir/x.ll"],
+            "cannot write '/nonexistent/dir/x.ll'",
+        ),
+    ],
+)
+def test_bad_input_is_a_diagnostic_with_status_1(capsys, c_file, argv, message):
+    path = c_file(KERNELS)
+    status, _, err = run(capsys, *(a.format(path=path) for a in argv))
+    assert status == 1
+    assert message in err
+    assert "Traceback" not in err
+
+
+def test_emit_writes_verified_ir_only_on_success(capsys, c_file, tmp_path):
+    path = c_file(KERNELS)
+    output = tmp_path / "out.ll"
+    assert run(capsys, "emit", str(path), "-DSCALE=2", "--emit", "llvm", "-o", str(output))[0] == 0
+    assert 'define void @"scale"' in output.read_text()
+    failed = tmp_path / "failed.ll"
+    assert run(capsys, "emit", str(path), "--emit", "llvm", "-o", str(failed))[0] == 1
+    assert not failed.exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["kernels.c", "out.ll"]
+
+
+def test_emit_to_stdout(capsys, c_file):
+    status, out, _ = run(capsys, "emit", str(c_file(KERNELS)), "-DSCALE=2", "--emit", "llvm")
+    assert status == 0 and "llvm.sqrt.f32" in out
+
+
+def test_version_and_help(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--version"])
+    assert exit_info.value.code == 0
+    assert capsys.readouterr().out.strip() == f"pycc-stencil {__version__}"
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    assert "check" in capsys.readouterr().out
+
+
+def test_mismatch_exits_1(capsys, c_file, monkeypatch):
+    def multiply_becomes_add(module):
+        for function in module.functions:
+            for block in function.blocks:
+                for instr in block.instructions:
+                    if instr.opname == "fmul":
+                        instr.opname = "fadd"
+                        instr._clear_string_cache()
+        return module
+
+    monkeypatch.setitem(pipeline.REGISTRY, "wrong", pipeline.PassSpec(multiply_becomes_add))
+    path = c_file(KERNELS)
+    status, out, _ = run(capsys, "check", str(path), "-DSCALE=2.0f", "--passes", "wrong")
+    assert status == 1
+    assert out.splitlines()[0].startswith("MISMATCH scale: out[0] = ")
+    assert out.splitlines()[-1] == "0 OK, 1 MISMATCH, 1 SKIPPED, 0 ERROR"
