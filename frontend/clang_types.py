@@ -59,7 +59,7 @@ def ctype_of(clang_type: ci.Type, where: ci.Cursor) -> ct.CType:
     if kind == T.INCOMPLETEARRAY:
         return ct.ArrayType(ctype_of(t.element_type, where), None)
     if kind == T.VARIABLEARRAY:
-        raise Unsupported("variable-length array type outside a declaration", where)
+        raise Unsupported("variable-length array types are only supported in declarations", where)
     if kind in (T.FUNCTIONPROTO, T.FUNCTIONNOPROTO):
         params = (
             tuple(ctype_of(a, where) for a in t.argument_types()) if kind == T.FUNCTIONPROTO else ()

@@ -17,6 +17,7 @@ from typing import Protocol
 import clang.cindex as ci
 from llvmlite import ir
 
+from ..diagnostics import SourceLocation
 from . import c_types as ct
 from .clang_ast import (
     K,
@@ -25,6 +26,7 @@ from .clang_ast import (
     constant_value,
     declaration_key,
     expression_children,
+    location,
     strip_parens,
     unary_operator,
 )
@@ -99,7 +101,7 @@ class FunctionState:
 
     function: ir.Function
     builder: ir.IRBuilder
-    locate: Callable[[ci.Cursor], ir.DIValue]  # the !dbg location of a cursor
+    locate: Callable[[SourceLocation], ir.DIValue]  # the !dbg node of a source position
     variables: dict[tuple, Variable] = field(default_factory=dict)
     vla_lengths: dict[int, ir.Value] = field(default_factory=dict)
     loops: list[LoopTargets] = field(default_factory=list)
@@ -218,7 +220,7 @@ class ExpressionLowering:
     def at(self, c: ci.Cursor) -> Iterator[None]:
         """Attribute the instructions emitted inside to the source location of `c`."""
         saved = self.b.debug_metadata
-        self.b.debug_metadata = self.s.locate(c)
+        self.b.debug_metadata = self.s.locate(location(c))
         try:
             yield
         finally:

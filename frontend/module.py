@@ -135,7 +135,7 @@ class ModuleLowerer:
 
     def _locator(self, function: ir.Function, cursor: ci.Cursor):
         program = self.debug.subprogram(function, location(cursor))
-        return lambda c: self.debug.location(program, location(c))
+        return lambda where: self.debug.location(program, where)
 
     def _skip(self, name: str, exc: Unsupported) -> None:
         """Record a skipped function; drop it and, transitively, every lowered caller."""

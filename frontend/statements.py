@@ -10,6 +10,7 @@ from __future__ import annotations
 import clang.cindex as ci
 from llvmlite import ir
 
+from ..diagnostics import SourceLocation
 from ..ir_passes.cfg import CFG
 from . import c_types as ct
 from .clang_ast import (
@@ -76,6 +77,9 @@ class FunctionLowerer(ExpressionLowering):
         with self.at(self.cursor):
             params = self.bind_parameters()
         self.statement(body)
+        end = body.extent.end  # just past the closing brace, where C returns implicitly
+        where = SourceLocation(end.file.name, end.line, end.column - 1)
+        self.b.debug_metadata = self.s.locate(where)
         self.finish()
         return params
 
