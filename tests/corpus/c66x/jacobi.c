@@ -1,0 +1,18 @@
+/* Jacobi: Appendix A benchmark kernel of the C66x stencil dissertation, as written
+ * (shared reference/c66x-stencil-compiler-and-edma.md, section 1.4).
+ * float data, row stride size_x; border outputs are never written.  The literals are
+ * double: keep them, they decide the rounding (bit-exactness).
+ * Note: 4 neighbours, the centre is not included.
+ */
+void Jacobi(float *input, int size_x, int size_y, float *output) {
+  int i, j;
+  for (i = 1; i < size_y - 1; ++i) {
+    for (j = 1; j < size_x - 1; ++j) {
+      float v = input[(i - 1) * size_x + (j)] +
+                input[(i + 1) * size_x + (j)] +
+                input[(i) * size_x + (j - 1)] +
+                input[(i) * size_x + (j + 1)];
+      output[i * size_x + j] = v * 0.25;
+    }
+  }
+}
