@@ -17,7 +17,11 @@ from .c_types import CType
 
 @dataclass(frozen=True)
 class Param:
-    """A parameter as declared: array parameters keep their array type (not the decayed one)."""
+    """A parameter as declared: array parameters keep their array type (not the decayed one).
+
+    The one exception is how callers pass it: a `float` parameter of a K&R definition is
+    received as a `double` (default argument promotion), so its type here is double.
+    """
 
     name: str
     ctype: CType

@@ -100,14 +100,19 @@ class FunctionLowerer(ExpressionLowering):
         for decl, arg in zip(decls, self.s.function.args):
             declared, vla_sizes = self.declared_type(decl)
             pending += vla_sizes
-            params.append(Param(decl.spelling, declared, location(decl)))
+            value: ir.Value = arg
             if isinstance(declared, ct.ArrayType):
                 var_type: ct.CType = ct.PointerType(
                     declared.element, restrict="noalias" in arg.attributes
                 )
             else:
                 var_type = declared
-            self.define(decl, var_type, arg)
+                if isinstance(declared, ct.FloatType) and arg.type != declared.llvm():
+                    # a K&R definition receives a float promoted to double
+                    value = self.b.fptrunc(arg, declared.llvm())
+                    declared = ct.DOUBLE
+            params.append(Param(decl.spelling, declared, location(decl)))
+            self.define(decl, var_type, value)
         for key, size in pending:
             self.s.vla_lengths[key] = self.index(size)
         return tuple(params)
