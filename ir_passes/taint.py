@@ -11,6 +11,12 @@ selects, casts, calls (the callee is analysed with its tainted arguments), memor
 (allocas and globals a tainted value was stored into) and control: a branch on a tainted value
 taints the phis and stores of the region it controls (the blocks reachable from its successors
 before its immediate post-dominator).
+
+A tainted branch is still harmless when every parameter access in its region has an address
+computable before the branch (from values that dominate it, through pure integer and GEP
+arithmetic): the dry run then records all of them at the branch ("shadow accesses"), so the
+footprint is the union over both sides, whichever side the fake data takes. This keeps common
+code such as `if (v > 255) out[i] = 255; else out[i] = v;` measurable.
 """
 
 from __future__ import annotations
@@ -22,7 +28,7 @@ from llvmlite.ir import instructions as ins
 
 from .cfg import CFG
 from .debuginfo import describe
-from .dominance import post_dominator_tree
+from .dominance import dominator_tree, post_dominator_tree
 
 _MemoryObject = ins.AllocaInstr | ir.GlobalVariable
 
@@ -36,6 +42,41 @@ class DataDependence:
 
     def __str__(self) -> str:
         return f"{describe(self.instruction)}: {self.reason}"
+
+
+#: Instructions an address may be recomputed through at a branch: no side effects, no traps.
+PURE_OPCODES = frozenset(
+    [
+        "getelementptr",
+        "add",
+        "sub",
+        "mul",
+        "shl",
+        "and",
+        "or",
+        "xor",
+        "lshr",
+        "ashr",
+        "sext",
+        "zext",
+        "trunc",
+        "bitcast",
+        "ptrtoint",
+        "inttoptr",
+    ]
+)
+
+
+@dataclass(frozen=True)
+class FootprintAnalysis:
+    """Result for one function (and the functions it calls): why a dry run is not exact (or
+    None); the shadow accesses (tainted branch -> the loads/stores of its region) a dry run must
+    record at the branch; the `bounded` accesses, to one alloca or global at a data-dependent
+    address, which a dry run must bounds-check (its data is not the real data)."""
+
+    dependence: DataDependence | None
+    shadows: dict[ir.Instruction, list[ir.Instruction]]
+    bounded: set[ir.Instruction]
 
 
 @dataclass(frozen=True)
@@ -78,6 +119,32 @@ def base_objects(value: ir.Value, _seen: set | None = None) -> frozenset | None:
                 return None
             result |= objects
         return result
+    return None
+
+
+def fixed_size(obj: _MemoryObject) -> int | None:
+    """Bytes of an alloca (without a dynamic count) or global; None if not statically known."""
+    if isinstance(obj, ins.AllocaInstr):
+        if obj.operands and not isinstance(obj.operands[0], ir.Constant):
+            return None
+        count = obj.operands[0].constant if obj.operands else 1
+        size = store_size(obj.allocated_type)
+    else:
+        count, size = 1, store_size(obj.value_type)
+    return None if size is None else count * size
+
+
+def store_size(t: ir.Type) -> int | None:
+    """Bytes of a scalar, vector or array type; None for other types (structs)."""
+    if isinstance(t, ir.IntType):
+        return (t.width + 7) // 8
+    if isinstance(t, (ir.FloatType, ir.PointerType)):
+        return 4 if isinstance(t, ir.FloatType) else 8
+    if isinstance(t, ir.DoubleType):
+        return 8
+    if isinstance(t, (ir.VectorType, ir.ArrayType)):
+        element = store_size(t.element)
+        return None if element is None else t.count * element
     return None
 
 
@@ -145,6 +212,7 @@ class _FunctionTaint:
         self.analysis = analysis
         self.function = function
         self.cfg = CFG(function)
+        self.dom = dominator_tree(self.cfg)
         self.pdom = post_dominator_tree(self.cfg)
         self.tainted: set[ir.Value] = {function.args[i] for i in tainted_args}
         self.tainted_objects: set[_MemoryObject] = set()
@@ -272,6 +340,22 @@ class _FunctionTaint:
             return self._call_summary(instr).parameter_access
         return False
 
+    def _hoistable(self, access: ir.Instruction, branch_block: ir.Block) -> bool:
+        """Can `access`'s address be computed at the end of `branch_block`?"""
+        pointer = pointer_operand(access)
+        return pointer is not None and self._available(pointer, branch_block)
+
+    def _available(self, value: ir.Value, block: ir.Block) -> bool:
+        if not isinstance(value, ir.Instruction):
+            return True  # constants, arguments, globals
+        if value in self.tainted:
+            return False
+        if value.parent is block or self.dom.dominates(value.parent, block):
+            return True
+        return value.opname in PURE_OPCODES and all(
+            self._available(op, block) for op in _operands(value)
+        )
+
     def _summary(self) -> _Summary:
         returns = any(
             isinstance(i, ins.Ret) and i.return_value in self.tainted
@@ -295,15 +379,22 @@ class _FunctionTaint:
         self, block: ir.Block, instr: ir.Instruction
     ) -> DataDependence | None:
         if pointer_operand(instr) in self.tainted:
+            objects = base_objects(pointer_operand(instr))
+            if objects is not None and len(objects) == 1 and fixed_size(next(iter(objects))):
+                self.analysis.bounded.add(instr)  # a local table indexed by data
+                return None
             return DataDependence(instr, "address depends on data read from a parameter buffer")
         if instr in self.tainted_branches:
             region = self._region(block)
-            if any(self._parameter_access(i) for b in region for i in b.instructions):
+            accesses = [i for b in region for i in b.instructions if self._parameter_access(i)]
+            if accesses and not all(self._hoistable(i, block) for i in accesses):
                 return DataDependence(
                     instr,
                     "branch on data read from a parameter buffer decides which buffer "
                     "elements are accessed",
                 )
+            if accesses:
+                self.analysis.shadows[instr] = accesses
         if isinstance(instr, ins.CallInstr):
             callee = instr.callee
             if not (isinstance(callee, ir.Function) and callee.blocks):
@@ -323,6 +414,8 @@ class _ModuleTaint:
         self.module = module
         self.summaries: dict[tuple[str, frozenset], _Summary] = {}
         self.tainted_globals = set(tainted_globals)
+        self.shadows: dict[ir.Instruction, list[ir.Instruction]] = {}
+        self.bounded: set[ir.Instruction] = set()
         self.writable_globals: set[ir.GlobalVariable] = {
             g
             for g in module.global_values
@@ -337,11 +430,11 @@ class _ModuleTaint:
         return self.summaries[key]
 
 
-def find_data_dependence(module: ir.Module, function_name: str) -> DataDependence | None:
-    """The first instruction that makes the footprint of `function_name` data-dependent, or None.
+def analyse_footprint(module: ir.Module, function_name: str) -> FootprintAnalysis:
+    """Can one dry run give the exact footprint of `function_name`, and what must it record?
 
-    None means: with parameter buffers filled with anything, the function accesses the same
-    parameter addresses, so one dry run gives its exact footprint.
+    A None dependence means: whatever the parameter buffers hold, the function accesses the
+    same parameter addresses, or (under tainted branches) a subset of the shadow accesses.
     """
     function = module.get_global(function_name)
     tainted_globals: set[ir.GlobalVariable] = set()
@@ -349,5 +442,5 @@ def find_data_dependence(module: ir.Module, function_name: str) -> DataDependenc
         analysis = _ModuleTaint(module, tainted_globals)
         summary = analysis.summary(function, frozenset())
         if analysis.tainted_globals == tainted_globals:
-            return summary.dependence
+            return FootprintAnalysis(summary.dependence, analysis.shadows, analysis.bounded)
         tainted_globals = set(analysis.tainted_globals)

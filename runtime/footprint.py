@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from ..emit.host_jit import JitModule, compile_module
 from ..frontend.signature import FunctionInfo, LoweredModule
-from ..ir_passes.taint import DataDependence, find_data_dependence
+from ..ir_passes.taint import DataDependence, analyse_footprint
 from . import probe
 from .isolate import ChildFailure, run_isolated
 from .marshal import element_size, is_buffer, prototype
@@ -98,10 +98,11 @@ class FootprintProbe:
         self.functions = lowered.functions
         self.budget = budget
         self.timeout = timeout
-        self._dependences = {
-            name: find_data_dependence(lowered.module, name) for name in lowered.functions
-        }
-        self._module = probe.instrument_module(lowered.module)
+        analyses = {name: analyse_footprint(lowered.module, name) for name in lowered.functions}
+        self._dependences = {name: a.dependence for name, a in analyses.items()}
+        shadows = {b: acc for a in analyses.values() for b, acc in a.shadows.items()}
+        bounded = {i for a in analyses.values() for i in a.bounded}
+        self._module = probe.instrument_module(lowered.module, shadows, bounded)
         self._jit: JitModule | None = None
         self._cache: dict[tuple, dict[str, ParamFootprint]] = {}
 

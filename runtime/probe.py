@@ -8,6 +8,9 @@ end) byte range (separately for reads and writes), a load from it returning 0; a
 (locals, file-scope tables) is accessed normally. A counter stops the run past a budget of
 accesses (exit status `BUDGET_EXIT_STATUS`, so the dry run must run in a child process).
 
+Shadow accesses (see `ir_passes.taint`) are recorded at their branch: their addresses are
+recomputed there and recorded as if accessed, whichever way the branch then goes.
+
 Integer divisions get a divisor that cannot trap, without changing any defined result: data
 read as 0 must not crash the dry run (the taint analysis proves such values never reach an
 address).
@@ -18,7 +21,10 @@ from __future__ import annotations
 from llvmlite import ir
 from llvmlite.ir import instructions as ins
 
+from ..ir_passes.cfg import CFG
+from ..ir_passes.dominance import DominatorTree, dominator_tree
 from ..ir_passes.rewrite import remove_instruction, replace_uses
+from ..ir_passes.taint import base_objects, fixed_size, store_size
 
 REGION_SHIFT = 52
 REGION_COUNT = 1 << (64 - REGION_SHIFT)
@@ -29,26 +35,14 @@ BUDGET = "__pycc_fp_budget"
 BUDGET_EXIT_STATUS = 86
 READ, WRITE = 0, 2
 
-_I1, _I32, _I64 = ir.IntType(1), ir.IntType(32), ir.IntType(64)
+_I32, _I64 = ir.IntType(32), ir.IntType(64)
+_BUILDER_BINOPS = {"and": "and_", "or": "or_"}
+_dominator_trees: dict[ir.Function, DominatorTree] = {}
 
 
 def fake_base(k: int) -> int:
     """The fake address passed for pointer parameter k (0-based among pointer parameters)."""
     return ((k + 1) << REGION_SHIFT) + FAKE_OFFSET
-
-
-def _store_size(t: ir.Type) -> int:
-    if isinstance(t, ir.IntType):
-        return (t.width + 7) // 8
-    if isinstance(t, ir.FloatType):
-        return 4
-    if isinstance(t, ir.DoubleType):
-        return 8
-    if isinstance(t, ir.PointerType):
-        return 8
-    if isinstance(t, (ir.VectorType, ir.ArrayType)):
-        return t.count * _store_size(t.element)
-    raise TypeError(f"cannot instrument an access of type {t}")
 
 
 class _Instrumenter:
@@ -61,9 +55,9 @@ class _Instrumenter:
         self.counter = self._global(COUNTER, _I64)
         self.budget = self._global(BUDGET, _I64)
         self.record = self._define_record()
+        self.touch = self._define_touch()
         self.tick = self._define_tick()
-        self.loads: dict[str, ir.Function] = {}
-        self.stores: dict[str, ir.Function] = {}
+        self.helpers: dict[tuple[str, bool, bool], ir.Function] = {}
 
     def _global(self, name: str, t: ir.Type) -> ir.GlobalVariable:
         """A zero-initialized global; the dry-run driver sets it before each run."""
@@ -98,6 +92,17 @@ class _Instrumenter:
         b.ret_void()
         return function
 
+    def _define_touch(self) -> ir.Function:
+        """touch(address, size, slot): record(...) if the address is fake, else nothing."""
+        function = self._helper("__pycc_fp_touch", ir.VoidType(), [_I64, _I64, _I64])
+        b = ir.IRBuilder(function.append_basic_block("entry"))
+        address = function.args[0]
+        fake = b.icmp_unsigned("!=", b.lshr(address, _const(REGION_SHIFT)), _const(0))
+        with b.if_then(fake):
+            b.call(self.record, list(function.args))
+        b.ret_void()
+        return function
+
     def _define_tick(self) -> ir.Function:
         """tick(): count one access; past the budget, _exit(BUDGET_EXIT_STATUS)."""
         function = self._helper("__pycc_fp_tick", ir.VoidType(), [])
@@ -117,66 +122,83 @@ class _Instrumenter:
         b.ret_void()
         return function
 
-    def _dispatch(self, b: ir.IRBuilder, pointer: ir.Value) -> tuple[ir.Value, ir.Block]:
-        """Count the access, branch on whether `pointer` is fake and continue in the fake block.
+    def access_helper(self, t: ir.Type, store: bool, bounded: bool) -> ir.Function:
+        """The helper that replaces a load or store of `t` (memoized).
 
-        Returns the address as an integer and the block for real addresses.
+        Plain: a fake address is only recorded. Bounded (args: ..., object base, last valid
+        offset): an address outside the object is skipped, a load from it gives 0.
         """
-        b.call(self.tick, [])
-        address = b.ptrtoint(pointer, _I64)
-        fake = b.icmp_unsigned("!=", b.lshr(address, _const(REGION_SHIFT)), _const(0))
-        fake_block = b.function.append_basic_block("fake")
-        real_block = b.function.append_basic_block("real")
-        b.cbranch(fake, fake_block, real_block)
-        b.position_at_end(fake_block)
-        return address, real_block
-
-    def load_helper(self, t: ir.Type) -> ir.Function:
-        key = str(t)
-        if key not in self.loads:
-            function = self._helper(f"__pycc_fp_load.{len(self.loads)}", t, [ir.PointerType()])
+        key = (str(t), store, bounded)
+        if key not in self.helpers:
+            kind = ("store" if store else "load") + ("_bounded" if bounded else "")
+            args = ([t] if store else []) + [ir.PointerType()]
+            if bounded:
+                args += [ir.PointerType(), _I64]
+            result = ir.VoidType() if store else t
+            function = self._helper(f"__pycc_fp_{kind}.{len(self.helpers)}", result, args)
+            pointer = function.args[1 if store else 0]
             b = ir.IRBuilder(function.append_basic_block("entry"))
-            address, real_block = self._dispatch(b, function.args[0])
-            b.call(self.record, [address, ir.Constant(_I64, _store_size(t)), _const(READ)])
-            b.ret(ir.Constant(t, None))
+            b.call(self.tick, [])
+            address = b.ptrtoint(pointer, _I64)
+            if bounded:
+                base, last = function.args[-2:]
+                offset = b.sub(address, b.ptrtoint(base, _I64))
+                skip = b.icmp_unsigned(">", offset, last)
+            else:
+                skip = b.icmp_unsigned("!=", b.lshr(address, _const(REGION_SHIFT)), _const(0))
+            skip_block = function.append_basic_block("skip")
+            real_block = function.append_basic_block("real")
+            b.cbranch(skip, skip_block, real_block)
+            b.position_at_end(skip_block)
+            if not bounded:
+                size = _const(store_size(t))
+                b.call(self.record, [address, size, _const(WRITE if store else READ)])
             b.position_at_end(real_block)
-            b.ret(b.load(function.args[0], typ=t, align=1))
-            self.loads[key] = function
-        return self.loads[key]
+            if store:
+                b.store(function.args[0], pointer, align=1)
+                b.ret_void()
+                b.position_at_end(skip_block)
+                b.ret_void()
+            else:
+                b.ret(b.load(pointer, typ=t, align=1))
+                b.position_at_end(skip_block)
+                b.ret(ir.Constant(t, None))
+            self.helpers[key] = function
+        return self.helpers[key]
 
-    def store_helper(self, t: ir.Type) -> ir.Function:
-        key = str(t)
-        if key not in self.stores:
-            function = self._helper(
-                f"__pycc_fp_store.{len(self.stores)}", ir.VoidType(), [t, ir.PointerType()]
+    def shadow(self, branch: ir.Instruction, accesses: list[ir.Instruction]) -> None:
+        """Record `accesses` just before `branch`, recomputing their addresses there."""
+        b = ir.IRBuilder()
+        b.position_before(branch)
+        clones: dict[ir.Value, ir.Value] = {}
+        for access in accesses:
+            if isinstance(access, ins.LoadInstr):
+                pointer, t, slot = access.operands[0], access.type, READ
+            else:
+                pointer, t, slot = access.operands[1], access.operands[0].type, WRITE
+            address = b.ptrtoint(_recompute(b, pointer, branch.parent, clones), _I64)
+            b.call(self.touch, [address, _const(store_size(t)), _const(slot)]).metadata.update(
+                branch.metadata
             )
-            value, pointer = function.args
-            b = ir.IRBuilder(function.append_basic_block("entry"))
-            address, real_block = self._dispatch(b, pointer)
-            b.call(self.record, [address, ir.Constant(_I64, _store_size(t)), _const(WRITE)])
-            b.ret_void()
-            b.position_at_end(real_block)
-            b.store(value, pointer, align=1)
-            b.ret_void()
-            self.stores[key] = function
-        return self.stores[key]
 
-    def instrument(self, function: ir.Function) -> None:
+    def instrument(self, function: ir.Function, bounded: set[ir.Instruction]) -> None:
         """Route `function`'s loads and stores through the helpers; make divisions safe."""
         replaced: dict[ir.Value, ir.Value] = {}
         b = ir.IRBuilder()
         for block in list(function.blocks):
             for instr in list(block.instructions):
                 b.position_before(instr)
-                if isinstance(instr, ins.LoadInstr):
-                    call = b.call(self.load_helper(instr.type), [instr.operands[0]])
+                if isinstance(instr, (ins.LoadInstr, ins.StoreInstr)):
+                    store = isinstance(instr, ins.StoreInstr)
+                    args = list(instr.operands)
+                    t = args[0].type if store else instr.type
+                    if instr in bounded:
+                        [obj] = base_objects(args[-1])
+                        args += [obj, _const(max(fixed_size(obj) - store_size(t), 0))]
+                    call = b.call(self.access_helper(t, store, instr in bounded), args)
                     call.metadata.update(instr.metadata)
-                    replaced[instr] = call
-                    remove_instruction(instr)
-                elif isinstance(instr, ins.StoreInstr):
-                    value, pointer = instr.operands
-                    call = b.call(self.store_helper(value.type), [value, pointer])
-                    call.metadata.update(instr.metadata)
+                    if not store:
+                        replaced[instr] = call
                     remove_instruction(instr)
                 elif instr.opname in ("sdiv", "udiv", "srem", "urem"):
                     _make_division_safe(b, instr)
@@ -185,6 +207,25 @@ class _Instrumenter:
 
 def _const(value: int) -> ir.Constant:
     return ir.Constant(_I64, value)
+
+
+def _recompute(b: ir.IRBuilder, value: ir.Value, block: ir.Block, clones: dict) -> ir.Value:
+    """`value` at the builder's position: itself if already computed by then, else a copy of
+    its (pure, see `ir_passes.taint.PURE_OPCODES`) computation."""
+    if not isinstance(value, ir.Instruction) or value.parent is block or value in clones:
+        return clones.get(value, value)
+    dom = _dominator_trees.setdefault(block.parent, dominator_tree(CFG(block.parent)))
+    if dom.dominates(value.parent, block):
+        return value
+    operands = [_recompute(b, op, block, clones) for op in value.operands]
+    if isinstance(value, ins.GEPInstr):
+        copy = b.gep(operands[0], operands[1:], inbounds=False, source_etype=value.source_etype)
+    elif isinstance(value, ins.CastInstr):
+        copy = getattr(b, value.opname)(operands[0], value.type)
+    else:
+        copy = getattr(b, _BUILDER_BINOPS.get(value.opname, value.opname))(*operands)
+    clones[value] = copy
+    return copy
 
 
 def _make_division_safe(b: ir.IRBuilder, instr: ir.Instruction) -> None:
@@ -204,10 +245,18 @@ def _make_division_safe(b: ir.IRBuilder, instr: ir.Instruction) -> None:
     instr._clear_string_cache()
 
 
-def instrument_module(module: ir.Module) -> ir.Module:
-    """Instrument every function defined in `module`, in place (pass a private copy)."""
+def instrument_module(
+    module: ir.Module,
+    shadows: dict[ir.Instruction, list[ir.Instruction]],
+    bounded: set[ir.Instruction],
+) -> ir.Module:
+    """Instrument every function defined in `module`, in place (pass a private copy), with the
+    shadow and bounded accesses found by `ir_passes.taint.analyse_footprint`."""
     defined = [f for f in module.functions if f.blocks]
     instrumenter = _Instrumenter(module)
+    for branch, accesses in shadows.items():
+        instrumenter.shadow(branch, accesses)
+    _dominator_trees.clear()
     for function in defined:
-        instrumenter.instrument(function)
+        instrumenter.instrument(function, bounded)
     return module
