@@ -214,7 +214,8 @@ class _FunctionTaint:
         self.cfg = CFG(function)
         self.dom = dominator_tree(self.cfg)
         self.pdom = post_dominator_tree(self.cfg)
-        self.tainted: set[ir.Value] = {function.args[i] for i in tainted_args}
+        #: tainted value -> when it was found tainted (to report root causes, not consequences)
+        self.tainted: dict[ir.Value, int] = {function.args[i]: i for i in tainted_args}
         self.tainted_objects: set[_MemoryObject] = set()
         self.controlled: set[ir.Block] = set()  # blocks under a tainted branch
         self.phi_blocks: set[ir.Block] = set()  # blocks whose phis a tainted branch decides
@@ -279,7 +280,7 @@ class _FunctionTaint:
         if isinstance(instr, ins.CallInstr):
             changed = self._call(block, instr)
         if instr not in self.tainted and self._is_tainted(block, instr):
-            self.tainted.add(instr)
+            self.tainted[instr] = len(self.tainted)
             changed = True
         return changed
 
@@ -368,12 +369,18 @@ class _FunctionTaint:
         )
 
     def _dependence(self) -> DataDependence | None:
+        """The dependence whose cause (address or condition) was tainted first, if any."""
+        found = []
         for block in self.cfg.blocks:
             for instr in block.instructions:
-                found = self._instruction_dependence(block, instr)
-                if found is not None:
-                    return found
-        return None
+                dependence = self._instruction_dependence(block, instr)
+                if dependence is not None:
+                    cause = pointer_operand(instr)
+                    if isinstance(instr, (ins.ConditionalBranch, ins.SwitchInstr)):
+                        cause = _operands(instr)[0]
+                    order = self.tainted.get(cause, len(self.tainted))
+                    found.append((order, len(found), dependence))
+        return min(found)[2] if found else None
 
     def _instruction_dependence(
         self, block: ir.Block, instr: ir.Instruction
