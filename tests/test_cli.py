@@ -106,19 +106,37 @@ def test_version_and_help(capsys):
     assert "check" in capsys.readouterr().out
 
 
-def test_mismatch_exits_1(capsys, c_file, monkeypatch):
-    def multiply_becomes_add(module):
-        for function in module.functions:
-            for block in function.blocks:
-                for instr in block.instructions:
-                    if instr.opname == "fmul":
-                        instr.opname = "fadd"
-                        instr._clear_string_cache()
-        return module
+def multiply_becomes_add(module):
+    """A deliberately wrong "pass"."""
+    for function in module.functions:
+        for block in function.blocks:
+            for instr in block.instructions:
+                if instr.opname == "fmul":
+                    instr.opname = "fadd"
+                    instr._clear_string_cache()
+    return module
 
+
+def test_mismatch_exits_1(capsys, c_file, monkeypatch):
     monkeypatch.setitem(pipeline.REGISTRY, "wrong", pipeline.PassSpec(multiply_becomes_add))
     path = c_file(KERNELS)
     status, out, _ = run(capsys, "check", str(path), "-DSCALE=2.0f", "--passes", "wrong")
     assert status == 1
     assert out.splitlines()[0].startswith("MISMATCH scale: out[0] = ")
     assert out.splitlines()[-1] == "0 OK, 1 MISMATCH, 1 SKIPPED, 0 ERROR"
+
+
+def test_mismatch_names_the_multidimensional_index(capsys, c_file, monkeypatch):
+    monkeypatch.setitem(pipeline.REGISTRY, "wrong", pipeline.PassSpec(multiply_becomes_add))
+    source = """
+    void j2(int n, const float A[n][n], float B[n][n]) {
+        for (int i = 1; i < n - 1; i++)
+            for (int j = 1; j < n - 1; j++) B[i][j] = A[i][j - 1] * A[i][j + 1];
+    }
+    """
+    status, out, _ = run(
+        capsys, "check", str(c_file(source)), "--passes", "wrong", "--param", "n=5"
+    )
+    assert status == 1
+    assert out.splitlines()[0].startswith("MISMATCH j2: B[1,1] = ")
+    assert out.splitlines()[0].endswith(", 9 of 50 elements differ")
