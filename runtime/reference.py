@@ -4,7 +4,8 @@ Every JIT result is compared against what `cc -O0 -ffp-contract=off` makes of th
 (`PYCC_CC` overrides the compiler). A generated wrapper translation unit includes the original
 file by absolute path and defines `__pycc_ref_<name>` for each function to check, so `static`
 functions are reachable too and C99 `inline` definitions get emitted. Libraries are cached by a
-hash of the preprocessed wrapper, so an unchanged file (headers included) is built once.
+hash of the preprocessed wrapper, the flags and the compiler's version, so an unchanged file
+(headers included) is built once.
 """
 
 from __future__ import annotations
@@ -95,8 +96,9 @@ def build_reference(source: Path, cflags: list[str], functions: list[FunctionInf
     wrapper = wrapper_source(source, functions)
     flags = list(cflags)
     preprocessed = _run([*cc, *flags, "-E", "-x", "c", "-"], wrapper).stdout
+    version = _run([*cc, "--version"], "").stdout
     key = hashlib.sha256(
-        b"\0".join([preprocessed, " ".join(cc + flags + BASE_FLAGS).encode()])
+        b"\0".join([preprocessed, version, " ".join(cc + flags + BASE_FLAGS).encode()])
     ).hexdigest()[:32]
     library = _cache_dir() / f"{key}.so"
     if not library.exists():
