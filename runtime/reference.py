@@ -23,7 +23,19 @@ from ..frontend.signature import FunctionInfo
 from .marshal import prototype
 
 PREFIX = "__pycc_ref_"
-BASE_FLAGS = ["-O0", "-ffp-contract=off", "-fPIC", "-shared", "-Wl,-z,defs"]
+#: Only the wrappers are exported and the linker keeps only what they reach, so a function
+#: of the file that calls something undefined (and is skipped) does not break the build.
+BASE_FLAGS = [
+    "-O0",
+    "-ffp-contract=off",
+    "-fPIC",
+    "-shared",
+    "-fvisibility=hidden",
+    "-ffunction-sections",
+    "-fdata-sections",
+    "-Wl,--gc-sections",
+    "-Wl,-z,defs",
+]
 
 _INT_NAMES = {8: "char", 16: "short", 32: "int", 64: "long long"}
 
@@ -64,7 +76,8 @@ def wrapper_source(source: Path, functions: list[FunctionInfo]) -> str:
         result = _c_type_name(info.result)
         ret = "" if isinstance(info.result, VoidType) else "return "
         lines.append(
-            f"{result} {PREFIX}{info.name}({params or 'void'}) {{ {ret}{info.name}({args}); }}"
+            f'__attribute__((visibility("default"))) {result} {PREFIX}{info.name}'
+            f"({params or 'void'}) {{ {ret}{info.name}({args}); }}"
         )
     return "\n".join(lines) + "\n"
 

@@ -1,0 +1,89 @@
+"""The corpus, end to end: every kernel is bit-exact against `cc` at every parameter set of
+the manifest (odd and prime sizes, sizes too small for the stencil, T = 0, 1 and odd T);
+every unsupported construct is skipped with its location while the file's other kernel is
+checked; every invalid file is a compiler diagnostic with exit status 1.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import os
+
+import pytest
+from corpus.manifest import BAD, CORPUS_DIR, KERNELS, UNSUPPORTED
+from pycc_stencil.cli import main
+from pycc_stencil.runtime.check import CheckOptions, check_file
+
+#: kernels whose buffer extents depend on the pixel data (a `break` on a loaded value), so
+#: the user must give them (--extent); the manifest's array shapes are those extents
+DATA_DEPENDENT = {"row_diff_until_zero_u8"}
+
+
+def _cases():
+    for entry in KERNELS:
+        for variant, params in itertools.product(entry["variants"], entry["params"]):
+            label = "-".join(
+                [entry["function"], *variant, *(f"{k}={v}" for k, v in params.items())]
+            )
+            yield pytest.param(entry, variant, params, id=label)
+
+
+def _cflags(entry: dict, variant: list[str]) -> list[str]:
+    includes = [f"-I{os.path.join(CORPUS_DIR, d)}" for d in entry["includes"]]
+    return [f"-std={entry['std']}", *entry["cflags"], *variant, *includes]
+
+
+def _extents(entry: dict, variant: list[str], params: dict) -> dict[str, int]:
+    """Element counts of the manifest's arrays (only for the data-dependent kernels)."""
+    if entry["function"] not in DATA_DEPENDENT:
+        return {}
+    env = dict(params)
+    for flag in variant + entry["cflags"]:
+        if flag.startswith("-D") and "=" in flag:
+            name, value = flag[2:].split("=", 1)
+            env[name] = int(value)
+    return {
+        name: math.prod(d if isinstance(d, int) else eval(d, {}, env) for d in spec["shape"])
+        for name, spec in entry["arrays"].items()
+    }
+
+
+@pytest.mark.parametrize("entry, variant, params", list(_cases()))
+def test_kernel_is_bit_exact(entry, variant, params):
+    options = CheckOptions(
+        functions=[entry["function"]],
+        params={k: repr(v) for k, v in params.items()},
+        extents=_extents(entry, variant, params),
+    )
+    (result,) = check_file(
+        os.path.join(CORPUS_DIR, entry["file"]), _cflags(entry, variant), options
+    )
+    assert result.status == "OK", str(result)
+    assert result.message.startswith("bit-exact")
+
+
+@pytest.mark.parametrize("entry", UNSUPPORTED, ids=[e["function"] for e in UNSUPPORTED])
+def test_unsupported_function_is_skipped_and_the_rest_checked(entry, capsys):
+    path = os.path.join(CORPUS_DIR, entry["file"])
+    status = main(["check", path, f"-std={entry['std']}", "--param", "n=37"])
+    lines = capsys.readouterr().out.splitlines()
+    skipped = next(line for line in lines if line.startswith(f"SKIPPED {entry['function']}:"))
+    assert entry["keyword"].lower() in skipped.lower()
+    where = skipped.split(": ", 1)[1].split(": ", 1)[0]  # file:line:col
+    assert where.split(":", 1)[1] in [entry["loc"], *entry["also_ok"]]
+    assert f"OK {entry['ordinary']}: bit-exact" in "\n".join(lines)
+    assert status == 0
+
+
+@pytest.mark.parametrize("entry", BAD, ids=[e["kind"] for e in BAD])
+def test_invalid_file_is_a_compiler_diagnostic(entry, capsys, tmp_path):
+    path = os.path.join(CORPUS_DIR, entry["file"])
+    out = tmp_path / "out.ll"
+    for command in (["check", path], ["emit", path, "--emit", "llvm", "-o", str(out)]):
+        assert main(command) == 1
+        captured = capsys.readouterr()
+        first = captured.err.splitlines()[0]
+        assert first.startswith(f"{path}:{entry['loc']}: error: ")
+        assert "Traceback" not in captured.err + captured.out
+        assert not out.exists()
