@@ -573,14 +573,15 @@ class ExpressionLowering:
         value = self.rvalue(c)
         self.cbranch(truth_value(self.b, value.value, value.ctype), if_true, if_false)
 
-    def logical_value(self, c: ci.Cursor) -> RValue:
-        yes, no, end = (
-            self.new_block("bool.true"),
-            self.new_block("bool.false"),
-            self.new_block("bool.end"),
-        )
+    def split_on(self, c: ci.Cursor, prefix: str) -> tuple[ir.Block, ir.Block, ir.Block]:
+        """Branch on condition `c` into new true/false blocks; also return their join block."""
+        yes, no = self.new_block(f"{prefix}.true"), self.new_block(f"{prefix}.false")
         self.condition(c, yes, no)
         self.seal(yes, no)
+        return yes, no, self.new_block(f"{prefix}.end")
+
+    def logical_value(self, c: ci.Cursor) -> RValue:
+        yes, no, end = self.split_on(c, "bool")
         self.start_block(yes)
         self.branch(end)
         self.start_block(no)
@@ -597,13 +598,7 @@ class ExpressionLowering:
         if len(kids) != 3:
             raise Unsupported("the GNU '?:' operator is not supported", c)
         cond, then, otherwise = kids
-        yes, no, end = (
-            self.new_block("cond.true"),
-            self.new_block("cond.false"),
-            self.new_block("cond.end"),
-        )
-        self.condition(cond, yes, no)
-        self.seal(yes, no)
+        yes, no, end = self.split_on(cond, "cond")
         results = []
         for block, expr in ((yes, then), (no, otherwise)):
             self.start_block(block)
