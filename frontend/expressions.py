@@ -325,9 +325,16 @@ class ExpressionLowering:
             ci.TypeKind.VARIABLEARRAY,
         ):
             return value  # a parameter declared as an array: already its pointer
-        if kind == ci.TypeKind.POINTER and isinstance(value.ctype, (ct.PointerType, ct.ArrayType)):
-            if _pointee_is_vla(clang_type):
+        if kind == ci.TypeKind.POINTER and _pointee_is_vla(clang_type):
+            # only a pointer that already has this VLA shape (a VLA parameter passed on) can
+            # keep its type; a cast that would give one new dimensions is not modelled
+            if isinstance(value.ctype, ct.PointerType) and isinstance(
+                value.ctype.pointee, ct.ArrayType
+            ):
                 return value
+            raise Unsupported(
+                "casts to pointers to variable-length arrays are not supported", where
+            )
         target = ctype_of(clang_type, where)
         if isinstance(target, ct.VoidType):
             return RValue(None, ct.VOID)

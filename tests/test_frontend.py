@@ -209,6 +209,12 @@ UNSUPPORTED = {
         "p) {",
         "struct",
     ),
+    "vla cast": (
+        "void f(int n, int m, float *p) {\n"
+        "  for (int i = 0; i < n; i++) ((float (*)[m])p)[i][1] = 0;\n}\n",
+        "(float (*)[m])p",
+        "casts to pointers to variable-length arrays",
+    ),
     "mutable global": (
         "int counter;\nvoid f(int n, int *a) {\n  for (int i = 0; i < n; i++) a[i] = counter;\n}\n",
         "counter;\n}",
