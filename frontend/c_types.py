@@ -23,10 +23,6 @@ class CType:
         raise TypeError(f"type {self} has no LLVM value representation")
 
     @property
-    def is_scalar(self) -> bool:
-        return isinstance(self, (IntType, FloatType, PointerType))
-
-    @property
     def is_arithmetic(self) -> bool:
         return isinstance(self, (IntType, FloatType))
 

@@ -46,7 +46,6 @@ from .unsupported import Unsupported
 
 I64 = ir.IntType(64)
 
-_ARITHMETIC = {"+", "-", "*", "/", "%", "<<", ">>", "&", "|", "^"}
 _COMPARISON = {"<", ">", "<=", ">=", "==", "!="}
 
 
