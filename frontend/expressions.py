@@ -9,6 +9,7 @@ libclang cannot tell a variable-length array's runtime extent.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -35,6 +36,7 @@ from .conversions import convert, int_result, to_index, truth_value
 from .math_calls import (
     EXACT_INTRINSICS,
     FORBIDDEN_CALLS,
+    INFINITIES,
     INTEGER_ABS,
     KNOWN_LIBRARY_CALLS,
     LIBM_FUNCTIONS,
@@ -658,6 +660,9 @@ class ExpressionLowering:
             fnty = ir.FunctionType(t.llvm(), [t.llvm(), ir.IntType(1)])
             fn = self.b.module.declare_intrinsic("llvm.abs", [t.llvm()], fnty=fnty)
             return RValue(self.b.call(fn, [operand, ir.Constant(ir.IntType(1), 0)]), t)
+        if name in INFINITIES:
+            t = ct.FLOAT if name.endswith("f") else ct.DOUBLE
+            return RValue(ir.Constant(t.llvm(), math.inf), t)
         if name == "isnan":
             a = args[0]
             return RValue(
@@ -730,4 +735,13 @@ def _unsupported_expression(c: ci.Cursor) -> str:
         K.INIT_LIST_EXPR: "initializer lists outside declarations are not supported",
         K.COMPOUND_LITERAL_EXPR: "compound literals are not supported",
     }
-    return names.get(c.kind, f"expression '{c.kind.name.lower()}' is not supported")
+    if c.kind in names:
+        return names[c.kind]
+    tokens = [t.spelling for t in c.get_tokens()]
+    if c.kind == K.UNEXPOSED_EXPR and tokens[:1] in (["."], ["["]):
+        return "designated initializers are not supported"
+    if c.kind == K.UNEXPOSED_EXPR and any(
+        a == "?" and b == ":" for a, b in zip(tokens, tokens[1:])
+    ):
+        return "the GNU '?:' operator is not supported"
+    return f"expression '{' '.join(tokens[:8])}' is not supported"

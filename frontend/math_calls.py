@@ -50,14 +50,25 @@ LIBM_FUNCTIONS: frozenset[str] = frozenset(
         "copysign",
         "lround",
         "lrint",
+        "llround",
+        "llrint",
         "tgamma",
         "lgamma",
+        "ldexp",
+        "scalbn",
+        "ilogb",
+        "logb",
+        "nextafter",
+        "fma",
     )
     for suffix in ("", "f")
 )
 
 #: integer absolute values -> (LLVM intrinsic, bits)
 INTEGER_ABS: dict[str, int] = {"abs": 32, "labs": 64, "llabs": 64}
+
+#: what the INFINITY and HUGE_VAL macros expand to
+INFINITIES = frozenset({"inf", "inff", "huge_val", "huge_valf"})
 
 #: builtins that return their first argument for the purposes of lowering
 PASS_THROUGH_BUILTINS = frozenset({"__builtin_expect", "__builtin_assume_aligned"})
@@ -92,7 +103,12 @@ FORBIDDEN_CALLS.update(
 
 #: every library name `library_call` lowers
 KNOWN_LIBRARY_CALLS = (
-    set(EXACT_INTRINSICS) | LIBM_FUNCTIONS | set(INTEGER_ABS) | PASS_THROUGH_BUILTINS | {"isnan"}
+    set(EXACT_INTRINSICS)
+    | LIBM_FUNCTIONS
+    | set(INTEGER_ABS)
+    | PASS_THROUGH_BUILTINS
+    | INFINITIES
+    | {"isnan"}
 )
 
 

@@ -219,7 +219,7 @@ class _FileCheck:
             "OK",
             info.name,
             f"{self.options.tolerance.describe()}, {len(specs)} buffer{plural}, "
-            f"{comparison.total} elements",
+            f"{comparison.total} element{'' if comparison.total == 1 else 's'}",
         )
 
     def _run(self, who: str, function, info: FunctionInfo, scalars: dict, buffers: BufferSet):
