@@ -89,9 +89,13 @@ class ModuleLowerer:
         except Unsupported as exc:
             self._skip(name, exc)
             raise
-        except RecursionError:
-            self._skip(name, Unsupported("expression nesting too deep for the front end", cursor))
-            raise Unsupported("expression nesting too deep", cursor) from None
+        except Exception as exc:  # a front-end bug must cost one function, not the file
+            failure = Unsupported(
+                f"internal front-end error ({type(exc).__name__}: {exc}); please report it",
+                cursor,
+            )
+            self._skip(name, failure)
+            raise failure from None
         finally:
             self._stack.pop()
         self.result.functions[name] = FunctionInfo(
@@ -167,6 +171,10 @@ class ModuleLowerer:
         signature = ir.FunctionType(ftype.result.llvm(), [p.llvm() for p in ftype.params])
         function = ir.Function(self.module, signature, name=name)
         function.attributes.add("nounwind")
+        # the platform's libm computes it, as in the cc-built program: without `nobuiltin` LLVM
+        # rewrites pow(x, 2.0) to x*x and fminf to an `nsz` minnum, which round or sign
+        # differently
+        function.attributes.add("nobuiltin")
         return function
 
     def global_variable(self, decl: ci.Cursor, where: ci.Cursor) -> Variable:

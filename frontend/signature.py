@@ -19,8 +19,9 @@ from .c_types import CType
 class Param:
     """A parameter as declared: array parameters keep their array type (not the decayed one).
 
-    The one exception is how callers pass it: a `float` parameter of a K&R definition is
-    received as a `double` (default argument promotion), so its type here is double.
+    The one exception is how callers pass it: the parameters of a K&R definition are received
+    with the default argument promotions (`float` as `double`, `char` as `int`), and have
+    those types here.
     """
 
     name: str

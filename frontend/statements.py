@@ -97,7 +97,8 @@ class FunctionLowerer(ExpressionLowering):
         params: list[Param] = []
         pending: list[tuple[object, ci.Cursor]] = []
         decls = [c for c in children(self.cursor) if c.kind == K.PARM_DECL]
-        for decl, arg in zip(decls, self.s.function.args):
+        passed_types = list(self.cursor.type.argument_types())
+        for decl, arg, passed in zip(decls, self.s.function.args, passed_types):
             declared, vla_sizes = self.declared_type(decl)
             pending += vla_sizes
             value: ir.Value = arg
@@ -107,10 +108,11 @@ class FunctionLowerer(ExpressionLowering):
                 )
             else:
                 var_type = declared
-                if isinstance(declared, ct.FloatType) and arg.type != declared.llvm():
-                    # a K&R definition receives a float promoted to double
-                    value = self.b.fptrunc(arg, declared.llvm())
-                    declared = ct.DOUBLE
+                if arg.type != declared.llvm():
+                    # a K&R definition receives its arguments promoted (float as double,
+                    # char and short as int); the parameter converts them back
+                    declared = ctype_of(passed, decl)
+                    value = convert(self.b, arg, declared, var_type)
             params.append(Param(decl.spelling, declared, location(decl)))
             self.define(decl, var_type, value)
         for key, size in pending:
@@ -488,12 +490,13 @@ def symbolic(c: ci.Cursor | None) -> SymExpr | None:
     return None
 
 
-def _case_labels(c: ci.Cursor):
-    """The case/default labels of a switch body, not those of switches nested in it."""
-    for child in children(c):
-        if child.kind in (K.CASE_STMT, K.DEFAULT_STMT):
-            yield child
-        if child.kind != K.SWITCH_STMT:
+def _case_labels(body: ci.Cursor):
+    """The case/default labels of a switch body (which may itself be one), in source order,
+    not those of switches nested in it."""
+    if body.kind in (K.CASE_STMT, K.DEFAULT_STMT):
+        yield body
+    if body.kind != K.SWITCH_STMT:
+        for child in children(body):
             yield from _case_labels(child)
 
 

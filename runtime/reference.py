@@ -25,9 +25,12 @@ from .marshal import prototype
 PREFIX = "__pycc_ref_"
 #: Only the wrappers are exported and the linker keeps only what they reach, so a function
 #: of the file that calls something undefined (and is skipped) does not break the build.
+#: -fno-builtin: gcc folds some library calls even at -O0 (pow(x, -1.0) -> 1.0/x); the
+#: reference must compute what the C says, with the platform's libm.
 BASE_FLAGS = [
     "-O0",
     "-ffp-contract=off",
+    "-fno-builtin",
     "-fPIC",
     "-shared",
     "-fvisibility=hidden",
