@@ -20,6 +20,7 @@ from llvmlite import ir
 
 from ..diagnostics import SourceLocation
 from . import c_types as ct
+from . import fp_builtins
 from .clang_ast import (
     K,
     binary_operator,
@@ -292,13 +293,25 @@ class ExpressionLowering:
     # ----------------------------------------------------------------- leaves and casts
     def constant(self, c: ci.Cursor) -> RValue:
         value = constant_value(c)
+        if value is None and c.kind == K.CXX_UNARY_EXPR:
+            return self.runtime_sizeof(c)
         if value is None:
-            what = "sizeof of a variable-length array" if c.kind == K.CXX_UNARY_EXPR else "literal"
-            raise Unsupported(f"{what} is not supported", c)
+            raise Unsupported("literal is not supported", c)
         t = ctype_of(c.type, c)
         if isinstance(t, ct.FloatType):
             return RValue(ir.Constant(t.llvm(), float(value)), t)
         return RValue(ir.Constant(t.llvm(), _wrap(int(value), t)), t)
+
+    def runtime_sizeof(self, c: ci.Cursor) -> RValue:
+        """`sizeof` of an object of variable-length array type, computed at run time."""
+        operand = expression_children(c)
+        if not operand or next(c.get_tokens()).spelling != "sizeof":
+            raise Unsupported("sizeof of a variable-length array type name is not supported", c)
+        t = self.lvalue(operand[0]).ctype
+        scalar = t.scalar if isinstance(t, ct.ArrayType) else t
+        size = _mul_nsw(self.b, self.scalars_in(t, c), ir.Constant(I64, ct.size_of(scalar)))
+        result = ctype_of(c.type, c)
+        return RValue(convert(self.b, size, ct.ULONG, result), result)
 
     def implicit(self, c: ci.Cursor) -> RValue:
         """An implicit conversion (or another node libclang does not expose)."""
@@ -636,6 +649,8 @@ class ExpressionLowering:
             raise Unsupported(
                 f"call to external function '{name}' (unknown side effects) is not supported", c
             )
+        if canonical_math_name(name) in ("nan", "nanf"):
+            return self.quiet_nan(canonical_math_name(name), c)
         args = [self.rvalue(a) for a in children(c)[1:]]
         if definition is None:
             return self.library_call(canonical_math_name(name), args, c)
@@ -643,6 +658,16 @@ class ExpressionLowering:
         result_t = ctype_of(c.type, c)
         call = self.b.call(function, [a.value for a in args])
         return RValue(None if isinstance(result_t, ct.VoidType) else call, result_t)
+
+    def quiet_nan(self, name: str, c: ci.Cursor) -> RValue:
+        """`nan("")` / `nanf("")` (what the NAN macro expands to): the default quiet NaN."""
+        argument = strip_parens(children(c)[-1])
+        while argument.kind == K.UNEXPOSED_EXPR and children(argument):
+            argument = children(argument)[0]
+        if argument.kind != K.STRING_LITERAL or argument.spelling != '""':
+            raise Unsupported(f"{name} with a payload is not supported", c)
+        t = ct.FLOAT if name == "nanf" else ct.DOUBLE
+        return RValue(ir.Constant(t.llvm(), math.nan), t)
 
     def library_call(self, name: str, args: list[RValue], c: ci.Cursor) -> RValue:
         if name in PASS_THROUGH_BUILTINS:
@@ -663,6 +688,9 @@ class ExpressionLowering:
         if name in INFINITIES:
             t = ct.FLOAT if name.endswith("f") else ct.DOUBLE
             return RValue(ir.Constant(t.llvm(), math.inf), t)
+        if name in fp_builtins.NAMES:
+            value, t = fp_builtins.lower(self.b, name, [a.value for a in args])
+            return RValue(value, t)
         if name == "isnan":
             a = args[0]
             return RValue(

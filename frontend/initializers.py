@@ -23,7 +23,10 @@ def flatten(init: ci.Cursor, array: ct.ArrayType) -> dict[int, ci.Cursor]:
     if init.kind != K.INIT_LIST_EXPR:
         raise Unsupported("array initializer is not a brace-enclosed list", init)
     items = children(init)
-    if len(dims) > 1 and all(item.kind != K.INIT_LIST_EXPR for item in items):
+    braced = [item.kind == K.INIT_LIST_EXPR for item in items]
+    if len(dims) > 1 and any(braced) and not all(braced):
+        raise Unsupported("partly braced initializers are not supported", init)
+    if len(dims) > 1 and not any(braced):
         if len(items) > math.prod(dims):
             raise Unsupported("too many initializers for this array", init)
         return dict(enumerate(items))

@@ -7,6 +7,8 @@ compute the very same values.
 
 from __future__ import annotations
 
+from . import fp_builtins
+
 #: C name -> (LLVM intrinsic stem, operand type: "f32"/"f64")
 EXACT_INTRINSICS: dict[str, tuple[str, str]] = {}
 for _stem in ("sqrt", "fabs", "floor", "ceil", "trunc", "round", "rint", "nearbyint"):
@@ -108,7 +110,8 @@ KNOWN_LIBRARY_CALLS = (
     | set(INTEGER_ABS)
     | PASS_THROUGH_BUILTINS
     | INFINITIES
-    | {"isnan"}
+    | fp_builtins.NAMES
+    | {"isnan", "nan", "nanf"}
 )
 
 

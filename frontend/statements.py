@@ -163,6 +163,14 @@ class FunctionLowerer(ExpressionLowering):
         """
         levels: list[ci.Type] = []
         t = decl.type
+        pointee = (
+            t.get_canonical().get_pointee()
+            if t.get_canonical().kind == ci.TypeKind.POINTER
+            else None
+        )
+        to_array = pointee is not None and pointee.get_canonical().kind in _ARRAY_KINDS
+        if to_array:  # `float (*A)[m]`
+            t = pointee
         while t.get_canonical().kind in _ARRAY_KINDS:
             levels.append(t.get_canonical())
             t = t.get_canonical().element_type
@@ -192,6 +200,10 @@ class FunctionLowerer(ExpressionLowering):
                 size = sizes[depth]
                 result = ct.ArrayType(result, symbolic(size), vla_key=key)
                 pending.append((key, size))
+        if to_array:  # as a parameter, `float (*A)[m]` is the same as `float A[][m]`
+            result = (
+                ct.ArrayType(result, None) if decl.kind == K.PARM_DECL else ct.PointerType(result)
+            )
         return result, pending
 
     def local_declaration(self, decl: ci.Cursor) -> None:
