@@ -11,7 +11,7 @@ import clang.cindex as ci
 from llvmlite import ir
 
 from ..diagnostics import SourceLocation
-from ..ir_passes.cfg import CFG
+from ..ir_passes.cfg import reverse_postorder, successors
 from . import c_types as ct
 from .clang_ast import (
     K,
@@ -515,7 +515,10 @@ def _case_labels(body: ci.Cursor):
 def keep_reachable_blocks_in_order(function: ir.Function) -> None:
     """Put the blocks in reverse postorder (so the IR reads top-down) and drop those no path
     from the entry reaches, with the phi inputs that came from them."""
-    function.blocks = CFG(function).reverse_postorder()
+    # successors are visited last-first so that a loop body comes before the loop's exit
+    function.blocks = reverse_postorder(
+        function.entry_basic_block, lambda block: successors(block)[::-1]
+    )
     reachable = set(function.blocks)
     for block in function.blocks:
         for instr in block.instructions:
