@@ -9,6 +9,9 @@ from .unsupported import Unsupported
 
 T = ci.TypeKind
 
+#: the kinds of array types (VLAs and `[]` included)
+ARRAY_KINDS = (T.CONSTANTARRAY, T.INCOMPLETEARRAY, T.VARIABLEARRAY)
+
 _SCALARS = {
     T.BOOL: ct.BOOL,
     T.CHAR_S: ct.CHAR,

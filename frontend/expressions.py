@@ -32,7 +32,7 @@ from .clang_ast import (
     strip_parens,
     unary_operator,
 )
-from .clang_types import ctype_of
+from .clang_types import ARRAY_KINDS, ctype_of
 from .conversions import convert, int_result, to_index, truth_value
 from .math_calls import (
     EXACT_INTRINSICS,
@@ -333,11 +333,7 @@ class ExpressionLowering:
     def convert_to(self, value: RValue, clang_type: ci.Type, where: ci.Cursor) -> RValue:
         """Convert to the type clang gives a node, keeping our own pointer/array types."""
         kind = clang_type.get_canonical().kind
-        if kind in (
-            ci.TypeKind.CONSTANTARRAY,
-            ci.TypeKind.INCOMPLETEARRAY,
-            ci.TypeKind.VARIABLEARRAY,
-        ):
+        if kind in ARRAY_KINDS:
             return value  # a parameter declared as an array: already its pointer
         if kind == ci.TypeKind.POINTER and _pointee_is_vla(clang_type):
             # only a pointer that already has this VLA shape (a VLA parameter passed on) can
@@ -736,11 +732,7 @@ def _pointee_is_vla(clang_type: ci.Type) -> bool:
     t = clang_type.get_canonical()
     while t.kind == ci.TypeKind.POINTER:
         t = t.get_pointee().get_canonical()
-    while t.kind in (
-        ci.TypeKind.CONSTANTARRAY,
-        ci.TypeKind.INCOMPLETEARRAY,
-        ci.TypeKind.VARIABLEARRAY,
-    ):
+    while t.kind in ARRAY_KINDS:
         if t.kind == ci.TypeKind.VARIABLEARRAY:
             return True
         t = t.element_type.get_canonical()

@@ -18,7 +18,7 @@ from llvmlite import ir
 
 from . import c_types as ct
 from .clang_ast import K, declaration_key, location, var_initializer
-from .clang_types import ctype_of
+from .clang_types import ARRAY_KINDS, ctype_of
 from .debuginfo import DebugInfo
 from .expressions import FunctionState, Variable
 from .initializers import flatten, fold
@@ -223,12 +223,9 @@ def _extension_attribute(value: ir.Argument | ir.ReturnValue, t: ct.CType) -> No
         value.add_attribute("signext" if t.signed else "zeroext")
 
 
-_ARRAY_KINDS = (ci.TypeKind.CONSTANTARRAY, ci.TypeKind.INCOMPLETEARRAY, ci.TypeKind.VARIABLEARRAY)
-
-
 def _passed_as_pointer(arg: ci.Type) -> bool:
     """Pointer parameters, and array parameters (libclang reports them unadjusted)."""
-    return arg.get_canonical().kind in (ci.TypeKind.POINTER, *_ARRAY_KINDS)
+    return arg.get_canonical().kind in (ci.TypeKind.POINTER, *ARRAY_KINDS)
 
 
 def is_restrict_parameter(decl: ci.Cursor, arg: ci.Type) -> bool:
@@ -247,9 +244,9 @@ def _is_const(clang_type: ci.Type) -> bool:
     """Whether an object (or every element of an array) is const-qualified."""
     t = clang_type
     while not t.is_const_qualified():
-        if t.kind in _ARRAY_KINDS:
+        if t.kind in ARRAY_KINDS:
             t = t.element_type
-        elif t.get_canonical().kind in _ARRAY_KINDS:
+        elif t.get_canonical().kind in ARRAY_KINDS:
             t = t.get_canonical().element_type
         else:
             return t.get_canonical().is_const_qualified()

@@ -26,7 +26,7 @@ from .clang_ast import (
     unary_operator,
     var_initializer,
 )
-from .clang_types import ctype_of
+from .clang_types import ARRAY_KINDS, ctype_of
 from .conversions import convert
 from .expressions import (
     ExpressionLowering,
@@ -41,8 +41,6 @@ from .ssa import remove_trivial_phis
 from .symbolic import SUPPORTED_OPERATORS as SYMBOLIC_OPERATORS
 from .symbolic import BinOp, Const, Neg, SymExpr, Var
 from .unsupported import Unsupported
-
-_ARRAY_KINDS = (ci.TypeKind.CONSTANTARRAY, ci.TypeKind.INCOMPLETEARRAY, ci.TypeKind.VARIABLEARRAY)
 
 _REJECTED_STATEMENTS = {
     K.GOTO_STMT: "goto is not supported",
@@ -168,10 +166,10 @@ class FunctionLowerer(ExpressionLowering):
             if t.get_canonical().kind == ci.TypeKind.POINTER
             else None
         )
-        to_array = pointee is not None and pointee.get_canonical().kind in _ARRAY_KINDS
+        to_array = pointee is not None and pointee.get_canonical().kind in ARRAY_KINDS
         if to_array:  # `float (*A)[m]`
             t = pointee
-        while t.get_canonical().kind in _ARRAY_KINDS:
+        while t.get_canonical().kind in ARRAY_KINDS:
             levels.append(t.get_canonical())
             t = t.get_canonical().element_type
         if not levels:
