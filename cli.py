@@ -8,6 +8,7 @@ reported as an internal error with status 70 (EX_SOFTWARE).
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 import tempfile
@@ -56,15 +57,38 @@ def _key_value(text: str) -> tuple[str, str]:
     return key, value
 
 
+def _non_negative(text: str) -> int | None:
+    """`text` as an integer >= 0 (decimal, or with a 0x/0o/0b prefix); None if it is not one."""
+    try:
+        value = int(text, 0)
+    except ValueError:
+        return None
+    return value if value >= 0 else None
+
+
 def _extent(text: str) -> tuple[str, int]:
     key, value = _key_value(text)
-    try:
-        elements = int(value, 0)
-    except ValueError:
-        elements = -1
-    if elements < 0:
+    elements = _non_negative(value)
+    if elements is None:
         raise argparse.ArgumentTypeError(f"expected NAME=ELEMENTS (an integer >= 0), got {text!r}")
     return key, elements
+
+
+def _seed(text: str) -> int:
+    seed = _non_negative(text)
+    if seed is None:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}")
+    return seed
+
+
+def _seconds(text: str) -> float:
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = math.nan
+    if not 0 < seconds < math.inf:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds > 0, got {text!r}")
+    return seconds
 
 
 def _tolerance(text: str):
@@ -117,7 +141,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="elements of a pointer parameter whose footprint depends on data",
     )
     check.add_argument("--passes", metavar="PIPELINE", help="pass pipeline, e.g. 'unroll(4)'")
-    check.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
+    check.add_argument(
+        "--seed", type=_seed, default=0, help="seed of the random inputs (an integer >= 0)"
+    )
     check.add_argument(
         "--tolerance",
         type=_tolerance,
@@ -126,7 +152,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     check.add_argument(
         "--timeout",
-        type=float,
+        type=_seconds,
         default=60.0,
         metavar="SECONDS",
         help="time limit of each run (default 60)",

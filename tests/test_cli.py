@@ -65,6 +65,11 @@ def test_requested_skipped_function_fails(capsys, c_file):
             "--param q: no checked function has a scalar parameter named 'q'",
         ),
         (["check", "{path}", "--param", "n"], "expected NAME=VALUE"),
+        (["check", "{path}", "--seed", "-3"], "argument --seed: expected an integer >= 0"),
+        (["check", "{path}", "--timeout", "-1"], "argument --timeout: expected a number of"),
+        (["check", "{path}", "--timeout", "0"], "argument --timeout: expected a number of"),
+        (["check", "{path}", "--timeout", "nan"], "argument --timeout: expected a number of"),
+        (["check", "{path}", "-O7"], "argument -O: invalid choice: 7"),
         (["check", "{path}"], "error: SCALE must be defined"),
         (
             ["emit", "{path}", "-DSCALE=2", "--emit", "llvm", "-o", "/nonexistent/dir/x.ll"],
