@@ -9,17 +9,18 @@ ERROR line), then every buffer byte, the guard zones and the return value are co
 from __future__ import annotations
 
 import math
-import struct
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
+
 from ..emit.host_jit import IRVerificationError, JitModule, compile_module
-from ..frontend.c_types import ArrayType, CType, FloatType, IntType
+from ..frontend.c_types import ArrayType, CType, FloatType, IntType, VoidType, numpy_dtype_name
 from ..frontend.signature import FunctionInfo, LoweredModule
 from ..ir_passes.pipeline import parse_pipeline, run_pipeline
 from .buffers import BufferSet, BufferSizeError, BufferSpec, make_inputs
-from .compare import Tolerance, compare_buffers, guard_damage
+from .compare import Tolerance, compare_buffers, compare_return_values, guard_damage
 from .footprint import DataDependentFootprint, FootprintError, FootprintProbe
 from .isolate import ChildFailure, run_isolated
 from .marshal import (
@@ -212,8 +213,11 @@ class _FileCheck:
                 "MISMATCH",
                 f"{comparison.first}, {comparison.differing} of {comparison.total} elements differ",
             )
-        if not _same_result(info.result, jit_result, ref_result):
-            raise _Failed("MISMATCH", f"return value = {jit_result} (reference {ref_result})")
+        difference = compare_return_values(
+            jit_result, ref_result, _result_dtype(info.result), self.options.tolerance
+        )
+        if difference:
+            raise _Failed("MISMATCH", difference)
         plural = "" if len(specs) == 1 else "s"
         return CheckResult(
             "OK",
@@ -235,11 +239,8 @@ def _declared(ctype: CType, scalars: dict) -> tuple[int, ...] | None:
     return declared_shape(ctype, scalars) if isinstance(ctype, ArrayType) else None
 
 
-def _same_result(result: CType, a: object, b: object) -> bool:
-    if isinstance(result, FloatType):
-        fmt = "<f" if result.bits == 32 else "<d"
-        return struct.pack(fmt, a) == struct.pack(fmt, b)
-    return a == b
+def _result_dtype(result: CType) -> np.dtype | None:
+    return None if isinstance(result, VoidType) else np.dtype(numpy_dtype_name(result))
 
 
 def check_file(

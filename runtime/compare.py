@@ -1,7 +1,10 @@
 """Comparing a JIT run with the reference run: every buffer byte, guard zones, return value.
 
-Bit-exact by default. A `Tolerance` (max ULP distance and/or relative error) exists for passes
-that declare reassociation; it applies to floating-point elements only.
+Bit-exact by default, with one exception: any NaN equals any NaN. C fixes neither the sign nor
+the payload of a NaN, and they do differ between a quotient LLVM folds at compile time and the
+one the CPU computes (`0.0f / 0.0f`). A `Tolerance` (max ULP distance and/or relative error)
+exists for passes that declare reassociation; it applies to floating-point values only. Guard
+zones are always compared byte for byte.
 """
 
 from __future__ import annotations
@@ -54,14 +57,20 @@ def _ordered(values: np.ndarray) -> np.ndarray:
     return np.where(signed < 0, np.int64(-(1 << (bits - 1))) - signed, signed)
 
 
+def _bits(values: np.ndarray) -> np.ndarray:
+    return values.view(np.dtype(f"u{values.dtype.itemsize}"))
+
+
 def equal_elements(jit: np.ndarray, ref: np.ndarray, tolerance: Tolerance) -> np.ndarray:
-    """Per element: are the two runs' values the same (under `tolerance` for floats)?"""
-    unsigned = np.dtype(f"u{jit.dtype.itemsize}")
-    same = jit.view(unsigned) == ref.view(unsigned)
-    if tolerance.exact or jit.dtype.kind != "f":
+    """Per element: are the two runs' values the same (any NaN equals any NaN; under
+    `tolerance` for floats)?"""
+    same = _bits(jit) == _bits(ref)
+    if jit.dtype.kind != "f":
+        return same
+    same |= np.isnan(jit) & np.isnan(ref)
+    if tolerance.exact:
         return same
     with np.errstate(all="ignore"):
-        both_nan = np.isnan(jit) & np.isnan(ref)
         close = np.zeros_like(same)
         if tolerance.max_ulp is not None:
             distance = np.abs(_ordered(jit) - _ordered(ref))
@@ -70,11 +79,18 @@ def equal_elements(jit: np.ndarray, ref: np.ndarray, tolerance: Tolerance) -> np
             close |= np.abs(jit.astype(np.float64) - ref) <= tolerance.rel * np.abs(
                 ref.astype(np.float64)
             )
-    return same | both_nan | (close & np.isfinite(jit) & np.isfinite(ref))
+    return same | (close & np.isfinite(jit) & np.isfinite(ref))
 
 
 def format_value(value: np.generic) -> str:
-    return str(value.item()) if value.dtype.kind in "iub" else str(value)
+    """The value as a number; a NaN with its sign and bits, which `str` hides."""
+    if value.dtype.kind in "iub":
+        return str(value.item())
+    if np.isnan(value):
+        bits = _bits(np.array([value]))[0]
+        sign = "-" if np.signbit(value) else ""
+        return f"{sign}nan (0x{int(bits):0{2 * value.dtype.itemsize}x})"
+    return str(value)
 
 
 def format_index(spec: BufferSpec, flat: int) -> str:
@@ -109,6 +125,19 @@ class Comparison:
     differing: int  # elements
     total: int  # elements
     first: str | None  # "dst[3,17] = 0.4 (reference 0.41)"
+
+
+def compare_return_values(
+    jit: object, ref: object, dtype: np.dtype | None, tolerance: Tolerance
+) -> str | None:
+    """None if the two runs returned the same value (as elements are compared), else the
+    difference described; `dtype` is None for a void function."""
+    if dtype is None:
+        return None
+    a, b = np.array([jit], dtype), np.array([ref], dtype)
+    if equal_elements(a, b, tolerance)[0]:
+        return None
+    return f"return value = {format_value(a[0])} (reference {format_value(b[0])})"
 
 
 def compare_buffers(jit: BufferSet, ref: BufferSet, tolerance: Tolerance) -> Comparison:
