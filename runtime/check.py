@@ -134,7 +134,9 @@ class _FileCheck:
 
     def probe(self) -> FootprintProbe:
         if self._probe is None:
-            self._probe = FootprintProbe(self.lower(str(self.path), self.cflags))
+            self._probe = FootprintProbe(
+                self.lower(str(self.path), self.cflags), timeout=self.options.timeout
+            )
         return self._probe
 
     def buffer_specs(self, info: FunctionInfo, scalars: dict) -> list[BufferSpec]:

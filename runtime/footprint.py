@@ -152,10 +152,10 @@ class FootprintProbe:
         except ChildFailure as failure:
             if failure.exit_status == probe.BUDGET_EXIT_STATUS:
                 raise FootprintError(
-                    f"dry run of {info.name} stopped after {self.budget} memory accesses; "
+                    f"dry run stopped after {self.budget} memory accesses; "
                     "pass the extents explicitly"
                 ) from None
-            raise FootprintError(f"dry run of {info.name} {failure}") from None
+            raise FootprintError(f"dry run {failure}") from None
         rows = [raw[4 * r : 4 * r + 4] for r in range(probe.REGION_COUNT)]
         stray = any(_recorded(row) for r, row in enumerate(rows) if not 0 < r <= len(buffers))
         far = any(
@@ -165,8 +165,7 @@ class FootprintProbe:
         )
         if stray or far:
             raise FootprintError(
-                f"dry run of {info.name} accessed memory more than 2**49 bytes away from "
-                "a buffer parameter"
+                "dry run accessed memory more than 2**49 bytes away from a buffer parameter"
             )
         result = {}
         for k, param in enumerate(buffers):

@@ -169,3 +169,16 @@ def test_nan_signs_and_payloads_are_not_compared(c_file):
     """
     [result] = check_file(c_file(source), [], CheckOptions(params={"n": "5"}))
     assert str(result) == "OK fill_invalid: bit-exact, 1 buffer, 5 elements"
+
+
+def test_the_dry_run_honours_the_timeout(c_file):
+    source = """
+    void spin(float *a) {
+        unsigned k = 1;
+        while (k)
+            k *= 3;
+        a[0] = (float)k;
+    }
+    """
+    [result] = check_file(c_file(source), [], CheckOptions(timeout=0.5))
+    assert str(result) == "ERROR spin: dry run timed out after 0.5 s"
