@@ -127,8 +127,9 @@ class _FileCheck:
             self.setup_error = f"internal error: {exc}"
             return
         infos = [self.lowered.functions[n] for n in names]
+        external = [i.name for i in self.lowered.functions.values() if not i.is_static]
         try:
-            self.reference = Reference(self.path, self.cflags, infos)
+            self.reference = Reference(self.path, self.cflags, infos, external)
         except ReferenceBuildError as exc:
             self.setup_error = f"the reference does not build: {exc}"
 
@@ -188,6 +189,9 @@ class _FileCheck:
     def _check(self, info: FunctionInfo) -> CheckResult:
         if self.setup_error:
             raise _Failed("ERROR", self.setup_error)
+        if info.name in self.reference.errors:
+            message = self.reference.errors[info.name]
+            raise _Failed("ERROR", f"the reference does not build: {message}")
         try:
             scalars = scalar_arguments(info, self.options.params)
         except (TypeError, ValueError) as exc:

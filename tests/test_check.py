@@ -10,6 +10,7 @@ from conftest import (
     GATHER,
     I64,
     Kernel,
+    blur3_body,
     counted_loop,
     element,
     lowered_module,
@@ -182,3 +183,35 @@ def test_the_dry_run_honours_the_timeout(c_file):
     """
     [result] = check_file(c_file(source), [], CheckOptions(timeout=0.5))
     assert str(result) == "ERROR spin: dry run timed out after 0.5 s"
+
+
+def test_c99_inline_functions_are_emitted_for_the_reference(c_file):
+    """`inline` alone defines no symbol: the wrapper must redeclare sq_i extern."""
+    source = """
+    inline int sq_i(int x) { return x * x; }
+    void use_inline(const short *a, int *b, int n) {
+        for (int i = 0; i < n; i++) b[i] = sq_i(a[i]);
+    }
+    """
+    results = check_file(c_file(source), [], CheckOptions(params={"n": "5"}))
+    assert [r.status for r in results] == ["SKIPPED", "OK"]
+
+
+def test_a_function_that_does_not_link_costs_only_itself(c_file):
+    source = (
+        BLUR3_C
+        + """
+    void missing(float *p);
+    void blur3_logged(const float *in, float *out, int n) {
+        blur3(in, out, n);
+        missing(out);
+    }
+    """
+    )
+    logged = Kernel("blur3_logged", BLUR3.params, blur3_body)
+    results = check_file(
+        c_file(source), [], CheckOptions(params={"n": "7"}), lower_to([BLUR3, logged])
+    )
+    assert str(results[0]) == "OK blur3: bit-exact, 2 buffers, 16 elements"
+    assert str(results[1]).startswith("ERROR blur3_logged: the reference does not build: ")
+    assert "undefined reference to `missing'" in str(results[1])
