@@ -205,7 +205,9 @@ def _run_check(args: argparse.Namespace, cflags: list[str]) -> int:
         timeout=args.timeout,
     )
     _require_file(args.file)
-    results = check_file(args.file, cflags, options)
+    results = check_file(
+        args.file, cflags, options, warn=lambda m: print_diagnostics([Diagnostic("warning", m)])
+    )
     for result in results:
         print(result)
     print(summary(results))

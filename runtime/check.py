@@ -9,7 +9,8 @@ ERROR line), then every buffer byte, the guard zones and the return value are co
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+import warnings
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -250,10 +251,15 @@ def _result_dtype(result: CType) -> np.dtype | None:
 
 
 def check_file(
-    path: str | Path, cflags: list[str], options: CheckOptions, lower: Lower | None = None
+    path: str | Path,
+    cflags: list[str],
+    options: CheckOptions,
+    lower: Lower | None = None,
+    warn: Callable[[str], None] = warnings.warn,
 ) -> list[CheckResult]:
     """Check the functions of one C file; raises CompilerError for input the front end rejects
-    and CheckUsageError for options that name nothing in the file."""
+    and CheckUsageError for options that name nothing in the file. Options that name only
+    something not checked are passed to `warn`."""
     if lower is None:
         from ..frontend import lower_file as lower
     path = Path(path)
@@ -280,7 +286,7 @@ def check_file(
             )
         else:
             to_check.append(info)
-    _check_names(options, to_check)
+    _check_names(options, to_check, lowered, warn)
     if to_check:
         file_check.prepare([info.name for info in to_check])
     for info in to_check:
@@ -288,17 +294,48 @@ def check_file(
     return [results[name] for name in selected]
 
 
-def _check_names(options: CheckOptions, infos: list[FunctionInfo]) -> None:
-    """--param and --extent must name a parameter of some function being checked."""
-    scalars = {p.name for i in infos for p in i.params if not is_buffer(p)}
-    buffers = {p.name for i in infos for p in i.params if is_buffer(p)}
-    for flag, names, known in (
-        ("--param", options.params, scalars),
-        ("--extent", options.extents, buffers),
+def _check_names(
+    options: CheckOptions,
+    checked: list[FunctionInfo],
+    lowered: LoweredModule,
+    warn: Callable[[str], None],
+) -> None:
+    """--param and --extent must name a parameter of a function being checked.
+
+    A name only unchecked functions have is ignored with a warning, and so is an unknown
+    name in a file where the front end skipped functions (their parameters are not known);
+    any other name is an error (a typo).
+    """
+    for flag, names, buffers in (
+        ("--param", options.params, False),
+        ("--extent", options.extents, True),
     ):
+        kind = "pointer or array" if buffers else "scalar"
         for name in names:
-            if name not in known:
-                kind = "scalar" if flag == "--param" else "pointer or array"
+            if _having(checked, name, buffers):
+                continue
+            owners = _having(lowered.functions.values(), name, buffers)
+            if owners:
+                warn(
+                    f"{flag} {name} is ignored: only {', '.join(owners)}, which "
+                    f"{'is' if len(owners) == 1 else 'are'} not checked, "
+                    f"{'has' if len(owners) == 1 else 'have'} a {kind} parameter named '{name}'"
+                )
+            elif lowered.skipped:
+                warn(
+                    f"{flag} {name} is ignored: no lowered function has a {kind} parameter "
+                    f"named '{name}' (the parameters of skipped functions are not known)"
+                )
+            else:
                 raise CheckUsageError(
                     f"{flag} {name}: no checked function has a {kind} parameter named '{name}'"
                 )
+
+
+def _having(infos: Iterable[FunctionInfo], name: str, buffer: bool) -> list[str]:
+    """The functions among `infos` with a parameter `name` (a buffer one, or a scalar one)."""
+    return [
+        info.name
+        for info in infos
+        if any(p.name == name and is_buffer(p) == buffer for p in info.params)
+    ]

@@ -215,3 +215,18 @@ def test_a_function_that_does_not_link_costs_only_itself(c_file):
     assert str(results[0]) == "OK blur3: bit-exact, 2 buffers, 16 elements"
     assert str(results[1]).startswith("ERROR blur3_logged: the reference does not build: ")
     assert "undefined reference to `missing'" in str(results[1])
+
+
+def test_unknown_names_are_warnings_when_functions_were_skipped(c_file):
+    """A skipped function's parameters are not known: `m` may be one of them."""
+    skipped = [("weird", "goto is not supported")]
+    options = CheckOptions(params={"n": "5", "m": "3"}, extents={"p": 4})
+    with pytest.warns(UserWarning) as caught:
+        results = check_file(c_file(BLUR3_C), [], options, lower_to([BLUR3], skipped))
+    assert [r.status for r in results] == ["OK", "SKIPPED"]
+    assert [str(w.message) for w in caught] == [
+        "--param m is ignored: no lowered function has a scalar parameter named 'm' "
+        "(the parameters of skipped functions are not known)",
+        "--extent p is ignored: no lowered function has a pointer or array parameter named 'p' "
+        "(the parameters of skipped functions are not known)",
+    ]

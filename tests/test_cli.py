@@ -60,10 +60,6 @@ def test_requested_skipped_function_fails(capsys, c_file):
             ["check", "{path}", "-DSCALE=2", "--passes", "unroll(4)"],
             "unknown pass 'unroll' (valid passes: none available yet)",
         ),
-        (
-            ["check", "{path}", "-DSCALE=2", "--param", "q=3"],
-            "--param q: no checked function has a scalar parameter named 'q'",
-        ),
         (["check", "{path}", "--param", "n"], "expected NAME=VALUE"),
         (["check", "{path}", "--seed", "-3"], "argument --seed: expected an integer >= 0"),
         (["check", "{path}", "--timeout", "-1"], "argument --timeout: expected a number of"),
@@ -145,3 +141,32 @@ def test_mismatch_names_the_multidimensional_index(capsys, c_file, monkeypatch):
     assert status == 1
     assert out.splitlines()[0].startswith("MISMATCH j2: B[1,1] = ")
     assert out.splitlines()[0].endswith(", 9 of 50 elements differ")
+
+
+def test_a_misspelt_parameter_is_an_error(capsys, c_file):
+    path = c_file("void scale(float *a, int n) { for (int i = 0; i < n; i++) a[i] *= 2; }")
+    status, out, err = run(capsys, "check", str(path), "--param", "m=3")
+    assert status == 1 and out == ""
+    assert err == (
+        "pycc-stencil: error: --param m: no checked function has a scalar parameter named 'm'\n"
+    )
+
+
+def test_a_parameter_of_an_unchecked_function_is_a_warning(capsys, c_file):
+    source = """
+    void pitched(const void *src, float *dst, int w, int h, int pitch) {
+        for (int y = 0; y < h; y++)
+            for (int x = 0; x < w; x++)
+                dst[y * w + x] = ((const float *)((const char *)src + y * pitch))[x];
+    }
+    void scale(float *a, int w, int h) {
+        for (int i = 0; i < w * h; i++) a[i] *= 0.5f;
+    }
+    """
+    status, out, err = run(capsys, "check", str(c_file(source)), "--param", "pitch=160")
+    assert status == 0
+    assert out.splitlines()[-1] == "1 OK, 0 MISMATCH, 1 SKIPPED, 0 ERROR"
+    assert err == (
+        "pycc-stencil: warning: --param pitch is ignored: only pitched, which is not checked, "
+        "has a scalar parameter named 'pitch'\n"
+    )
