@@ -22,7 +22,7 @@ from ..frontend.signature import FunctionInfo, LoweredModule
 from ..ir_passes.pipeline import parse_pipeline, run_pipeline
 from .buffers import BufferSet, BufferSizeError, BufferSpec, make_inputs
 from .compare import Tolerance, compare_buffers, compare_return_values, guard_damage
-from .footprint import DataDependentFootprint, FootprintError, FootprintProbe
+from .footprint import FootprintError, FootprintProbe, ParamFootprint
 from .isolate import ChildFailure, run_isolated
 from .marshal import (
     buffer_dtype,
@@ -142,26 +142,31 @@ class _FileCheck:
         return self._probe
 
     def buffer_specs(self, info: FunctionInfo, scalars: dict) -> list[BufferSpec]:
-        """Extents from --extent, declared array types, or the measured footprint."""
+        """Extents from --extent, declared array types, or the measured footprint, which must
+        then stay inside the other two."""
         buffers = [p for p in info.params if is_buffer(p)]
-        footprints = {}
-        if any(p.name not in self.options.extents for p in buffers):
-            try:
-                footprints = self.probe().measure(info.name, scalars)
-            except DataDependentFootprint as exc:
-                unsized = [
-                    p.name
-                    for p in buffers
-                    if p.name not in self.options.extents and _declared(p.ctype, scalars) is None
-                ]
-                if unsized:
-                    raise _Failed(
-                        "ERROR",
-                        f"cannot size {', '.join(unsized)}: the footprint depends on data "
-                        f"({exc.dependence}); pass --extent NAME=ELEMENTS for each",
-                    ) from None
-            except FootprintError as exc:
+        if not buffers:
+            return []
+        dependences = self.probe().dependences(info.name)
+        unsized = [
+            p.name
+            for p in buffers
+            if p.name not in self.options.extents and _declared(p.ctype, scalars) is None
+        ]
+        needed = [name for name in unsized if name in dependences]
+        if needed:
+            hint = f"{needed[0]}=ELEMENTS" if len(needed) == 1 else "NAME=ELEMENTS for each"
+            raise _Failed(
+                "ERROR",
+                f"cannot size {', '.join(needed)}: the footprint depends on data "
+                f"({dependences[needed[0]]}); pass --extent {hint}",
+            )
+        try:
+            footprints = self.probe().measure(info.name, scalars)
+        except FootprintError as exc:
+            if unsized:
                 raise _Failed("ERROR", str(exc)) from None
+            footprints = {}  # only wanted to check the given extents
         specs = []
         for param in buffers:
             footprint = footprints.get(param.name)
@@ -179,7 +184,27 @@ class _FileCheck:
                     shape = (rows, *declared_shape(param.ctype, scalars, outer=rows)[1:])
             read = footprint is None or footprint.read is not None
             specs.append(BufferSpec(param.name, buffer_dtype(param), lo, hi, read, shape))
+        self._check_bounds(specs, footprints)
         return specs
+
+    def _check_bounds(self, specs: list[BufferSpec], footprints: dict[str, ParamFootprint]) -> None:
+        """ERROR if a footprint leaves its buffer (an extent too small, an off-by-one)."""
+        for spec in specs:
+            footprint = footprints.get(spec.name)
+            if footprint is None:
+                continue
+            for verb, elements in (("reads", footprint.read), ("writes", footprint.written)):
+                if elements and (elements[0] < spec.lo or elements[1] > spec.hi):
+                    given = (
+                        f" (--extent {spec.name}={spec.count})"
+                        if spec.name in self.options.extents
+                        else ""
+                    )
+                    raise _Failed(
+                        "ERROR",
+                        f"{verb} {spec.name}[{elements[0]}..{elements[1] - 1}] but {spec.name} "
+                        f"has {_count(spec.count, 'element')}{given}",
+                    )
 
     def check(self, info: FunctionInfo) -> CheckResult:
         try:
@@ -202,6 +227,11 @@ class _FileCheck:
             jit_buffers = make_inputs(specs, self.options.seed, info.name)
         except BufferSizeError as exc:
             raise _Failed("ERROR", str(exc)) from None
+        if specs and self.probe().dependences(info.name):  # extents given, check them here
+            try:
+                self._check_bounds(specs, self.probe().trace(info.name, scalars, jit_buffers))
+            except FootprintError as exc:
+                raise _Failed("ERROR", str(exc)) from None
         ref_buffers = jit_buffers.copy()
         jit_fn = prototype(info)(self.jit.function_address(info.name))
         jit_result = self._run("JIT code", jit_fn, info, scalars, jit_buffers)
@@ -225,12 +255,11 @@ class _FileCheck:
         )
         if difference:
             raise _Failed("MISMATCH", difference)
-        plural = "" if len(specs) == 1 else "s"
         return CheckResult(
             "OK",
             info.name,
-            f"{self.options.tolerance.describe()}, {len(specs)} buffer{plural}, "
-            f"{comparison.total} element{'' if comparison.total == 1 else 's'}",
+            f"{self.options.tolerance.describe()}, {_count(len(specs), 'buffer')}, "
+            f"{_count(comparison.total, 'element')}",
         )
 
     def _run(self, who: str, function, info: FunctionInfo, scalars: dict, buffers: BufferSet):
@@ -239,6 +268,10 @@ class _FileCheck:
             return run_isolated(lambda: function(*args), self.options.timeout)
         except ChildFailure as failure:
             raise _Failed("ERROR", f"{who} {failure}") from None
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 def _declared(ctype: CType, scalars: dict) -> tuple[int, ...] | None:

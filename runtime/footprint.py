@@ -2,15 +2,22 @@
 
 A C pointer parameter says nothing about how much memory the kernel touches; the harness must
 allocate (and the API must check) exactly that. The dry run (see `probe`) passes fake addresses
-and records, per parameter, the lowest and highest element read and written. It is exact when
-no address and no decision to access a buffer depends on buffer contents, which
-`ir_passes.taint` proves first; otherwise the extent must come from the user.
+and records, per parameter, the lowest and highest element read and written. For one parameter
+it is exact when no address of an access to it, and no decision to make one, depends on buffer
+contents, which `ir_passes.taint` proves first; the footprint of the other parameters must come
+from elsewhere (declared shapes, the user). Their data-dependent accesses are recorded in their
+own fake regions, which are ignored; a wild address there can only widen another parameter's
+range, never hide one of its accesses.
+
+A traced run executes the same instrumented code on real inputs (a copy), making every access
+inside the buffers and recording all of them: the footprint at this data, to check given
+extents against.
 
 The instrumented module is built from a private, freshly lowered copy of the file (the caller
 passes one): lowering again is deterministic and gives an independent object graph, where a
 deep copy of a llvmlite.ir module would share or duplicate its metadata caches and type
-objects by accident. The dry run executes in a child process, so a runaway loop is stopped by
-the access budget or the timeout without touching the caller.
+objects by accident. Runs execute in a child process, so a runaway loop is stopped by the
+access budget or the timeout without touching the caller.
 """
 
 from __future__ import annotations
@@ -19,9 +26,10 @@ import ctypes
 from dataclasses import dataclass
 
 from ..emit.host_jit import JitModule, compile_module
-from ..frontend.signature import FunctionInfo, LoweredModule
+from ..frontend.signature import FunctionInfo, LoweredModule, Param
 from ..ir_passes.taint import DataDependence, analyse_footprint
 from . import probe
+from .buffers import BufferSet
 from .isolate import ChildFailure, run_isolated
 from .marshal import element_size, is_buffer, prototype
 
@@ -30,15 +38,7 @@ DEFAULT_TIMEOUT = 120.0
 
 
 class FootprintError(RuntimeError):
-    """The footprint cannot be measured (data-dependent, too many accesses, crash)."""
-
-
-class DataDependentFootprint(FootprintError):
-    """Addresses or accessed buffers depend on buffer contents: no dry run can be exact."""
-
-    def __init__(self, function: str, dependence: DataDependence):
-        super().__init__(f"the footprint of {function} depends on data: {dependence}")
-        self.dependence = dependence
+    """The footprint cannot be measured (too many accesses, a crash, a timeout)."""
 
 
 @dataclass(frozen=True)
@@ -99,77 +99,106 @@ class FootprintProbe:
         self.budget = budget
         self.timeout = timeout
         analyses = {name: analyse_footprint(lowered.module, name) for name in lowered.functions}
-        self._dependences = {name: a.dependence for name, a in analyses.items()}
+        self._dependences = {
+            name: {self.functions[name].params[i].name: d for i, d in a.dependences.items()}
+            for name, a in analyses.items()
+        }
         shadows = {b: acc for a in analyses.values() for b, acc in a.shadows.items()}
         bounded = {i for a in analyses.values() for i in a.bounded}
         self._module = probe.instrument_module(lowered.module, shadows, bounded)
         self._jit: JitModule | None = None
         self._cache: dict[tuple, dict[str, ParamFootprint]] = {}
 
-    def dependence(self, name: str) -> DataDependence | None:
-        """Why the footprint of `name` depends on data, or None if a dry run is exact."""
+    def dependences(self, name: str) -> dict[str, DataDependence]:
+        """The pointer parameters of `name` whose footprint depends on data, and why."""
         return self._dependences[name]
 
     def measure(self, name: str, scalars: dict[str, int | float]) -> dict[str, ParamFootprint]:
-        """Footprints of every pointer and array parameter of `name` at these scalar values."""
+        """Footprints of the pointer and array parameters of `name` at these scalar values,
+        except those that depend on data (if all do, there is no dry run)."""
         info = self.functions[name]
         key = (name, tuple(scalars.get(p.name) for p in info.params))
         if key not in self._cache:
-            dependence = self._dependences[name]
-            if dependence is not None:
-                raise DataDependentFootprint(name, dependence)
-            self._cache[key] = self._dry_run(info, scalars)
+            exact = [p for p in _buffers(info) if p.name not in self._dependences[name]]
+            footprints = self._run(info, scalars, None) if exact else {}
+            for param in exact:
+                bounds = footprints[param.name].bounds
+                size = element_size(param)
+                if bounds and (bounds[0] * size < -_FAR or bounds[1] * size > 4 * _FAR):
+                    raise FootprintError(
+                        f"dry run accessed {param.name} more than 2**49 bytes away from its start"
+                    )
+            self._cache[key] = {p.name: footprints[p.name] for p in exact}
         return self._cache[key]
+
+    def trace(
+        self, name: str, scalars: dict[str, int | float], buffers: BufferSet
+    ) -> dict[str, ParamFootprint]:
+        """Footprints of every pointer and array parameter of `name` in a run on the data of
+        `buffers`, whose contents are not changed."""
+        return self._run(self.functions[name], scalars, buffers.copy())
 
     def _compiled(self) -> JitModule:
         if self._jit is None:
             self._jit = compile_module(self._module, self.functions, opt_level=1)
         return self._jit
 
-    def _dry_run(self, info: FunctionInfo, scalars: dict[str, int | float]) -> dict:
+    def _run(
+        self, info: FunctionInfo, scalars: dict[str, int | float], real: BufferSet | None
+    ) -> dict[str, ParamFootprint]:
+        """Run the instrumented `info`: a dry run, or traced on the buffers `real`."""
         jit = self._compiled()
-        buffers = [p for p in info.params if is_buffer(p)]
-        args = []
-        for param in info.params:
-            if is_buffer(param):
-                args.append(probe.fake_base(buffers.index(param)))
-            else:
-                args.append(scalars[param.name])
+        buffers = _buffers(info)
+        args = [
+            probe.fake_base(buffers.index(p)) if is_buffer(p) else scalars[p.name]
+            for p in info.params
+        ]
         function = prototype(info)(jit.function_address(info.name))
-        table_type = ctypes.c_int64 * (4 * probe.REGION_COUNT)
-        table = table_type.from_address(jit.global_address(probe.TABLE))
-        counter = ctypes.c_int64.from_address(jit.global_address(probe.COUNTER))
-        budget = ctypes.c_int64.from_address(jit.global_address(probe.BUDGET))
+        table = (ctypes.c_int64 * (4 * probe.REGION_COUNT)).from_address(
+            jit.global_address(probe.TABLE)
+        )
+        regions = (ctypes.c_int64 * (3 * probe.REGION_COUNT)).from_address(
+            jit.global_address(probe.REAL)
+        )
+        shadowing, counter, budget = (
+            ctypes.c_int64.from_address(jit.global_address(g))
+            for g in (probe.SHADOWING, probe.COUNTER, probe.BUDGET)
+        )
 
         def run() -> list[int]:
             table[:] = [(1 << 63) - 1, -(1 << 63)] * (2 * probe.REGION_COUNT)
             counter.value, budget.value = 0, self.budget
+            shadowing.value = real is None
+            if real is not None:
+                for k, param in enumerate(buffers, start=1):
+                    spec = real.specs[param.name]
+                    size = spec.dtype.itemsize
+                    regions[3 * k : 3 * k + 3] = [
+                        real.pointer(param.name),
+                        spec.lo * size,
+                        spec.hi * size,
+                    ]
             function(*args)
             return list(table)
 
+        what = "dry run" if real is None else "traced run"
         try:
             raw = run_isolated(run, self.timeout)
         except ChildFailure as failure:
             if failure.exit_status == probe.BUDGET_EXIT_STATUS:
                 raise FootprintError(
-                    f"dry run stopped after {self.budget} memory accesses; "
+                    f"{what} stopped after {self.budget} memory accesses; "
                     "pass the extents explicitly"
                 ) from None
-            raise FootprintError(f"dry run {failure}") from None
+            raise FootprintError(f"{what} {failure}") from None
         rows = [raw[4 * r : 4 * r + 4] for r in range(probe.REGION_COUNT)]
-        stray = any(_recorded(row) for r, row in enumerate(rows) if not 0 < r <= len(buffers))
-        far = any(
-            lo < -_FAR or end > 4 * _FAR
-            for row in rows[1 : len(buffers) + 1]
-            for lo, end in _recorded(row)
-        )
-        if stray or far:
+        if any(_recorded(row) for r, row in enumerate(rows) if not 0 < r <= len(buffers)):
             raise FootprintError(
-                "dry run accessed memory more than 2**49 bytes away from a buffer parameter"
+                f"{what} accessed memory more than 2**49 bytes away from a buffer parameter"
             )
         result = {}
-        for k, param in enumerate(buffers):
-            read_lo, read_end, write_lo, write_end = rows[k + 1]
+        for k, param in enumerate(buffers, start=1):
+            read_lo, read_end, write_lo, write_end = rows[k]
             size = element_size(param)
             result[param.name] = ParamFootprint(
                 param.name,
@@ -177,3 +206,7 @@ class FootprintProbe:
                 _element_range(write_lo, write_end, size),
             )
         return result
+
+
+def _buffers(info: FunctionInfo) -> list[Param]:
+    return [p for p in info.params if is_buffer(p)]

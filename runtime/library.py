@@ -3,9 +3,9 @@
 Every call is checked before it reaches machine code: argument count, scalar ranges, array
 dtypes, contiguity, writability and size. Array sizes come from the declared array types
 evaluated at the scalar arguments, or for plain pointers from the measured footprint (cached
-per scalar arguments). When a footprint depends on the data (see `ir_passes.taint`), the size
-check of that function's plain pointers is skipped with a warning: the caller is then
-responsible for passing large enough arrays.
+per scalar arguments). When the footprint of a plain pointer depends on the data (see
+`ir_passes.taint`), its size check is skipped with a warning: the caller is then responsible
+for passing a large enough array.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from ..emit.host_jit import compile_module
 from ..frontend.c_types import ArrayType, PointerType
 from ..frontend.signature import FunctionInfo, LoweredModule, SkippedFunction
 from ..ir_passes.pipeline import parse_pipeline, run_pipeline
-from .footprint import DataDependentFootprint, FootprintProbe, ParamFootprint
+from .footprint import FootprintProbe, ParamFootprint
 from .marshal import (
     check_array,
     convert_scalar,
@@ -137,22 +137,27 @@ class Library:
         return sorted(set(super().__dir__()) | set(self.functions))
 
     def footprints(self, info: FunctionInfo, scalars: dict) -> dict[str, ParamFootprint]:
-        """Measured footprints of `info`'s buffer parameters; {} if they depend on data."""
+        """Measured footprints of `info`'s buffer parameters, except those that depend on
+        data."""
         if not any(is_buffer(p) for p in info.params):
             return {}
         if self._probe is None:
             self._probe = FootprintProbe(self._relower())
-        try:
-            return self._probe.measure(info.name, scalars)
-        except DataDependentFootprint as exc:
-            if info.name not in self._warned:
-                self._warned.add(info.name)
-                warnings.warn(
-                    f"{exc}; array sizes of {info.name} are not checked",
-                    DataDependentWarning,
-                    stacklevel=3,
-                )
-            return {}
+        dependences = self._probe.dependences(info.name)
+        unchecked = [
+            p.name
+            for p in info.params
+            if p.name in dependences and _needed_elements(p.ctype, scalars, None) is None
+        ]
+        if unchecked and info.name not in self._warned:
+            self._warned.add(info.name)
+            warnings.warn(
+                f"{info.name}: the size of {', '.join(unchecked)} is not checked: the footprint "
+                f"depends on data ({dependences[unchecked[0]]})",
+                DataDependentWarning,
+                stacklevel=3,
+            )
+        return self._probe.measure(info.name, scalars)
 
 
 def load(

@@ -1,15 +1,20 @@
-"""Instrument a module for the footprint dry run.
+"""Instrument a module for the footprint dry run (and for traced runs on real data).
 
 Each pointer parameter k of the probed function receives a fake base address in the
 non-canonical range, `fake_base(k)`, that no real object can have. Every load and store of the
 module goes through a helper that looks at the address: one with nonzero bits above bit 52
-belongs to fake region `address >> 52` and only widens that region's [lowest offset, highest
-end) byte range (separately for reads and writes), a load from it returning 0; any other address
-(locals, file-scope tables) is accessed normally. A counter stops the run past a budget of
-accesses (exit status `BUDGET_EXIT_STATUS`, so the dry run must run in a child process).
+belongs to fake region `address >> 52` and widens that region's [lowest offset, highest end)
+byte range (separately for reads and writes); any other address (locals, file-scope tables) is
+accessed normally. A fake access is then made in the region's real buffer if `REAL` gives it
+one and the offset is inside it, else skipped (a load gives 0): a dry run gives no region a
+buffer, a traced run gives every region its buffer, so it computes on the real data and
+records every access, even those outside the buffers, which it does not make. A counter stops
+the run past a budget of accesses (exit status `BUDGET_EXIT_STATUS`, so the run must be in a
+child process).
 
-Shadow accesses (see `ir_passes.taint`) are recorded at their branch: their addresses are
-recomputed there and recorded as if accessed, whichever way the branch then goes.
+Shadow accesses (see `ir_passes.taint`) are recorded at their branch when `SHADOWING` is set:
+their addresses are recomputed there and recorded as if accessed, whichever way the branch
+then goes.
 
 Integer divisions get a divisor that cannot trap, without changing any defined result: data
 read as 0 must not crash the dry run (the taint analysis proves such values never reach an
@@ -23,13 +28,15 @@ from llvmlite.ir import instructions as ins
 
 from ..ir_passes.cfg import CFG
 from ..ir_passes.dominance import DominatorTree, dominator_tree
+from ..ir_passes.memory import base_objects, fixed_size, store_size
 from ..ir_passes.rewrite import remove_instruction, replace_uses
-from ..ir_passes.taint import base_objects, fixed_size, store_size
 
 REGION_SHIFT = 52
 REGION_COUNT = 1 << (64 - REGION_SHIFT)
 FAKE_OFFSET = 1 << 50
 TABLE = "__pycc_fp_table"  # [REGION_COUNT x [4 x i64]]: read lo, read end, write lo, write end
+REAL = "__pycc_fp_real"  # [REGION_COUNT x [3 x i64]]: address of offset 0, valid [lo, end)
+SHADOWING = "__pycc_fp_shadowing"  # i64: nonzero to record shadow accesses
 COUNTER = "__pycc_fp_count"
 BUDGET = "__pycc_fp_budget"
 BUDGET_EXIT_STATUS = 86
@@ -50,11 +57,13 @@ class _Instrumenter:
 
     def __init__(self, module: ir.Module):
         self.module = module
-        table_type = ir.ArrayType(ir.ArrayType(_I64, 4), REGION_COUNT)
-        self.table = self._global(TABLE, table_type)
+        self.table = self._global(TABLE, ir.ArrayType(ir.ArrayType(_I64, 4), REGION_COUNT))
+        self.real = self._global(REAL, ir.ArrayType(ir.ArrayType(_I64, 3), REGION_COUNT))
+        self.shadowing = self._global(SHADOWING, _I64)
         self.counter = self._global(COUNTER, _I64)
         self.budget = self._global(BUDGET, _I64)
         self.record = self._define_record()
+        self.translate = self._define_translate()
         self.touch = self._define_touch()
         self.tick = self._define_tick()
         self.helpers: dict[tuple[str, bool, bool], ir.Function] = {}
@@ -76,15 +85,10 @@ class _Instrumenter:
         function = self._helper("__pycc_fp_record", ir.VoidType(), [_I64, _I64, _I64])
         address, size, slot = function.args
         b = ir.IRBuilder(function.append_basic_block("entry"))
-        region = b.lshr(address, ir.Constant(_I64, REGION_SHIFT))
-        low_bits = b.and_(address, ir.Constant(_I64, (1 << REGION_SHIFT) - 1))
-        offset = b.sub(low_bits, ir.Constant(_I64, FAKE_OFFSET))
+        region, offset = _region_offset(b, address)
         end = b.add(offset, size)
-        zero = ir.Constant(_I64, 0)
-        lo_ptr = b.gep(self.table, [zero, region, slot], inbounds=True)
-        end_ptr = b.gep(
-            self.table, [zero, region, b.add(slot, ir.Constant(_I64, 1))], inbounds=True
-        )
+        lo_ptr = b.gep(self.table, [_const(0), region, slot], inbounds=True)
+        end_ptr = b.gep(self.table, [_const(0), region, b.add(slot, _const(1))], inbounds=True)
         lo = b.load(lo_ptr, typ=_I64)
         b.store(b.select(b.icmp_signed("<", offset, lo), offset, lo), lo_ptr)
         old_end = b.load(end_ptr, typ=_I64)
@@ -92,13 +96,32 @@ class _Instrumenter:
         b.ret_void()
         return function
 
+    def _define_translate(self) -> ir.Function:
+        """translate(address, size): where the fake access is made in its region's real
+        buffer, or null if the region has none or the access is not inside it."""
+        function = self._helper("__pycc_fp_translate", ir.PointerType(), [_I64, _I64])
+        address, size = function.args
+        b = ir.IRBuilder(function.append_basic_block("entry"))
+        region, offset = _region_offset(b, address)
+        base, lo, end = (
+            b.load(b.gep(self.real, [_const(0), region, _const(k)], inbounds=True), typ=_I64)
+            for k in range(3)
+        )
+        inside = b.and_(
+            b.icmp_signed(">=", offset, lo), b.icmp_signed("<=", b.add(offset, size), end)
+        )
+        real = b.inttoptr(b.add(base, offset), ir.PointerType())
+        b.ret(b.select(inside, real, ir.Constant(ir.PointerType(), None)))
+        return function
+
     def _define_touch(self) -> ir.Function:
-        """touch(address, size, slot): record(...) if the address is fake, else nothing."""
+        """touch(address, size, slot): record(...) if shadowing and the address is fake."""
         function = self._helper("__pycc_fp_touch", ir.VoidType(), [_I64, _I64, _I64])
         b = ir.IRBuilder(function.append_basic_block("entry"))
         address = function.args[0]
         fake = b.icmp_unsigned("!=", b.lshr(address, _const(REGION_SHIFT)), _const(0))
-        with b.if_then(fake):
+        shadowing = b.icmp_unsigned("!=", b.load(self.shadowing, typ=_I64), _const(0))
+        with b.if_then(b.and_(fake, shadowing)):
             b.call(self.record, list(function.args))
         b.ret_void()
         return function
@@ -125,8 +148,9 @@ class _Instrumenter:
     def access_helper(self, t: ir.Type, store: bool, bounded: bool) -> ir.Function:
         """The helper that replaces a load or store of `t` (memoized).
 
-        Plain: a fake address is only recorded. Bounded (args: ..., object base, last valid
-        offset): an address outside the object is skipped, a load from it gives 0.
+        Plain: a fake address is recorded, then translated to real memory or skipped.
+        Bounded (args: ..., object base, last valid offset): an address outside the object is
+        skipped. A skipped load gives 0.
         """
         key = (str(t), store, bounded)
         if key not in self.helpers:
@@ -146,22 +170,26 @@ class _Instrumenter:
                 skip = b.icmp_unsigned(">", offset, last)
             else:
                 skip = b.icmp_unsigned("!=", b.lshr(address, _const(REGION_SHIFT)), _const(0))
-            skip_block = function.append_basic_block("skip")
+            fake_block = function.append_basic_block("fake")
             real_block = function.append_basic_block("real")
-            b.cbranch(skip, skip_block, real_block)
-            b.position_at_end(skip_block)
+            b.cbranch(skip, fake_block, real_block)
+            b.position_at_end(real_block)
+            _access(b, function, pointer, t, store)
+            b.position_at_end(fake_block)
             if not bounded:
                 size = _const(store_size(t))
                 b.call(self.record, [address, size, _const(WRITE if store else READ)])
-            b.position_at_end(real_block)
+                translated = b.call(self.translate, [address, size])
+                translated_block = function.append_basic_block("translated")
+                skipped_block = function.append_basic_block("skipped")
+                null = ir.Constant(ir.PointerType(), None)
+                b.cbranch(b.icmp_unsigned("==", translated, null), skipped_block, translated_block)
+                b.position_at_end(translated_block)
+                _access(b, function, translated, t, store)
+                b.position_at_end(skipped_block)
             if store:
-                b.store(function.args[0], pointer, align=1)
-                b.ret_void()
-                b.position_at_end(skip_block)
                 b.ret_void()
             else:
-                b.ret(b.load(pointer, typ=t, align=1))
-                b.position_at_end(skip_block)
                 b.ret(ir.Constant(t, None))
             self.helpers[key] = function
         return self.helpers[key]
@@ -207,6 +235,24 @@ class _Instrumenter:
 
 def _const(value: int) -> ir.Constant:
     return ir.Constant(_I64, value)
+
+
+def _region_offset(b: ir.IRBuilder, address: ir.Value) -> tuple[ir.Value, ir.Value]:
+    """A fake address's region and its byte offset from the region's fake base."""
+    region = b.lshr(address, _const(REGION_SHIFT))
+    offset = b.sub(b.and_(address, _const((1 << REGION_SHIFT) - 1)), _const(FAKE_OFFSET))
+    return region, offset
+
+
+def _access(
+    b: ir.IRBuilder, helper: ir.Function, pointer: ir.Value, t: ir.Type, store: bool
+) -> None:
+    """End an access helper with the access itself, at `pointer`."""
+    if store:
+        b.store(helper.args[0], pointer, align=1)
+        b.ret_void()
+    else:
+        b.ret(b.load(pointer, typ=t, align=1))
 
 
 def _recompute(b: ir.IRBuilder, value: ir.Value, block: ir.Block, clones: dict) -> ir.Value:

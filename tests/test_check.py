@@ -126,8 +126,67 @@ def test_data_dependent_footprint_needs_an_extent(c_file):
     path = c_file(GATHER_C)
     [result] = check_file(path, [], CheckOptions(), lower_to([GATHER]))
     assert result.status == "ERROR"
-    assert result.message.startswith("cannot size idx, in, out: the footprint depends on data")
-    assert "--extent NAME=ELEMENTS" in result.message
+    assert result.message.startswith("cannot size in: the footprint depends on data")
+    assert result.message.endswith("pass --extent in=ELEMENTS")
+
+
+def test_a_given_extent_is_checked_on_the_data(c_file):
+    """Random indices reach far outside `in`: found by a traced run, before any real run."""
+    path = c_file(GATHER_C)
+    options = CheckOptions(extents={"in": 1000})
+    [result] = check_file(path, [], options, lower_to([GATHER]))
+    assert str(result).startswith("ERROR gather: reads in[-")
+    assert str(result).endswith("but in has 1000 elements (--extent in=1000)")
+
+
+HISTOGRAM_C = """
+void apply_lut(const unsigned char *in, const unsigned char lut[256], unsigned char *out, int n) {
+    for (int i = 0; i < n; i++) out[i] = lut[in[i]];
+}
+void histogram(const unsigned short *src, unsigned *hist, int n) {
+    for (int i = 0; i < n; i++) hist[src[i] >> 8]++;
+}
+"""
+
+
+@pytest.mark.parametrize(
+    "extents, expected",
+    [
+        (
+            {},
+            "ERROR histogram: cannot size hist: the footprint depends on data "
+            "({path}:6:33: address depends on data read from a parameter buffer); "
+            "pass --extent hist=ELEMENTS",
+        ),
+        ({"hist": 256}, "OK histogram: bit-exact, 2 buffers, 5256 elements"),
+        (
+            {"hist": 255},
+            "ERROR histogram: reads hist[0..255] but hist has 255 elements (--extent hist=255)",
+        ),
+    ],
+)
+def test_only_buffers_indexed_by_data_need_an_extent(c_file, extents, expected):
+    path = c_file(HISTOGRAM_C)
+    options = CheckOptions(params={"n": "5000"}, extents=extents)
+    lut, histogram = check_file(path, [], options)
+    assert str(lut) == "OK apply_lut: bit-exact, 3 buffers, 10256 elements"
+    assert str(histogram) == expected.format(path=path)
+
+
+def test_accesses_outside_a_declared_or_given_extent_are_errors(c_file):
+    source = """
+    void offbyone(int n, const float A[n], float *out) {
+        for (int i = 0; i <= n; i++) out[i] = A[i];
+    }
+    void sum(const float *a, float *b) {
+        for (int i = 0; i < 1000; i++) b[0] += a[i];
+    }
+    """
+    options = CheckOptions(params={"n": "10"}, extents={"a": 1})
+    assert [str(r) for r in check_file(c_file(source), [], options)] == [
+        "ERROR offbyone: reads A[0..10] but A has 10 elements",
+        "ERROR sum: reads a[0..999] but a has 1 element (--extent a=1)",
+    ]
 
 
 def test_skipped_functions_are_listed(c_file):

@@ -6,7 +6,7 @@ import pytest
 from conftest import BLUR3, GATHER, lowered_module
 from pycc_stencil.frontend import lower_file
 from pycc_stencil.ir_passes.debuginfo import location_of
-from pycc_stencil.runtime.footprint import DataDependentFootprint, FootprintError, FootprintProbe
+from pycc_stencil.runtime.footprint import FootprintError, FootprintProbe
 
 
 def test_blur3_reads_one_before_and_after(tmp_path):
@@ -17,11 +17,13 @@ def test_blur3_reads_one_before_and_after(tmp_path):
     assert fp["in"].access == "read" and fp["out"].access == "written"
 
 
-def test_gather_is_data_dependent(tmp_path):
+def test_gather_is_data_dependent_in_its_source_only(tmp_path):
     probe = FootprintProbe(lowered_module(tmp_path / "k.c", [GATHER]))
-    assert probe.dependence("gather") is not None
-    with pytest.raises(DataDependentFootprint, match="depends on data"):
-        probe.measure("gather", {"n": 4})
+    assert list(probe.dependences("gather")) == ["in"]
+    assert ranges(probe.measure("gather", {"n": 4})) == {
+        "idx": ((0, 4), None),
+        "out": (None, (0, 4)),
+    }
 
 
 SOURCE = """
@@ -62,6 +64,38 @@ void sweeps(float *a, float *b, int n, int t) {
     }
 }
 void forever(float *a, int n) { for (int i = 0; i < n; i += 0) a[0] = 1; }
+void both_branches(const int *a, int *b, int n) {
+    int i = 0;
+    while (i < n) {
+        if (a[i] & 1) { b[i] = 1; i++; }
+        else          { b[i] = 2; i++; }
+    }
+}
+static int gcd(int a, int b) { return b ? gcd(b, a % b) : a; }
+void gcd_map(const int *a, int *g, int n) {
+    for (int i = 0; i < n; i++) g[i] = gcd(a[i] & 0xffff, 360);
+}
+static void bump(int *k) { (*k)++; }
+void addr_counter(const float *a, float *b, int n) {
+    for (int i = 0; i < n; bump(&i)) b[i] = a[i] + 1.0f;
+}
+static void put(int *p, int k, int v) { p[k] = v; }
+void helper_store(const int *a, int *b, int n) {
+    for (int i = 0; i < n; i++) put(b, a[i] & 7, i);
+}
+void apply_lut(const unsigned char *in, const unsigned char lut[256], unsigned char *out, int n) {
+    for (int i = 0; i < n; i++) out[i] = lut[in[i]];
+}
+void histogram(const unsigned short *src, unsigned *hist, int n) {
+    for (int i = 0; i < n; i++) hist[src[i] >> 8]++;
+}
+void skip_some(const int *a, float *b, float *c, int n) {
+    for (int i = 0; i < n; i++) {
+        if (a[i] > 0)
+            for (int j = 0; j < 2; j++) c[i + j] = 0;
+        b[i] = 1;
+    }
+}
 """
 
 
@@ -87,10 +121,31 @@ def ranges(footprints):
         ("sweeps", {"n": 6, "t": 1}, {"a": ((0, 6), None), "b": (None, (1, 5))}),
         ("sweeps", {"n": 6, "t": 2}, {"a": ((0, 6), (1, 5)), "b": ((0, 6), (1, 5))}),
         ("sweeps", {"n": 6, "t": 0}, {"a": (None, None), "b": (None, None)}),
+        ("both_branches", {"n": 4}, {"a": ((0, 4), None), "b": (None, (0, 4))}),
+        ("gcd_map", {"n": 4}, {"a": ((0, 4), None), "g": (None, (0, 4))}),
+        ("addr_counter", {"n": 4}, {"a": ((0, 4), None), "b": (None, (0, 4))}),
     ],
 )
 def test_exact_footprints(probe, function, scalars, expected):
+    """Each buffer's footprint is exact: no data dependence is reported for any."""
+    assert probe.dependences(function) == {}
     assert ranges(probe.measure(function, scalars)) == expected
+
+
+@pytest.mark.parametrize(
+    "function, dependent, exact",
+    [
+        ("helper_store", ["b"], {"a": ((0, 5), None)}),
+        ("apply_lut", ["lut"], {"in": ((0, 5), None), "out": (None, (0, 5))}),
+        ("histogram", ["hist"], {"src": ((0, 5), None)}),
+        ("skip_some", ["c"], {"a": ((0, 5), None), "b": (None, (0, 5))}),
+    ],
+)
+def test_data_dependence_is_pinned_on_the_buffers_it_concerns(probe, function, dependent, exact):
+    """Only the buffers indexed (or accessed under a branch) by data need an extent; the dry
+    run still measures the others exactly."""
+    assert list(probe.dependences(function)) == dependent
+    assert ranges(probe.measure(function, {"n": 5})) == exact
 
 
 @pytest.mark.parametrize(
@@ -101,8 +156,9 @@ def test_exact_footprints(probe, function, scalars, expected):
     ],
 )
 def test_data_dependence_is_located(probe, function, line, column, reason):
-    dependence = probe.dependence(function)
-    assert dependence is not None
+    dependences = probe.dependences(function)
+    assert list(dependences) == ["in", "out"]
+    dependence = dependences["out"]
     location = location_of(dependence.instruction)
     assert (location.line, location.column) == (line, column)
     assert reason in str(dependence)

@@ -132,6 +132,8 @@ def test_skipped_function_says_why(lib):
 def test_data_dependent_kernel_warns_and_runs(lib):
     idx = np.array([2, 0, 1], dtype=np.int32)
     out = np.zeros(3, np.float32)
-    with pytest.warns(DataDependentWarning, match="depends on data"):
+    with pytest.warns(DataDependentWarning, match="gather: the size of in is not checked"):
         lib.gather(idx, np.array([5, 6, 7], np.float32), out, 3)
     assert out.tolist() == [7, 5, 6]
+    with pytest.raises(ValueError, match="'idx': the kernel accesses 3 elements"):
+        lib.gather(idx[:2], np.array([5, 6, 7], np.float32), out, 3)
