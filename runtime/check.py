@@ -20,7 +20,7 @@ from ..emit.host_jit import IRVerificationError, JitModule, compile_module
 from ..frontend.c_types import ArrayType, CType, FloatType, IntType, VoidType, numpy_dtype_name
 from ..frontend.signature import FunctionInfo, LoweredModule
 from ..ir_passes.pipeline import parse_pipeline, run_pipeline
-from .buffers import BufferSet, BufferSizeError, BufferSpec, make_inputs
+from .buffers import BufferSet, BufferSizeError, BufferSpec, check_budget, make_inputs
 from .compare import Tolerance, compare_buffers, compare_return_values, guard_damage
 from .footprint import FootprintError, FootprintProbe, ParamFootprint
 from .isolate import ChildFailure, run_isolated
@@ -161,6 +161,7 @@ class _FileCheck:
                 f"cannot size {', '.join(needed)}: the footprint depends on data "
                 f"({dependences[needed[0]]}); pass --extent {hint}",
             )
+        self._refuse_absurd_sizes(buffers, scalars)
         try:
             footprints = self.probe().measure(info.name, scalars)
         except FootprintError as exc:
@@ -186,6 +187,20 @@ class _FileCheck:
             specs.append(BufferSpec(param.name, buffer_dtype(param), lo, hi, read, shape))
         self._check_bounds(specs, footprints)
         return specs
+
+    def _refuse_absurd_sizes(self, buffers: list, scalars: dict) -> None:
+        """Buffers whose size is known without a dry run (declared or --extent) are checked
+        against the memory budget first, so an absurd size is refused before the dry run."""
+        known = []
+        for param in buffers:
+            shape = _declared(param.ctype, scalars)
+            count = self.options.extents.get(param.name, math.prod(shape) if shape else None)
+            if count is not None:
+                known.append(BufferSpec(param.name, buffer_dtype(param), 0, count, True, None))
+        try:
+            check_budget(known)
+        except BufferSizeError as exc:
+            raise _Failed("ERROR", str(exc)) from None
 
     def _check_bounds(self, specs: list[BufferSpec], footprints: dict[str, ParamFootprint]) -> None:
         """ERROR if a footprint leaves its buffer (an extent too small, an off-by-one)."""

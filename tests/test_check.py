@@ -244,6 +244,21 @@ def test_the_dry_run_honours_the_timeout(c_file):
     assert str(result) == "ERROR spin: dry run timed out after 0.5 s"
 
 
+def test_absurd_declared_sizes_are_refused_before_the_dry_run(c_file):
+    source = """
+    void huge(int n, float A[n][n]) {
+        unsigned k = 1;
+        while (k)
+            k *= 3;
+        A[0][0] = (float)k;
+    }
+    """
+    options = CheckOptions(params={"n": "100000"}, timeout=0.5)
+    [result] = check_file(c_file(source), [], options)
+    assert result.status == "ERROR" and "over the memory budget" in result.message
+    assert "buffer 'A' needs 40000000000 bytes" in result.message
+
+
 def test_c99_inline_functions_are_emitted_for_the_reference(c_file):
     """`inline` alone defines no symbol: the wrapper must redeclare sq_i extern."""
     source = """
