@@ -246,11 +246,11 @@ def test_the_dry_run_honours_the_timeout(c_file):
 
 def test_absurd_declared_sizes_are_refused_before_the_dry_run(c_file):
     source = """
-    void huge(int n, float A[n][n]) {
+    void huge(int n, float A[n][n], float *p) {
         unsigned k = 1;
         while (k)
             k *= 3;
-        A[0][0] = (float)k;
+        A[0][0] = p[0] = (float)k;
     }
     """
     options = CheckOptions(params={"n": "100000"}, timeout=0.5)
