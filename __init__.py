@@ -5,6 +5,13 @@ Public Python API: `load` (JIT-compile a C file and call its kernels on numpy ar
 
 __version__ = "0.1.0"
 
-from .runtime.library import load  # noqa: E402 - after __version__, which the CLI imports
-
 __all__ = ["__version__", "load"]
+
+
+def __getattr__(name: str):
+    """`load` is imported on first use: the drop-in compiler must start fast (no numpy)."""
+    if name == "load":
+        from .runtime.library import load
+
+        return load
+    raise AttributeError(f"module 'pycc_stencil' has no attribute {name!r}")

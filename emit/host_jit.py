@@ -62,14 +62,25 @@ def parse_verified(module: ir.Module | str) -> llvm.ModuleRef:
     return parsed
 
 
-def optimize(module: llvm.ModuleRef, opt_level: int = 3) -> None:
-    """Run LLVM's standard new-pass-manager pipeline for `-O<opt_level>` on `module`."""
+def optimize(
+    module: llvm.ModuleRef,
+    opt_level: int = 3,
+    target_machine: llvm.TargetMachine | None = None,
+    size_level: int = 0,
+) -> None:
+    """Run LLVM's standard new-pass-manager pipeline for `-O<opt_level>` on `module`.
+
+    The target machine defaults to the host's; the drop-in compiler passes the one its
+    command line asks for, so vectorization uses exactly the ISA `cc` would use.
+    """
     if opt_level not in (0, 1, 2, 3):
         raise ValueError(f"optimization level must be 0..3, not {opt_level}")
-    target_machine = host_target_machine(opt_level)
+    target_machine = target_machine or host_target_machine(opt_level)
     module.triple = target_machine.triple
     module.data_layout = str(target_machine.target_data)
     tuning = llvm.create_pipeline_tuning_options(speed_level=opt_level)
+    if size_level:  # -Os/-Oz: the -O2 pipeline without unrolling (llvmlite has no size level)
+        tuning.loop_unrolling = False
     builder = llvm.create_pass_builder(target_machine, tuning)
     builder.getModulePassManager().run(module, builder)
 

@@ -643,7 +643,9 @@ class ExpressionLowering:
         definition = decl.get_definition()
         if definition is None and canonical_math_name(name) not in KNOWN_LIBRARY_CALLS:
             raise Unsupported(
-                f"call to external function '{name}' (unknown side effects) is not supported", c
+                f"call to external function '{name}' (unknown side effects) is not supported",
+                c,
+                not_a_kernel=True,
             )
         if canonical_math_name(name) in ("nan", "nanf"):
             return self.quiet_nan(canonical_math_name(name), c)

@@ -23,7 +23,7 @@ from .debuginfo import DebugInfo
 from .expressions import FunctionState, Variable
 from .initializers import flatten, fold
 from .parse import parse
-from .signature import FunctionInfo, LoweredModule, SkippedFunction
+from .signature import DefinitionText, FunctionInfo, LoweredModule, SkippedFunction
 from .statements import FunctionLowerer, opaque
 from .unsupported import Unsupported
 
@@ -46,7 +46,7 @@ class ModuleLowerer:
         self.debug = DebugInfo(self.module, path)
         self.result = LoweredModule(path, cflags, self.module)
         self.definitions: dict[str, ci.Cursor] = {}
-        main_file = os.path.realpath(path)
+        self.main_file = main_file = os.path.realpath(path)
         for cursor in tu.cursor.get_children():
             if cursor.kind == K.FUNCTION_DECL and cursor.is_definition():
                 self.definitions[cursor.spelling] = cursor
@@ -105,6 +105,7 @@ class ModuleLowerer:
             location=location(cursor),
             is_static=cursor.linkage == ci.LinkageKind.INTERNAL,
             loop_count=state.loop_count,
+            definition=_definition_text(cursor, self.main_file),
         )
         return function
 
@@ -143,7 +144,10 @@ class ModuleLowerer:
 
     def _skip(self, name: str, exc: Unsupported) -> None:
         """Record a skipped function; drop it and, transitively, every lowered caller."""
-        self._skipped[name] = SkippedFunction(name, exc.location, exc.message)
+        cursor = self.definitions[name]
+        self._skipped[name] = SkippedFunction(
+            name, exc.location, exc.message, _has_loops(cursor), exc.not_a_kernel
+        )
         if name in self.module.globals:
             del self.module.globals[name]
         self.result.functions.pop(name, None)
@@ -151,7 +155,12 @@ class ModuleLowerer:
             if name in callees and caller in self.result.functions:
                 skip = self._skipped[name]
                 self._skip(
-                    caller, Unsupported(f"calls '{name}', which is skipped: {skip}", skip.location)
+                    caller,
+                    Unsupported(
+                        f"calls '{name}', which is skipped: {skip}",
+                        skip.location,
+                        not_a_kernel=skip.not_a_kernel,
+                    ),
                 )
 
     # ----------------------------------------------------------------- ModuleServices
@@ -162,7 +171,9 @@ class ModuleLowerer:
             return self.lower_function(name)
         except Unsupported:
             skip = self._skipped[name]
-            raise Unsupported(f"calls '{name}', which is skipped: {skip}", call) from None
+            raise Unsupported(
+                f"calls '{name}', which is skipped: {skip}", call, not_a_kernel=skip.not_a_kernel
+            ) from None
 
     def libm_function(self, name: str, ftype: ct.FunctionType) -> ir.Function:
         existing = self.module.globals.get(name)
@@ -215,6 +226,31 @@ class ModuleLowerer:
         var = Variable(name, t, g)
         self._globals[key] = var
         return var
+
+
+_LOOP_KINDS = (K.FOR_STMT, K.WHILE_STMT, K.DO_STMT)
+
+
+def _has_loops(cursor: ci.Cursor) -> bool:
+    return any(c.kind in _LOOP_KINDS for c in cursor.walk_preorder())
+
+
+def _definition_text(cursor: ci.Cursor, main_file: str) -> DefinitionText | None:
+    """The definition's byte offsets, if it is written out in the main file."""
+    bodies = [c for c in cursor.get_children() if c.kind == K.COMPOUND_STMT]
+    if not bodies:
+        return None
+    body = bodies[-1].extent
+    points = (cursor.extent.start, cursor.location, body.start, body.end)
+    if any(p.file is None or os.path.realpath(p.file.name) != main_file for p in points):
+        return None
+    return DefinitionText(
+        start=cursor.extent.start.offset,
+        name_start=cursor.location.offset,
+        name_end=cursor.location.offset + len(cursor.spelling),
+        body_start=body.start.offset,
+        body_end=body.end.offset,
+    )
 
 
 def _extension_attribute(value: ir.Argument | ir.ReturnValue, t: ct.CType) -> None:

@@ -30,6 +30,21 @@ class Param:
 
 
 @dataclass(frozen=True)
+class DefinitionText:
+    """Where a function's definition is in its source file, as byte offsets.
+
+    The drop-in compiler rewrites the file around these (definition -> declaration), so
+    they are only recorded when the whole definition is spelled out in the main file.
+    """
+
+    start: int  # first byte of the definition (declaration specifiers)
+    name_start: int
+    name_end: int
+    body_start: int  # the body's `{`
+    body_end: int  # one past the body's `}`
+
+
+@dataclass(frozen=True)
 class FunctionInfo:
     """A function the front end lowered to LLVM IR (`module.get_global(name)`)."""
 
@@ -39,6 +54,7 @@ class FunctionInfo:
     location: SourceLocation
     is_static: bool
     loop_count: int  # loops in the function body; 0 means a helper, not a loop-nest kernel
+    definition: DefinitionText | None = None
 
     @property
     def is_kernel(self) -> bool:
@@ -52,6 +68,9 @@ class SkippedFunction:
     name: str
     location: SourceLocation  # of the construct that made it skip
     reason: str
+    has_loops: bool = False
+    #: see `Unsupported.not_a_kernel`
+    not_a_kernel: bool = False
 
     def __str__(self) -> str:
         return f"{self.location}: {self.reason}"

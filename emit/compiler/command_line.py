@@ -1,0 +1,202 @@
+"""Reading a `cc` command line the way gcc does: inputs, their languages, stage and output.
+
+Only what the drop-in compiler must know is modelled; every other option is kept verbatim
+and handed to `cc` unchanged, in its original order (order matters for `-l`, `-x`, `-I`).
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+from dataclasses import dataclass, field
+
+#: gcc options whose value is the next argument (when not attached)
+VALUE_OPTIONS = frozenset(
+    "-o -I -D -U -include -imacros -iquote -isystem -idirafter -iprefix -iwithprefix "
+    "-iwithprefixbefore -isysroot -imultilib -L -l -x -MF -MT -MQ -Xlinker -Xassembler "
+    "-Xpreprocessor -u -T -z -e -aux-info -dumpbase -dumpdir -dumpbase-ext --param -B "
+    "-specs --sysroot".split()
+)
+#: options after which the preprocessor-only flags of a compile step are complete
+PREPROCESSOR_VALUE_OPTIONS = frozenset(
+    "-I -D -U -include -imacros -iquote -isystem -idirafter -iprefix -iwithprefix "
+    "-iwithprefixbefore -isysroot".split()
+)
+_PREPROCESSOR_PREFIXES = ("-I", "-D", "-U", "-std=", "-ansi", "-iquote", "-isystem", "-idirafter")
+#: dependency-file options of a compile (`-MD`, `-MMD` and their modifiers)
+_DEPENDENCY_FLAGS = frozenset("-MD -MMD -MP -MG".split())
+_DEPENDENCY_VALUE_FLAGS = frozenset("-MF -MT -MQ".split())
+#: options that make gcc print something and exit, or only preprocess / check syntax
+_INFORMATION_OPTIONS = ("--version", "--help", "-dumpversion", "-dumpmachine", "-dumpspecs")
+_C_SUFFIXES = (".c",)
+
+PYCC_PREFIX = "-fpycc-"
+
+
+@dataclass
+class Input:
+    path: str
+    language: str | None  # the `-x` in force, or None (from the suffix)
+    position: int  # index in `CompilerCommand.args`
+
+    @property
+    def is_c(self) -> bool:
+        if self.language is not None:
+            return self.language == "c"
+        return self.path.endswith(_C_SUFFIXES)
+
+
+@dataclass
+class CompilerCommand:
+    """One `cc` command line, with pycc-stencil's own `-fpycc-*` options taken out."""
+
+    args: list[str]
+    inputs: list[Input] = field(default_factory=list)
+    output: str | None = None
+    stage: str = "link"  # link | object | assembly | preprocess | syntax | information
+    pycc_options: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def c_inputs(self) -> list[Input]:
+        return [i for i in self.inputs if i.is_c and i.path != "-"]
+
+    def compile_flags(self) -> list[str]:
+        """The options of a compile step: everything but inputs, `-o`, the stage flags and the
+        dependency-file options (`dependency_flags`), in order."""
+        flags: list[str] = []
+        skip_next = False
+        input_positions = {i.position for i in self.inputs}
+        for index, arg in enumerate(self.args):
+            if skip_next:
+                skip_next = False
+                continue
+            if index in input_positions or arg in ("-c", "-S") or arg in _DEPENDENCY_FLAGS:
+                continue
+            if arg == "-o" or arg in _DEPENDENCY_VALUE_FLAGS:
+                skip_next = True
+                continue
+            if arg.startswith(("-o", "-MF", "-MT", "-MQ")) and arg not in VALUE_OPTIONS:
+                continue
+            if arg in VALUE_OPTIONS:
+                flags += [arg, self.args[index + 1]] if index + 1 < len(self.args) else [arg]
+                skip_next = True
+                continue
+            flags.append(arg)
+        return _without_language(flags)
+
+    def dependency_flags(self) -> list[str]:
+        """`-MD`, `-MMD`, `-MF f`, `-MT t`, `-MQ q`, `-MP`, `-MG`, in order."""
+        flags: list[str] = []
+        args = self.args
+        for index, arg in enumerate(args):
+            if arg in _DEPENDENCY_FLAGS:
+                flags.append(arg)
+            elif arg in _DEPENDENCY_VALUE_FLAGS and index + 1 < len(args):
+                flags += [arg, args[index + 1]]
+            elif arg.startswith(("-MF", "-MT", "-MQ")) and arg not in _DEPENDENCY_VALUE_FLAGS:
+                flags += [arg[:3], arg[3:]]
+        return flags
+
+    def preprocessor_flags(self) -> list[str]:
+        """The subset of `compile_flags` libclang needs to see the same C (-I/-D/-U/-std/...)."""
+        flags: list[str] = []
+        compile_flags = self.compile_flags()
+        for index, arg in enumerate(compile_flags):
+            if arg in PREPROCESSOR_VALUE_OPTIONS and index + 1 < len(compile_flags):
+                flags += [arg, compile_flags[index + 1]]
+            elif arg.startswith(_PREPROCESSOR_PREFIXES) and arg not in VALUE_OPTIONS:
+                flags.append(arg)
+        return flags
+
+
+def _without_language(flags: list[str]) -> list[str]:
+    """Drop `-x LANG` pairs (each compile step names its own input's language)."""
+    out: list[str] = []
+    skip = False
+    for arg in flags:
+        if skip:
+            skip = False
+            continue
+        if arg == "-x":
+            skip = True
+            continue
+        if arg.startswith("-x") and len(arg) > 2:
+            continue
+        out.append(arg)
+    return out
+
+
+def expand_response_files(args: list[str], depth: int = 0) -> list[str]:
+    """Replace `@file` by the arguments in the file (gcc's syntax: shell-like quoting);
+    an `@file` that cannot be read stays a literal argument, as in gcc."""
+    expanded: list[str] = []
+    for arg in args:
+        if arg.startswith("@") and len(arg) > 1 and depth < 16:
+            try:
+                with open(arg[1:], encoding="utf-8", errors="surrogateescape") as handle:
+                    text = handle.read()
+            except OSError:
+                expanded.append(arg)
+                continue
+            expanded += expand_response_files(shlex.split(text), depth + 1)
+        else:
+            expanded.append(arg)
+    return expanded
+
+
+def parse_command(argv: list[str]) -> CompilerCommand:
+    """Classify `argv` (response files already expanded)."""
+    command = CompilerCommand(args=[])
+    language: str | None = None
+    stages = set()
+    args = iter(argv)
+    for arg in args:
+        if arg.startswith(PYCC_PREFIX) and "=" in arg:
+            key, _, value = arg[len(PYCC_PREFIX) :].partition("=")
+            command.pycc_options[key] = value
+            continue
+        command.args.append(arg)
+        if arg in VALUE_OPTIONS:
+            value = next(args, None)
+            if value is None:
+                continue
+            command.args.append(value)
+            if arg == "-o":
+                command.output = value
+            elif arg == "-x":
+                language = None if value == "none" else value
+            continue
+        if arg.startswith("-o") and len(arg) > 2:
+            command.output = arg[2:]
+        elif arg.startswith("-x") and len(arg) > 2:
+            language = None if arg[2:] == "none" else arg[2:]
+        elif arg in ("-c", "-S", "-E", "-fsyntax-only", "-M", "-MM"):
+            stages.add(arg)
+        elif arg.startswith(_INFORMATION_OPTIONS) or arg.startswith(("-print-", "--print")):
+            stages.add("info")
+        elif arg in ("-v", "-###") and not any(not a.startswith("-") for a in argv):
+            stages.add("info")
+        elif arg == "-" or not arg.startswith("-"):
+            command.inputs.append(Input(arg, language, len(command.args) - 1))
+    command.stage = _stage(stages)
+    return command
+
+
+def _stage(stages: set[str]) -> str:
+    if "info" in stages:
+        return "information"
+    if stages & {"-E", "-M", "-MM"}:
+        return "preprocess"
+    if "-fsyntax-only" in stages:
+        return "syntax"
+    if "-S" in stages:
+        return "assembly"
+    if "-c" in stages:
+        return "object"
+    return "link"
+
+
+def default_output(source: str, stage: str) -> str:
+    """gcc's output name for `-c`/`-S` without `-o`: the input's base name in the cwd."""
+    stem = os.path.splitext(os.path.basename(source))[0]
+    return stem + (".s" if stage == "assembly" else ".o")

@@ -1,0 +1,352 @@
+"""`pycc-stencil [cc arguments]`: a faithful `cc` whose stencil kernels pycc-stencil compiles.
+
+Per C translation unit: the front end lowers the file; the kernels it accepts are compiled
+by LLVM for the target the flags name; the file, with those kernels turned into declarations
+(`split_source`), is compiled by `cc` with the user's flags; `ld -r` joins the two objects
+into the one output. Anything that goes wrong for pycc-stencil's part only makes the file
+fall back to plain `cc` (with one warning per kernel); invalid C is diagnosed by `cc` itself.
+Heavy modules (libclang, LLVM) are imported only when a file has loops to look at, so files
+without kernels cost little more than `cc`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+
+from . import cache
+from .command_line import CompilerCommand, Input, default_output, expand_response_files
+from .command_line import parse_command as parse_cc_command
+from .report import FunctionRecord, UnitRecord, append_report, remark, verbose, warn_fallback
+
+_LOOP_KEYWORD = re.compile(rb"\b(for|while|do)\b")
+_SOURCE_SUFFIXES = (".c", ".i", ".cc", ".cpp", ".cxx", ".C", ".s", ".S", ".o", ".a", ".so")
+
+
+def run_compiler(argv: list[str]) -> int:
+    """Behave as `cc argv` (or `argv[0] argv[1:]` when argv[0] names a compiler)."""
+    cc, args = _underlying_compiler(argv)
+    args = expand_response_files(args)
+    command = parse_cc_command(args)
+    if os.environ.get("PYCC_DISABLE", "") not in ("", "0"):
+        return _exec(cc, command.args)
+    if "passes" in command.pycc_options:
+        from ...ir_passes.pipeline import PipelineError, parse_pipeline
+
+        try:
+            parse_pipeline(command.pycc_options["passes"])
+        except PipelineError as exc:
+            print(f"pycc-stencil: error: {exc}", file=sys.stderr)
+            return 1
+    inputs = command.c_inputs
+    if command.stage not in ("link", "object", "assembly") or not inputs:
+        return _exec(cc, command.args)
+    if any(i.path == "-" for i in command.inputs) or (
+        command.output and command.stage != "link" and len(command.inputs) > 1
+    ):
+        return _exec(cc, command.args)  # stdin, or an error cc reports itself
+    try:
+        return Driver(cc, command).run()
+    except Exception as exc:  # noqa: BLE001 - a pycc-stencil bug must not break the build
+        print(
+            f"pycc-stencil: warning: internal error ({type(exc).__name__}: {exc}); "
+            "the command is run by cc unchanged [-Wpycc-fallback]",
+            file=sys.stderr,
+        )
+        return _exec(cc, command.args)
+
+
+def _underlying_compiler(argv: list[str]) -> tuple[str, list[str]]:
+    """ccache style: `pycc-stencil gcc-12 -c f.c` uses gcc-12; otherwise `$PYCC_CC` or cc."""
+    if argv and not argv[0].startswith(("-", "@")) and not argv[0].endswith(_SOURCE_SUFFIXES):
+        if os.path.basename(argv[0]) != "pycc-stencil" and shutil.which(argv[0]):
+            return argv[0], argv[1:]
+    return os.environ.get("PYCC_CC", "cc"), argv
+
+
+def _exec(cc: str, args: list[str]) -> int:
+    sys.stdout.flush()
+    sys.stderr.flush()
+    try:
+        os.execvp(cc, [cc, *args])
+    except OSError as exc:
+        print(f"pycc-stencil: error: cannot run '{cc}': {exc.strerror}", file=sys.stderr)
+        return 127
+
+
+@dataclass
+class UnitResult:
+    """pycc-stencil's part of one translation unit (also what the cache stores)."""
+
+    functions: list[FunctionRecord] = field(default_factory=list)
+    split_source: bytes | None = None  # None: the whole file goes to cc unchanged
+    pycc_output: bytes | None = None  # object file, or assembly text for -S
+    reason: str | None = None
+    internal_error: bool = False  # a pycc-stencil bug: not cached, so a fixed tool retries
+
+
+class Driver:
+    """One `cc` command line with C inputs to compile (`-c`, `-S` or a full build)."""
+
+    def __init__(self, cc: str, command: CompilerCommand):
+        self.cc = cc
+        self.command = command
+        self.flags = command.compile_flags()
+        self.report_path = command.pycc_options.get("report") or os.environ.get("PYCC_REPORT")
+        self.passes = command.pycc_options.get("passes", "")
+
+    def run(self) -> int:
+        command = self.command
+        with tempfile.TemporaryDirectory(prefix="pycc-stencil-") as scratch:
+            if command.stage == "link":
+                return self._build(scratch)
+            status = 0
+            for item in command.c_inputs:
+                output = command.output or default_output(item.path, command.stage)
+                status = self.compile_unit(item, output, command.stage, scratch) or status
+            others = [i for i in command.inputs if not i.is_c]
+            if others:
+                status = self._cc([a for a in self._args_without(command.c_inputs)]) or status
+            return status
+
+    def _build(self, scratch: str) -> int:
+        """Compile each C input to an object, then link everything as `cc` would."""
+        objects = {}
+        for index, item in enumerate(self.command.c_inputs):
+            obj = os.path.join(scratch, f"{index}-{os.path.basename(item.path)}.o")
+            status = self.compile_unit(item, obj, "object", scratch, link_stage=True)
+            if status != 0:
+                return status
+            objects[item.position] = obj
+        args: list[str] = []
+        skip_next = False
+        for index, arg in enumerate(self.command.args):
+            if skip_next:
+                skip_next = False
+                continue
+            if index in objects:
+                item = next(i for i in self.command.inputs if i.position == index)
+                args += ["-x", "none", objects[index]]
+                if item.language:
+                    args += ["-x", item.language]
+            elif arg in ("-MD", "-MMD", "-MP", "-MG"):
+                continue
+            elif arg in ("-MF", "-MT", "-MQ"):
+                skip_next = True
+            else:
+                args.append(arg)
+        return self._cc(args)
+
+    def _args_without(self, inputs: list[Input]) -> list[str]:
+        positions = {i.position for i in inputs}
+        return [a for index, a in enumerate(self.command.args) if index not in positions]
+
+    def _cc(self, args: list[str], capture: bool = False) -> int | subprocess.CompletedProcess:
+        try:
+            done = subprocess.run([self.cc, *args], capture_output=capture)
+        except OSError as exc:
+            print(f"pycc-stencil: error: cannot run '{self.cc}': {exc.strerror}", file=sys.stderr)
+            return 127
+        return done if capture else done.returncode
+
+    # ------------------------------------------------------------------ one translation unit
+    def compile_unit(
+        self, item: Input, output: str, stage: str, scratch: str, link_stage: bool = False
+    ) -> int:
+        started = time.perf_counter()
+        source = item.path
+        stage_flag = "-S" if stage == "assembly" else "-c"
+        deps = self._dependency_flags(source, output, link_stage)
+        language = ["-x", item.language] if item.language else []
+        original = [*self.flags, *deps, stage_flag, *language, source, "-o", output]
+        unit = UnitRecord(source=source, output=None if link_stage else output, status="cc")
+        try:
+            with open(source, "rb") as handle:
+                text = handle.read()
+        except OSError:
+            return self._cc(original)  # cc reports the missing/unreadable file
+        if not _LOOP_KEYWORD.search(text):
+            unit.status, unit.reason = "passthrough", "no loops in the file"
+            status = self._cc(original)
+            return self._finish(unit, status, started)
+        result, cache_state = self._analyse(source, text, stage, scratch, unit)
+        unit.cache = cache_state
+        unit.functions = result.functions
+        unit.reason = result.reason
+        if result.split_source is None or result.pycc_output is None:
+            status = self._cc(original)
+            return self._finish(unit, status, started)
+        status = self._compile_split(result, item, output, stage, deps, scratch, unit)
+        if status is None:  # the rewritten file did not compile: cc gets the original
+            for function in unit.functions:
+                if function.compiled_by == "pycc-stencil":
+                    function.compiled_by = "cc"
+                    function.reason = "the file with this kernel taken out did not compile"
+            unit.status = "cc"
+            status = self._cc(original)
+        else:
+            unit.status = "pycc"
+        return self._finish(unit, status, started)
+
+    def _finish(self, unit: UnitRecord, status: int, started: float) -> int:
+        unit.time_ms["total"] = round((time.perf_counter() - started) * 1000, 1)
+        for function in unit.functions:
+            if function.kernel and function.compiled_by == "cc":
+                warn_fallback(unit.source, function)
+            elif verbose():
+                remark(unit.source, function, self._describe())
+        if self.report_path:
+            append_report(self.report_path, unit)
+        return status
+
+    def _describe(self) -> str:
+        level = next((f for f in reversed(self.flags) if f.startswith("-O")), "-O0")
+        return f"{level}, passes: {self.passes or 'none'}"
+
+    def _analyse(
+        self, source: str, text: bytes, stage: str, scratch: str, unit: UnitRecord
+    ) -> tuple[UnitResult, str | None]:
+        """pycc-stencil's part of the unit, from the cache or computed (then cached)."""
+        preprocessed = self._cc([*self.flags, "-E", "-x", "c", source, "-o", "-"], capture=True)
+        if isinstance(preprocessed, int) or preprocessed.returncode != 0:
+            return UnitResult(reason="the file does not preprocess; cc reports why"), None
+        key = cache.cache_key(
+            cache.tool_identity(),
+            _compiler_identity(self.cc),
+            stage,
+            json.dumps(self.flags),
+            self.passes,
+            os.path.abspath(source),
+            text,
+            preprocessed.stdout,
+        )
+        hit = cache.load(key)
+        if hit is not None:
+            return _result_from_cache(*hit), "hit"
+        started = time.perf_counter()
+        result = self._compute(source, text, stage)
+        unit.time_ms["pycc"] = round((time.perf_counter() - started) * 1000, 1)
+        if not result.internal_error:
+            cache.store(key, *_result_to_cache(result))
+        return result, "miss"
+
+    def _compute(self, source: str, text: bytes, stage: str) -> UnitResult:
+        from .unit import compile_kernels
+
+        return compile_kernels(self.cc, self.command, self.flags, source, text, stage, self.passes)
+
+    def _compile_split(
+        self,
+        result: UnitResult,
+        item: Input,
+        output: str,
+        stage: str,
+        deps: list[str],
+        scratch: str,
+        unit: UnitRecord,
+    ) -> int | None:
+        """cc on the rewritten file, joined with pycc-stencil's code into `output`.
+        None when the rewritten file does not compile (the caller falls back)."""
+        base = os.path.basename(item.path)
+        split_path = os.path.join(scratch, f"split-{len(os.listdir(scratch))}-{base}")
+        if not split_path.endswith(".c"):
+            split_path += ".c"
+        with open(split_path, "wb") as handle:
+            handle.write(result.split_source)
+        cc_part = split_path + (".s" if stage == "assembly" else ".o")
+        directory = os.path.dirname(item.path) or "."
+        args = ["-iquote", directory, *self.flags, *deps, "-S" if stage == "assembly" else "-c"]
+        done = self._cc([*args, "-x", "c", split_path, "-o", cc_part], capture=True)
+        if isinstance(done, int) or done.returncode != 0:
+            return None
+        sys.stderr.buffer.write(done.stderr)
+        sys.stderr.flush()
+        _fix_dependency_file(deps, split_path, item.path)
+        pending = f"{output}.pycc-{os.getpid()}.tmp"
+        try:
+            if stage == "assembly":
+                with open(cc_part, "rb") as handle:
+                    cc_text = handle.read()
+                with open(pending, "wb") as handle:
+                    handle.write(cc_text + b"\n" + result.pycc_output)
+            else:
+                pycc_part = split_path + ".pycc.o"
+                with open(pycc_part, "wb") as handle:
+                    handle.write(result.pycc_output)
+                linked = self._cc(["-r", "-nostdlib", "-o", pending, cc_part, pycc_part], True)
+                if isinstance(linked, int) or linked.returncode != 0:
+                    unit.reason = "ld -r failed: " + (
+                        "" if isinstance(linked, int) else linked.stderr.decode(errors="replace")
+                    )
+                    return None
+            os.replace(pending, output)
+        finally:
+            if os.path.exists(pending):
+                os.unlink(pending)
+        return 0
+
+    def _dependency_flags(self, source: str, output: str, link_stage: bool) -> list[str]:
+        """The user's -MD/-MMD options, made explicit (file and target named after the real
+        output, not the temporary one pycc-stencil compiles to)."""
+        flags = self.command.dependency_flags()
+        if not {"-MD", "-MMD"} & set(flags):
+            return []
+        if link_stage:
+            output = default_output(source, "object")
+        if "-MF" not in flags:
+            flags += ["-MF", os.path.splitext(output)[0] + ".d"]
+        if "-MT" not in flags and "-MQ" not in flags:
+            flags += ["-MQ", output]
+        return flags
+
+
+def _compiler_identity(cc: str) -> str:
+    path = shutil.which(cc) or cc
+    try:
+        real = os.path.realpath(path)
+        stat = os.stat(real)
+    except OSError:
+        return path
+    return f"{real}:{stat.st_size}:{stat.st_mtime_ns}"
+
+
+def _fix_dependency_file(deps: list[str], split_path: str, source: str) -> None:
+    """The dependency file names the temporary rewritten file; name the real source."""
+    if "-MF" not in deps:
+        return
+    path = deps[deps.index("-MF") + 1]
+    try:
+        with open(path, encoding="utf-8", errors="surrogateescape") as handle:
+            text = handle.read()
+        escaped = source.replace("$", "$$").replace("#", "\\#").replace(" ", "\\ ")
+        with open(path, "w", encoding="utf-8", errors="surrogateescape") as handle:
+            handle.write(text.replace(split_path, escaped))
+    except OSError:
+        return
+
+
+def _result_to_cache(result: UnitResult) -> tuple[dict, dict[str, bytes]]:
+    meta = {
+        "functions": [vars(f) for f in result.functions],
+        "reason": result.reason,
+    }
+    blobs = {}
+    if result.split_source is not None and result.pycc_output is not None:
+        blobs = {"split": result.split_source, "pycc": result.pycc_output}
+    return meta, blobs
+
+
+def _result_from_cache(meta: dict, blobs: dict[str, bytes]) -> UnitResult:
+    return UnitResult(
+        functions=[FunctionRecord(**f) for f in meta["functions"]],
+        split_source=blobs.get("split"),
+        pycc_output=blobs.get("pycc"),
+        reason=meta.get("reason"),
+    )

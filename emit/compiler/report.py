@@ -1,0 +1,73 @@
+"""What the drop-in compiler tells its user: `PYCC_REPORT` JSON lines, `PYCC_VERBOSE` remarks,
+and the one warning per kernel left to cc."""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import sys
+from dataclasses import asdict, dataclass, field
+
+from ... import __version__
+
+
+@dataclass
+class FunctionRecord:
+    name: str
+    line: int
+    column: int
+    compiled_by: str  # "pycc-stencil" or "cc"
+    kernel: bool
+    passes: list[str] = field(default_factory=list)
+    reason: str | None = None
+
+
+@dataclass
+class UnitRecord:
+    """One translation unit, as appended to the `PYCC_REPORT` file."""
+
+    source: str
+    output: str | None
+    status: str  # "pycc" (some kernel compiled by pycc-stencil), "cc", or "passthrough"
+    reason: str | None = None
+    cache: str | None = None  # "hit", "miss" or None (not looked up)
+    functions: list[FunctionRecord] = field(default_factory=list)
+    time_ms: dict[str, float] = field(default_factory=dict)
+
+    def to_json(self) -> str:
+        record = {"tool": "pycc-stencil", "version": __version__, **asdict(self)}
+        return json.dumps(record, sort_keys=False)
+
+
+def append_report(path: str, unit: UnitRecord) -> None:
+    """Append one JSON line; `make -j` jobs append to the same file, so lock it."""
+    try:
+        with open(path, "a", encoding="utf-8") as handle:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+            handle.write(unit.to_json() + "\n")
+    except OSError as exc:
+        print(f"pycc-stencil: warning: cannot write report '{path}': {exc}", file=sys.stderr)
+
+
+def warn_fallback(source: str, function: FunctionRecord) -> None:
+    print(
+        f"{source}:{function.line}:{function.column}: warning: '{function.name}' compiled by cc "
+        f"instead of pycc-stencil: {function.reason} [-Wpycc-fallback]",
+        file=sys.stderr,
+    )
+
+
+def remark(source: str, function: FunctionRecord, detail: str) -> None:
+    if function.compiled_by == "pycc-stencil":
+        what = f"compiled by pycc-stencil ({detail})"
+    else:
+        what = f"left to cc: {function.reason}"
+    print(
+        f"{source}:{function.line}:{function.column}: remark: '{function.name}' {what}",
+        file=sys.stderr,
+    )
+
+
+def verbose() -> bool:
+    return os.environ.get("PYCC_VERBOSE", "") not in ("", "0")

@@ -1,0 +1,75 @@
+"""The translation unit `cc` compiles once pycc-stencil has taken some kernels over.
+
+Each taken-over definition is replaced, in place, by
+- a declaration of the kernel (an external kernel is then defined by pycc-stencil's object),
+  or for a `static` kernel a `static` trampoline that calls the hidden global symbol
+  pycc-stencil's object defines, so internal linkage and same-file callers keep working;
+- the original definition renamed to an unused `static` function, so `cc` still checks the
+  body and reports its warnings (and `-Werror` failures) exactly where they are, then
+  discards it as unreferenced.
+`#line` directives keep every line of the file where it was, so diagnostics, `__LINE__` and
+debug info of the rest of the file are unchanged.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .takeover import Takeover
+
+_STORAGE_WORDS = re.compile(rb"\b(static|extern|inline|__inline|__inline__)\b")
+
+
+def split_source(text: bytes, takeovers: list[Takeover], path: str) -> bytes:
+    """`text` with every taken-over definition replaced as described in the module doc."""
+    quoted = _quote(path)
+    out = text
+    for takeover in sorted(takeovers, key=lambda t: t.info.definition.start, reverse=True):
+        where = takeover.info.definition
+        signature = text[where.start : where.body_start]
+        first_line = text.count(b"\n", 0, where.start) + 1
+        last_line = text.count(b"\n", 0, where.body_end) + 1
+        name_at = (where.name_start - where.start, where.name_end - where.start)
+        parts = [_declaration(takeover, signature, name_at)]
+        if takeover.is_static:
+            parts.append(_line(first_line, quoted) + signature + _trampoline(takeover))
+        shadow = _renamed(signature, name_at, b"__pycc_shadow_" + takeover.info.name.encode())
+        parts.append(
+            _line(first_line, quoted)
+            + b"__attribute__((__unused__)) static "
+            + _STORAGE_WORDS.sub(lambda m: b"inline" if b"inline" in m.group() else b"", shadow)
+            + text[where.body_start : where.body_end]
+        )
+        replacement = b"\n".join(parts) + b"\n" + _line(last_line, quoted)
+        out = out[: where.start] + replacement + out[where.body_end :]
+    return _line(1, quoted) + out
+
+
+def _declaration(takeover: Takeover, signature: bytes, name_at: tuple[int, int]) -> bytes:
+    if not takeover.is_static:
+        return signature.rstrip() + b";"
+    renamed = _renamed(signature, name_at, takeover.symbol.encode())
+    return (
+        b'__attribute__((__visibility__("hidden"))) extern '
+        + _STORAGE_WORDS.sub(b"", renamed).strip()
+        + b";"
+    )
+
+
+def _trampoline(takeover: Takeover) -> bytes:
+    arguments = ", ".join(p.name for p in takeover.info.params)
+    call = f"{takeover.symbol}({arguments});"
+    return ("{ return " + call + " }" if takeover.returns_value else "{ " + call + " }").encode()
+
+
+def _renamed(signature: bytes, name_at: tuple[int, int], name: bytes) -> bytes:
+    return signature[: name_at[0]] + name + signature[name_at[1] :]
+
+
+def _line(number: int, quoted_path: bytes) -> bytes:
+    return b"\n#line %d %s\n" % (number, quoted_path)
+
+
+def _quote(path: str) -> bytes:
+    escaped = path.replace("\\", "\\\\").replace('"', '\\"')
+    return f'"{escaped}"'.encode("utf-8", "surrogateescape")

@@ -1,0 +1,153 @@
+"""Which functions of a translation unit pycc-stencil compiles, and the module it emits for them.
+
+A function is taken over when the front end lowered it, it has loops, and its definition is
+written out in the main file (so the file can be rewritten around it). Everything else stays
+with `cc`. The emitted module defines exactly the taken-over functions: a `static` kernel gets
+a hidden global name unique to its translation unit (the rewritten file calls it through a
+`static` trampoline, so C's internal linkage is kept), and whatever else the front end lowered
+(helpers, tables) is made internal or dropped, so no symbol is defined twice after `ld -r`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+
+from llvmlite import ir
+
+from ...frontend.c_types import VoidType
+from ...frontend.signature import FunctionInfo, LoweredModule
+
+#: storage-class words of a definition's declaration specifiers
+_INLINE = re.compile(rb"\b(inline|__inline|__inline__)\b")
+_STATIC = re.compile(rb"\bstatic\b")
+
+
+@dataclass(frozen=True)
+class Takeover:
+    """A kernel pycc-stencil compiles: its C facts and the symbol its object defines."""
+
+    info: FunctionInfo
+    symbol: str
+
+    @property
+    def is_static(self) -> bool:
+        return self.info.is_static
+
+    @property
+    def returns_value(self) -> bool:
+        return not isinstance(self.info.result, VoidType)
+
+
+def unit_tag(source: str, flags: list[str]) -> str:
+    """A short tag that makes the global names of `static` kernels unique per object."""
+    digest = hashlib.sha1("\0".join([source, *flags]).encode(), usedforsecurity=False)
+    return digest.hexdigest()[:12]
+
+
+def refusal(info: FunctionInfo, text: bytes) -> str | None:
+    """Why a lowered kernel is left to cc, or None if pycc-stencil can take it over."""
+    where = info.definition
+    if where is None:
+        return "its definition is not written out in this file (macro or header)"
+    if text[where.name_start : where.name_end] != info.name.encode():
+        return "its name is produced by a macro"
+    if text[where.body_start : where.body_start + 1] != b"{" or text[where.body_end - 1] != ord(
+        "}"
+    ):
+        return "its body is produced by a macro"
+    signature = text[where.start : where.body_start]
+    if _INLINE.search(signature) and not _STATIC.search(signature):
+        return "an inline function with external linkage (C99 inline semantics) stays with cc"
+    if any(not p.name for p in info.params):
+        return "a parameter has no name"
+    return None
+
+
+def choose(lowered: LoweredModule, text: bytes, tag: str) -> tuple[list[Takeover], dict[str, str]]:
+    """The kernels to take over, and the reason for every other lowered kernel."""
+    takeovers, refused = [], {}
+    for name in lowered.order:
+        info = lowered.functions.get(name)
+        if info is None or not info.is_kernel:
+            continue
+        reason = refusal(info, text)
+        if reason is not None:
+            refused[name] = reason
+            continue
+        symbol = f"__pycc_{tag}_{name}" if info.is_static else name
+        takeovers.append(Takeover(info, symbol))
+    return takeovers, refused
+
+
+def kernel_module(
+    lowered: LoweredModule,
+    takeovers: list[Takeover],
+    fp_flags: tuple[str, ...],
+    hidden: bool,
+    debug_info: bool,
+) -> str:
+    """The LLVM IR text of the object pycc-stencil contributes to the translation unit."""
+    module = lowered.module
+    wanted = {t.info.name: t for t in takeovers}
+    reachable = _reachable(module, set(wanted))
+    for function in list(module.functions):
+        if function.is_declaration:
+            continue
+        if function.name not in reachable:
+            del module.globals[function.name]
+        elif function.name in wanted:
+            function.linkage = "hidden" if hidden or wanted[function.name].is_static else ""
+        else:
+            function.linkage = "internal"
+        if function.name in reachable:
+            function.attributes.add("uwtable")  # unwind tables, as gcc emits by default
+    if fp_flags:
+        _add_fp_flags(module, fp_flags)
+    text = str(module)
+    for takeover in takeovers:
+        if takeover.symbol != takeover.info.name:
+            name = re.escape(takeover.info.name)
+            text = re.sub(rf'@"{name}"|@{name}(?![\w.$"])', f'@"{takeover.symbol}"', text)
+    return text if debug_info else _strip_debug_info(text)
+
+
+def _reachable(module: ir.Module, roots: set[str]) -> set[str]:
+    """Functions called, directly or not, from `roots`."""
+    seen, work = set(), list(roots)
+    while work:
+        name = work.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        function = module.globals.get(name)
+        if not isinstance(function, ir.Function):
+            continue
+        for block in function.blocks:
+            for instruction in block.instructions:
+                callee = getattr(instruction, "callee", None)
+                if isinstance(callee, ir.Function):
+                    work.append(callee.name)
+    return seen
+
+
+_FP_OPERATIONS = frozenset({"fadd", "fsub", "fmul", "fdiv", "frem"})
+
+
+def _add_fp_flags(module: ir.Module, flags: tuple[str, ...]) -> None:
+    """Let LLVM contract (or, under -ffast-math, reassociate) as `cc` would for these flags."""
+    for function in module.functions:
+        for block in function.blocks:
+            for instruction in block.instructions:
+                if instruction.opname in _FP_OPERATIONS:
+                    instruction.flags.extend(f for f in flags if f not in instruction.flags)
+
+
+_DEBUG_ATTACHMENT = re.compile(r", !dbg !\d+| !dbg !\d+")
+_DEBUG_UNIT = re.compile(r"^!llvm\.dbg\.cu = .*$", re.MULTILINE)
+
+
+def _strip_debug_info(text: str) -> str:
+    """Without -g, the object carries no debug sections (as cc's would not)."""
+    return _DEBUG_UNIT.sub("", _DEBUG_ATTACHMENT.sub("", text))

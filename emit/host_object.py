@@ -1,0 +1,22 @@
+"""LLVM IR -> an object file (or assembly) for the target a `cc` command line asks for."""
+
+from __future__ import annotations
+
+from .host_jit import optimize, parse_verified
+from .target import TargetSpec
+
+
+def compile_to_object(module_text: str, target: TargetSpec) -> bytes:
+    """Verify, optimize at the target's -O level and emit an ELF relocatable object."""
+    machine = target.target_machine()
+    parsed = parse_verified(module_text)
+    optimize(parsed, target.opt_level, machine, target.size_level)
+    return machine.emit_object(parsed)
+
+
+def compile_to_assembly(module_text: str, target: TargetSpec) -> str:
+    """As `compile_to_object`, but the assembly text (`cc -S`)."""
+    machine = target.target_machine()
+    parsed = parse_verified(module_text)
+    optimize(parsed, target.opt_level, machine, target.size_level)
+    return machine.emit_assembly(parsed)

@@ -1,0 +1,145 @@
+"""What machine and floating-point semantics a `cc` command line asks for, as LLVM sees them.
+
+A drop-in compiler must derive the target exactly as `cc` does from the same flags. Rather
+than re-implementing gcc's option logic, `cc` itself is asked: its predefined macros for the
+command line (`cc <flags> -dM -E`) name the ISA extensions (`__AVX2__`, `__FMA__`), the
+optimization level (`__OPTIMIZE__`), position independence (`__PIC__`/`__PIE__`) and
+fast-math (`__FAST_MATH__`). Only what the macros do not show (the `-O` digit, the FP
+contraction mode, `-march=native`) is read from the flags, last one winning as in gcc.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import llvmlite.binding as llvm
+
+#: gcc's predefined ISA macros and the LLVM x86 features they stand for
+_X86_FEATURE_MACROS = {
+    "__SSE3__": "sse3",
+    "__SSSE3__": "ssse3",
+    "__SSE4_1__": "sse4.1",
+    "__SSE4_2__": "sse4.2",
+    "__POPCNT__": "popcnt",
+    "__AVX__": "avx",
+    "__AVX2__": "avx2",
+    "__FMA__": "fma",
+    "__F16C__": "f16c",
+    "__BMI__": "bmi",
+    "__BMI2__": "bmi2",
+    "__LZCNT__": "lzcnt",
+    "__MOVBE__": "movbe",
+    "__AVX512F__": "avx512f",
+    "__AVX512VL__": "avx512vl",
+    "__AVX512BW__": "avx512bw",
+    "__AVX512DQ__": "avx512dq",
+    "__AVX512CD__": "avx512cd",
+}
+
+
+class UnsupportedTarget(Exception):
+    """The flags ask for a machine pycc-stencil does not generate code for (e.g. -m32)."""
+
+
+@dataclass(frozen=True)
+class TargetSpec:
+    """An LLVM target machine and the code generation options of one `cc` command line."""
+
+    triple: str
+    cpu: str
+    features: str
+    opt_level: int  # 0..3 (-Os/-Oz count as 2, as in clang)
+    size_level: int  # 0, 1 (-Os) or 2 (-Oz)
+    pic: bool
+    #: LLVM fast-math flags every floating-point operation may carry: () for strict C,
+    #: ("contract",) where gcc would fuse multiply-adds, ("fast",) under -ffast-math
+    fp_flags: tuple[str, ...]
+
+    def target_machine(self) -> llvm.TargetMachine:
+        """A new target machine (MCJIT takes ownership of the one it is given)."""
+        from .host_jit import initialize
+
+        initialize()
+        target = llvm.Target.from_triple(self.triple)
+        return target.create_target_machine(
+            cpu=self.cpu,
+            features=self.features,
+            opt=self.opt_level,
+            reloc="pic" if self.pic else "static",
+            codemodel="default",
+        )
+
+
+def predefined_macros(cc: str, flags: Sequence[str]) -> dict[str, str]:
+    """`cc`'s predefined macros for a C compilation with `flags`."""
+    out = subprocess.run(
+        [cc, *flags, "-x", "c", "-dM", "-E", "-"],
+        input="",
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    if out.returncode != 0:
+        raise UnsupportedTarget(f"'{cc} -dM -E' failed: {out.stderr.strip()[:200]}")
+    macros = {}
+    for line in out.stdout.splitlines():
+        _, name, value = (line.split(" ", 2) + [""])[:3]
+        macros[name] = value
+    return macros
+
+
+def target_from_flags(cc: str, flags: Sequence[str]) -> TargetSpec:
+    """The target `cc flags` compiles for; raises `UnsupportedTarget` for foreign machines."""
+    macros = predefined_macros(cc, flags)
+    if "__x86_64__" not in macros or "__LP64__" not in macros:
+        raise UnsupportedTarget("only x86-64 (LP64) code generation is supported")
+    host_triple = llvm.get_process_triple()
+    if not host_triple.startswith("x86_64"):
+        raise UnsupportedTarget(f"host triple {host_triple} is not x86-64")
+    march = _last_value(flags, "-march=")
+    if march == "native":
+        cpu = llvm.get_host_cpu_name()
+        features = llvm.get_host_cpu_features().flatten()
+    else:
+        cpu = "x86-64"
+        features = ",".join(
+            f"{'+' if macro in macros else '-'}{feature}"
+            for macro, feature in _X86_FEATURE_MACROS.items()
+        )
+    opt_level, size_level = _optimization_level(flags, macros)
+    return TargetSpec(
+        triple=host_triple,
+        cpu=cpu,
+        features=features,
+        opt_level=opt_level,
+        size_level=size_level,
+        pic="__PIC__" in macros or "__PIE__" in macros,
+        fp_flags=_fp_flags(flags, macros, opt_level),
+    )
+
+
+def _last_value(flags: Sequence[str], prefix: str) -> str | None:
+    values = [f[len(prefix) :] for f in flags if f.startswith(prefix)]
+    return values[-1] if values else None
+
+
+def _optimization_level(flags: Sequence[str], macros: dict[str, str]) -> tuple[int, int]:
+    if "__OPTIMIZE__" not in macros:
+        return 0, 0
+    level = [f[2:] for f in flags if f.startswith("-O")][-1:] or ["1"]
+    digit = {"": "1", "g": "1", "fast": "3", "s": "2", "z": "2"}.get(level[0], level[0])
+    size = {"s": 1, "z": 2}.get(level[0], 0)
+    return min(int(digit), 3) if digit.isdigit() else 2, size
+
+
+def _fp_flags(flags: Sequence[str], macros: dict[str, str], opt_level: int) -> tuple[str, ...]:
+    """gcc fuses a*b+c across expressions (-ffp-contract=fast) in GNU C modes when optimizing;
+    ISO modes (-std=c99 ...) and -ffp-contract=off/on keep every rounding (gcc has no `on`)."""
+    if "__FAST_MATH__" in macros:
+        return ("fast",)
+    contract = _last_value(flags, "-ffp-contract=")
+    if contract is None:
+        contract = "off" if "__STRICT_ANSI__" in macros else "fast"
+    return ("contract",) if contract == "fast" and opt_level > 0 else ()
