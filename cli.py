@@ -18,8 +18,6 @@ from . import __version__
 from .diagnostics import CompilerError, Diagnostic, print_diagnostics
 
 EXIT_INTERNAL = 70
-#: anything else on the command line makes pycc-stencil a drop-in `cc`
-_SUBCOMMANDS = ("check", "emit", "-h", "--help")
 
 #: cc flags taking a value, given either attached (`-Idir`) or as the next argument (`-I dir`).
 _CC_VALUE_FLAGS = ("-I", "-D", "-U")
@@ -255,13 +253,6 @@ def _run_emit(args: argparse.Namespace, cflags: list[str]) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line `argv` (default: sys.argv[1:]) and return the exit status."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    if not argv or argv[0] not in _SUBCOMMANDS:
-        from .emit.compiler.driver import run_compiler
-
-        try:
-            return run_compiler(argv)
-        except KeyboardInterrupt:
-            return 130
     from .ir_passes.pipeline import PipelineError
     from .runtime.check import CheckUsageError
 

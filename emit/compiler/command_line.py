@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import shlex
-from dataclasses import dataclass, field
 
 #: gcc options whose value is the next argument (when not attached)
 VALUE_OPTIONS = frozenset(
@@ -33,11 +32,13 @@ _C_SUFFIXES = (".c",)
 PYCC_PREFIX = "-fpycc-"
 
 
-@dataclass
 class Input:
-    path: str
-    language: str | None  # the `-x` in force, or None (from the suffix)
-    position: int  # index in `CompilerCommand.args`
+    """One input file (plain class, not a dataclass: every build step imports this module)."""
+
+    def __init__(self, path: str, language: str | None, position: int):
+        self.path = path
+        self.language = language  # the `-x` in force, or None (from the suffix)
+        self.position = position  # index in `CompilerCommand.args`
 
     @property
     def is_c(self) -> bool:
@@ -46,15 +47,15 @@ class Input:
         return self.path.endswith(_C_SUFFIXES)
 
 
-@dataclass
 class CompilerCommand:
     """One `cc` command line, with pycc-stencil's own `-fpycc-*` options taken out."""
 
-    args: list[str]
-    inputs: list[Input] = field(default_factory=list)
-    output: str | None = None
-    stage: str = "link"  # link | object | assembly | preprocess | syntax | information
-    pycc_options: dict[str, str] = field(default_factory=dict)
+    def __init__(self, args: list[str]):
+        self.args = args
+        self.inputs: list[Input] = []
+        self.output: str | None = None
+        self.stage = "link"  # link | object | assembly | preprocess | syntax | information
+        self.pycc_options: dict[str, str] = {}
 
     @property
     def c_inputs(self) -> list[Input]:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -22,63 +21,9 @@ import time
 from dataclasses import dataclass, field
 
 from . import cache
-from .command_line import CompilerCommand, Input, default_output, expand_response_files
-from .command_line import parse_command as parse_cc_command
+from .command_line import CompilerCommand, Input, default_output
+from .entry import may_have_kernels
 from .report import FunctionRecord, UnitRecord, append_report, remark, verbose, warn_fallback
-
-_LOOP_KEYWORD = re.compile(rb"\b(for|while|do)\b")
-_SOURCE_SUFFIXES = (".c", ".i", ".cc", ".cpp", ".cxx", ".C", ".s", ".S", ".o", ".a", ".so")
-
-
-def run_compiler(argv: list[str]) -> int:
-    """Behave as `cc argv` (or `argv[0] argv[1:]` when argv[0] names a compiler)."""
-    cc, args = _underlying_compiler(argv)
-    args = expand_response_files(args)
-    command = parse_cc_command(args)
-    if os.environ.get("PYCC_DISABLE", "") not in ("", "0"):
-        return _exec(cc, command.args)
-    if "passes" in command.pycc_options:
-        from ...ir_passes.pipeline import PipelineError, parse_pipeline
-
-        try:
-            parse_pipeline(command.pycc_options["passes"])
-        except PipelineError as exc:
-            print(f"pycc-stencil: error: {exc}", file=sys.stderr)
-            return 1
-    inputs = command.c_inputs
-    if command.stage not in ("link", "object", "assembly") or not inputs:
-        return _exec(cc, command.args)
-    if any(i.path == "-" for i in command.inputs) or (
-        command.output and command.stage != "link" and len(command.inputs) > 1
-    ):
-        return _exec(cc, command.args)  # stdin, or an error cc reports itself
-    try:
-        return Driver(cc, command).run()
-    except Exception as exc:  # noqa: BLE001 - a pycc-stencil bug must not break the build
-        print(
-            f"pycc-stencil: warning: internal error ({type(exc).__name__}: {exc}); "
-            "the command is run by cc unchanged [-Wpycc-fallback]",
-            file=sys.stderr,
-        )
-        return _exec(cc, command.args)
-
-
-def _underlying_compiler(argv: list[str]) -> tuple[str, list[str]]:
-    """ccache style: `pycc-stencil gcc-12 -c f.c` uses gcc-12; otherwise `$PYCC_CC` or cc."""
-    if argv and not argv[0].startswith(("-", "@")) and not argv[0].endswith(_SOURCE_SUFFIXES):
-        if os.path.basename(argv[0]) != "pycc-stencil" and shutil.which(argv[0]):
-            return argv[0], argv[1:]
-    return os.environ.get("PYCC_CC", "cc"), argv
-
-
-def _exec(cc: str, args: list[str]) -> int:
-    sys.stdout.flush()
-    sys.stderr.flush()
-    try:
-        os.execvp(cc, [cc, *args])
-    except OSError as exc:
-        print(f"pycc-stencil: error: cannot run '{cc}': {exc.strerror}", file=sys.stderr)
-        return 127
 
 
 @dataclass
@@ -126,16 +71,18 @@ class Driver:
                 return status
             objects[item.position] = obj
         args: list[str] = []
-        skip_next = False
+        skip_next = language_reset = False
         for index, arg in enumerate(self.command.args):
             if skip_next:
                 skip_next = False
                 continue
+            item = next((i for i in self.command.inputs if i.position == index), None)
             if index in objects:
-                item = next(i for i in self.command.inputs if i.position == index)
                 args += ["-x", "none", objects[index]]
-                if item.language:
-                    args += ["-x", item.language]
+                language_reset = True
+            elif item is not None and item.language and language_reset:
+                args += ["-x", item.language, arg]  # the -x in force before the objects
+                language_reset = False
             elif arg in ("-MD", "-MMD", "-MP", "-MG"):
                 continue
             elif arg in ("-MF", "-MT", "-MQ"):
@@ -172,18 +119,18 @@ class Driver:
                 text = handle.read()
         except OSError:
             return self._cc(original)  # cc reports the missing/unreadable file
-        if not _LOOP_KEYWORD.search(text):
+        if not may_have_kernels(text):
             unit.status, unit.reason = "passthrough", "no loops in the file"
             status = self._cc(original)
             return self._finish(unit, status, started)
-        result, cache_state = self._analyse(source, text, stage, scratch, unit)
+        result, cache_state = self._analyse(source, text, stage, deps, unit)
         unit.cache = cache_state
         unit.functions = result.functions
         unit.reason = result.reason
         if result.split_source is None or result.pycc_output is None:
             status = self._cc(original)
             return self._finish(unit, status, started)
-        status = self._compile_split(result, item, output, stage, deps, scratch, unit)
+        status = self._compile_split(result, item, output, stage, scratch, unit)
         if status is None:  # the rewritten file did not compile: cc gets the original
             for function in unit.functions:
                 if function.compiled_by == "pycc-stencil":
@@ -211,10 +158,15 @@ class Driver:
         return f"{level}, passes: {self.passes or 'none'}"
 
     def _analyse(
-        self, source: str, text: bytes, stage: str, scratch: str, unit: UnitRecord
+        self, source: str, text: bytes, stage: str, deps: list[str], unit: UnitRecord
     ) -> tuple[UnitResult, str | None]:
-        """pycc-stencil's part of the unit, from the cache or computed (then cached)."""
-        preprocessed = self._cc([*self.flags, "-E", "-x", "c", source, "-o", "-"], capture=True)
+        """pycc-stencil's part of the unit, from the cache or computed (then cached).
+
+        The preprocessed text (part of the cache key) comes from `cc -E` on the original
+        file, which also writes the dependency file exactly as the user's compile would."""
+        preprocessed = self._cc(
+            [*self.flags, *deps, "-E", "-x", "c", source, "-o", "-"], capture=True
+        )
         if isinstance(preprocessed, int) or preprocessed.returncode != 0:
             return UnitResult(reason="the file does not preprocess; cc reports why"), None
         key = cache.cache_key(
@@ -248,7 +200,6 @@ class Driver:
         item: Input,
         output: str,
         stage: str,
-        deps: list[str],
         scratch: str,
         unit: UnitRecord,
     ) -> int | None:
@@ -262,13 +213,12 @@ class Driver:
             handle.write(result.split_source)
         cc_part = split_path + (".s" if stage == "assembly" else ".o")
         directory = os.path.dirname(item.path) or "."
-        args = ["-iquote", directory, *self.flags, *deps, "-S" if stage == "assembly" else "-c"]
+        args = ["-iquote", directory, *self.flags, "-S" if stage == "assembly" else "-c"]
         done = self._cc([*args, "-x", "c", split_path, "-o", cc_part], capture=True)
         if isinstance(done, int) or done.returncode != 0:
             return None
         sys.stderr.buffer.write(done.stderr)
         sys.stderr.flush()
-        _fix_dependency_file(deps, split_path, item.path)
         pending = f"{output}.pycc-{os.getpid()}.tmp"
         try:
             if stage == "assembly":
@@ -315,21 +265,6 @@ def _compiler_identity(cc: str) -> str:
     except OSError:
         return path
     return f"{real}:{stat.st_size}:{stat.st_mtime_ns}"
-
-
-def _fix_dependency_file(deps: list[str], split_path: str, source: str) -> None:
-    """The dependency file names the temporary rewritten file; name the real source."""
-    if "-MF" not in deps:
-        return
-    path = deps[deps.index("-MF") + 1]
-    try:
-        with open(path, encoding="utf-8", errors="surrogateescape") as handle:
-            text = handle.read()
-        escaped = source.replace("$", "$$").replace("#", "\\#").replace(" ", "\\ ")
-        with open(path, "w", encoding="utf-8", errors="surrogateescape") as handle:
-            handle.write(text.replace(split_path, escaped))
-    except OSError:
-        return
 
 
 def _result_to_cache(result: UnitResult) -> tuple[dict, dict[str, bytes]]:

@@ -1,0 +1,88 @@
+"""The front door of compiler mode, kept light: every step of a build runs it.
+
+Only `os`, `sys`, `re` and the command-line reader are imported here. Commands that are not
+C compilations (`-E`, `--version`, links of objects), `PYCC_DISABLE=1`, and files without a
+single loop keyword are handed to `cc` with `exec` right away; only the rest loads the
+driver (and, on a cache miss, libclang and LLVM).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import sys
+
+from .command_line import expand_response_files, parse_command
+
+_LOOP_KEYWORD = re.compile(rb"\b(for|while|do)\b")
+_SOURCE_SUFFIXES = (".c", ".i", ".cc", ".cpp", ".cxx", ".C", ".s", ".S", ".o", ".a", ".so")
+
+
+def run_compiler(argv: list[str]) -> int:
+    """Behave as `cc argv` (or `argv[0] argv[1:]` when argv[0] names a compiler)."""
+    cc, args = _underlying_compiler(argv)
+    command = parse_command(expand_response_files(args))
+    if os.environ.get("PYCC_DISABLE", "") not in ("", "0"):
+        return exec_cc(cc, command.args)
+    if "passes" in command.pycc_options:
+        from ...ir_passes.pipeline import PipelineError, parse_pipeline
+
+        try:
+            parse_pipeline(command.pycc_options["passes"])
+        except PipelineError as exc:
+            print(f"pycc-stencil: error: {exc}", file=sys.stderr)
+            return 1
+    inputs = command.c_inputs
+    if command.stage not in ("link", "object", "assembly") or not inputs:
+        return exec_cc(cc, command.args)
+    if any(i.path == "-" for i in command.inputs) or (
+        command.output and command.stage != "link" and len(command.inputs) > 1
+    ):
+        return exec_cc(cc, command.args)  # stdin, or an error cc reports itself
+    observed = "report" in command.pycc_options or os.environ.get("PYCC_REPORT")
+    if not observed and not any(_may_have_kernels(i.path) for i in inputs):
+        return exec_cc(cc, command.args)
+    from .driver import Driver
+
+    try:
+        return Driver(cc, command).run()
+    except Exception as exc:  # noqa: BLE001 - a pycc-stencil bug must not break the build
+        print(
+            f"pycc-stencil: warning: internal error ({type(exc).__name__}: {exc}); "
+            "the command is run by cc unchanged [-Wpycc-fallback]",
+            file=sys.stderr,
+        )
+        return exec_cc(cc, command.args)
+
+
+def may_have_kernels(text: bytes) -> bool:
+    """A kernel has a loop; a file without `for`/`while`/`do` has nothing for pycc-stencil."""
+    return _LOOP_KEYWORD.search(text) is not None
+
+
+def _may_have_kernels(path: str) -> bool:
+    try:
+        with open(path, "rb") as handle:
+            return may_have_kernels(handle.read())
+    except OSError:
+        return False  # cc reports it
+
+
+def _underlying_compiler(argv: list[str]) -> tuple[str, list[str]]:
+    """ccache style: `pycc-stencil gcc-12 -c f.c` uses gcc-12; otherwise `$PYCC_CC` or cc."""
+    if argv and not argv[0].startswith(("-", "@")) and not argv[0].endswith(_SOURCE_SUFFIXES):
+        if os.path.basename(argv[0]) != "pycc-stencil" and shutil.which(argv[0]):
+            return argv[0], argv[1:]
+    return os.environ.get("PYCC_CC", "cc"), argv
+
+
+def exec_cc(cc: str, args: list[str]) -> int:
+    """Become `cc args` (exit status, signals and output are then exactly cc's)."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    try:
+        os.execvp(cc, [cc, *args])
+    except OSError as exc:
+        print(f"pycc-stencil: error: cannot run '{cc}': {exc.strerror}", file=sys.stderr)
+        return 127

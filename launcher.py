@@ -1,0 +1,23 @@
+"""The `pycc-stencil` executable: `check`/`emit` go to the command-line tool, anything else
+makes it a drop-in `cc`. Kept tiny, because every step of a build starts it."""
+
+from __future__ import annotations
+
+import sys
+
+#: first arguments that select a pycc-stencil subcommand instead of compiler mode
+SUBCOMMANDS = frozenset({"check", "emit", "-h", "--help"})
+
+
+def main() -> int:
+    argv = sys.argv[1:]
+    if argv and argv[0] in SUBCOMMANDS:
+        from .cli import main as cli_main
+
+        return cli_main(argv)
+    from .emit.compiler.entry import run_compiler
+
+    try:
+        return run_compiler(argv)
+    except KeyboardInterrupt:
+        return 130
