@@ -1,0 +1,1151 @@
+#!/usr/bin/env python3
+"""Benchmark pycc-stencil's compiler mode against gcc, clang, Polly and Graphite.
+
+Builds the kernel corpus in scripts/bench_kernels/ as shared libraries (-shared -fPIC) with
+every available compiler variant, loads them all into this one process with ctypes, checks
+that every variant computes what `gcc -O3` computes, runs the variants round-robin (the order
+rotates every repetition) and prints, per kernel, size, thread count and variant: the median
+time of N repetitions, GStencil/s, GFLOP/s (the flop count per point the kernel's source
+states), the achieved GB/s (compulsory traffic per the kernel's bytes/point model), the
+fraction of the machine's memory bandwidth (a STREAM-like triad measured in the same run) and
+the speed ratio to `gcc -O3`.
+
+    python scripts/bench.py [--kernels jacobi-2d,heat-3d] [--sizes small,large] [--reps N]
+                            [--threads 1,2] [--plot out.png] [--quick]
+
+Only numpy is required; `rich` (tables) and `matplotlib` (--plot) are used when installed.
+See docs/benchmarks.md for the method and a first table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import json
+import math
+import os
+import platform
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+KERNEL_DIR = HERE / "bench_kernels"
+REPO = HERE.parent
+OPT = ["-O3", "-march=native"]
+SHARED = ["-shared", "-fPIC"]
+TRIAD_N = 1 << 24  # 3 arrays x 128 MiB: 4x beyond any L3 this is likely to meet
+SIZE_CLASSES = {
+    "small": "cache-resident (PolyBench MEDIUM shapes, ~1 MB working set)",
+    "l3": "last-level-cache sized (PolyBench LARGE shapes, 14-32 MB)",
+    "large": "DRAM-sized (PolyBench EXTRALARGE shapes, 100-260 MB)",
+}
+
+
+# --------------------------------------------------------------------------------------------
+# The kernel corpus
+
+
+@dataclass(frozen=True)
+class Array:
+    name: str
+    shape: tuple[int, ...]
+    dtype: str
+    written: bool = True
+
+
+@dataclass(frozen=True)
+class Kernel:
+    name: str
+    source: str
+    function: str
+    elem: str  # element type, for the table
+    stencil_points: int
+    flops: int  # per point update, as the source writes them (integer ops for integer kernels)
+    bytes: int  # per point update: compulsory traffic, each sweep streams its arrays once
+    points_doc: str
+    sizes: dict[str, dict[str, int]]
+    args: Callable[[dict[str, int]], list]  # scalar ints and Array specs, in call order
+    points: Callable[[dict[str, int]], int]
+    integer: bool = False
+
+
+def _k(name, source, elem, pts, flops, nbytes, points_doc, sizes, args, points, integer=False):
+    return Kernel(
+        name=name,
+        source=source,
+        function="kernel_" + source.removesuffix(".c"),
+        elem=elem,
+        stencil_points=pts,
+        flops=flops,
+        bytes=nbytes,
+        points_doc=points_doc,
+        sizes=sizes,
+        args=args,
+        points=points,
+        integer=integer,
+    )
+
+
+D, F, U8 = "float64", "float32", "uint8"
+
+KERNELS = [
+    _k(
+        "jacobi-1d", "jacobi_1d.c", "double", 3, 3, 16, "2*tsteps*(n-2)",
+        {"small": dict(n=400, tsteps=1000), "l3": dict(n=2_000_000, tsteps=2),
+         "large": dict(n=8_000_000, tsteps=1)},
+        lambda p: [p["tsteps"], p["n"], Array("A", (p["n"],), D), Array("B", (p["n"],), D)],
+        lambda p: 2 * p["tsteps"] * (p["n"] - 2),
+    ),
+    _k(
+        "jacobi-2d", "jacobi_2d.c", "double", 5, 5, 16, "2*tsteps*(n-2)^2",
+        {"small": dict(n=250, tsteps=20), "l3": dict(n=1300, tsteps=2),
+         "large": dict(n=2800, tsteps=2)},
+        lambda p: [p["tsteps"], p["n"], Array("A", (p["n"],) * 2, D),
+                   Array("B", (p["n"],) * 2, D)],
+        lambda p: 2 * p["tsteps"] * (p["n"] - 2) ** 2,
+    ),
+    _k(
+        "heat-3d", "heat_3d.c", "double", 7, 15, 16, "2*tsteps*(n-2)^3",
+        {"small": dict(n=40, tsteps=20), "l3": dict(n=120, tsteps=2),
+         "large": dict(n=200, tsteps=1)},
+        lambda p: [p["tsteps"], p["n"], Array("A", (p["n"],) * 3, D),
+                   Array("B", (p["n"],) * 3, D)],
+        lambda p: 2 * p["tsteps"] * (p["n"] - 2) ** 3,
+    ),
+    _k(
+        "fdtd-2d", "fdtd_2d.c", "double", 9, 11, 80, "tmax*nx*ny",
+        {"small": dict(nx=200, ny=240, tmax=20), "l3": dict(nx=1000, ny=1200, tmax=2),
+         "large": dict(nx=2000, ny=2600, tmax=2)},
+        lambda p: [p["tmax"], p["nx"], p["ny"], Array("ex", (p["nx"], p["ny"]), D),
+                   Array("ey", (p["nx"], p["ny"]), D), Array("hz", (p["nx"], p["ny"]), D),
+                   Array("_fict_", (p["tmax"],), D, written=False)],
+        lambda p: p["tmax"] * p["nx"] * p["ny"],
+    ),
+    _k(
+        "seidel-2d", "seidel_2d.c", "double", 9, 9, 16, "tsteps*(n-2)^2",
+        {"small": dict(n=400, tsteps=10), "l3": dict(n=2000, tsteps=1),
+         "large": dict(n=4000, tsteps=1)},
+        lambda p: [p["tsteps"], p["n"], Array("A", (p["n"],) * 2, D)],
+        lambda p: p["tsteps"] * (p["n"] - 2) ** 2,
+    ),
+    _k(
+        "star-3d", "star_3d.c", "double", 7, 8, 16, "tsteps*(n-2)^3",
+        {"small": dict(n=40, tsteps=40), "l3": dict(n=120, tsteps=4),
+         "large": dict(n=200, tsteps=2)},
+        lambda p: [p["tsteps"], p["n"], Array("A", (2,) + (p["n"],) * 3, D)],
+        lambda p: p["tsteps"] * (p["n"] - 2) ** 3,
+    ),
+    _k(
+        "laplace-2d", "laplace_2d.c", "double", 5, 6, 16, "(n-2)*(m-2), one sweep",
+        {"small": dict(n=256, m=256), "l3": dict(n=1300, m=1300),
+         "large": dict(n=4000, m=4000)},
+        lambda p: [p["n"], p["m"], Array("in", (p["n"], p["m"]), D, written=False),
+                   Array("out", (p["n"], p["m"]), D)],
+        lambda p: (p["n"] - 2) * (p["m"] - 2),
+    ),
+    _k(
+        "blur3x3-f32", "blur3x3_f32.c", "float", 9, 9, 8, "(h-2)*(w-2), one sweep",
+        {"small": dict(h=320, w=320), "l3": dict(h=2048, w=2048),
+         "large": dict(h=4096, w=4096)},
+        lambda p: [p["h"], p["w"], Array("in", (p["h"], p["w"]), F, written=False),
+                   Array("out", (p["h"], p["w"]), F)],
+        lambda p: (p["h"] - 2) * (p["w"] - 2),
+    ),
+    _k(
+        "gauss5x5-f32", "gauss5x5_f32.c", "float", 25, 50, 8, "(h-4)*(w-4), one sweep",
+        {"small": dict(h=320, w=320), "l3": dict(h=2048, w=2048),
+         "large": dict(h=4096, w=4096)},
+        lambda p: [p["h"], p["w"], Array("in", (p["h"], p["w"]), F, written=False),
+                   Array("out", (p["h"], p["w"]), F)],
+        lambda p: (p["h"] - 4) * (p["w"] - 4),
+    ),
+    _k(
+        "box3x3-u8", "box3x3_u8.c", "uint8", 9, 10, 2, "(h-2)*(w-2), one sweep",
+        {"small": dict(h=640, w=640), "l3": dict(h=4096, w=4096),
+         "large": dict(h=8192, w=8192)},
+        lambda p: [p["h"], p["w"], Array("in", (p["h"], p["w"]), U8, written=False),
+                   Array("out", (p["h"], p["w"]), U8)],
+        lambda p: (p["h"] - 2) * (p["w"] - 2),
+        integer=True,
+    ),
+]  # fmt: skip
+
+
+# --------------------------------------------------------------------------------------------
+# Compiler variants
+
+
+@dataclass
+class Variant:
+    key: str
+    label: str
+    command: list[str]  # compiler and flags, before -shared -fPIC SRC -o OUT
+    threads: int = 1
+    link: list[str] = field(default_factory=list)
+    pycc: bool = False
+    omp_runtime: bool = False  # thread count set with omp_set_num_threads before each call
+    reference_only: bool = False  # built and checked against, never timed
+    unavailable: str | None = None
+
+    @property
+    def parallel(self) -> bool:
+        return self.threads > 1
+
+    def flags_text(self) -> str:
+        return " ".join([Path(self.command[0]).name, *self.command[1:], *self.link])
+
+
+def run(cmd, env=None, timeout=600) -> subprocess.CompletedProcess:
+    return subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout)
+
+
+def first_line(text: str) -> str:
+    for line in text.splitlines():
+        if line.strip():
+            return line.strip()
+    return ""
+
+
+def compiler_version(cc: str) -> str:
+    try:
+        return first_line(run([cc, "--version"], timeout=30).stdout)
+    except (OSError, subprocess.SubprocessError):
+        return "?"
+
+
+def clang_major(path: str) -> int:
+    m = re.search(r"clang version (\d+)", compiler_version(path))
+    return int(m.group(1)) if m else 0
+
+
+def find_clangs() -> list[tuple[int, str]]:
+    """Every `clang` / `clang-NN` on PATH, newest first, one per real binary."""
+    seen, found = set(), []
+    for d in os.environ.get("PATH", "").split(os.pathsep):
+        try:
+            names = os.listdir(d)
+        except OSError:
+            continue
+        for name in names:
+            if not re.fullmatch(r"clang(-\d+)?", name):
+                continue
+            path = os.path.join(d, name)
+            real = os.path.realpath(path)
+            if real in seen or not os.access(path, os.X_OK):
+                continue
+            seen.add(real)
+            major = clang_major(path)
+            if major:
+                found.append((major, path))
+    return sorted(found, reverse=True)
+
+
+def install_clang() -> bool:
+    """apt-get install the newest clang-NN (14..19) Debian offers; root only."""
+    if not hasattr(os, "geteuid") or os.geteuid() != 0 or not shutil.which("apt-get"):
+        print("--install-compilers: needs root and apt-get", file=sys.stderr)
+        return False
+    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+    print("installing clang with apt-get (this takes a minute) ...", file=sys.stderr)
+    run(["apt-get", "update", "-qq"], env=env, timeout=600)
+    for major in range(19, 13, -1):
+        policy = run(["apt-cache", "policy", f"clang-{major}"], env=env, timeout=60).stdout
+        m = re.search(r"Candidate:\s*(\S+)", policy)
+        if m and m.group(1) != "(none)":
+            r = run(["apt-get", "install", "-y", "-qq", f"clang-{major}"], env=env, timeout=1800)
+            if r.returncode == 0:
+                print(f"installed clang-{major}", file=sys.stderr)
+                return True
+            print(first_line(r.stderr), file=sys.stderr)
+    return False
+
+
+def default_pycc() -> str | None:
+    beside = Path(sys.executable).parent / "pycc-stencil"
+    if beside.exists():
+        return str(beside)
+    return shutil.which("pycc-stencil")
+
+
+def make_variants(args, gcc: str, clang: str | None, pycc: str | None) -> list[Variant]:
+    vs = [
+        Variant("gcc", "gcc", [gcc, *OPT]),
+        Variant("gcc-nofma", "gcc -ffp-contract=off", [gcc, *OPT, "-ffp-contract=off"],
+                reference_only=True),
+        Variant("graphite", "gcc+graphite", [gcc, *OPT, "-floop-nest-optimize"]),
+    ]  # fmt: skip
+    if clang:
+        vs += [
+            Variant("clang", "clang", [clang, *OPT]),
+            Variant("polly", "clang+polly", [clang, *OPT, "-mllvm", "-polly"]),
+        ]
+    if pycc:
+        vs.append(Variant("pycc", "pycc-stencil", [pycc, *OPT], pycc=True))
+    for t in args.threads:
+        if t == 1:
+            continue
+        vs += [
+            Variant(f"autopar{t}", "gcc autopar", [gcc, *OPT, f"-ftree-parallelize-loops={t}"],
+                    threads=t),
+            Variant(f"graphite-par{t}", "gcc+graphite autopar",
+                    [gcc, *OPT, "-floop-nest-optimize", "-floop-parallelize-all",
+                     f"-ftree-parallelize-loops={t}"], threads=t),
+        ]  # fmt: skip
+        if clang:
+            vs.append(
+                Variant(f"polly-par{t}", "clang+polly parallel",
+                        [clang, *OPT, "-mllvm", "-polly", "-mllvm", "-polly-parallel",
+                         "-mllvm", f"-polly-num-threads={t}"], threads=t, link=["-lgomp"])
+            )  # fmt: skip
+        vs.append(
+            Variant(f"omp{t}", "gcc OpenMP", [gcc, *OPT, "-fopenmp"], threads=t,
+                    omp_runtime=True)
+        )  # fmt: skip
+    if args.variants:
+        keep = set(args.variants) | {"gcc", "gcc-nofma"}
+        vs = [v for v in vs if v.key in keep or re.sub(r"\d+$", "", v.key) in keep]
+    return vs
+
+
+PROBE = """
+void probe(int n, double A[n][n], double B[n][n])
+{
+  int i, j;
+  for (i = 1; i < n - 1; i++)
+    for (j = 1; j < n - 1; j++)
+      B[i][j] = 0.25 * (A[i - 1][j] + A[i + 1][j] + A[i][j - 1] + A[i][j + 1]);
+}
+"""
+
+
+def probe_variants(variants: list[Variant], build: Path) -> None:
+    """Compile a small kernel with every variant; the ones that fail are unavailable."""
+    src = build / "probe.c"
+    src.write_text(PROBE)
+
+    def one(v: Variant) -> None:
+        out = build / f"probe-{v.key}.so"
+        report = build / f"probe-{v.key}.jsonl"
+        r = compile_variant(v, src, out, report)
+        if r.returncode != 0 or not out.exists():
+            text = (r.stderr or r.stdout).strip()
+            v.unavailable = first_line(text.splitlines()[-1] if text else "") or "build failed"
+
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+        list(pool.map(one, variants))
+
+
+def pycc_env(report: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    env.pop("PYCC_DISABLE", None)
+    env.setdefault("PYCC_CC", "gcc")
+    env["PYCC_REPORT"] = str(report)
+    env["PYCC_NO_CACHE"] = "1"
+    return env
+
+
+def compile_variant(v: Variant, src: Path, out: Path, report: Path) -> subprocess.CompletedProcess:
+    cmd = [*v.command, *SHARED, str(src), "-o", str(out), *v.link]
+    env = pycc_env(report) if v.pycc else None
+    try:
+        return run(cmd, env=env, timeout=900)
+    except (OSError, subprocess.SubprocessError) as e:
+        return subprocess.CompletedProcess(cmd, 1, "", str(e))
+
+
+@dataclass
+class Build:
+    kernel: Kernel
+    variant: Variant
+    lib: Path | None = None
+    error: str | None = None
+    parallel_code: bool = False  # the library calls into libgomp
+    pycc_status: str | None = None  # "pycc-stencil", "cc: REASON", "no report"
+    pycc_ms: float | None = None
+    pycc_version: str | None = None
+
+
+def imports_gomp(lib: Path) -> bool:
+    r = run(["nm", "-D", "--undefined-only", str(lib)], timeout=60)
+    return "GOMP_" in r.stdout
+
+
+def read_pycc_report(b: Build, report: Path) -> None:
+    if not report.exists():
+        b.pycc_status = "cc: no PYCC_REPORT written"
+        return
+    entries = [json.loads(line) for line in report.read_text().splitlines() if line.strip()]
+    for entry in entries:
+        b.pycc_version = entry.get("version")
+        for fn in entry.get("functions", []):
+            if fn.get("name") != b.kernel.function:
+                continue
+            b.pycc_ms = (entry.get("time_ms") or {}).get("total")
+            if fn.get("compiled_by") == "pycc-stencil":
+                b.pycc_status = "pycc-stencil"
+            else:
+                why = fn.get("reason") or entry.get("reason") or entry.get("status")
+                b.pycc_status = f"cc: {why}"
+            return
+    status = entries[-1].get("status") if entries else None
+    reason = entries[-1].get("reason") if entries else None
+    b.pycc_status = f"cc: {reason or status or 'kernel not in the report'}"
+
+
+def build_all(kernels, variants, build: Path) -> dict[tuple[str, str], Build]:
+    jobs = [(k, v) for k in kernels for v in variants if not v.unavailable]
+
+    def one(kv) -> Build:
+        k, v = kv
+        b = Build(k, v)
+        out = build / f"{k.source.removesuffix('.c')}-{v.key}.so"
+        report = build / f"{k.source.removesuffix('.c')}-{v.key}.jsonl"
+        report.unlink(missing_ok=True)
+        r = compile_variant(v, KERNEL_DIR / k.source, out, report)
+        if r.returncode != 0 or not out.exists():
+            text = (r.stderr or r.stdout).strip()
+            b.error = first_line(text.splitlines()[-1]) if text else "build failed"
+            return b
+        b.lib = out
+        b.parallel_code = imports_gomp(out)
+        if v.pycc:
+            read_pycc_report(b, report)
+        return b
+
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+        return {(b.kernel.name, b.variant.key): b for b in pool.map(one, jobs)}
+
+
+# --------------------------------------------------------------------------------------------
+# Memory and the triad
+
+
+def aligned_empty(shape, dtype, align: int = 64) -> np.ndarray:
+    dtype = np.dtype(dtype)
+    nbytes = int(np.prod(shape)) * dtype.itemsize
+    raw = np.empty(nbytes + align, dtype=np.uint8)
+    offset = (-raw.ctypes.data) % align
+    return raw[offset : offset + nbytes].view(dtype).reshape(shape)
+
+
+def initial_values(spec: Array, seed: int) -> np.ndarray:
+    """Deterministic data: seeded uniform [0.5, 1.5) for floats, full range for uint8."""
+    rng = np.random.default_rng(seed)
+    a = aligned_empty(spec.shape, spec.dtype)
+    if np.dtype(spec.dtype).kind == "f":
+        a[...] = rng.uniform(0.5, 1.5, size=spec.shape).astype(spec.dtype)
+    else:
+        a[...] = rng.integers(0, 256, size=spec.shape, dtype=spec.dtype)
+    return a
+
+
+class Gomp:
+    """libgomp, to set the OpenMP variant's thread count before each call."""
+
+    def __init__(self) -> None:
+        try:
+            self.lib = ctypes.CDLL("libgomp.so.1")
+            self.lib.omp_set_num_threads.argtypes = [ctypes.c_int]
+        except OSError:
+            self.lib = None
+
+    def set_threads(self, n: int) -> None:
+        if self.lib is not None:
+            self.lib.omp_set_num_threads(n)
+
+
+@dataclass
+class Triad:
+    threads: int
+    best: float  # GB/s
+    median: float
+
+
+def build_triad(gcc: str, build: Path, threads: list[int]) -> dict[int, ctypes.CDLL]:
+    libs = {}
+    for t in sorted(set(threads)):
+        out = build / f"triad{t}.so"
+        flags = ["-fopenmp"] if t > 1 else []
+        r = run([gcc, *OPT, *flags, *SHARED, str(KERNEL_DIR / "stream_triad.c"), "-o", str(out)])
+        if r.returncode != 0:
+            sys.exit(f"bench.py: cannot build the triad: {first_line(r.stderr)}")
+        lib = ctypes.CDLL(str(out))
+        lib.stream_triad.argtypes = [ctypes.c_long] + [ctypes.c_void_p] * 3 + [ctypes.c_double]
+        lib.stream_triad.restype = None
+        libs[t] = lib
+    return libs
+
+
+def measure_triad(libs, gomp: Gomp, reps: int) -> dict[int, Triad]:
+    n = TRIAD_N
+    a, b, c = (aligned_empty((n,), np.float64) for _ in range(3))
+    a[...] = 0.0
+    b[...] = 1.0
+    c[...] = 2.0
+    out = {}
+    for t, lib in libs.items():
+        gomp.set_threads(t)
+        lib.stream_triad(n, a.ctypes.data, b.ctypes.data, c.ctypes.data, 3.0)  # warm-up
+        rates = []
+        for _ in range(reps):
+            t0 = time.perf_counter()
+            lib.stream_triad(n, a.ctypes.data, b.ctypes.data, c.ctypes.data, 3.0)
+            rates.append(24 * n / (time.perf_counter() - t0) / 1e9)
+        out[t] = Triad(t, max(rates), statistics.median(rates))
+    return out
+
+
+def ctypes_call_cost(lib) -> float:
+    lib.bench_nop.argtypes = []
+    f = lib.bench_nop
+    t0 = time.perf_counter()
+    for _ in range(100_000):
+        f()
+    return (time.perf_counter() - t0) / 100_000
+
+
+# --------------------------------------------------------------------------------------------
+# Running one kernel at one size
+
+
+@dataclass
+class Result:
+    kernel: str
+    size: str
+    params: dict[str, int]
+    variant: str
+    label: str
+    threads: int
+    flags: str
+    points: int = 0
+    inner: int = 1
+    times: list[float] = field(default_factory=list)  # seconds per call
+    check: str = ""
+    wrong: bool = False
+    note: str = ""
+    pycc_status: str | None = None
+    copied_from_serial: bool = False
+
+    @property
+    def median(self) -> float | None:
+        return statistics.median(self.times) if self.times else None
+
+    @property
+    def spread(self) -> float | None:
+        """Half the interquartile range, relative to the median."""
+        if len(self.times) < 4:
+            return (max(self.times) - min(self.times)) / 2 / self.median if self.times else None
+        q = statistics.quantiles(self.times, n=4)
+        return (q[2] - q[0]) / 2 / self.median
+
+
+def compare(out: list[np.ndarray], ref: list[np.ndarray]) -> tuple[bool, float]:
+    """(bit-identical, max |x - ref| / max |ref|)."""
+    same = all(np.array_equal(o.view(np.uint8), r.view(np.uint8)) for o, r in zip(out, ref))
+    if same:
+        return True, 0.0
+    worst = 0.0
+    for o, r in zip(out, ref):
+        if o.dtype.kind != "f":
+            diff = np.abs(o.astype(np.int64) - r.astype(np.int64)).max()
+            worst = max(worst, float(diff) / max(1.0, float(np.abs(r).max())))
+            continue
+        both_nan = np.isnan(o) & np.isnan(r)
+        d = np.where(both_nan, 0.0, np.abs(o.astype(np.float64) - r.astype(np.float64)))
+        scale = float(np.nanmax(np.abs(r))) or 1.0
+        worst = max(worst, float(np.nanmax(d)) / scale if not np.isnan(d).all() else math.inf)
+        if np.isnan(d).any():
+            worst = math.inf
+    return False, worst
+
+
+def tolerance(k: Kernel) -> float:
+    if k.integer:
+        return 0.0
+    return 1e-4 if k.elem == "float" else 1e-9
+
+
+def bench_kernel_size(k: Kernel, size: str, builds, variants, args, gomp: Gomp, log):
+    params = k.sizes[size]
+    specs = k.args(params)
+    pristine = []
+    for i, s in enumerate(specs):
+        pristine.append(initial_values(s, seed=1000 + i) if isinstance(s, Array) else s)
+    work = [aligned_empty(p.shape, p.dtype) if isinstance(p, np.ndarray) else p for p in pristine]
+    written = [i for i, s in enumerate(specs) if isinstance(s, Array) and s.written]
+    call_args = [w.ctypes.data if isinstance(w, np.ndarray) else w for w in work]
+    argtypes = [ctypes.c_void_p if isinstance(w, np.ndarray) else ctypes.c_int for w in work]
+
+    def restore():
+        for i, w in enumerate(work):
+            if isinstance(w, np.ndarray):
+                np.copyto(w, pristine[i])
+
+    points = k.points(params)
+    results: dict[str, Result] = {}
+    funcs: dict[str, Callable] = {}
+    for v in variants:
+        r = Result(k.name, size, params, v.key, v.label, v.threads, v.flags_text(), points)
+        results[v.key] = r
+        b = builds.get((k.name, v.key))
+        if v.unavailable:
+            r.note = f"unavailable: {v.unavailable}"
+            continue
+        if b is None or b.lib is None:
+            r.note = f"build failed: {b.error if b else '?'}"
+            continue
+        if v.pycc:
+            r.pycc_status = b.pycc_status
+        if v.parallel and not b.parallel_code:
+            r.note = "no parallel code generated: not run"
+            continue
+        lib = ctypes.CDLL(str(b.lib))
+        f = getattr(lib, k.function)
+        f.argtypes = argtypes
+        f.restype = None
+        funcs[v.key] = f
+
+    def call(key: str, times: int = 1) -> float:
+        v = next(v for v in variants if v.key == key)
+        if v.omp_runtime:
+            gomp.set_threads(v.threads)
+        f = funcs[key]
+        t0 = time.perf_counter()
+        for _ in range(times):
+            f(*call_args)
+        return time.perf_counter() - t0
+
+    # Correctness: one call each from the same inputs, compared with gcc -O3.
+    refs: dict[str, list[np.ndarray]] = {}
+    for key in ["gcc", "gcc-nofma"] + [x for x in funcs if x not in ("gcc", "gcc-nofma")]:
+        if key not in funcs:
+            continue
+        restore()
+        call(key)
+        outs = [work[i] for i in written]
+        if key in ("gcc", "gcc-nofma"):
+            refs[key] = [o.copy() for o in outs]
+            if key == "gcc":
+                results[key].check = "reference"
+                continue
+        if "gcc" not in refs:
+            results[key].check = "unchecked (no gcc result)"
+            continue
+        same, diff = compare(outs, refs["gcc"])
+        r = results[key]
+        if same:
+            r.check = "exact"
+        elif "gcc-nofma" in refs and compare(outs, refs["gcc-nofma"])[0]:
+            r.check = "=no-FMA"
+        elif diff <= tolerance(k):
+            r.check = f"~{diff:.0e}"
+        else:
+            r.check = f"WRONG {diff:.1e}"
+            r.wrong = True
+    del refs
+
+    timed = [v.key for v in variants if v.key in funcs and not v.reference_only]
+    timed = [key for key in timed if not results[key].wrong]
+    if "gcc" not in timed:
+        return list(results.values())
+    # Calibrate: repeat the call so one measurement takes at least --min-time.
+    restore()
+    t1 = call("gcc")
+    inner = max(1, math.ceil(args.min_time / max(t1, 1e-9)))
+    for key in timed:
+        results[key].inner = inner
+    for rep in range(args.reps):
+        shift = rep % len(timed)
+        for key in timed[shift:] + timed[:shift]:
+            restore()
+            results[key].times.append(call(key, inner) / inner)
+    log(f"  {k.name} {size}: {len(timed)} variants x {args.reps} reps x {inner} calls")
+    return list(results.values())
+
+
+# --------------------------------------------------------------------------------------------
+# Reporting
+
+
+def metrics(r: Result, k: Kernel, base: Result | None, bw: float) -> dict:
+    t = r.median
+    if t is None:
+        return {}
+    gst = r.points / t / 1e9
+    gbs = gst * k.bytes
+    return {
+        "ms": t * 1e3,
+        "spread": r.spread,
+        "gstencil": gst,
+        "gflops": gst * k.flops,
+        "gbs": gbs,
+        "bw_fraction": gbs / bw if bw else None,
+        "vs_gcc": (base.median / t) if base is not None and base.median else None,
+    }
+
+
+def variant_label(r: Result) -> str:
+    label = r.label
+    if r.threads > 1:
+        label += f" {r.threads}T"
+    if r.pycc_status and r.pycc_status != "pycc-stencil":
+        label += " †cc"
+    if r.copied_from_serial:
+        label += " (serial)"
+    return label
+
+
+COLUMNS = ["kernel", "size", "T", "variant", "ms", "±", "GSt/s", "GFLOP/s", "GB/s", "BW",
+           "vs gcc", "check"]  # fmt: skip
+
+
+def table_rows(results: list[Result], kernels: dict[str, Kernel], bw: float) -> list[list]:
+    """Rows of COLUMNS (None = the start of a new kernel/size group)."""
+    rows: list[list] = []
+    groups: dict[tuple[str, str], list[Result]] = {}
+    for r in results:
+        groups.setdefault((r.kernel, r.size), []).append(r)
+    for (kname, size), rs in groups.items():
+        k = kernels[kname]
+        base = next((r for r in rs if r.variant == "gcc"), None)
+        if rows:
+            rows.append(None)
+        for r in rs:
+            if r.variant == "gcc-nofma":
+                continue
+            m = metrics(r, k, base, bw)
+            if not m:
+                note = r.note or (r.check if r.wrong else "")
+                note = note if len(note) <= 70 else note[:69] + "…"
+                rows.append([kname, size, str(r.threads), variant_label(r), "", "", "", "", "",
+                             "", "", note])  # fmt: skip
+                continue
+            gfl = f"{m['gflops']:.2f}" + (" op" if k.integer else "")
+            rows.append([
+                kname, size, str(r.threads), variant_label(r), f"{m['ms']:.3f}",
+                f"{100 * m['spread']:.0f}%", f"{m['gstencil']:.3f}", gfl, f"{m['gbs']:.1f}",
+                f"{100 * m['bw_fraction']:.0f}%" if m["bw_fraction"] is not None else "",
+                f"{m['vs_gcc']:.2f}x" if m["vs_gcc"] else "", r.check,
+            ])  # fmt: skip
+    return rows
+
+
+def print_table(rows, title: str, use_rich: bool) -> None:
+    if use_rich:
+        from rich.console import Console
+        from rich.table import Table
+
+        t = Table(title=title, title_justify="left", show_edge=False, pad_edge=False)
+        for c in COLUMNS:
+            t.add_column(c, justify="left" if c in ("kernel", "size", "variant", "check")
+                         else "right", no_wrap=c != "check")  # fmt: skip
+        for row in rows:
+            if row is None:
+                t.add_section()
+                continue
+            style = "red" if row[-1].startswith("WRONG") else None
+            t.add_row(*row, style=style)
+        Console(width=max(140, shutil.get_terminal_size().columns)).print(t)
+        return
+    print(title)
+    body = [r for r in rows if r is not None]
+    widths = [max(len(c), *(len(r[i]) for r in body)) for i, c in enumerate(COLUMNS)]
+    fmt_row = lambda r: "  ".join(  # noqa: E731
+        v.ljust(w) if COLUMNS[i] in ("kernel", "size", "variant", "check") else v.rjust(w)
+        for i, (v, w) in enumerate(zip(r, widths))
+    )
+    print(fmt_row(COLUMNS))
+    print("  ".join("-" * w for w in widths))
+    for row in rows:
+        print("" if row is None else fmt_row(row))
+    print()
+
+
+def markdown_table(rows) -> str:
+    out = ["| " + " | ".join(COLUMNS) + " |", "|" + "|".join("---" for _ in COLUMNS) + "|"]
+    for row in rows:
+        if row is not None:
+            out.append("| " + " | ".join(c.replace("|", "\\|") for c in row) + " |")
+    return "\n".join(out)
+
+
+def loadavg() -> str:
+    try:
+        return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+    except OSError:
+        return "?"
+
+
+def machine_info(gcc: str, clang: str | None, pycc: str | None) -> list[str]:
+    cpu = platform.processor() or "?"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    caches = []
+    if shutil.which("lscpu"):
+        for line in run(["lscpu"], timeout=30).stdout.splitlines():
+            m = re.match(r"(L[123][di]?) cache:\s+(.*)", line)
+            if m and m.group(1) != "L1i":
+                caches.append(f"{m.group(1)} {m.group(2)}")
+    mem = ""
+    try:
+        kb = int(Path("/proc/meminfo").read_text().split()[1])
+        mem = f", {kb / 2**20:.0f} GiB RAM"
+    except (OSError, ValueError, IndexError):
+        pass
+    lines = [
+        f"machine: {cpu}, {os.cpu_count()} cores{mem}; {'; '.join(caches)}",
+        f"os: {platform.system()} {platform.release()}, python {platform.python_version()}, "
+        f"numpy {np.__version__}",
+        f"gcc: {compiler_version(gcc)}",
+        f"clang: {compiler_version(clang) if clang else 'not found'}",
+    ]
+    if pycc:
+        rev = run(["git", "-C", str(REPO), "describe", "--always", "--dirty"], timeout=30)
+        lines.append(f"pycc-stencil: {pycc} (git {rev.stdout.strip() or '?'})")
+    return lines
+
+
+def plot(path: str, results: list[Result], kernels, sizes) -> str | None:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return "--plot needs matplotlib (pip install matplotlib); no plot written"
+    labels: list[str] = []
+    for r in results:
+        if r.variant not in ("gcc-nofma",) and variant_label(r) not in labels:
+            labels.append(variant_label(r))
+    fig, axes = plt.subplots(len(sizes), 1, figsize=(13, 4.2 * len(sizes)), squeeze=False)
+    width = 0.8 / max(1, len(labels))
+    for ax, size in zip(axes[:, 0], sizes):
+        names = [k.name for k in kernels]
+        for j, label in enumerate(labels):
+            ys = []
+            for kname in names:
+                rs = [r for r in results if r.kernel == kname and r.size == size]
+                base = next((r for r in rs if r.variant == "gcc"), None)
+                r = next((r for r in rs if variant_label(r) == label), None)
+                ok = r is not None and r.median and base is not None and base.median
+                ys.append(base.median / r.median if ok else 0.0)
+            xs = [i + (j - (len(labels) - 1) / 2) * width for i in range(len(names))]
+            ax.bar(xs, ys, width, label=label)
+        ax.axhline(1.0, color="black", linewidth=0.8)
+        ax.set_xticks(range(len(names)), names, rotation=20)
+        ax.set_ylabel("speed vs gcc -O3 (x)")
+        ax.set_title(f"{size}: {SIZE_CLASSES[size]}")
+    axes[0, 0].legend(ncol=4, fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    return None
+
+
+# --------------------------------------------------------------------------------------------
+
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    names = [k.name for k in KERNELS]
+    p.add_argument("--kernels", help=f"comma-separated subset of: {','.join(names)}")
+    p.add_argument("--sizes", default="small,large",
+                   help=f"comma-separated size classes: {', '.join(SIZE_CLASSES)} "
+                        "(default small,large)")  # fmt: skip
+    p.add_argument("--reps", type=int, default=7, help="repetitions per variant (default 7)")
+    p.add_argument(
+        "--threads",
+        default=None,
+        help="comma-separated thread counts (default 1,2 on 2+ cores, else 1)",
+    )
+    p.add_argument(
+        "--min-time",
+        type=float,
+        default=0.02,
+        help="seconds one measurement lasts at least (repeated calls; default 0.02)",
+    )
+    p.add_argument(
+        "--variants",
+        help="comma-separated subset of variant keys (gcc always runs): "
+        "graphite, clang, polly, pycc, autopar, graphite-par, polly-par, omp",
+    )
+    p.add_argument(
+        "--quick",
+        action="store_true",
+        help="small size, 3 repetitions, 5 ms measurements (under a minute)",
+    )
+    p.add_argument("--gcc", default="gcc", help="gcc to use (default gcc)")
+    p.add_argument("--clang", help="clang to use (default: the newest clang/clang-NN on PATH)")
+    p.add_argument("--pycc", help="pycc-stencil to use (default: beside this python, or PATH)")
+    p.add_argument("--no-pycc", action="store_true", help="leave the pycc-stencil variant out")
+    p.add_argument(
+        "--install-compilers",
+        action="store_true",
+        help="as root: apt-get install the newest clang-NN when no clang is found",
+    )
+    p.add_argument("--plot", metavar="PNG", help="bar chart of the speed ratios (matplotlib)")
+    p.add_argument("--json", metavar="PATH", help="write every measurement as JSON")
+    p.add_argument("--markdown", metavar="PATH", help="write the tables as Markdown")
+    p.add_argument("--keep", action="store_true", help="keep the build directory")
+    p.add_argument("--plain", action="store_true", help="plain text tables even if rich is here")
+    p.add_argument("--list", action="store_true", help="list the kernels and sizes, then exit")
+    a = p.parse_args(argv)
+    if a.quick:
+        a.sizes = "small" if a.sizes == "small,large" else a.sizes
+        a.reps = min(a.reps, 3)
+        a.min_time = min(a.min_time, 0.005)
+    a.kernels = a.kernels.split(",") if a.kernels else names
+    unknown = [k for k in a.kernels if k not in names]
+    a.sizes = a.sizes.split(",")
+    unknown += [s for s in a.sizes if s not in SIZE_CLASSES]
+    if unknown:
+        p.error(f"unknown kernel or size: {', '.join(unknown)}")
+    if a.threads is None:
+        a.threads = "1,2" if (os.cpu_count() or 1) >= 2 else "1"
+    try:
+        a.threads = sorted({int(t) for t in a.threads.split(",")})
+    except ValueError:
+        p.error("--threads: comma-separated integers")
+    if a.reps < 1 or min(a.threads) < 1:
+        p.error("--reps and --threads must be >= 1")
+    a.variants = a.variants.split(",") if a.variants else None
+    return a
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    kernels = [k for k in KERNELS if k.name in args.kernels]
+    by_name = {k.name: k for k in KERNELS}
+    if args.list:
+        for k in kernels:
+            sizes = "; ".join(
+                f"{s}: " + " ".join(f"{n}={v}" for n, v in k.sizes[s].items()) for s in k.sizes
+            )
+            print(f"{k.name:13} {k.elem:6} {k.stencil_points:2} pts {k.flops:2} flop/pt "
+                  f"{k.bytes:2} B/pt  points/call {k.points_doc}  [{sizes}]")  # fmt: skip
+        return 0
+    t_start = time.perf_counter()
+    load_start = loadavg()
+
+    def log(msg: str) -> None:
+        print(msg, file=sys.stderr, flush=True)
+
+    gcc = shutil.which(args.gcc)
+    if not gcc:
+        sys.exit(f"bench.py: {args.gcc} not found (gcc is the baseline)")
+    clang = None
+    if args.clang:
+        clang = shutil.which(args.clang)
+        if not clang:
+            sys.exit(f"bench.py: {args.clang} not found")
+    else:
+        clangs = find_clangs()
+        if not clangs and args.install_compilers and install_clang():
+            clangs = find_clangs()
+        if clangs:
+            clang = clangs[0][1]
+        else:
+            log("bench.py: no clang on PATH: the clang and Polly variants are left out. On "
+                "Debian/Ubuntu: apt-get install clang-19 (Debian's clang has Polly built in), "
+                "or rerun as root with --install-compilers.")  # fmt: skip
+    pycc = None if args.no_pycc else (args.pycc or default_pycc())
+    if not args.no_pycc and not pycc:
+        log("bench.py: pycc-stencil not found (pass --pycc PATH); its variant is left out")
+
+    use_rich = False
+    if not args.plain:
+        try:
+            import rich  # noqa: F401
+
+            use_rich = True
+        except ImportError:
+            pass
+
+    header = machine_info(gcc, clang, pycc)
+    build = Path(tempfile.mkdtemp(prefix="pycc-bench-"))
+    try:
+        variants = make_variants(args, gcc, clang, pycc)
+        log(f"probing {len(variants)} compiler variants ...")
+        probe_variants(variants, build)
+        if next(v for v in variants if v.key == "gcc").unavailable:
+            sys.exit("bench.py: gcc -O3 -march=native -shared -fPIC does not build")
+        t0 = time.perf_counter()
+        log(f"building {len(kernels)} kernels x {sum(not v.unavailable for v in variants)} "
+            f"variants in {build} ...")  # fmt: skip
+        builds = build_all(kernels, variants, build)
+        build_s = time.perf_counter() - t0
+        gomp = Gomp()
+        triad_libs = build_triad(gcc, build, args.threads)
+        nop_cost = ctypes_call_cost(
+            triad_libs[1] if 1 in triad_libs else triad_libs[max(triad_libs)]
+        )
+        log("measuring the triad ...")
+        triad_reps = 5 if args.quick else 10
+        triads = measure_triad(triad_libs, gomp, triad_reps)
+
+        results: list[Result] = []
+        for size in args.sizes:
+            log(f"size {size}: {SIZE_CLASSES[size]}")
+            for k in kernels:
+                results += bench_kernel_size(k, size, builds, variants, args, gomp, log)
+        triads_end = measure_triad(triad_libs, gomp, triad_reps)
+        for t, tr in triads_end.items():
+            best = max(tr.best, triads[t].best)
+            triads[t] = Triad(t, best, statistics.median([tr.median, triads[t].median]))
+        bw = max(tr.best for tr in triads.values())
+
+        # pycc-stencil is serial: show its 1-thread result among the parallel variants too.
+        for t in args.threads:
+            if t == 1:
+                continue
+            for r in [r for r in results if r.variant == "pycc"]:
+                copy = Result(**{**r.__dict__, "threads": t, "copied_from_serial": True})
+                i = max(i for i, x in enumerate(results) if x.kernel == r.kernel and
+                        x.size == r.size)  # fmt: skip
+                results.insert(i + 1, copy)
+        elapsed = time.perf_counter() - t_start
+
+        lines = (
+            header
+            + [
+                "triad (gcc -O3 -march=native, 3 x 128 MiB arrays, 24 B/element): "
+                + ", ".join(
+                    f"{t} thread{'s' * (t > 1)} {tr.best:.1f} GB/s best, {tr.median:.1f} median"
+                    for t, tr in sorted(triads.items())
+                )  # fmt: skip
+                + f"; BW column = achieved / {bw:.1f} GB/s",
+                f"ctypes call overhead {nop_cost * 1e6:.2f} us; builds {build_s:.0f} s; "
+                f"run {elapsed:.0f} s; {args.reps} repetitions, median; round-robin order; "
+                f"load average {load_start} at the start, {loadavg()} at the end",
+                "command: " + " ".join(["python", "scripts/bench.py", *(argv or sys.argv[1:])]),
+            ]
+        )
+        print("\n".join(lines))
+        print()
+        print("variants:")
+        shown = set()
+        for v in variants:
+            if v.reference_only or v.label in shown:
+                continue
+            shown.add(v.label)
+            extra = f"  [unavailable: {v.unavailable}]" if v.unavailable else ""
+            flags = v.flags_text().replace(
+                f"-polly-num-threads={v.threads}", "-polly-num-threads=T"
+            )
+            flags = flags.replace(f"-ftree-parallelize-loops={v.threads}",
+                                  "-ftree-parallelize-loops=T")  # fmt: skip
+            if v.pycc:
+                flags = f"PYCC_CC=gcc {flags}"
+            print(f"  {v.label:22} {flags} -shared -fPIC{extra}")
+        print()
+        rows_by_size = {}
+        for size in args.sizes:
+            rows = table_rows([r for r in results if r.size == size], by_name, bw)
+            rows_by_size[size] = rows
+            print_table(rows, f"{size}: {SIZE_CLASSES[size]}", use_rich)
+        print_legend(kernels, args.sizes, results)
+        notes = pycc_notes(builds)
+        for n in notes:
+            print(n)
+        if args.markdown:
+            md = ["```", *lines, "```", ""]
+            for size in args.sizes:
+                md += [f"**{size}**: {SIZE_CLASSES[size]}", "", markdown_table(rows_by_size[size]),
+                       ""]  # fmt: skip
+            md += notes
+            Path(args.markdown).write_text("\n".join(md) + "\n")
+        if args.json:
+            data = {
+                "machine": header,
+                "triad": {t: tr.__dict__ for t, tr in triads.items()},
+                "bandwidth_gbs": bw,
+                "elapsed_s": elapsed,
+                "variants": [v.__dict__ for v in variants],
+                "results": [
+                    {**r.__dict__, "median": r.median,
+                     **metrics(r, by_name[r.kernel],
+                               next((x for x in results if x.kernel == r.kernel and
+                                     x.size == r.size and x.variant == "gcc"), None), bw)}
+                    for r in results
+                ],
+            }  # fmt: skip
+            Path(args.json).write_text(json.dumps(data, indent=1, default=str))
+        if args.plot:
+            err = plot(args.plot, results, kernels, args.sizes)
+            log(err or f"plot written to {args.plot}")
+        log(f"total {time.perf_counter() - t_start:.0f} s")
+    finally:
+        if args.keep:
+            log(f"build directory kept: {build}")
+        else:
+            shutil.rmtree(build, ignore_errors=True)
+    return 0
+
+
+def print_legend(kernels, sizes, results) -> None:
+    print(
+        "columns: ms = median time per call; ± = half the interquartile range; GSt/s = "
+        "stencil point updates per ns; GFLOP/s = GSt/s x the flops/point the source states"
+    )
+    print(
+        "  (integer ops for uint8: 'op'); GB/s = GSt/s x the compulsory bytes/point (each "
+        "sweep streams its arrays once, no write-allocate); BW = GB/s / triad best; vs gcc ="
+    )
+    print(
+        "  gcc -O3 time / this time (>1 faster). check: exact = bit-identical to gcc -O3; "
+        "=no-FMA = bit-identical to gcc -O3 -ffp-contract=off (gcc contracts a*b+c into FMA,"
+    )
+    print(
+        "  this variant does not); ~1e-16 = max |difference| / max |value| vs gcc -O3 (other "
+        "contraction or reassociation); WRONG = over tolerance: its numbers are not shown."
+    )
+    print(
+        "  †cc = pycc-stencil fell back to cc for this kernel; (serial) = pycc-stencil has no "
+        "parallel code: its 1-thread result, repeated."
+    )
+    print("kernels:")
+    for k in kernels:
+        per = []
+        for s in sizes:
+            rs = [r for r in results if r.kernel == k.name and r.size == s and r.inner]
+            inner = max((r.inner for r in rs), default=1)
+            prm = " ".join(f"{n}={v}" for n, v in k.sizes[s].items())
+            per.append(f"{s} {prm} ({k.points(k.sizes[s]) / 1e6:.2f} M pts/call, x{inner})")
+        print(
+            f"  {k.name:13} {k.elem:6} {k.stencil_points:2}-pt {k.flops:2} "
+            f"{'op' if k.integer else 'flop'}/pt {k.bytes:2} B/pt; {'; '.join(per)}"
+        )
+    print()
+
+
+def pycc_notes(builds) -> list[str]:
+    out = []
+    for (kname, _key), b in sorted(builds.items()):
+        if not b.variant.pycc:
+            continue
+        if b.error:
+            out.append(f"pycc-stencil {kname}: build failed: {b.error}")
+        elif b.pycc_status != "pycc-stencil":
+            out.append(f"pycc-stencil {kname}: compiled by cc ({b.pycc_status})")
+    return out
+
+
+if __name__ == "__main__":
+    sys.exit(main())
