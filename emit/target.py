@@ -56,6 +56,8 @@ class TargetSpec:
     #: LLVM fast-math flags every floating-point operation may carry: () for strict C,
     #: ("contract",) where gcc would fuse multiply-adds, ("fast",) under -ffast-math
     fp_flags: tuple[str, ...]
+    wrapv: bool = False  # -fwrapv: signed integer overflow wraps
+    stack_protector: str = ""  # LLVM attribute for -fstack-protector{,-strong,-all}
 
     def target_machine(self) -> llvm.TargetMachine:
         """A new target machine (MCJIT takes ownership of the one it is given)."""
@@ -90,8 +92,38 @@ def predefined_macros(cc: str, flags: Sequence[str]) -> dict[str, str]:
     return macros
 
 
+#: options whose code only cc can produce (instrumentation, LTO bytecode, trapping overflow)
+_CC_ONLY_OPTIONS = (
+    "-fsanitize=",
+    "-ftrapv",
+    "--coverage",
+    "-fprofile-arcs",
+    "-ftest-coverage",
+    "-fprofile-generate",
+    "-fprofile-use",
+    "-fprofile-instr",
+    "-pg",
+    "-finstrument-functions",
+    "-flto",
+    "-fcf-protection",
+    "-mabi=",
+    "-mcmodel=",
+)
+_STACK_PROTECTORS = {
+    "-fstack-protector": "ssp",
+    "-fstack-protector-strong": "sspstrong",
+    "-fstack-protector-all": "sspreq",
+    "-fstack-protector-explicit": "",
+    "-fno-stack-protector": "",
+}
+
+
 def target_from_flags(cc: str, flags: Sequence[str]) -> TargetSpec:
-    """The target `cc flags` compiles for; raises `UnsupportedTarget` for foreign machines."""
+    """The target `cc flags` compiles for; raises `UnsupportedTarget` for foreign machines
+    and for options whose effect on code only cc implements."""
+    for flag in flags:
+        if flag.startswith(_CC_ONLY_OPTIONS) and flag not in ("-fcf-protection=none", "-flto=no"):
+            raise UnsupportedTarget(f"'{flag}' is implemented by cc only")
     macros = predefined_macros(cc, flags)
     if "__x86_64__" not in macros or "__LP64__" not in macros:
         raise UnsupportedTarget("only x86-64 (LP64) code generation is supported")
@@ -117,7 +149,18 @@ def target_from_flags(cc: str, flags: Sequence[str]) -> TargetSpec:
         size_level=size_level,
         pic="__PIC__" in macros or "__PIE__" in macros,
         fp_flags=_fp_flags(flags, macros, opt_level),
+        wrapv=_last_of(flags, ("-fwrapv", "-fno-wrapv", "-fno-strict-overflow"))
+        not in (
+            None,
+            "-fno-wrapv",
+        ),
+        stack_protector=_STACK_PROTECTORS.get(_last_of(flags, tuple(_STACK_PROTECTORS)) or "", ""),
     )
+
+
+def _last_of(flags: Sequence[str], choices: tuple[str, ...]) -> str | None:
+    chosen = [f for f in flags if f in choices]
+    return chosen[-1] if chosen else None
 
 
 def _last_value(flags: Sequence[str], prefix: str) -> str | None:

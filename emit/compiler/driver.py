@@ -35,6 +35,7 @@ class UnitResult:
     pycc_output: bytes | None = None  # object file, or assembly text for -S
     reason: str | None = None
     internal_error: bool = False  # a pycc-stencil bug: not cached, so a fixed tool retries
+    failure: str | None = None  # pycc-stencil itself failed on the file (crash, timeout)
 
 
 class Driver:
@@ -126,7 +127,13 @@ class Driver:
         result, cache_state = self._analyse(source, text, stage, deps, unit)
         unit.cache = cache_state
         unit.functions = result.functions
-        unit.reason = result.reason
+        unit.reason = result.failure or result.reason
+        if result.failure:
+            print(
+                f"{source}: warning: {result.failure}; the file is compiled by cc "
+                "[-Wpycc-fallback]",
+                file=sys.stderr,
+            )
         if result.split_source is None or result.pycc_output is None:
             status = self._cc(original)
             return self._finish(unit, status, started)
@@ -190,9 +197,25 @@ class Driver:
         return result, "miss"
 
     def _compute(self, source: str, text: bytes, stage: str) -> UnitResult:
+        """Run pycc-stencil's part in a child process: a crash or a hang in libclang or LLVM
+        (past `$PYCC_TIMEOUT` seconds, default 120) makes the file fall back to cc."""
+        from ...runtime.isolate import ChildFailure, run_isolated
         from .unit import compile_kernels
 
-        return compile_kernels(self.cc, self.command, self.flags, source, text, stage, self.passes)
+        def work() -> UnitResult:
+            return compile_kernels(
+                self.cc, self.command, self.flags, source, text, stage, self.passes
+            )
+
+        try:
+            return run_isolated(work, _timeout())
+        except (ChildFailure, Exception) as exc:  # noqa: BLE001 - never break the build
+            return UnitResult(
+                failure=f"pycc-stencil {exc}"
+                if isinstance(exc, ChildFailure)
+                else f"internal error ({type(exc).__name__}: {exc})",
+                internal_error=True,
+            )
 
     def _compile_split(
         self,
@@ -255,6 +278,13 @@ class Driver:
         if "-MT" not in flags and "-MQ" not in flags:
             flags += ["-MQ", output]
         return flags
+
+
+def _timeout() -> float:
+    try:
+        return float(os.environ.get("PYCC_TIMEOUT", "120"))
+    except ValueError:
+        return 120.0
 
 
 def _compiler_identity(cc: str) -> str:

@@ -18,6 +18,7 @@ from llvmlite import ir
 
 from ...frontend.c_types import VoidType
 from ...frontend.signature import FunctionInfo, LoweredModule
+from ..target import TargetSpec
 
 #: storage-class words of a definition's declaration specifiers
 _INLINE = re.compile(rb"\b(inline|__inline|__inline__)\b")
@@ -84,7 +85,7 @@ def choose(lowered: LoweredModule, text: bytes, tag: str) -> tuple[list[Takeover
 def kernel_module(
     lowered: LoweredModule,
     takeovers: list[Takeover],
-    fp_flags: tuple[str, ...],
+    target: TargetSpec,
     hidden: bool,
     debug_info: bool,
 ) -> str:
@@ -103,9 +104,13 @@ def kernel_module(
             function.linkage = "internal"
         if function.name in reachable:
             function.attributes.add("uwtable")  # unwind tables, as gcc emits by default
-    if fp_flags:
-        _add_fp_flags(module, fp_flags)
+            if target.stack_protector:
+                function.attributes.add(target.stack_protector)
+    if target.fp_flags:
+        _add_fp_flags(module, target.fp_flags)
     text = str(module)
+    if target.wrapv:  # -fwrapv: signed overflow wraps, so it is no longer `nsw` UB
+        text = re.sub(r"\b(add|sub|mul|shl) nsw\b", r"\1", text)
     for takeover in takeovers:
         if takeover.symbol != takeover.info.name:
             name = re.escape(takeover.info.name)

@@ -10,12 +10,12 @@ from ...frontend import lower_file
 from ...frontend.signature import LoweredModule
 from ...ir_passes.pipeline import parse_pipeline, run_pipeline
 from ..host_object import compile_to_assembly, compile_to_object
-from ..target import UnsupportedTarget, target_from_flags
+from ..target import TargetSpec, UnsupportedTarget, target_from_flags
 from .command_line import CompilerCommand
 from .driver import UnitResult
 from .report import FunctionRecord
 from .split_source import split_source
-from .takeover import choose, kernel_module, unit_tag
+from .takeover import Takeover, choose, kernel_module, unit_tag
 
 
 def compile_kernels(
@@ -27,40 +27,69 @@ def compile_kernels(
     stage: str,
     passes: str,
 ) -> UnitResult:
+    """Lower `source`, take over its kernels and generate their code. A kernel whose code
+    generation fails is retried alone, so one bad kernel costs only itself."""
+
+    def lower() -> LoweredModule:
+        return lower_file(source, command.preprocessor_flags())
+
     try:
-        lowered = lower_file(source, command.preprocessor_flags())
+        lowered = lower()
     except CompilerError:
         return UnitResult(reason="libclang does not accept the file; cc compiles it")
     takeovers, refused = choose(lowered, text, unit_tag(os.path.abspath(source), flags))
     steps = parse_pipeline(passes)
-    records = _records(lowered, {t.info.name for t in takeovers}, refused, [n for n, _ in steps])
-    result = UnitResult(functions=records)
-    if not takeovers:
-        return result
-    try:
-        target = target_from_flags(cc, flags)
-        lowered.module = run_pipeline(lowered.module, steps)
-        module_text = kernel_module(
-            lowered,
-            takeovers,
-            target.fp_flags,
-            hidden=_hidden_by_default(flags),
-            debug_info=_debug_info(flags) and stage != "assembly",
-        )
-        if stage == "assembly":
-            output = compile_to_assembly(module_text, target).encode()
-        else:
-            output = compile_to_object(module_text, target)
-    except UnsupportedTarget as exc:
-        return _all_to_cc(result, f"target not supported: {exc}")
-    except Exception as exc:  # noqa: BLE001 - a code generation bug must not break the build
-        result.internal_error = True
-        return _all_to_cc(
-            result, f"internal error in code generation ({type(exc).__name__}: {exc})"
-        )
-    result.split_source = split_source(text, takeovers, source)
-    result.pycc_output = output
+    output, internal_error = None, False
+    if takeovers:
+        try:
+            target = target_from_flags(cc, flags)
+        except UnsupportedTarget as exc:
+            refused.update((t.info.name, f"target not supported: {exc}") for t in takeovers)
+            takeovers = []
+    if takeovers:
+        generate = _CodeGenerator(target, steps, flags, stage)
+        try:
+            output = generate(lowered, takeovers)
+        except Exception:  # noqa: BLE001 - a code generation bug must not break the build
+            working = []
+            for takeover in takeovers:
+                try:
+                    generate(lower(), [takeover])
+                    working.append(takeover)
+                except Exception as exc:  # noqa: BLE001
+                    internal_error = True
+                    refused[takeover.info.name] = (
+                        f"internal error in code generation ({type(exc).__name__}: {exc})"
+                    )
+            takeovers = working
+            output = generate(lower(), takeovers) if takeovers else None
+    names = {t.info.name for t in takeovers}
+    result = UnitResult(
+        functions=_records(lowered, names, refused, [n for n, _ in steps]),
+        internal_error=internal_error,
+    )
+    if takeovers:
+        result.split_source = split_source(text, takeovers, source)
+        result.pycc_output = output
     return result
+
+
+class _CodeGenerator:
+    """Passes, then LLVM, for a set of taken-over kernels of one lowered module."""
+
+    def __init__(self, target: TargetSpec, steps: list, flags: list[str], stage: str):
+        self.target, self.steps, self.stage = target, steps, stage
+        self.hidden = _hidden_by_default(flags)
+        self.debug_info = _debug_info(flags) and stage != "assembly"
+
+    def __call__(self, lowered: LoweredModule, takeovers: list[Takeover]) -> bytes:
+        lowered.module = run_pipeline(lowered.module, self.steps)
+        module_text = kernel_module(
+            lowered, takeovers, self.target, hidden=self.hidden, debug_info=self.debug_info
+        )
+        if self.stage == "assembly":
+            return compile_to_assembly(module_text, self.target).encode()
+        return compile_to_object(module_text, self.target)
 
 
 def _records(
@@ -91,14 +120,6 @@ def _records(
             )
         )
     return records
-
-
-def _all_to_cc(result: UnitResult, reason: str) -> UnitResult:
-    for record in result.functions:
-        if record.compiled_by == "pycc-stencil":
-            record.compiled_by, record.reason = "cc", reason
-    result.reason = reason
-    return result
 
 
 def _debug_info(flags: list[str]) -> bool:
