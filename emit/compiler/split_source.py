@@ -4,9 +4,9 @@ Each taken-over definition is replaced, in place, by
 - a declaration of the kernel (an external kernel is then defined by pycc-stencil's object),
   or for a `static` kernel a `static` trampoline that calls the hidden global symbol
   pycc-stencil's object defines, so internal linkage and same-file callers keep working;
-- the original definition renamed to an unused `static` function, so `cc` still checks the
-  body and reports its warnings (and `-Werror` failures) exactly where they are, then
-  discards it as unreferenced.
+- the original definition renamed to an unused `static inline` function, so `cc` still
+  checks the body and reports its warnings (and `-Werror` failures) exactly where they are,
+  and never emits it (an unreferenced static inline function has no code, even at -O0).
 `#line` directives keep every line of the file where it was, so diagnostics, `__LINE__` and
 debug info of the rest of the file are unchanged.
 """
@@ -36,8 +36,8 @@ def split_source(text: bytes, takeovers: list[Takeover], path: str) -> bytes:
         shadow = _renamed(signature, name_at, b"__pycc_shadow_" + takeover.info.name.encode())
         parts.append(
             _line(first_line, quoted)
-            + b"__attribute__((__unused__)) static "
-            + _STORAGE_WORDS.sub(lambda m: b"inline" if b"inline" in m.group() else b"", shadow)
+            + b"__attribute__((__unused__)) static inline "
+            + _STORAGE_WORDS.sub(b"", shadow)
             + text[where.body_start : where.body_end]
         )
         replacement = b"\n".join(parts) + b"\n" + _line(last_line, quoted)

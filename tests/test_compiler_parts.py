@@ -1,0 +1,239 @@
+"""The parts of compiler mode on their own: reading cc command lines, deriving the target from
+the flags, choosing kernels, and rewriting the file for cc (line numbers must not move)."""
+
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+from pycc_stencil.emit.compiler.command_line import (
+    default_output,
+    expand_response_files,
+    parse_command,
+)
+from pycc_stencil.emit.compiler.split_source import split_source
+from pycc_stencil.emit.compiler.takeover import choose, unit_tag
+from pycc_stencil.emit.target import UnsupportedTarget, target_from_flags
+from pycc_stencil.frontend import lower_file
+
+
+# ---------------------------------------------------------------- command lines
+@pytest.mark.parametrize(
+    "argv, stage",
+    [
+        (["-c", "a.c"], "object"),
+        (["-S", "a.c"], "assembly"),
+        (["-E", "a.c"], "preprocess"),
+        (["-M", "a.c"], "preprocess"),
+        (["-fsyntax-only", "a.c"], "syntax"),
+        (["a.c", "-o", "prog"], "link"),
+        (["--version"], "information"),
+        (["-print-file-name=include"], "information"),
+        (["-v"], "information"),
+        (["-c", "-MD", "a.c"], "object"),
+    ],
+)
+def test_stage(argv, stage):
+    assert parse_command(argv).stage == stage
+
+
+def test_inputs_languages_and_values_of_options():
+    command = parse_command(
+        ["-I", "inc", "-o", "out", "-x", "c", "k.txt", "-x", "none", "m.o", "-lm", "b.c", "-L", "x"]
+    )
+    assert command.output == "out"
+    assert [(i.path, i.is_c) for i in command.inputs] == [
+        ("k.txt", True),
+        ("m.o", False),
+        ("b.c", True),
+    ]
+    assert [i.path for i in command.c_inputs] == ["k.txt", "b.c"]
+
+
+def test_compile_flags_drop_inputs_output_stage_language_and_dependencies():
+    command = parse_command(
+        ["-O2", "-Iinc", "-c", "-x", "c", "k.c", "-o", "k.o", "-MD", "-MF", "k.d", "-DN=3", "-g"]
+    )
+    assert command.compile_flags() == ["-O2", "-Iinc", "-DN=3", "-g"]
+    assert command.dependency_flags() == ["-MD", "-MF", "k.d"]
+    assert command.preprocessor_flags() == ["-Iinc", "-DN=3"]
+
+
+def test_pycc_options_are_taken_out():
+    command = parse_command(["-fpycc-report=r.json", "-c", "k.c", "-fpycc-passes="])
+    assert command.pycc_options == {"report": "r.json", "passes": ""}
+    assert command.args == ["-c", "k.c"]
+
+
+def test_response_files_expand_recursively_and_missing_ones_stay(tmp_path):
+    inner = tmp_path / "inner.rsp"
+    inner.write_text('-DNAME="a b" -O2\n')
+    outer = tmp_path / "outer.rsp"
+    outer.write_text(f"-c @{inner} k.c")
+    assert expand_response_files([f"@{outer}", "@missing.rsp"]) == [
+        "-c",
+        "-DNAME=a b",
+        "-O2",
+        "k.c",
+        "@missing.rsp",
+    ]
+
+
+def test_default_outputs_are_in_the_current_directory():
+    assert default_output("src/dir/k.c", "object") == "k.o"
+    assert default_output("src/k.txt", "assembly") == "k.s"
+
+
+# ---------------------------------------------------------------- target from the flags
+def test_no_march_means_the_baseline_isa():
+    target = target_from_flags("cc", ["-O3"])
+    assert target.cpu == "x86-64" and "-avx2" in target.features and "-fma" in target.features
+    assert target.opt_level == 3
+
+
+def test_isa_options_reach_llvm():
+    target = target_from_flags("cc", ["-O2", "-mavx2", "-mfma"])
+    assert "+avx2" in target.features and "+fma" in target.features
+
+
+@pytest.mark.parametrize(
+    "flags, fp_flags",
+    [
+        (["-O2"], ("contract",)),  # GNU C: gcc fuses multiply-adds across expressions
+        (["-O2", "-std=c99"], ()),  # ISO C: no contraction
+        (["-O2", "-ffp-contract=off"], ()),
+        (["-O0"], ()),
+        (["-O2", "-ffast-math"], ("fast",)),
+    ],
+)
+def test_floating_point_semantics_follow_gcc(flags, fp_flags):
+    assert target_from_flags("cc", flags).fp_flags == fp_flags
+
+
+@pytest.mark.parametrize(
+    "flags, levels",
+    [([], (0, 0)), (["-O"], (1, 0)), (["-O2"], (2, 0)), (["-Os"], (2, 1)), (["-Ofast"], (3, 0))],
+)
+def test_optimization_levels(flags, levels):
+    target = target_from_flags("cc", flags)
+    assert (target.opt_level, target.size_level) == levels
+
+
+def test_integer_and_stack_options():
+    assert target_from_flags("cc", ["-fwrapv"]).wrapv
+    assert not target_from_flags("cc", ["-fwrapv", "-fno-wrapv"]).wrapv
+    assert target_from_flags("cc", ["-fstack-protector-strong"]).stack_protector == "sspstrong"
+
+
+@pytest.mark.parametrize("flag", ["-fsanitize=address", "-ftrapv", "--coverage", "-flto", "-pg"])
+def test_options_only_cc_implements_are_refused(flag):
+    with pytest.raises(UnsupportedTarget, match="cc only"):
+        target_from_flags("cc", ["-O2", flag])
+
+
+def test_32_bit_targets_are_refused():
+    probe = subprocess.run(["cc", "-m32", "-dM", "-E", "-x", "c", "/dev/null"], capture_output=True)
+    if probe.returncode != 0:
+        pytest.skip("cc has no -m32 support installed")
+    with pytest.raises(UnsupportedTarget):
+        target_from_flags("cc", ["-m32"])
+
+
+# ---------------------------------------------------------------- choosing and splitting
+SOURCE = """\
+#define NAME(x) x##_k
+static const float w[3] = {0.25f, 0.5f, 0.25f};
+static void blur(int n, float *restrict out,
+                 const float *restrict in)
+{
+    for (int i = 1; i < n - 1; i++)
+        out[i] = w[0] * in[i - 1] + w[1] * in[i] + w[2] * in[i + 1];
+}
+int line_after_blur(void) { return __LINE__; }
+inline void c99_inline(int n, float *a) { for (int i = 0; i < n; i++) a[i] = 0; }
+void NAME(scale)(int n, float *a) { for (int i = 0; i < n; i++) a[i] *= 2; }
+double sum(int n, const double *a)
+{
+    double s = 0;
+    for (int i = 0; i < n; i++)
+        s += a[i];
+    return s;
+}
+void call_blur(int n, float *o, const float *i) { blur(n, o, i); }
+int line_at_end(void) { return __LINE__; }
+"""
+
+
+@pytest.fixture
+def unit(tmp_path):
+    path = tmp_path / "unit.c"
+    path.write_text(SOURCE)
+    lowered = lower_file(str(path))
+    return path, lowered
+
+
+def test_choose_takes_over_written_out_kernels_only(unit):
+    path, lowered = unit
+    takeovers, refused = choose(lowered, path.read_bytes(), "TAG")
+    assert {t.info.name: t.symbol for t in takeovers} == {"blur": "__pycc_TAG_blur", "sum": "sum"}
+    assert "C99 inline" in refused["c99_inline"]
+    assert "macro" in refused["scale_k"]
+
+
+def test_unit_tags_differ_per_file_and_flags():
+    assert unit_tag("/a.c", ["-O2"]) != unit_tag("/b.c", ["-O2"]) != unit_tag("/a.c", ["-O3"])
+
+
+def test_split_source_keeps_lines_and_compiles(unit, tmp_path):
+    path, lowered = unit
+    text = path.read_bytes()
+    takeovers, _ = choose(lowered, text, "TAG")
+    split = tmp_path / "split.c"
+    split.write_bytes(split_source(text, takeovers, str(path)))
+    obj = tmp_path / "split.o"
+    done = subprocess.run(
+        ["cc", "-O0", "-Wall", "-Werror", "-c", str(split), "-o", str(obj)],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    symbols = subprocess.run(["nm", str(obj)], capture_output=True, text=True).stdout
+    assert " U __pycc_TAG_blur" in symbols  # the static kernel is reached through a trampoline
+    assert " sum\n" not in symbols  # pycc-stencil's object defines it
+    assert " T call_blur" in symbols
+    assert "__pycc_shadow" not in symbols  # the checked copy of each body is discarded
+    program = tmp_path / "lines.c"
+    program.write_text(
+        "#include <stdio.h>\nint line_after_blur(void); int line_at_end(void);\n"
+        'int main(void) { printf("%d %d\\n", line_after_blur(), line_at_end()); return 0; }\n'
+    )
+    helper = tmp_path / "helpers.c"  # the split file defines the lines functions; link them
+    helper.write_text(
+        "void __pycc_TAG_blur(int n, float *o, const float *i) {}\n"
+        "double sum(int n, const double *a) { return 0; }\n"
+    )
+    exe = tmp_path / "lines"
+    subprocess.run(["cc", str(program), str(obj), str(helper), "-o", str(exe)], check=True)
+    assert subprocess.run([str(exe)], capture_output=True, text=True).stdout.split() == [
+        "9",
+        "20",
+    ]
+
+
+def test_split_source_still_reports_warnings_in_kernel_bodies(tmp_path):
+    path = tmp_path / "warn.c"
+    path.write_text(
+        "void k(int n, float *a)\n{\n    int unused;\n"
+        "    for (int i = 0; i < n; i++) a[i] = 1;\n}\n"
+    )
+    lowered = lower_file(str(path))
+    takeovers, _ = choose(lowered, path.read_bytes(), "T")
+    split = tmp_path / "split.c"
+    split.write_bytes(split_source(path.read_bytes(), takeovers, str(path)))
+    done = subprocess.run(
+        ["cc", "-Wall", "-Werror", "-c", str(split), "-o", str(tmp_path / "o.o")],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode != 0
+    assert f"{path}:3:9: error: unused variable" in done.stderr
