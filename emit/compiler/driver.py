@@ -242,28 +242,23 @@ class Driver:
             return None
         sys.stderr.buffer.write(done.stderr)
         sys.stderr.flush()
-        pending = f"{output}.pycc-{os.getpid()}.tmp"
-        try:
-            if stage == "assembly":
-                with open(cc_part, "rb") as handle:
-                    cc_text = handle.read()
-                with open(pending, "wb") as handle:
-                    handle.write(cc_text + b"\n" + result.pycc_output)
-            else:
-                pycc_part = split_path + ".pycc.o"
-                with open(pycc_part, "wb") as handle:
-                    handle.write(result.pycc_output)
-                linked = self._cc(["-r", "-nostdlib", "-o", pending, cc_part, pycc_part], True)
-                if isinstance(linked, int) or linked.returncode != 0:
-                    unit.reason = "ld -r failed: " + (
-                        "" if isinstance(linked, int) else linked.stderr.decode(errors="replace")
-                    )
-                    return None
-            os.replace(pending, output)
-        finally:
-            if os.path.exists(pending):
-                os.unlink(pending)
-        return 0
+        joined = split_path + ".joined"
+        if stage == "assembly":
+            with open(cc_part, "rb") as handle:
+                cc_text = handle.read()
+            with open(joined, "wb") as handle:
+                handle.write(cc_text + b"\n" + result.pycc_output)
+        else:
+            pycc_part = split_path + ".pycc.o"
+            with open(pycc_part, "wb") as handle:
+                handle.write(result.pycc_output)
+            linked = self._cc(["-r", "-nostdlib", "-o", joined, cc_part, pycc_part], True)
+            if isinstance(linked, int) or linked.returncode != 0:
+                unit.reason = "ld -r failed: " + (
+                    "" if isinstance(linked, int) else linked.stderr.decode(errors="replace")
+                )
+                return None
+        return _publish(joined, output)
 
     def _dependency_flags(self, source: str, output: str, link_stage: bool) -> list[str]:
         """The user's -MD/-MMD options, made explicit (file and target named after the real
@@ -278,6 +273,33 @@ class Driver:
         if "-MT" not in flags and "-MQ" not in flags:
             flags += ["-MQ", output]
         return flags
+
+
+def _publish(path: str, output: str) -> int:
+    """Move a finished output into place: atomically for a regular file, so a failed or
+    interrupted build never leaves a partial one; `-` is stdout; devices such as /dev/null
+    and other special files are written, never replaced."""
+    if output == "-":
+        with open(path, "rb") as handle:
+            sys.stdout.buffer.write(handle.read())
+        sys.stdout.flush()
+        return 0
+    try:
+        if os.path.exists(output) and not os.path.isfile(output):
+            with open(path, "rb") as source, open(output, "wb") as target:
+                shutil.copyfileobj(source, target)
+            return 0
+        pending = f"{output}.pycc-{os.getpid()}.tmp"
+        shutil.copyfile(path, pending)
+        try:
+            os.replace(pending, output)
+        finally:
+            if os.path.exists(pending):
+                os.unlink(pending)
+    except OSError as exc:
+        print(f"pycc-stencil: error: cannot write '{output}': {exc.strerror}", file=sys.stderr)
+        return 1
+    return 0
 
 
 def _timeout() -> float:
