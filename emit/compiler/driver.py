@@ -120,6 +120,8 @@ class Driver:
                 text = handle.read()
         except OSError:
             return self._cc(original)  # cc reports the missing/unreadable file
+        if not os.path.isdir(os.path.dirname(output) or "."):
+            return self._cc(original)  # cc reports that it cannot create the output
         if not may_have_kernels(text):
             unit.status, unit.reason = "passthrough", "no loops in the file"
             status = self._cc(original)
