@@ -230,28 +230,32 @@ class Driver:
     ) -> int | None:
         """cc on the rewritten file, joined with pycc-stencil's code into `output`.
         None when the rewritten file does not compile (the caller falls back)."""
-        base = os.path.basename(item.path)
-        split_path = os.path.join(scratch, f"split-{len(os.listdir(scratch))}-{base}")
-        if not split_path.endswith(".c"):
-            split_path += ".c"
+        mirror = os.path.join(scratch, f"unit-{len(os.listdir(scratch))}")
+        split_path, mapped_prefix = _mirrored_path(mirror, item.path)
+        os.makedirs(os.path.dirname(split_path), exist_ok=True)
         with open(split_path, "wb") as handle:
             handle.write(result.split_source)
-        cc_part = split_path + (".s" if stage == "assembly" else ".o")
-        directory = os.path.dirname(item.path) or "."
-        args = ["-iquote", directory, *self.flags, "-S" if stage == "assembly" else "-c"]
+        cc_part = os.path.join(mirror, "cc-part" + (".s" if stage == "assembly" else ".o"))
+        args = [
+            "-iquote",
+            os.path.dirname(item.path) or ".",
+            f"-fdebug-prefix-map={mapped_prefix}=",  # debug info names the source as given
+            *self.flags,
+            "-S" if stage == "assembly" else "-c",
+        ]
         done = self._cc([*args, "-x", "c", split_path, "-o", cc_part], capture=True)
         if isinstance(done, int) or done.returncode != 0:
             return None
         sys.stderr.buffer.write(done.stderr)
         sys.stderr.flush()
-        joined = split_path + ".joined"
+        joined = os.path.join(mirror, "joined")
         if stage == "assembly":
             with open(cc_part, "rb") as handle:
                 cc_text = handle.read()
             with open(joined, "wb") as handle:
                 handle.write(cc_text + b"\n" + result.pycc_output)
         else:
-            pycc_part = split_path + ".pycc.o"
+            pycc_part = os.path.join(mirror, "pycc-part.o")
             with open(pycc_part, "wb") as handle:
                 handle.write(result.pycc_output)
             linked = self._cc(["-r", "-nostdlib", "-o", joined, cc_part, pycc_part], True)
@@ -275,6 +279,15 @@ class Driver:
         if "-MT" not in flags and "-MQ" not in flags:
             flags += ["-MQ", output]
         return flags
+
+
+def _mirrored_path(mirror: str, source: str) -> tuple[str, str]:
+    """Where the rewritten file goes: `mirror/` + the source path as given (absolute if it
+    leaves the current directory), and the prefix whose removal gives cc's own file name."""
+    relative = os.path.normpath(source)
+    if os.path.isabs(relative) or relative.startswith(".."):
+        return mirror + os.path.abspath(source), mirror
+    return os.path.join(mirror, relative), mirror + "/"
 
 
 def _publish(path: str, output: str) -> int:
