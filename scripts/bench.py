@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import ctypes
+import hashlib
 import json
 import math
 import os
@@ -403,8 +404,21 @@ def read_pycc_report(b: Build, report: Path) -> None:
     b.pycc_status = f"cc: {reason or status or 'kernel not in the report'}"
 
 
-def build_all(kernels, variants, build: Path) -> dict[tuple[str, str], Build]:
+def cache_key(v: Variant, src: Path, versions: dict[str, str]) -> str:
+    h = hashlib.sha256()
+    for part in (versions[v.command[0]], os.path.realpath(v.command[0]), *v.command[1:], *v.link):
+        h.update(part.encode() + b"\0")
+    h.update(src.read_bytes())
+    return h.hexdigest()[:32]
+
+
+def build_all(kernels, variants, build: Path, cache: Path | None) -> dict[tuple[str, str], Build]:
+    """Every kernel with every available variant. Libraries of the reference compilers are
+    cached (key: compiler version and path, flags, source); pycc-stencil is always rebuilt."""
     jobs = [(k, v) for k in kernels for v in variants if not v.unavailable]
+    versions = {v.command[0]: compiler_version(v.command[0]) for v in variants}
+    if cache is not None:
+        cache.mkdir(parents=True, exist_ok=True)
 
     def one(kv) -> Build:
         k, v = kv
@@ -412,11 +426,23 @@ def build_all(kernels, variants, build: Path) -> dict[tuple[str, str], Build]:
         out = build / f"{k.source.removesuffix('.c')}-{v.key}.so"
         report = build / f"{k.source.removesuffix('.c')}-{v.key}.jsonl"
         report.unlink(missing_ok=True)
+        cached = None
+        if cache is not None and not v.pycc:
+            cached = cache / f"{cache_key(v, KERNEL_DIR / k.source, versions)}.so"
+            if cached.exists():
+                shutil.copyfile(cached, out)
+                b.lib = out
+                b.parallel_code = imports_gomp(out)
+                return b
         r = compile_variant(v, KERNEL_DIR / k.source, out, report)
         if r.returncode != 0 or not out.exists():
             text = (r.stderr or r.stdout).strip()
             b.error = first_line(text.splitlines()[-1]) if text else "build failed"
             return b
+        if cached is not None:
+            tmp = cached.with_suffix(f".{os.getpid()}.tmp")
+            shutil.copyfile(out, tmp)
+            os.replace(tmp, cached)
         b.lib = out
         b.parallel_code = imports_gomp(out)
         if v.pycc:
@@ -722,8 +748,8 @@ def table_rows(results: list[Result], kernels: dict[str, Kernel], bw: float) -> 
         if rows:
             rows.append(None)
         for r in rs:
-            if r.variant == "gcc-nofma":
-                continue
+            if r.variant == "gcc-nofma" or r.note.startswith("no parallel code"):
+                continue  # the latter are listed once below the tables (parallel_notes)
             m = metrics(r, k, base, bw)
             if not m:
                 note = r.note or (r.check if r.wrong else "")
@@ -796,6 +822,20 @@ def machine_info(gcc: str, clang: str | None, pycc: str | None) -> list[str]:
                 break
     except OSError:
         pass
+    try:
+        info = dict(
+            (k.strip(), v.strip())
+            for k, v in (
+                line.split(":", 1)
+                for line in Path("/proc/cpuinfo").read_text().splitlines()
+                if ":" in line
+            )
+        )
+        isa = [f for f in ("avx512f", "avx2", "fma") if f in info.get("flags", "").split()]
+        cpu += f" (family {info.get('cpu family', '?')} model {info.get('model', '?')}"
+        cpu += f", {' '.join(isa).upper() or 'no AVX2'})"
+    except OSError:
+        pass
     caches = []
     if shutil.which("lscpu"):
         for line in run(["lscpu"], timeout=30).stdout.splitlines():
@@ -816,9 +856,22 @@ def machine_info(gcc: str, clang: str | None, pycc: str | None) -> list[str]:
         f"clang: {compiler_version(clang) if clang else 'not found'}",
     ]
     if pycc:
-        rev = run(["git", "-C", str(REPO), "describe", "--always", "--dirty"], timeout=30)
-        lines.append(f"pycc-stencil: {pycc} (git {rev.stdout.strip() or '?'})")
+        lines.append(f"pycc-stencil: {pycc_identity(pycc)}")
     return lines
+
+
+def pycc_identity(pycc: str) -> str:
+    """The version and source of the pycc-stencil that runs (its script's own interpreter)."""
+    try:
+        shebang = Path(pycc).read_text(errors="replace").splitlines()[0]
+        python = shebang[2:].strip().split()[0] if shebang.startswith("#!") else sys.executable
+        code = "import os, pycc_stencil as p; print(p.__version__, os.path.dirname(p.__file__))"
+        version, where = run([python, "-c", code], timeout=60).stdout.split(maxsplit=1)
+        where = where.strip()
+    except (OSError, ValueError, IndexError, subprocess.SubprocessError):
+        return f"{pycc} (version unknown)"
+    rev = run(["git", "-C", where, "describe", "--always", "--dirty"], timeout=30).stdout.strip()
+    return f"{pycc}, {version} from {where}" + (f" (git {rev})" if rev else "")
 
 
 def plot(path: str, results: list[Result], kernels, sizes) -> str | None:
@@ -831,7 +884,7 @@ def plot(path: str, results: list[Result], kernels, sizes) -> str | None:
         return "--plot needs matplotlib (pip install matplotlib); no plot written"
     labels: list[str] = []
     for r in results:
-        if r.variant not in ("gcc-nofma",) and variant_label(r) not in labels:
+        if r.median and not r.copied_from_serial and variant_label(r) not in labels:
             labels.append(variant_label(r))
     fig, axes = plt.subplots(len(sizes), 1, figsize=(13, 4.2 * len(sizes)), squeeze=False)
     width = 0.8 / max(1, len(labels))
@@ -869,7 +922,7 @@ def parse_args(argv):
     p.add_argument("--sizes", default="small,large",
                    help=f"comma-separated size classes: {', '.join(SIZE_CLASSES)} "
                         "(default small,large)")  # fmt: skip
-    p.add_argument("--reps", type=int, default=7, help="repetitions per variant (default 7)")
+    p.add_argument("--reps", type=int, default=11, help="repetitions per variant (default 11)")
     p.add_argument(
         "--threads",
         default=None,
@@ -903,12 +956,21 @@ def parse_args(argv):
     p.add_argument("--plot", metavar="PNG", help="bar chart of the speed ratios (matplotlib)")
     p.add_argument("--json", metavar="PATH", help="write every measurement as JSON")
     p.add_argument("--markdown", metavar="PATH", help="write the tables as Markdown")
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "pycc-stencil-bench"
+    p.add_argument(
+        "--cache-dir",
+        type=Path,
+        default=cache,
+        help=f"where gcc/clang builds are cached (default {cache})",
+    )
+    p.add_argument("--no-cache", action="store_true", help="rebuild everything")
     p.add_argument("--keep", action="store_true", help="keep the build directory")
     p.add_argument("--plain", action="store_true", help="plain text tables even if rich is here")
     p.add_argument("--list", action="store_true", help="list the kernels and sizes, then exit")
     a = p.parse_args(argv)
     if a.quick:
         a.sizes = "small" if a.sizes == "small,large" else a.sizes
+        a.threads = a.threads or "1"
         a.reps = min(a.reps, 3)
         a.min_time = min(a.min_time, 0.005)
     a.kernels = a.kernels.split(",") if a.kernels else names
@@ -979,6 +1041,9 @@ def main(argv=None) -> int:
             pass
 
     header = machine_info(gcc, clang, pycc)
+    if load_start[0].isdigit() and float(load_start.split()[0]) > 0.5:
+        log(f"bench.py: warning: the machine is busy (load average {load_start}); the timings "
+            "will be noisy, the 2-thread ones most")  # fmt: skip
     build = Path(tempfile.mkdtemp(prefix="pycc-bench-"))
     try:
         variants = make_variants(args, gcc, clang, pycc)
@@ -986,10 +1051,12 @@ def main(argv=None) -> int:
         probe_variants(variants, build)
         if next(v for v in variants if v.key == "gcc").unavailable:
             sys.exit("bench.py: gcc -O3 -march=native -shared -fPIC does not build")
+        header += variant_lines(variants)
+        print("\n".join(header), flush=True)
         t0 = time.perf_counter()
         log(f"building {len(kernels)} kernels x {sum(not v.unavailable for v in variants)} "
             f"variants in {build} ...")  # fmt: skip
-        builds = build_all(kernels, variants, build)
+        builds = build_all(kernels, variants, build, None if args.no_cache else args.cache_dir)
         build_s = time.perf_counter() - t0
         gomp = Gomp()
         triad_libs = build_triad(gcc, build, args.threads)
@@ -1037,23 +1104,7 @@ def main(argv=None) -> int:
                 "command: " + " ".join(["python", "scripts/bench.py", *(argv or sys.argv[1:])]),
             ]
         )
-        print("\n".join(lines))
-        print()
-        print("variants:")
-        shown = set()
-        for v in variants:
-            if v.reference_only or v.label in shown:
-                continue
-            shown.add(v.label)
-            extra = f"  [unavailable: {v.unavailable}]" if v.unavailable else ""
-            flags = v.flags_text().replace(
-                f"-polly-num-threads={v.threads}", "-polly-num-threads=T"
-            )
-            flags = flags.replace(f"-ftree-parallelize-loops={v.threads}",
-                                  "-ftree-parallelize-loops=T")  # fmt: skip
-            if v.pycc:
-                flags = f"PYCC_CC=gcc {flags}"
-            print(f"  {v.label:22} {flags} -shared -fPIC{extra}")
+        print("\n".join(lines[len(header) :]))
         print()
         rows_by_size = {}
         for size in args.sizes:
@@ -1061,7 +1112,7 @@ def main(argv=None) -> int:
             rows_by_size[size] = rows
             print_table(rows, f"{size}: {SIZE_CLASSES[size]}", use_rich)
         print_legend(kernels, args.sizes, results)
-        notes = pycc_notes(builds)
+        notes = parallel_notes(builds, variants) + pycc_notes(builds)
         for n in notes:
             print(n)
         if args.markdown:
@@ -1133,6 +1184,36 @@ def print_legend(kernels, sizes, results) -> None:
             f"{'op' if k.integer else 'flop'}/pt {k.bytes:2} B/pt; {'; '.join(per)}"
         )
     print()
+
+
+def variant_lines(variants) -> list[str]:
+    out, shown = ["variants:"], set()
+    for v in variants:
+        if v.reference_only or v.label in shown:
+            continue
+        shown.add(v.label)
+        extra = f"  [unavailable: {v.unavailable}]" if v.unavailable else ""
+        flags = v.flags_text().replace(f"-polly-num-threads={v.threads}", "-polly-num-threads=T")
+        flags = flags.replace(f"-ftree-parallelize-loops={v.threads}", "-ftree-parallelize-loops=T")
+        if v.pycc:
+            flags = f"PYCC_CC={os.environ.get('PYCC_CC', 'gcc')} {flags}"
+        out.append(f"  {v.label:22} {flags} -shared -fPIC{extra}")
+    return out
+
+
+def parallel_notes(builds, variants) -> list[str]:
+    out = []
+    for v in variants:
+        if not v.parallel or v.unavailable:
+            continue
+        serial = [k for (k, key), b in builds.items() if key == v.key and b.lib and
+                  not b.parallel_code]  # fmt: skip
+        if serial:
+            every = len(serial) == sum(1 for (_, key) in builds if key == v.key)
+            names = "any kernel" if every else ", ".join(serial)
+            out.append(f"{v.label} {v.threads}T: no parallel code (no libgomp call) for "
+                       f"{names}: not run")  # fmt: skip
+    return out
 
 
 def pycc_notes(builds) -> list[str]:
