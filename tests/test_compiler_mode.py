@@ -658,19 +658,45 @@ def test_g_debug_info_for_kernels(pair):
 
 
 def test_response_file(pair):
+    """gcc's @file: quoting, a define with spaces, a nested response file."""
     for d in (pair.cc_dir, pair.pycc_dir):
-        (d / "args.rsp").write_text("-O2 -std=c99\n-c kernels.c\n-o from_rsp.o\n")
+        (d / "args.rsp").write_text('-O2 -std=c99\n"-DSMOOTH_CENTER=(0.5f + 0.125f)"\n@more.rsp\n')
+        (d / "more.rsp").write_text("-c kernels.c -o 'from rsp.o'\n")
     pair.both(["@args.rsp"])
-    assert (pair.pycc_dir / "from_rsp.o").is_file()
+    assert (pair.pycc_dir / "from rsp.o").is_file()
     assert_compiled_by_pycc(pair.reported(), "kernels.c", KERNELS)
-    ref_out, got_out = pair.link_and_run(["from_rsp.o"])
+    ref_out, got_out = pair.link_and_run(["from rsp.o"])
     assert got_out == ref_out
 
 
-def test_version_same_as_cc(pair):
-    ref, got = pair.both(["--version"])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--version"],
+        ["-v"],
+        ["-dumpmachine"],
+        ["-dumpversion"],
+        ["-print-file-name=include"],
+        ["-print-search-dirs"],
+        ["-std=c99", "-fsyntax-only", "kernels.c"],
+        ["-E", "-dM", "-x", "c", "/dev/null"],
+    ],
+    ids=lambda a: " ".join(a),
+)
+def test_information_options_same_as_cc(pair, args):
+    ref, got = pair.both(args)
     assert got.returncode == ref.returncode == 0
     assert got.stdout == ref.stdout
+    assert got.stderr == ref.stderr
+    assert sorted(p.name for p in pair.pycc_dir.iterdir()) == sorted(
+        p.name for p in pair.cc_dir.iterdir()
+    )
+
+
+def test_dry_run_creates_nothing(pair):
+    ref, got = pair.both(["-###", "-O2", "-c", "kernels.c", "-o", "k.o"])
+    assert got.returncode == ref.returncode == 0
+    assert not (pair.pycc_dir / "k.o").exists()
 
 
 def test_x_c_on_other_suffix(pair):
@@ -1043,6 +1069,63 @@ def test_warm_cache_hit(tmp_path, support_objs):
     )
     (unit,) = units_for(read_report(report), "kernels.c")
     assert unit["cache"] != "hit", unit
+
+
+def _support_link_run(d: Path, obj: str, support: Path, env) -> str:
+    objs = [obj, *(str(support / o) for o in support_objects(["kernels.c"]))]
+    run([CC, "-o", "app", *objs, "-lm"], d, env)
+    return run(["./app", *SIZES], d, env).stdout
+
+
+def test_concurrent_cold_compiles_share_the_cache(tmp_path, support_objs):
+    """make -j style: the same file compiled four times at once into one fresh cache."""
+    env = clean_env(tmp_path / "cache")
+    d = tmp_path / "w"
+    shutil.copytree(MAKE_APP, d)
+    procs = [
+        subprocess.Popen(
+            [PYCC, *CFLAGS, "-c", "kernels.c", "-o", f"k{i}.o"],
+            cwd=d,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for i in range(4)
+    ]
+    for proc in procs:
+        out, err = proc.communicate(timeout=300)
+        assert proc.returncode == 0, err
+    ref = _support_link_run(d, str(support_objs / "kernels.cc.o"), support_objs, env)
+    for i in range(4):
+        assert _support_link_run(d, f"k{i}.o", support_objs, env) == ref, i
+    run([PYCC, *CFLAGS, "-c", "kernels.c", "-o", "warm.o"], d, env)
+    assert _support_link_run(d, "warm.o", support_objs, env) == ref
+
+
+@pytest.mark.parametrize("damage", ["empty", "garbage"])
+def test_damaged_cache_entries_are_not_used(tmp_path, support_objs, damage):
+    """Cache files cut short (disk full, a killed build) or overwritten are a miss, never a
+    broken object."""
+    cache = tmp_path / "cache"
+    env = clean_env(cache)
+    d = tmp_path / "w"
+    shutil.copytree(MAKE_APP, d)
+    run([PYCC, *CFLAGS, "-c", "kernels.c", "-o", "cold.o"], d, env)
+    files = [p for p in cache.rglob("*") if p.is_file()]
+    assert files, "nothing was cached"
+    ref = _support_link_run(d, str(support_objs / "kernels.cc.o"), support_objs, env)
+    for victim in files:
+        saved = victim.read_bytes()
+        victim.write_bytes(b"" if damage == "empty" else b"\x00garbage\xff" * 3)
+        out = d / f"after-{victim.name}.o"
+        run([PYCC, *CFLAGS, "-c", "kernels.c", "-o", out], d, env)
+        assert _support_link_run(d, out.name, support_objs, env) == ref, victim.name
+        for p in cache.rglob("*"):  # start again from the intact entry
+            if p.is_file():
+                p.unlink()
+        run([PYCC, *CFLAGS, "-c", "kernels.c", "-o", "cold.o"], d, env)
+        assert victim.exists() and victim.read_bytes() == saved
 
 
 GAIN_KERNEL = """\
