@@ -926,6 +926,45 @@ def test_goto_file_builds_with_one_warning(pair):
     assert got_out == ref_out
 
 
+WARNING_KERNELS = """\
+void k_unused(int n, const float *in, float *out)
+{
+    int unused;
+    float f = 1.5;
+    for (int i = 0; i < n; i++)
+        out[i] = in[i] * f;
+}
+
+int k_sign_compare(int n, const unsigned *a)
+{
+    int c = 0;
+    for (int i = 0; i < n; i++)
+        if (a[i] < i)
+            c++;
+    return c;
+}
+"""
+
+
+def test_cc_warnings_inside_kernels_same_as_cc(pair):
+    """cc's own warnings about code in kernels reach the user once, as cc words them."""
+    for d in (pair.cc_dir, pair.pycc_dir):
+        (d / "warn.c").write_text(WARNING_KERNELS)
+    ref, got = pair.both(["-O2", "-Wall", "-Wextra", "-c", "warn.c"])
+    assert "unused variable" in ref.stderr
+    assert got.stderr == ref.stderr
+    assert_compiled_by_pycc(pair.reported(), "warn.c", ["k_unused", "k_sign_compare"])
+
+
+def test_werror_on_kernel_warnings_fails_like_cc(pair):
+    for d in (pair.cc_dir, pair.pycc_dir):
+        (d / "warn.c").write_text(WARNING_KERNELS)
+    ref, got = pair.both(["-O2", "-Wall", "-Werror", "-c", "warn.c"], check=False)
+    assert ref.returncode != 0
+    assert (got.returncode, got.stderr) == (ref.returncode, ref.stderr)
+    assert not (pair.pycc_dir / "warn.o").exists()
+
+
 BAD_SOURCES = {
     "syntax": (
         "void blur(int n, const float *in, float *out)\n"
