@@ -22,6 +22,7 @@ from .clang_types import ARRAY_KINDS, ctype_of
 from .debuginfo import DebugInfo
 from .expressions import FunctionState, Variable
 from .initializers import flatten, fold
+from .math_calls import KNOWN_LIBRARY_CALLS, canonical_math_name
 from .parse import parse
 from .signature import DefinitionText, FunctionInfo, LoweredModule, SkippedFunction
 from .statements import FunctionLowerer, opaque
@@ -145,8 +146,9 @@ class ModuleLowerer:
     def _skip(self, name: str, exc: Unsupported) -> None:
         """Record a skipped function; drop it and, transitively, every lowered caller."""
         cursor = self.definitions[name]
+        not_a_kernel = exc.not_a_kernel or self._runs_unknown_code(name, set())
         self._skipped[name] = SkippedFunction(
-            name, exc.location, exc.message, _has_loops(cursor), exc.not_a_kernel
+            name, exc.location, exc.message, _has_loops(cursor), not_a_kernel, location(cursor)
         )
         if name in self.module.globals:
             del self.module.globals[name]
@@ -162,6 +164,28 @@ class ModuleLowerer:
                         not_a_kernel=skip.not_a_kernel,
                     ),
                 )
+
+    def _runs_unknown_code(self, name: str, visiting: set[str]) -> bool:
+        """Does the function (or one it calls) call code outside the file other than the math
+        library, or call through a pointer? Then it is application code (I/O, allocation,
+        dispatch), not a stencil kernel, whatever construct made the front end stop first."""
+        visiting.add(name)
+        for call in self.definitions[name].walk_preorder():
+            if call.kind != K.CALL_EXPR:
+                continue
+            callee = call.referenced
+            if callee is None or callee.kind != K.FUNCTION_DECL:
+                return True
+            if callee.spelling in self.definitions:
+                if callee.spelling not in visiting and self._runs_unknown_code(
+                    callee.spelling, visiting
+                ):
+                    return True
+            elif canonical_math_name(callee.spelling) not in KNOWN_LIBRARY_CALLS and not (
+                callee.spelling.startswith("__builtin_")
+            ):
+                return True
+        return False
 
     # ----------------------------------------------------------------- ModuleServices
     def callee(self, definition: ci.Cursor, call: ci.Cursor) -> ir.Function:

@@ -71,6 +71,8 @@ class SkippedFunction:
     has_loops: bool = False
     #: see `Unsupported.not_a_kernel`
     not_a_kernel: bool = False
+    #: where the function itself is defined
+    definition: SourceLocation | None = None
 
     def __str__(self) -> str:
         return f"{self.location}: {self.reason}"

@@ -64,10 +64,12 @@ def load(key: str) -> tuple[dict, dict[str, bytes]] | None:
         with open(path + ".json", encoding="utf-8") as handle:
             meta = json.load(handle)
         blobs = {}
-        for name in meta.get("blobs", []):
+        for name, digest in meta["blobs"].items():
             with open(f"{path}.{name}", "rb") as handle:
                 blobs[name] = handle.read()
-    except (OSError, ValueError):
+            if hashlib.sha256(blobs[name]).hexdigest() != digest:
+                return None  # damaged (disk full, a killed build, an overwrite): a miss
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
     return meta, blobs
 
@@ -82,7 +84,8 @@ def store(key: str, meta: dict, blobs: dict[str, bytes]) -> None:
         os.makedirs(os.path.dirname(path), exist_ok=True)
         for name, data in blobs.items():
             _write_atomically(f"{path}.{name}", data)
-        meta = {**meta, "blobs": sorted(blobs)}
+        digests = {name: hashlib.sha256(data).hexdigest() for name, data in blobs.items()}
+        meta = {**meta, "blobs": digests}
         _write_atomically(path + ".json", json.dumps(meta).encode())  # last: marks it complete
     except OSError:
         return

@@ -36,6 +36,7 @@ class UnitResult:
     reason: str | None = None
     internal_error: bool = False  # a pycc-stencil bug: not cached, so a fixed tool retries
     failure: str | None = None  # pycc-stencil itself failed on the file (crash, timeout)
+    time_ms: dict[str, float] = field(default_factory=dict)  # frontend, codegen
 
 
 class Driver:
@@ -47,6 +48,7 @@ class Driver:
         self.flags = command.compile_flags()
         self.report_path = command.pycc_options.get("report") or os.environ.get("PYCC_REPORT")
         self.passes = command.pycc_options.get("passes", "")
+        self.cc_seconds = 0.0  # time spent in cc, for the report
 
     def run(self) -> int:
         command = self.command
@@ -97,11 +99,14 @@ class Driver:
         return [a for index, a in enumerate(self.command.args) if index not in positions]
 
     def _cc(self, args: list[str], capture: bool = False) -> int | subprocess.CompletedProcess:
+        started = time.perf_counter()
         try:
             done = subprocess.run([self.cc, *args], capture_output=capture)
         except OSError as exc:
             print(f"pycc-stencil: error: cannot run '{self.cc}': {exc.strerror}", file=sys.stderr)
             return 127
+        finally:
+            self.cc_seconds += time.perf_counter() - started
         return done if capture else done.returncode
 
     # ------------------------------------------------------------------ one translation unit
@@ -109,6 +114,7 @@ class Driver:
         self, item: Input, output: str, stage: str, scratch: str, link_stage: bool = False
     ) -> int:
         started = time.perf_counter()
+        self.cc_seconds = 0.0
         source = item.path
         stage_flag = "-S" if stage == "assembly" else "-c"
         deps = self._dependency_flags(source, output, link_stage)
@@ -152,6 +158,7 @@ class Driver:
         return self._finish(unit, status, started)
 
     def _finish(self, unit: UnitRecord, status: int, started: float) -> int:
+        unit.time_ms["cc"] = round(self.cc_seconds * 1000, 1)
         unit.time_ms["total"] = round((time.perf_counter() - started) * 1000, 1)
         for function in unit.functions:
             if function.kernel and function.compiled_by == "cc":
@@ -190,10 +197,12 @@ class Driver:
         )
         hit = cache.load(key)
         if hit is not None:
-            return _result_from_cache(*hit), "hit"
-        started = time.perf_counter()
+            try:
+                return _result_from_cache(*hit), "hit"
+            except (KeyError, TypeError, ValueError):
+                pass  # an entry from another layout: recompute
         result = self._compute(source, text, stage)
-        unit.time_ms["pycc"] = round((time.perf_counter() - started) * 1000, 1)
+        unit.time_ms.update(result.time_ms)
         if not result.internal_error:
             cache.store(key, *_result_to_cache(result))
         return result, "miss"

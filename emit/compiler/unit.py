@@ -4,6 +4,7 @@ and rewrite the file for `cc`. Every failure here only makes kernels fall back t
 from __future__ import annotations
 
 import os
+import time
 
 from ...diagnostics import CompilerError
 from ...frontend import lower_file
@@ -33,10 +34,12 @@ def compile_kernels(
     def lower() -> LoweredModule:
         return lower_file(source, command.preprocessor_flags())
 
+    started = time.perf_counter()
     try:
         lowered = lower()
     except CompilerError:
         return UnitResult(reason="libclang does not accept the file; cc compiles it")
+    lowered_at = time.perf_counter()
     takeovers, refused = choose(lowered, text, unit_tag(os.path.abspath(source), flags))
     steps = parse_pipeline(passes)
     output, internal_error = None, False
@@ -67,6 +70,10 @@ def compile_kernels(
     result = UnitResult(
         functions=_records(lowered, names, refused, [n for n, _ in steps]),
         internal_error=internal_error,
+        time_ms={
+            "frontend": round((lowered_at - started) * 1000, 1),
+            "codegen": round((time.perf_counter() - lowered_at) * 1000, 1),
+        },
     )
     if takeovers:
         result.split_source = split_source(text, takeovers, source)
@@ -105,9 +112,9 @@ def _records(
             reason = refused.get(name) if kernel else "no loops (not a loop-nest kernel)"
         else:
             skip = skipped[name]
-            where = skip.location
+            where = skip.definition or skip.location
             kernel = skip.has_loops and not skip.not_a_kernel
-            reason = skip.reason if skip.has_loops else "no loops (not a loop-nest kernel)"
+            reason = str(skip) if skip.has_loops else "no loops (not a loop-nest kernel)"
         records.append(
             FunctionRecord(
                 name=name,
