@@ -8,7 +8,8 @@ compiled, so a driver that silently hands everything to cc does not pass.
 
 The C projects are in tests/projects/: make_app (Makefile, kernels + a goto fallback),
 static_app (same-named static kernels in two files, a dispatch table), cmake_app (CMake,
-static library), meson_app (meson), polybench_app (PolyBench style). Tests marked `slow`
+static library), meson_app (meson), polybench_app (PolyBench style), attr_app (weak,
+hidden and section attributes on kernels). Tests marked `slow`
 build a whole project or library; `-m "not slow"` leaves them out.
 """
 
@@ -377,6 +378,49 @@ def test_static_kernels_same_name_and_dispatch_table(tmp_path, env):
     assert_compiled_by_pycc(report_lines, "filters_b.c", ["blur", "invert"])
     # main has loops but calls printf: not a kernel, so no fallback warning
     assert warning_lines(stderr[1]) == warning_lines(stderr[0]) == [], stderr[1]
+
+
+def _kernel_symbols(obj: Path, env) -> dict[str, tuple[str, str, str]]:
+    """k_* symbols of an object: binding/type flags, section, visibility (objdump -t)."""
+    symbols = {}
+    for line in run(["objdump", "-t", obj.name], obj.parent, env).stdout.splitlines():
+        match = re.match(r"^[0-9a-f]+ (.{7}) (\S+)\s+[0-9a-f]+\s+(?:(\.\w+) )?(k_\w+)$", line)
+        if match:
+            flags, section, visibility, name = match.groups()
+            symbols[name] = (" ".join(flags.split()), section, visibility or "")
+    return symbols
+
+
+@pytest.mark.skipif(shutil.which("objdump") is None, reason="binutils not installed")
+def test_kernel_attributes_weak_hidden_section(tmp_path, env):
+    """attr_app: weak, hidden and section attributes of kernels survive, as cc keeps them."""
+    dirs = {}
+    results = {}
+    report = tmp_path / "report.jsonl"
+    for side, compiler in (("cc", CC), ("pycc", PYCC)):
+        d = dirs[side] = tmp_path / side
+        shutil.copytree(PROJECTS / "attr_app", d)
+        e = dict(env, PYCC_REPORT=str(report))
+        results[side] = run(["make", f"CC={compiler}", "kernels.o"], d, e)
+    ref_symbols = _kernel_symbols(dirs["cc"] / "kernels.o", env)
+    assert ref_symbols["k_weak"][0] == "w F"
+    assert ref_symbols["k_hidden"][2] == ".hidden"
+    assert ref_symbols["k_section"][1] == ".text.fast"
+    assert _kernel_symbols(dirs["pycc"] / "kernels.o", env) == ref_symbols
+    assert results["pycc"].stderr == results["cc"].stderr
+
+    outputs = []
+    for side, compiler in (("cc", CC), ("pycc", PYCC)):
+        run(["make", f"CC={compiler}", "app", "libkernels.so"], dirs[side], env)
+        outputs.append(run(["./app"], dirs[side], env).stdout)
+    assert outputs[1] == outputs[0]  # strong.c's k_weak replaced the weak default
+    exported = [
+        run(["nm", "-D", "--defined-only", "libkernels.so"], dirs[side], env).stdout
+        for side in ("cc", "pycc")
+    ]
+    names = [sorted(re.findall(r" (k_\w+)$", text, re.M)) for text in exported]
+    assert "k_hidden" not in names[0]
+    assert names[1] == names[0]
 
 
 # --------------------------------------------------------------------------------------------
