@@ -852,6 +852,63 @@ def test_march_x86_64_v3_iso_c(pair):
     assert got_out == ref_out
 
 
+@pytest.mark.parametrize(
+    "flags", [["-funsigned-char"], ["-fwrapv", "-DWRAPV"]], ids=["unsigned-char", "fwrapv"]
+)
+def test_flags_that_change_c_semantics(tmp_path, env, flags):
+    """codegen_flags: plain char signedness and wrapping signed overflow follow the flags."""
+    outputs = []
+    for side, compiler in (("cc", CC), ("pycc", PYCC)):
+        d = tmp_path / side
+        shutil.copytree(PROJECTS / "codegen_flags", d)
+        run([compiler, "-O2", *flags, "-c", "semantics.c"], d, env)
+        run([CC, "-O2", *flags, "main.c", "semantics.o", "-o", "app"], d, env)
+        outputs.append(run(["./app"], d, env).stdout)
+    assert outputs[1] == outputs[0]
+
+
+def test_function_sections_like_cc(pair):
+    """-ffunction-sections: each kernel in its own .text.NAME section (for --gc-sections and
+    linker scripts), as cc places it."""
+    pair.both(["-O2", "-ffunction-sections", "-c", "kernels.c", "-o", "k.o"])
+    sections = []
+    for d in (pair.cc_dir, pair.pycc_dir):
+        text = run(["readelf", "-S", "-W", "k.o"], d, pair.env).stdout
+        sections.append(sorted(set(re.findall(r"\.text\.\w+", text))))
+    assert ".text.jacobi2d" in sections[0]
+    assert sections[1] == sections[0]
+
+
+@pytest.mark.parametrize(
+    "flags",
+    [
+        # Debian's dpkg-buildflags for a package build
+        [
+            "-g",
+            "-O2",
+            "-fstack-protector-strong",
+            "-Wformat",
+            "-Werror=format-security",
+            "-D_FORTIFY_SOURCE=2",
+        ],
+        ["-O2", "-fstack-protector-all"],
+    ],
+    ids=["debian-buildflags", "stack-protector-all"],
+)
+def test_hardening_flags_no_internal_error(pair, flags):
+    ref, got = pair.both([*flags, "-c", "kernels.c", "-o", "k.o"])
+    assert "internal error" not in got.stderr, got.stderr
+    ref_out, got_out = pair.link_and_run(["k.o"])
+    assert got_out == ref_out
+
+
+def test_save_temps_like_cc(pair):
+    pair.both([*CFLAGS, "-save-temps", "-c", "kernels.c"])
+    assert sorted(p.name for p in pair.pycc_dir.iterdir()) == sorted(
+        p.name for p in pair.cc_dir.iterdir()
+    )
+
+
 def test_flto_works_like_cc(pair):
     pair.both(["-O2", "-flto", "-c", "kernels.c", "-o", "k.o"])
     outputs = []
