@@ -10,6 +10,8 @@ Random floats are uniform in [0.5, 2): no zeros or denormals to divide by, no ne
 arguments for sqrt/log/pow, and products or quotients of hundreds of such values stay far from
 overflow and underflow, so outputs carry information instead of NaN or Inf. Integer elements
 cover their type's full range (integer kernels must handle wrap-around as C does), _Bool is 0/1.
+A spec's `value_range` overrides both for a kernel whose inputs must stay within bounds (e.g.
+so that integer arithmetic cannot overflow).
 """
 
 from __future__ import annotations
@@ -44,6 +46,9 @@ class BufferSpec:
     hi: int
     read: bool
     shape: tuple[int, ...] | None = None  # declared array shape, for multi-dimensional indices
+    #: [lo, hi] the random inputs are drawn from (inclusive for integers, [lo, hi) for
+    #: floats) instead of the defaults; None: the defaults
+    value_range: tuple[int | float, int | float] | None = None
 
     @property
     def count(self) -> int:
@@ -118,8 +123,19 @@ class BufferSet:
         return twin
 
 
-def random_elements(rng: np.random.Generator, dtype: np.dtype, count: int) -> np.ndarray:
-    """Random values for a buffer the kernel reads (see the module docstring for the ranges)."""
+def random_elements(
+    rng: np.random.Generator,
+    dtype: np.dtype,
+    count: int,
+    value_range: tuple[int | float, int | float] | None = None,
+) -> np.ndarray:
+    """Random values for a buffer the kernel reads (see the module docstring for the ranges);
+    `value_range` replaces the default range of ints and floats (see `BufferSpec`)."""
+    if value_range is not None and dtype != np.bool_:
+        lo, hi = value_range
+        if dtype.kind == "f":
+            return rng.uniform(lo, hi, count).astype(dtype)
+        return rng.integers(int(lo), int(hi), count, dtype=dtype, endpoint=True)
     if dtype == np.bool_:
         return rng.integers(0, 2, count).astype(np.bool_)
     if dtype.kind == "f":
@@ -136,7 +152,9 @@ def make_inputs(specs: list[BufferSpec], seed: int, salt: str = "") -> BufferSet
     rng = np.random.default_rng([seed, zlib.crc32(salt.encode())])
     for spec in specs:
         if spec.read:
-            buffers.data(spec.name)[:] = random_elements(rng, spec.dtype, spec.count)
+            buffers.data(spec.name)[:] = random_elements(
+                rng, spec.dtype, spec.count, spec.value_range
+            )
         else:
             buffers.data(spec.name).view(np.uint8)[:] = SENTINEL_BYTE
     return buffers

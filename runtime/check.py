@@ -278,11 +278,26 @@ class _FileCheck:
         )
 
     def _run(self, who: str, function, info: FunctionInfo, scalars: dict, buffers: BufferSet):
-        args = [buffers.pointer(p.name) if is_buffer(p) else scalars[p.name] for p in info.params]
         try:
-            return run_isolated(lambda: function(*args), self.options.timeout)
+            return call_isolated(function, info, scalars, buffers, self.options.timeout)
         except ChildFailure as failure:
             raise _Failed("ERROR", f"{who} {failure}") from None
+
+
+def call_isolated(
+    function: Callable, info: FunctionInfo, scalars: dict, buffers: BufferSet, timeout: float
+) -> int | float | None:
+    """Call `function` (a ctypes function with `info`'s prototype: the JIT's, the reference's,
+    or any `reference.KernelLibrary`'s) on `scalars` and the addresses of `buffers` in a
+    forked child, as every check run is made, and return its result; the child writes the
+    buffers in place. Raises ChildFailure if it crashes or runs past `timeout` seconds."""
+    args = kernel_arguments(info, scalars, buffers)
+    return run_isolated(lambda: function(*args), timeout)
+
+
+def kernel_arguments(info: FunctionInfo, scalars: dict, buffers: BufferSet) -> list:
+    """The arguments of a call of `info`: its scalars by value, its buffers by address."""
+    return [buffers.pointer(p.name) if is_buffer(p) else scalars[p.name] for p in info.params]
 
 
 def _count(n: int, noun: str) -> str:

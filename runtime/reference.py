@@ -11,6 +11,10 @@ version, so an unchanged file (headers included) is built once.
 One library serves all functions of a file; if it does not link (a function calls something
 defined nowhere), each function gets its own, so only the functions that need the missing
 symbol fail.
+
+`build_library` builds the same functions with any other compiler command (pycc-stencil's
+compiler mode, cc at other levels or for other targets) into a library that `KernelLibrary`
+calls the same way, so two builds of one file can be compared run for run.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ import os
 import shlex
 import subprocess
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 
 from ..frontend.c_types import ArrayType, CType, FloatType, IntType, PointerType, VoidType
@@ -79,6 +84,12 @@ def wrapper_source(source: Path, functions: list[FunctionInfo], external: list[s
     quoted = str(source.resolve()).replace("\\", "\\\\").replace('"', '\\"')
     lines = [f'#include "{quoted}"', ""]
     lines += [f"extern __typeof__({name}) {name};" for name in external]
+    return "\n".join(lines) + "\n" + _wrapper_definitions(functions)
+
+
+def _wrapper_definitions(functions: list[FunctionInfo]) -> str:
+    """One exported `__pycc_ref_<name>` function per entry of `functions`, forwarding to it."""
+    lines = ""
     for info in functions:
         params = ", ".join(
             f"{_c_type_name(p.ctype)} __pycc_a{i}" for i, p in enumerate(info.params)
@@ -86,11 +97,11 @@ def wrapper_source(source: Path, functions: list[FunctionInfo], external: list[s
         args = ", ".join(f"__pycc_a{i}" for i in range(len(info.params)))
         result = _c_type_name(info.result)
         ret = "" if isinstance(info.result, VoidType) else "return "
-        lines.append(
+        lines += (
             f'__attribute__((visibility("default"))) {result} {PREFIX}{info.name}'
-            f"({params or 'void'}) {{ {ret}{info.name}({args}); }}"
+            f"({params or 'void'}) {{ {ret}{info.name}({args}); }}\n"
         )
-    return "\n".join(lines) + "\n"
+    return lines
 
 
 def _cache_dir() -> Path:
@@ -168,5 +179,94 @@ class Reference:
 
     def function(self, name: str) -> ctypes._CFuncPtr:
         """The wrapper of `name`, callable with the lowered function's ctypes prototype."""
-        symbol = getattr(self._libraries[name], PREFIX + name)
-        return prototype(self._functions[name])(ctypes.cast(symbol, ctypes.c_void_p).value)
+        return _bind(self._libraries[name], PREFIX + name, self._functions[name])
+
+
+def _bind(library: ctypes.CDLL, symbol: str, info: FunctionInfo) -> ctypes._CFuncPtr:
+    """`symbol` of `library` as a ctypes function with the prototype of `info`."""
+    address = ctypes.cast(getattr(library, symbol), ctypes.c_void_p).value
+    return prototype(info)(address)
+
+
+#: what `build_library` adds to the caller's command to build a shared library
+LIBRARY_FLAGS = ["-shared", "-fPIC"]
+
+
+class KernelLibrary:
+    """A shared library built from one C file by `build_library`; its functions are called
+    like the reference's (`function(name)`, with the lowered prototype)."""
+
+    def __init__(
+        self,
+        path: Path,
+        source: Path,
+        functions: list[FunctionInfo],
+        prefix: str,
+        command: list[str],
+        messages: str,
+    ):
+        self.path = path
+        self.source = source  # the file that was compiled (the original, or an exporting copy)
+        self.command = command  # the command line that built it
+        self.messages = messages  # the compiler's stderr (warnings)
+        self._prefix = prefix
+        self._functions = {info.name: info for info in functions}
+        self._library = ctypes.CDLL(str(path))
+
+    def function(self, name: str) -> ctypes._CFuncPtr:
+        """`name` (or its exported wrapper), callable with its lowered ctypes prototype."""
+        return _bind(self._library, self._prefix + name, self._functions[name])
+
+
+def exporting_source(source: Path, functions: list[FunctionInfo]) -> str:
+    """The text of `source` followed by the exported wrappers of `functions` (as in
+    `wrapper_source`), in the same translation unit, so that `static` functions are
+    reachable while the file's own definitions stay in the file that is compiled."""
+    text = source.read_text(encoding="utf-8", errors="surrogateescape")
+    return text + ("" if text.endswith("\n") else "\n") + "\n" + _wrapper_definitions(functions)
+
+
+def build_library(
+    command: Sequence[str],
+    source: Path,
+    cflags: list[str],
+    functions: list[FunctionInfo],
+    directory: Path,
+    env: dict[str, str] | None = None,
+) -> KernelLibrary:
+    """Build the C file `source` into a shared library with an arbitrary compiler command and
+    return it loaded, its `functions` callable like the reference's.
+
+    `command` is the compiler and its options (e.g. ``["pycc-stencil", "-O2"]`` or
+    ``["cc", "-O3", "-march=native"]``); `cflags` are the file's -I/-D/-std flags; the command
+    line is `command cflags -shared -fPIC FILE -o LIB -lm`, run with `env`, and the library
+    is written into `directory` (which must not be shared with another build). Unlike the
+    reference, the file itself is compiled, not a wrapper that includes it: when every one of
+    `functions` has external linkage, the original file, called by the functions' own names;
+    otherwise a copy of it with exported wrappers appended (`exporting_source`), compiled
+    with `-iquote` the original directory so its `#include "..."` still resolve. (A C99
+    `inline` function with external linkage defines no symbol, so it is not callable.)
+
+    Raises ReferenceBuildError (with the compiler's message) if the command fails.
+    """
+    directory.mkdir(parents=True, exist_ok=True)
+    flags, prefix, compiled = list(cflags), "", source
+    if any(info.is_static for info in functions):
+        compiled = directory / source.name
+        compiled.write_text(
+            exporting_source(source, functions), encoding="utf-8", errors="surrogateescape"
+        )
+        flags = ["-iquote", str(source.resolve().parent), *flags]
+        prefix = PREFIX
+    output = directory / f"lib{source.stem}.so"
+    argv = [*command, *flags, *LIBRARY_FLAGS, str(compiled), "-o", str(output), "-lm"]
+    try:
+        done = subprocess.run(argv, capture_output=True, env=env, check=False)
+    except OSError as exc:
+        raise ReferenceBuildError(f"cannot run {argv[0]}: {exc.strerror}") from None
+    messages = done.stderr.decode(errors="replace")
+    if done.returncode != 0:
+        raise ReferenceBuildError(
+            f"`{shlex.join(argv)}` failed (status {done.returncode}): {messages.strip()}"
+        )
+    return KernelLibrary(output, compiled, functions, prefix, argv, messages)

@@ -57,3 +57,12 @@ def test_absurd_sizes_are_refused():
     huge = BufferSpec("A", np.dtype(np.float64), 0, 1 << 40, read=True)
     with pytest.raises(BufferSizeError, match=r"buffer 'A' needs 8796093022208 bytes"):
         make_inputs([huge], seed=0)
+
+
+def test_a_value_range_bounds_the_random_inputs():
+    ints = BufferSpec("i", np.dtype(np.int32), 0, 4096, read=True, value_range=(-3, 3))
+    floats = BufferSpec("f", np.dtype(np.float64), 0, 4096, read=True, value_range=(0.0, 0.25))
+    buffers = make_inputs([ints, floats], seed=0)
+    assert buffers.data("i").min() == -3 and buffers.data("i").max() == 3
+    values = buffers.data("f")
+    assert ((values >= 0.0) & (values < 0.25)).all() and values.max() > 0.2
