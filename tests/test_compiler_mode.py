@@ -9,8 +9,8 @@ compiled, so a driver that silently hands everything to cc does not pass.
 The C projects are in tests/projects/: make_app (Makefile, kernels + a goto fallback),
 static_app (same-named static kernels in two files, a dispatch table), cmake_app (CMake,
 static library), meson_app (meson), polybench_app (PolyBench style), attr_app (weak,
-hidden and section attributes on kernels). Tests marked `slow`
-build a whole project or library; `-m "not slow"` leaves them out.
+hidden and section attributes on kernels), codegen_flags (-funsigned-char, -fwrapv).
+Tests marked `slow` build a whole project or library; `-m "not slow"` leaves them out.
 """
 
 from __future__ import annotations
