@@ -48,7 +48,7 @@ SHARED = ["-shared", "-fPIC"]
 TRIAD_N = 1 << 24  # 3 arrays x 128 MiB: 4x beyond any L3 this is likely to meet
 SIZE_CLASSES = {
     "small": "cache-resident (PolyBench MEDIUM shapes, ~1 MB working set)",
-    "l3": "last-level-cache sized (PolyBench LARGE shapes, 14-32 MB)",
+    "l3": "last-level-cache sized (PolyBench LARGE shapes, 27-32 MB)",
     "large": "DRAM-sized (PolyBench EXTRALARGE shapes, 100-260 MB)",
 }
 
@@ -782,7 +782,9 @@ def print_table(rows, title: str, use_rich: bool) -> None:
                 continue
             style = "red" if row[-1].startswith("WRONG") else None
             t.add_row(*row, style=style)
-        Console(width=max(140, shutil.get_terminal_size().columns)).print(t)
+        console = Console(width=max(140, shutil.get_terminal_size().columns))
+        console.print(t)
+        console.print()
         return
     print(title)
     body = [r for r in rows if r is not None]
