@@ -237,3 +237,27 @@ def test_split_source_still_reports_warnings_in_kernel_bodies(tmp_path):
     )
     assert done.returncode != 0
     assert f"{path}:3:9: error: unused variable" in done.stderr
+
+
+def test_k_and_r_definitions_are_declared_without_a_prototype(tmp_path):
+    """`f(a, n) float *a; int n;` becomes `f();`: a prototype would change how callers
+    promote `float` arguments, and `f(a, n) ...;` is not a declaration at all."""
+    path = tmp_path / "kr.c"
+    path.write_text(
+        "void scale(a, n) float *a; int n; { int i; for (i = 0; i < n; i++) a[i] *= 2; }\n"
+        "static void mul(a, n, f) float *a; int n; float f;\n"
+        "{ int i; for (i = 0; i < n; i++) a[i] *= f; }\n"
+        "void use(float *a, int n) { mul(a, n, 3.0f); }\n"
+    )
+    lowered = lower_file(str(path))
+    takeovers, refused = choose(lowered, path.read_bytes(), "T")
+    assert {t.info.name for t in takeovers} == {"scale", "mul"}, refused
+    split = split_source(path.read_bytes(), takeovers, str(path))
+    assert b"void scale();" in split and b"extern void __pycc_T_mul();" in split
+    (tmp_path / "split.c").write_bytes(split)
+    done = subprocess.run(
+        ["cc", "-std=c99", "-c", str(tmp_path / "split.c"), "-o", str(tmp_path / "s.o")],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr

@@ -150,7 +150,7 @@ class Driver:
             for function in unit.functions:
                 if function.compiled_by == "pycc-stencil":
                     function.compiled_by = "cc"
-                    function.reason = "the file with this kernel taken out did not compile"
+                    function.reason = unit.reason
             unit.status = "cc"
             status = self._cc(original)
         else:
@@ -254,6 +254,11 @@ class Driver:
         ]
         done = self._cc([*args, "-x", "c", split_path, "-o", cc_part], capture=True)
         if isinstance(done, int) or done.returncode != 0:
+            errors = b"" if isinstance(done, int) else done.stderr
+            first = next((x for x in errors.splitlines() if b"error" in x), b"").decode(
+                errors="replace"
+            )
+            unit.reason = f"the file with the kernels taken out did not compile: {first.strip()}"
             return None
         sys.stderr.buffer.write(done.stderr)
         sys.stderr.flush()

@@ -46,6 +46,7 @@ def split_source(text: bytes, takeovers: list[Takeover], path: str) -> bytes:
 
 
 def _declaration(takeover: Takeover, signature: bytes, name_at: tuple[int, int]) -> bytes:
+    signature = _without_identifier_list(signature, name_at[1])
     if not takeover.is_static:
         return signature.rstrip() + b";"
     renamed = _renamed(signature, name_at, takeover.symbol.encode())
@@ -54,6 +55,21 @@ def _declaration(takeover: Takeover, signature: bytes, name_at: tuple[int, int])
         + _STORAGE_WORDS.sub(b"", renamed).strip()
         + b";"
     )
+
+
+def _without_identifier_list(signature: bytes, name_end: int) -> bytes:
+    """A K&R definition `f(a, n) float *a; int n;` is declared `f()`: still no prototype, so
+    calls keep the default argument promotions the definition expects."""
+    open_at = signature.find(b"(", name_end)
+    depth, close_at = 0, -1
+    for index in range(open_at, len(signature)):
+        depth += {ord("("): 1, ord(")"): -1}.get(signature[index], 0)
+        if depth == 0:
+            close_at = index
+            break
+    if open_at < 0 or close_at < 0 or b";" not in signature[close_at:]:
+        return signature
+    return signature[: open_at + 1] + b")"
 
 
 def _trampoline(takeover: Takeover) -> bytes:
