@@ -11,7 +11,6 @@ import argparse
 import math
 import os
 import sys
-import tempfile
 from collections.abc import Sequence
 
 from . import __version__
@@ -219,21 +218,9 @@ def _run_check(args: argparse.Namespace, cflags: list[str]) -> int:
     return 1 if failed else 0
 
 
-def _write_atomically(path: str, text: str) -> None:
-    """Write `text` to `path` only as a whole: no partial output file on failure."""
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, partial = tempfile.mkstemp(dir=directory, prefix=".pycc-stencil-")
-    try:
-        with os.fdopen(fd, "w") as out:
-            out.write(text)
-        os.replace(partial, path)
-    except BaseException:
-        os.unlink(partial)
-        raise
-
-
 def _run_emit(args: argparse.Namespace, cflags: list[str]) -> int:
     from .emit.host_jit import parse_verified
+    from .emit.output_files import write_atomically
     from .frontend import lower_file
 
     _require_file(args.file)
@@ -244,7 +231,7 @@ def _run_emit(args: argparse.Namespace, cflags: list[str]) -> int:
         sys.stdout.write(text)
     else:
         try:
-            _write_atomically(args.output, text)
+            write_atomically(args.output, text.encode())
         except OSError as exc:
             raise _UsageError(f"cannot write '{args.output}': {exc.strerror}") from None
     return 0

@@ -11,7 +11,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
+
+from ..output_files import write_atomically
 
 
 def cache_dir() -> str | None:
@@ -83,20 +84,9 @@ def store(key: str, meta: dict, blobs: dict[str, bytes]) -> None:
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
         for name, data in blobs.items():
-            _write_atomically(f"{path}.{name}", data)
+            write_atomically(f"{path}.{name}", data)
         digests = {name: hashlib.sha256(data).hexdigest() for name, data in blobs.items()}
         meta = {**meta, "blobs": digests}
-        _write_atomically(path + ".json", json.dumps(meta).encode())  # last: marks it complete
+        write_atomically(path + ".json", json.dumps(meta).encode())  # last: marks it complete
     except OSError:
         return
-
-
-def _write_atomically(path: str, data: bytes) -> None:
-    fd, temporary = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".tmp-")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        os.replace(temporary, path)
-    except BaseException:
-        os.unlink(temporary)
-        raise

@@ -20,6 +20,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 
+from ..output_files import write_atomically
 from . import cache
 from .command_line import CompilerCommand, Input, default_output
 from .entry import may_have_kernels
@@ -318,13 +319,8 @@ def _publish(path: str, output: str) -> int:
             with open(path, "rb") as source, open(output, "wb") as target:
                 shutil.copyfileobj(source, target)
             return 0
-        pending = f"{output}.pycc-{os.getpid()}.tmp"
-        shutil.copyfile(path, pending)
-        try:
-            os.replace(pending, output)
-        finally:
-            if os.path.exists(pending):
-                os.unlink(pending)
+        with open(path, "rb") as handle:
+            write_atomically(output, handle.read())
     except OSError as exc:
         print(f"pycc-stencil: error: cannot write '{output}': {exc.strerror}", file=sys.stderr)
         return 1

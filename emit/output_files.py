@@ -1,0 +1,20 @@
+"""Writing outputs as compilers do: a file appears whole or not at all."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+
+
+def write_atomically(path: str, data: bytes) -> None:
+    """Write `data` to `path` through a temporary file in the same directory and a rename,
+    so a failure or an interruption never leaves a partial file (and readers never see one)."""
+    directory = os.path.dirname(os.path.abspath(path))
+    fd, partial = tempfile.mkstemp(dir=directory, prefix=".pycc-stencil-")
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+        os.replace(partial, path)
+    except BaseException:
+        os.unlink(partial)
+        raise
