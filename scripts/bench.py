@@ -1114,7 +1114,8 @@ def main(argv=None) -> int:
             rows_by_size[size] = rows
             print_table(rows, f"{size}: {SIZE_CLASSES[size]}", use_rich)
         print_legend(kernels, args.sizes, results)
-        notes = parallel_notes(builds, variants) + pycc_notes(builds)
+        notes = geomean_lines(results, args.sizes) + parallel_notes(builds, variants)
+        notes += pycc_notes(builds)
         for n in notes:
             print(n)
         if args.markdown:
@@ -1122,7 +1123,7 @@ def main(argv=None) -> int:
             for size in args.sizes:
                 md += [f"**{size}**: {SIZE_CLASSES[size]}", "", markdown_table(rows_by_size[size]),
                        ""]  # fmt: skip
-            md += notes
+            md += [f"- {n}" for n in notes]
             Path(args.markdown).write_text("\n".join(md) + "\n")
         if args.json:
             data = {
@@ -1200,6 +1201,24 @@ def variant_lines(variants) -> list[str]:
         if v.pycc:
             flags = f"PYCC_CC={os.environ.get('PYCC_CC', 'gcc')} {flags}"
         out.append(f"  {v.label:22} {flags} -shared -fPIC{extra}")
+    return out
+
+
+def geomean_lines(results: list[Result], sizes) -> list[str]:
+    """Per size: the geometric mean over kernels of each variant's speed ratio to gcc -O3."""
+    out = []
+    for size in sizes:
+        rs = [r for r in results if r.size == size and r.median and not r.copied_from_serial]
+        base = {r.kernel: r.median for r in rs if r.variant == "gcc"}
+        ratios: dict[str, list[float]] = {}
+        for r in rs:
+            if r.variant != "gcc" and r.kernel in base:
+                ratios.setdefault(variant_label(r), []).append(base[r.kernel] / r.median)
+        parts = [
+            f"{label} {math.exp(sum(map(math.log, xs)) / len(xs)):.2f}x ({len(xs)})"
+            for label, xs in ratios.items()
+        ]
+        out.append(f"geomean speed vs gcc -O3, {size} (kernels): " + ", ".join(parts))
     return out
 
 
