@@ -58,6 +58,8 @@ class TargetSpec:
     fp_flags: tuple[str, ...]
     wrapv: bool = False  # -fwrapv: signed integer overflow wraps
     stack_protector: str = ""  # LLVM attribute for -fstack-protector{,-strong,-all}
+    function_sections: bool = False  # -ffunction-sections: .text.<name> per function
+    data_sections: bool = False  # -fdata-sections
 
     def target_machine(self) -> llvm.TargetMachine:
         """A new target machine (MCJIT takes ownership of the one it is given)."""
@@ -108,6 +110,7 @@ _CC_ONLY_OPTIONS = (
     "-fcf-protection",
     "-mabi=",
     "-mcmodel=",
+    "-save-temps",  # the temporaries would be those of the rewritten file
 )
 _STACK_PROTECTORS = {
     "-fstack-protector": "ssp",
@@ -154,6 +157,10 @@ def target_from_flags(cc: str, flags: Sequence[str]) -> TargetSpec:
             None,
             "-fno-wrapv",
         ),
+        function_sections=_last_of(flags, ("-ffunction-sections", "-fno-function-sections"))
+        == "-ffunction-sections",
+        data_sections=_last_of(flags, ("-fdata-sections", "-fno-data-sections"))
+        == "-fdata-sections",
         stack_protector=_STACK_PROTECTORS.get(_last_of(flags, tuple(_STACK_PROTECTORS)) or "", ""),
     )
 

@@ -29,12 +29,15 @@ from .statements import FunctionLowerer, opaque
 from .unsupported import Unsupported
 
 
-def lower_file(path: str, cflags: Sequence[str] = ()) -> LoweredModule:
+def lower_file(
+    path: str, cflags: Sequence[str] = (), tolerate_system_header_errors: bool = False
+) -> LoweredModule:
     """Parse `path` with `cflags` and lower every function it defines to LLVM IR.
 
-    Raises `CompilerError` (with clang's diagnostics) if the file is not valid C.
+    Raises `CompilerError` (with clang's diagnostics) if the file is not valid C (see `parse`
+    for `tolerate_system_header_errors`).
     """
-    tu = parse(path, list(cflags))
+    tu = parse(path, list(cflags), tolerate_system_header_errors)
     return ModuleLowerer(tu, path, list(cflags)).lower_all()
 
 
@@ -107,6 +110,11 @@ class ModuleLowerer:
             is_static=cursor.linkage == ci.LinkageKind.INTERNAL,
             loop_count=state.loop_count,
             definition=_definition_text(cursor, self.main_file),
+            attributes=tuple(
+                "".join(t.spelling for t in a.get_tokens())
+                for a in cursor.get_children()
+                if a.kind.is_attribute()
+            ),
         )
         return function
 
@@ -256,7 +264,11 @@ _LOOP_KINDS = (K.FOR_STMT, K.WHILE_STMT, K.DO_STMT)
 
 
 def _has_loops(cursor: ci.Cursor) -> bool:
-    return any(c.kind in _LOOP_KINDS for c in cursor.walk_preorder())
+    """Loops, including OpenMP loop directives (their `for` is not exposed by libclang)."""
+    return any(
+        c.kind in _LOOP_KINDS or (c.kind.name.startswith("OMP_") and "FOR" in c.kind.name)
+        for c in cursor.walk_preorder()
+    )
 
 
 def _definition_text(cursor: ci.Cursor, main_file: str) -> DefinitionText | None:

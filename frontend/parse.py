@@ -35,8 +35,14 @@ def _index() -> ci.Index:
     return ci.Index.create()
 
 
-def parse(path: str, cflags: list[str]) -> ci.TranslationUnit:
-    """Parse a C file; raise `CompilerError` with clang's diagnostics if it is not valid C."""
+def parse(
+    path: str, cflags: list[str], tolerate_system_header_errors: bool = False
+) -> ci.TranslationUnit:
+    """Parse a C file; raise `CompilerError` with clang's diagnostics if it is not valid C.
+
+    gcc's own headers (omp.h, some glibc headers) use GNU syntax clang rejects; when the
+    system compiler has accepted the file, errors inside system headers can be tolerated:
+    clang recovers, and a kernel that used what it dropped fails to lower on its own."""
     if not os.path.exists(path):
         raise error(f"no such file or directory: '{path}'")
     if os.path.isdir(path):
@@ -50,7 +56,17 @@ def parse(path: str, cflags: list[str]) -> ci.TranslationUnit:
         tu = _index().parse(path, args=args)
     except ci.TranslationUnitLoadError as exc:
         raise error(f"cannot parse '{path}': {exc}") from None
-    errors = [d for d in tu.diagnostics if d.severity >= ci.Diagnostic.Error]
+    errors = [
+        d
+        for d in tu.diagnostics
+        if d.severity >= ci.Diagnostic.Error
+        and not (
+            tolerate_system_header_errors
+            and d.severity == ci.Diagnostic.Error
+            and d.location.file is not None
+            and d.location.is_in_system_header
+        )
+    ]
     if errors:
         raise CompilerError([_diagnostic(d) for d in errors[:MAX_ERRORS]])
     return tu

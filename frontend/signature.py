@@ -55,6 +55,9 @@ class FunctionInfo:
     is_static: bool
     loop_count: int  # loops in the function body; 0 means a helper, not a loop-nest kernel
     definition: DefinitionText | None = None
+    #: GNU attributes of the function (its own and inherited from earlier declarations), as
+    #: written: `weak`, `visibility("hidden")`, `section(".text.fast")`
+    attributes: tuple[str, ...] = ()
 
     @property
     def is_kernel(self) -> bool:

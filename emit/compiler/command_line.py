@@ -21,7 +21,24 @@ PREPROCESSOR_VALUE_OPTIONS = frozenset(
     "-I -D -U -include -imacros -iquote -isystem -idirafter -iprefix -iwithprefix "
     "-iwithprefixbefore -isysroot".split()
 )
-_PREPROCESSOR_PREFIXES = ("-I", "-D", "-U", "-std=", "-ansi", "-iquote", "-isystem", "-idirafter")
+_PREPROCESSOR_PREFIXES = (
+    "-I",
+    "-D",
+    "-U",
+    "-std=",
+    "-ansi",
+    "-iquote",
+    "-isystem",
+    "-idirafter",
+    "-include",
+    "-imacros",
+    # C semantics the front end must share with cc
+    "-funsigned-char",
+    "-fsigned-char",
+    "-fno-signed-char",
+    "-fno-unsigned-char",
+    "-fopenmp",
+)
 #: dependency-file options of a compile (`-MD`, `-MMD` and their modifiers)
 _DEPENDENCY_FLAGS = frozenset("-MD -MMD -MP -MG".split())
 _DEPENDENCY_VALUE_FLAGS = frozenset("-MF -MT -MQ".split())
@@ -99,7 +116,8 @@ class CompilerCommand:
         return flags
 
     def preprocessor_flags(self) -> list[str]:
-        """The subset of `compile_flags` libclang needs to see the same C (-I/-D/-U/-std/...)."""
+        """The subset of `compile_flags` libclang needs to see the same C (-I/-D/-U/-std/...,
+        the signedness of `char`, and -fopenmp, which defines `_OPENMP`)."""
         flags: list[str] = []
         compile_flags = self.compile_flags()
         for index, arg in enumerate(compile_flags):

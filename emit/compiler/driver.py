@@ -25,6 +25,7 @@ from . import cache
 from .command_line import CompilerCommand, Input, default_output
 from .entry import may_have_kernels
 from .report import FunctionRecord, UnitRecord, append_report, remark, verbose, warn_fallback
+from .split_source import SHADOW_PREFIX
 
 
 @dataclass
@@ -137,15 +138,9 @@ class Driver:
         unit.cache = cache_state
         unit.functions = result.functions
         unit.reason = result.failure or result.reason
-        if result.failure:
-            print(
-                f"{source}: warning: {result.failure}; the file is compiled by cc "
-                "[-Wpycc-fallback]",
-                file=sys.stderr,
-            )
         if result.split_source is None or result.pycc_output is None:
             status = self._cc(original)
-            return self._finish(unit, status, started)
+            return self._finish(unit, status, started, result.failure)
         status = self._compile_split(result, item, output, stage, scratch, unit)
         if status is None:  # the rewritten file did not compile: cc gets the original
             for function in unit.functions:
@@ -158,12 +153,21 @@ class Driver:
             unit.status = "pycc"
         return self._finish(unit, status, started)
 
-    def _finish(self, unit: UnitRecord, status: int, started: float) -> int:
+    def _finish(
+        self, unit: UnitRecord, status: int, started: float, failure: str | None = None
+    ) -> int:
+        """Warnings (only when cc succeeded: its errors say it all), remarks, the report."""
         unit.time_ms["cc"] = round(self.cc_seconds * 1000, 1)
+        if failure and status == 0:
+            print(
+                f"{unit.source}: warning: {failure}; the file is compiled by cc [-Wpycc-fallback]",
+                file=sys.stderr,
+            )
         unit.time_ms["total"] = round((time.perf_counter() - started) * 1000, 1)
         for function in unit.functions:
             if function.kernel and function.compiled_by == "cc":
-                warn_fallback(unit.source, function)
+                if status == 0:
+                    warn_fallback(unit.source, function)
             elif verbose():
                 remark(unit.source, function, self._describe())
         if self.report_path:
@@ -261,7 +265,7 @@ class Driver:
             )
             unit.reason = f"the file with the kernels taken out did not compile: {first.strip()}"
             return None
-        sys.stderr.buffer.write(done.stderr)
+        sys.stderr.buffer.write(done.stderr.replace(SHADOW_PREFIX.encode(), b""))
         sys.stderr.flush()
         joined = os.path.join(mirror, "joined")
         if stage == "assembly":
@@ -348,6 +352,7 @@ def _result_to_cache(result: UnitResult) -> tuple[dict, dict[str, bytes]]:
     meta = {
         "functions": [vars(f) for f in result.functions],
         "reason": result.reason,
+        "failure": result.failure,
     }
     blobs = {}
     if result.split_source is not None and result.pycc_output is not None:
@@ -361,4 +366,5 @@ def _result_from_cache(meta: dict, blobs: dict[str, bytes]) -> UnitResult:
         split_source=blobs.get("split"),
         pycc_output=blobs.get("pycc"),
         reason=meta.get("reason"),
+        failure=meta.get("failure"),
     )

@@ -14,9 +14,13 @@ debug info of the rest of the file are unchanged.
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
-from .takeover import Takeover
+if TYPE_CHECKING:  # the driver imports this module on every compile: no LLVM here
+    from .takeover import Takeover
 
+#: name prefix of the checked copies; cc's messages about them are shown without it
+SHADOW_PREFIX = "__pycc_shadow_"
 _STORAGE_WORDS = re.compile(rb"\b(static|extern|inline|__inline|__inline__)\b")
 
 
@@ -33,11 +37,11 @@ def split_source(text: bytes, takeovers: list[Takeover], path: str) -> bytes:
         parts = [_declaration(takeover, signature, name_at)]
         if takeover.is_static:
             parts.append(_line(first_line, quoted) + signature + _trampoline(takeover))
-        shadow = _renamed(signature, name_at, b"__pycc_shadow_" + takeover.info.name.encode())
+        shadow = _renamed(signature, name_at, (SHADOW_PREFIX + takeover.info.name).encode())
         parts.append(
             _line(first_line, quoted)
             + b"__attribute__((__unused__)) static inline "
-            + _STORAGE_WORDS.sub(b"", shadow)
+            + _STORAGE_WORDS.sub(b"", _without_attributes(shadow))
             + text[where.body_start : where.body_end]
         )
         replacement = b"\n".join(parts) + b"\n" + _line(last_line, quoted)
@@ -70,6 +74,23 @@ def _without_identifier_list(signature: bytes, name_end: int) -> bytes:
     if open_at < 0 or close_at < 0 or b";" not in signature[close_at:]:
         return signature
     return signature[: open_at + 1] + b")"
+
+
+_ATTRIBUTE = re.compile(rb"\b__attribute(__)?\b\s*\(")
+
+
+def _without_attributes(signature: bytes) -> bytes:
+    """The shadow copy is only for cc's checks: symbol attributes (weak, section, noinline)
+    would clash with `static inline` and draw warnings cc never gives for the original."""
+    while match := _ATTRIBUTE.search(signature):
+        depth, end = 0, len(signature)
+        for index in range(match.end() - 1, len(signature)):
+            depth += {ord("("): 1, ord(")"): -1}.get(signature[index], 0)
+            if depth == 0:
+                end = index + 1
+                break
+        signature = signature[: match.start()] + signature[end:]
+    return signature
 
 
 def _trampoline(takeover: Takeover) -> bytes:

@@ -23,6 +23,7 @@ from ..target import TargetSpec
 #: storage-class words of a definition's declaration specifiers
 _INLINE = re.compile(rb"\b(inline|__inline|__inline__)\b")
 _STATIC = re.compile(rb"\bstatic\b")
+_OPENMP = re.compile(rb"#\s*pragma\s+omp\b|_Pragma\s*\(\s*\"omp\b")
 
 
 @dataclass(frozen=True)
@@ -47,7 +48,7 @@ def unit_tag(source: str, flags: list[str]) -> str:
     return digest.hexdigest()[:12]
 
 
-def refusal(info: FunctionInfo, text: bytes) -> str | None:
+def refusal(info: FunctionInfo, text: bytes, openmp: bool = False) -> str | None:
     """Why a lowered kernel is left to cc, or None if pycc-stencil can take it over."""
     where = info.definition
     if where is None:
@@ -59,21 +60,46 @@ def refusal(info: FunctionInfo, text: bytes) -> str | None:
     ):
         return "its body is produced by a macro"
     signature = text[where.start : where.body_start]
+    if openmp and _OPENMP.search(text[where.body_start : where.body_end]):
+        return "OpenMP directives (-fopenmp) are compiled by cc, in parallel"
     if _INLINE.search(signature) and not _STATIC.search(signature):
         return "an inline function with external linkage (C99 inline semantics) stays with cc"
     if any(not p.name for p in info.params):
         return "a parameter has no name"
+    for attribute in info.attributes:
+        name = attribute_name(attribute)
+        if name not in _SYMBOL_ATTRIBUTES and name not in _IGNORED_ATTRIBUTES:
+            return f"attribute '{attribute}' is implemented by cc only"
     return None
 
 
-def choose(lowered: LoweredModule, text: bytes, tag: str) -> tuple[list[Takeover], dict[str, str]]:
+def attribute_name(attribute: str) -> str:
+    return attribute.partition("(")[0].strip("_")
+
+
+def _attribute_argument(attribute: str) -> str:
+    return attribute.partition("(")[2].rstrip(")").strip('"')
+
+
+#: attributes that change the symbol, which the emitted module reproduces
+_SYMBOL_ATTRIBUTES = frozenset({"weak", "visibility", "section"})
+#: attributes without effect on a kernel compiled on its own (hints, checks, inlining)
+_IGNORED_ATTRIBUTES = frozenset(
+    "noinline noclone noipa hot cold nonnull pure const unused used leaf nothrow "
+    "always_inline flatten optimize aligned warn_unused_result returns_nonnull".split()
+)
+
+
+def choose(
+    lowered: LoweredModule, text: bytes, tag: str, openmp: bool = False
+) -> tuple[list[Takeover], dict[str, str]]:
     """The kernels to take over, and the reason for every other lowered kernel."""
     takeovers, refused = [], {}
     for name in lowered.order:
         info = lowered.functions.get(name)
         if info is None or not info.is_kernel:
             continue
-        reason = refusal(info, text)
+        reason = refusal(info, text, openmp)
         if reason is not None:
             refused[name] = reason
             continue
@@ -99,16 +125,27 @@ def kernel_module(
         if function.name not in reachable:
             del module.globals[function.name]
         elif function.name in wanted:
-            function.linkage = "hidden" if hidden or wanted[function.name].is_static else ""
+            _set_symbol(function, wanted[function.name], hidden)
         else:
             function.linkage = "internal"
         if function.name in reachable:
             function.attributes.add("uwtable")  # unwind tables, as gcc emits by default
-            if target.stack_protector:
-                function.attributes.add(target.stack_protector)
+            if target.function_sections and not function.section:
+                function.section = f".text.{function.name}"
     if target.fp_flags:
         _add_fp_flags(module, target.fp_flags)
+    if target.data_sections:
+        for variable in module.global_values:
+            if isinstance(variable, ir.GlobalVariable) and not variable.section:
+                variable.section = f".rodata.{variable.name}"
     text = str(module)
+    if target.stack_protector:  # llvmlite does not know `sspreq`: add it to the text
+        text = re.sub(
+            r"^(define [^\n]*?) nounwind",
+            rf"\1 nounwind {target.stack_protector}",
+            text,
+            flags=re.MULTILINE,
+        )
     if target.wrapv:  # -fwrapv: signed overflow wraps, so it is no longer `nsw` UB
         text = re.sub(r"\b(add|sub|mul|shl) nsw\b", r"\1", text)
     for takeover in takeovers:
@@ -116,6 +153,23 @@ def kernel_module(
             name = re.escape(takeover.info.name)
             text = re.sub(rf'@"{name}"|@{name}(?![\w.$"])', f'@"{takeover.symbol}"', text)
     return text if debug_info else _strip_debug_info(text)
+
+
+def _set_symbol(function: ir.Function, takeover: Takeover, hidden: bool) -> None:
+    """Linkage, visibility and section as cc would give the kernel's symbol (llvmlite prints
+    `linkage` verbatim after `define`, so it carries the visibility too)."""
+    visibility = "hidden" if hidden or takeover.is_static else ""
+    linkage = ""
+    for attribute in takeover.info.attributes:
+        name = attribute_name(attribute)
+        if name == "weak":
+            linkage = "weak"
+        elif name == "visibility":
+            value = _attribute_argument(attribute)
+            visibility = {"internal": "hidden", "default": ""}.get(value, value)
+        elif name == "section":
+            function.section = _attribute_argument(attribute)
+    function.linkage = " ".join(x for x in (linkage, visibility) if x)
 
 
 def _reachable(module: ir.Module, roots: set[str]) -> set[str]:

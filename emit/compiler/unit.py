@@ -32,15 +32,16 @@ def compile_kernels(
     generation fails is retried alone, so one bad kernel costs only itself."""
 
     def lower() -> LoweredModule:
-        return lower_file(source, command.preprocessor_flags())
+        return lower_file(source, command.preprocessor_flags(), tolerate_system_header_errors=True)
 
     started = time.perf_counter()
     try:
         lowered = lower()
-    except CompilerError:
-        return UnitResult(reason="libclang does not accept the file; cc compiles it")
+    except CompilerError as exc:
+        return UnitResult(failure=f"libclang does not accept the file ({exc.diagnostics[0]})")
     lowered_at = time.perf_counter()
-    takeovers, refused = choose(lowered, text, unit_tag(os.path.abspath(source), flags))
+    openmp = any(f in ("-fopenmp", "-fopenmp-simd") for f in flags)
+    takeovers, refused = choose(lowered, text, unit_tag(os.path.abspath(source), flags), openmp)
     steps = parse_pipeline(passes)
     output, internal_error = None, False
     if takeovers:
