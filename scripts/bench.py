@@ -38,7 +38,12 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import numpy as np
+try:
+    import numpy as np
+except ImportError:  # pragma: no cover
+    sys.exit(
+        "bench.py needs numpy: run it with the project's venv (.venv/bin/python scripts/bench.py)"
+    )
 
 HERE = Path(__file__).resolve().parent
 KERNEL_DIR = HERE / "bench_kernels"
