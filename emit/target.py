@@ -186,10 +186,13 @@ def _optimization_level(flags: Sequence[str], macros: dict[str, str]) -> tuple[i
 
 def _fp_flags(flags: Sequence[str], macros: dict[str, str], opt_level: int) -> tuple[str, ...]:
     """gcc fuses a*b+c across expressions (-ffp-contract=fast) in GNU C modes when optimizing;
-    ISO modes (-std=c99 ...) and -ffp-contract=off/on keep every rounding (gcc has no `on`)."""
+    ISO modes (-std=c99 ...) and -ffp-contract=off/on keep every rounding (gcc has no `on`;
+    clang's default `on`, within one expression, is kept as no contraction at all)."""
     if "__FAST_MATH__" in macros:
         return ("fast",)
     contract = _last_value(flags, "-ffp-contract=")
+    if contract is None and "__clang__" in macros:
+        contract = "on"  # clang fuses within one expression only: the IR cannot say that
     if contract is None:
         contract = "off" if "__STRICT_ANSI__" in macros else "fast"
     return ("contract",) if contract == "fast" and opt_level > 0 else ()
