@@ -261,3 +261,11 @@ def test_k_and_r_definitions_are_declared_without_a_prototype(tmp_path):
         text=True,
     )
     assert done.returncode == 0, done.stderr
+
+
+def test_compile_steps_get_no_linker_options():
+    """clang warns about -l/-L/-Wl,/-shared in a compile step; -pthread also defines macros."""
+    command = parse_command(
+        ["-O2", "-pthread", "-shared", "k.c", "-L", "lib", "-lm", "-Wl,-O1", "-Xlinker", "-x"]
+    )
+    assert command.compile_flags() == ["-O2", "-pthread"]

@@ -42,6 +42,13 @@ _PREPROCESSOR_PREFIXES = (
 #: dependency-file options of a compile (`-MD`, `-MMD` and their modifiers)
 _DEPENDENCY_FLAGS = frozenset("-MD -MMD -MP -MG".split())
 _DEPENDENCY_VALUE_FLAGS = frozenset("-MF -MT -MQ".split())
+#: options only the link step uses (clang warns about them in a compile step)
+_LINK_OPTIONS = frozenset(
+    "-shared -static -static-libgcc -pie -no-pie -rdynamic -nostdlib -nostartfiles "
+    "-nodefaultlibs -s".split()
+)
+_LINK_VALUE_OPTIONS = frozenset("-l -L -Xlinker -T -u -z -e".split())
+_LINK_PREFIXES = ("-l", "-L", "-Wl,")
 #: options that make gcc print something and exit, or only preprocess / check syntax
 _INFORMATION_OPTIONS = ("--version", "--help", "-dumpversion", "-dumpmachine", "-dumpspecs")
 _C_SUFFIXES = (".c",)
@@ -79,8 +86,8 @@ class CompilerCommand:
         return [i for i in self.inputs if i.is_c and i.path != "-"]
 
     def compile_flags(self) -> list[str]:
-        """The options of a compile step: everything but inputs, `-o`, the stage flags and the
-        dependency-file options (`dependency_flags`), in order."""
+        """The options of a compile step: everything but inputs, `-o`, the stage flags, the
+        dependency-file options (`dependency_flags`) and linker-only options, in order."""
         flags: list[str] = []
         skip_next = False
         input_positions = {i.position for i in self.inputs}
@@ -90,8 +97,10 @@ class CompilerCommand:
                 continue
             if index in input_positions or arg in ("-c", "-S") or arg in _DEPENDENCY_FLAGS:
                 continue
-            if arg == "-o" or arg in _DEPENDENCY_VALUE_FLAGS:
+            if arg == "-o" or arg in _DEPENDENCY_VALUE_FLAGS or arg in _LINK_VALUE_OPTIONS:
                 skip_next = True
+                continue
+            if arg in _LINK_OPTIONS or arg.startswith(_LINK_PREFIXES):
                 continue
             if arg.startswith(("-o", "-MF", "-MT", "-MQ")) and arg not in VALUE_OPTIONS:
                 continue
