@@ -85,6 +85,17 @@ def clean_env(cache_dir: Path, **extra: str) -> dict[str, str]:
     return env
 
 
+def build_both_sides(build, env: dict[str, str], report: Path) -> None:
+    """`build(side, compiler, env)` for cc and for pycc-stencil (with the report), at once."""
+    with ThreadPoolExecutor(2) as pool:
+        jobs = [
+            pool.submit(build, "cc", CC, env),
+            pool.submit(build, "pycc", PYCC, dict(env, PYCC_REPORT=str(report))),
+        ]
+        for job in jobs:
+            job.result()
+
+
 def run(
     cmd: Sequence[str | os.PathLike],
     cwd: Path,
@@ -244,13 +255,7 @@ def make_build(tmp_path_factory, cache_dir) -> MakeBuild:
         shutil.copytree(MAKE_APP, d, ignore=shutil.ignore_patterns("*.o", "*.d", "app"))
         results[side] = run(["make", "-j2", f"CC={cc}"], d, build_env)
 
-    with ThreadPoolExecutor(2) as pool:
-        jobs = [
-            pool.submit(build, "cc", CC, env),
-            pool.submit(build, "pycc", PYCC, dict(env, PYCC_REPORT=str(report))),
-        ]
-        for job in jobs:
-            job.result()
+    build_both_sides(build, env, report)
     return MakeBuild(
         root / "cc",
         root / "pycc",
@@ -487,13 +492,7 @@ def test_meson_project(tmp_path, env):
         run([meson, "setup", tmp_path / side, src], tmp_path, build_env)
         run([meson, "compile", "-C", tmp_path / side], tmp_path, build_env)
 
-    with ThreadPoolExecutor(2) as pool:
-        jobs = [
-            pool.submit(build, "cc", CC, env),
-            pool.submit(build, "pycc", PYCC, dict(env, PYCC_REPORT=str(report))),
-        ]
-        for job in jobs:
-            job.result()
+    build_both_sides(build, env, report)
     for args in ([], ["1"], ["3"], ["50"]):
         ref = run([tmp_path / "cc" / "meson_app", *args], tmp_path, env).stdout
         got = run([tmp_path / "pycc" / "meson_app", *args], tmp_path, env).stdout
