@@ -10,6 +10,7 @@ contraction mode, `-march=native`) is read from the flags, last one winning as i
 
 from __future__ import annotations
 
+import re
 import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -58,6 +59,8 @@ class TargetSpec:
     fp_flags: tuple[str, ...]
     wrapv: bool = False  # -fwrapv: signed integer overflow wraps
     stack_protector: str = ""  # LLVM attribute for -fstack-protector{,-strong,-all}
+    frame_pointer: bool = False  # -fno-omit-frame-pointer
+    math_errno: bool = True  # sqrt of a negative sets errno (gcc's default, not -ffast-math)
     function_sections: bool = False  # -ffunction-sections: .text.<name> per function
     data_sections: bool = False  # -fdata-sections
 
@@ -108,9 +111,22 @@ _CC_ONLY_OPTIONS = (
     "-finstrument-functions",
     "-flto",
     "-fcf-protection",
-    "-mabi=",
-    "-mcmodel=",
     "-save-temps",  # the temporaries would be those of the rewritten file
+    "-frounding-math",
+    "-fsignaling-nans",
+    "-fpatchable-function-entry",
+    "-fzero-call-used-regs",
+    "-fharden-",
+    "-fsplit-stack",
+    "-fno-builtin",  # gcc then keeps calls as written; LLVM would still form memset/memcpy
+    "-ffreestanding",
+)
+#: -m options that only select ISA extensions (which `cc -dM` reports) or tuning; every
+#: other -m option (ABI, code model, x87 math, red zone, retpolines, ...) is cc's alone
+_ISA_OPTION = re.compile(
+    r"-m(arch|tune)=.*|-m64|-m(no-)?(sse\d?|sse\d_\d|ssse3|avx\w*|fma|fma4|f16c|bmi2?|lzcnt|"
+    r"popcnt|movbe|aes|pclmul|sha|adx|rdrnd|rdseed|xsave\w*|fsgsbase|prfchw|clflushopt|clwb|"
+    r"vaes|vpclmulqdq|gfni|mmx|cx16|sahf|abm|3dnow\w*|prefer-vector-width=\w+)"
 )
 _STACK_PROTECTORS = {
     "-fstack-protector": "ssp",
@@ -127,7 +143,11 @@ def target_from_flags(cc: str, flags: Sequence[str]) -> TargetSpec:
     for flag in flags:
         if flag.startswith(_CC_ONLY_OPTIONS) and flag not in ("-fcf-protection=none", "-flto=no"):
             raise UnsupportedTarget(f"'{flag}' is implemented by cc only")
+        if flag.startswith("-m") and not _ISA_OPTION.fullmatch(flag):
+            raise UnsupportedTarget(f"'{flag}' is implemented by cc only")
     macros = predefined_macros(cc, flags)
+    if "__SSE2_MATH__" not in macros:
+        raise UnsupportedTarget("floating point without SSE2 (x87 or soft float) is cc's alone")
     if "__x86_64__" not in macros or "__LP64__" not in macros:
         raise UnsupportedTarget("only x86-64 (LP64) code generation is supported")
     host_triple = llvm.get_process_triple()
@@ -157,6 +177,9 @@ def target_from_flags(cc: str, flags: Sequence[str]) -> TargetSpec:
             None,
             "-fno-wrapv",
         ),
+        math_errno="__NO_MATH_ERRNO__" not in macros,
+        frame_pointer=_last_of(flags, ("-fomit-frame-pointer", "-fno-omit-frame-pointer"))
+        == "-fno-omit-frame-pointer",
         function_sections=_last_of(flags, ("-ffunction-sections", "-fno-function-sections"))
         == "-ffunction-sections",
         data_sections=_last_of(flags, ("-fdata-sections", "-fno-data-sections"))

@@ -38,6 +38,10 @@ _declare("clang_EvalResult_getAsUnsigned", [ctypes.c_void_p], ctypes.c_ulonglong
 _declare("clang_EvalResult_getAsLongLong", [ctypes.c_void_p], ctypes.c_longlong)
 _declare("clang_EvalResult_getAsDouble", [ctypes.c_void_p], ctypes.c_double)
 _declare("clang_EvalResult_dispose", [ctypes.c_void_p], None)
+_declare("clang_getFunctionTypeCallingConv", [ci.Type], ctypes.c_int)
+
+#: CXCallingConv_C: the platform's default calling convention
+DEFAULT_CALLING_CONVENTION = 1
 
 _EVAL_INT, _EVAL_FLOAT = 1, 2
 
@@ -96,6 +100,31 @@ def constant_value(cursor: ci.Cursor) -> int | float | None:
         return None
     finally:
         _lib.clang_EvalResult_dispose(result)
+
+
+def calling_convention(function_type: ci.Type) -> int:
+    """The CXCallingConv of a function type (ms_abi, regparm, ... differ from the default)."""
+    return _lib.clang_getFunctionTypeCallingConv(function_type)
+
+
+def volatile_use(cursor: ci.Cursor) -> ci.Cursor | None:
+    """The first node under `cursor` whose type is, or points to, a volatile object."""
+    for node in cursor.walk_preorder():
+        t = node.type
+        while t.kind != ci.TypeKind.INVALID:
+            if t.is_volatile_qualified():
+                return node
+            if t.kind == ci.TypeKind.POINTER:
+                t = t.get_pointee()
+            elif t.kind in (
+                ci.TypeKind.CONSTANTARRAY,
+                ci.TypeKind.INCOMPLETEARRAY,
+                ci.TypeKind.VARIABLEARRAY,
+            ):
+                t = t.element_type
+            else:
+                break
+    return None
 
 
 def location(cursor: ci.Cursor) -> SourceLocation:

@@ -17,7 +17,15 @@ import llvmlite.binding as llvm
 from llvmlite import ir
 
 from . import c_types as ct
-from .clang_ast import K, declaration_key, location, var_initializer
+from .clang_ast import (
+    DEFAULT_CALLING_CONVENTION,
+    K,
+    calling_convention,
+    declaration_key,
+    location,
+    var_initializer,
+    volatile_use,
+)
 from .clang_types import ARRAY_KINDS, ctype_of
 from .debuginfo import DebugInfo
 from .expressions import FunctionState, Variable
@@ -125,6 +133,11 @@ class ModuleLowerer:
             c.kind == K.PARM_DECL for c in cursor.get_children()
         ):
             raise Unsupported("K&R-style function definitions are not supported", cursor)
+        if calling_convention(ftype) != DEFAULT_CALLING_CONVENTION:
+            raise Unsupported("functions with a non-default calling convention", cursor)
+        volatile = volatile_use(cursor)
+        if volatile is not None:
+            raise Unsupported("volatile objects are not supported", volatile)
         result = ctype_of(ftype.get_result(), cursor)
         arg_types = list(ftype.argument_types()) if ftype.kind == ci.TypeKind.FUNCTIONPROTO else []
         params = [c for c in cursor.get_children() if c.kind == K.PARM_DECL]

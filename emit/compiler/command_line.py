@@ -38,6 +38,8 @@ _PREPROCESSOR_PREFIXES = (
     "-fno-signed-char",
     "-fno-unsigned-char",
     "-fopenmp",
+    "-fshort-enums",
+    "-fno-short-enums",
 )
 #: dependency-file options of a compile (`-MD`, `-MMD` and their modifiers)
 _DEPENDENCY_FLAGS = frozenset("-MD -MMD -MP -MG".split())
@@ -182,6 +184,9 @@ def parse_command(argv: list[str]) -> CompilerCommand:
         if arg.startswith(PYCC_PREFIX) and "=" in arg:
             key, _, value = arg[len(PYCC_PREFIX) :].partition("=")
             command.pycc_options[key] = value
+            continue
+        if arg in ("-Wpycc-fallback", "-Wno-pycc-fallback"):  # cc must not see them
+            command.pycc_options["fallback-warnings"] = "off" if "-Wno-" in arg else "on"
             continue
         command.args.append(arg)
         if arg in VALUE_OPTIONS:

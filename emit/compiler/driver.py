@@ -25,7 +25,6 @@ from . import cache
 from .command_line import CompilerCommand, Input, default_output
 from .entry import may_have_kernels
 from .report import FunctionRecord, UnitRecord, append_report, remark, verbose, warn_fallback
-from .split_source import SHADOW_PREFIX
 
 
 @dataclass
@@ -51,6 +50,10 @@ class Driver:
         self.report_path = command.pycc_options.get("report") or os.environ.get("PYCC_REPORT")
         self.passes = command.pycc_options.get("passes", "")
         self.cc_seconds = 0.0  # time spent in cc, for the report
+        #: -w silences them as it silences cc's warnings; -Wno-pycc-fallback only them
+        self.fallback_warnings = command.pycc_options.get("fallback-warnings") != "off" and (
+            "-w" not in self.flags
+        )
 
     def run(self) -> int:
         command = self.command
@@ -148,9 +151,9 @@ class Driver:
                     function.compiled_by = "cc"
                     function.reason = unit.reason
             unit.status = "cc"
-            status = self._cc(original)
+            status = self._cc([*original, "-w"])  # its diagnostics are already printed
         else:
-            unit.status = "pycc"
+            unit.status = "pycc" if status == 0 else "cc"
         return self._finish(unit, status, started)
 
     def _finish(
@@ -158,7 +161,7 @@ class Driver:
     ) -> int:
         """Warnings (only when cc succeeded: its errors say it all), remarks, the report."""
         unit.time_ms["cc"] = round(self.cc_seconds * 1000, 1)
-        if failure and status == 0:
+        if failure and status == 0 and self.fallback_warnings:
             print(
                 f"{unit.source}: warning: {failure}; the file is compiled by cc [-Wpycc-fallback]",
                 file=sys.stderr,
@@ -166,7 +169,7 @@ class Driver:
         unit.time_ms["total"] = round((time.perf_counter() - started) * 1000, 1)
         for function in unit.functions:
             if function.kernel and function.compiled_by == "cc":
-                if status == 0:
+                if status == 0 and self.fallback_warnings:
                     warn_fallback(unit.source, function)
             elif verbose():
                 remark(unit.source, function, self._describe())
@@ -257,7 +260,13 @@ class Driver:
             *self.flags,
             "-S" if stage == "assembly" else "-c",
         ]
-        done = self._cc([*args, "-x", "c", split_path, "-o", cc_part], capture=True)
+        diagnostics = self._diagnose(item)
+        done = self._cc([*args, "-w", "-x", "c", split_path, "-o", cc_part], capture=True)
+        diagnosed = diagnostics.communicate()[1]
+        sys.stderr.buffer.write(diagnosed)
+        sys.stderr.flush()
+        if diagnostics.returncode != 0:
+            return diagnostics.returncode  # errors in the user's code, as cc reports them
         if isinstance(done, int) or done.returncode != 0:
             errors = b"" if isinstance(done, int) else done.stderr
             first = next((x for x in errors.splitlines() if b"error" in x), b"").decode(
@@ -265,8 +274,6 @@ class Driver:
             )
             unit.reason = f"the file with the kernels taken out did not compile: {first.strip()}"
             return None
-        sys.stderr.buffer.write(done.stderr.replace(SHADOW_PREFIX.encode(), b""))
-        sys.stderr.flush()
         joined = os.path.join(mirror, "joined")
         if stage == "assembly":
             with open(cc_part, "rb") as handle:
@@ -284,6 +291,17 @@ class Driver:
                 )
                 return None
         return _publish(joined, output)
+
+    def _diagnose(self, item: Input) -> subprocess.Popen:
+        """cc on the original file, for its diagnostics only (the rewritten file is compiled
+        with -w): warnings, -Werror failures and flow-sensitive warnings inside the kernels
+        are then exactly cc's. Runs alongside the compile of the rewritten file."""
+        language = ["-x", item.language] if item.language else []
+        return subprocess.Popen(
+            [self.cc, *self.flags, "-S", *language, item.path, "-o", os.devnull],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
 
     def _dependency_flags(self, source: str, output: str, link_stage: bool) -> list[str]:
         """The user's -MD/-MMD options, made explicit (file and target named after the real

@@ -4,11 +4,9 @@ Each taken-over definition is replaced, in place, by
 - a declaration of the kernel (an external kernel is then defined by pycc-stencil's object),
   or for a `static` kernel a `static` trampoline that calls the hidden global symbol
   pycc-stencil's object defines, so internal linkage and same-file callers keep working;
-- the original definition renamed to an unused `static inline` function, so `cc` still
-  checks the body and reports its warnings (and `-Werror` failures) exactly where they are,
-  and never emits it (an unreferenced static inline function has no code, even at -O0).
-`#line` directives keep every line of the file where it was, so diagnostics, `__LINE__` and
-debug info of the rest of the file are unchanged.
+`#line` directives keep every line of the file where it was, so `__LINE__` and the debug
+info of the rest of the file are unchanged. (Diagnostics do not come from this file: the
+driver has `cc` compile the original file for them, so they are exactly cc's.)
 """
 
 from __future__ import annotations
@@ -19,8 +17,6 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # the driver imports this module on every compile: no LLVM here
     from .takeover import Takeover
 
-#: name prefix of the checked copies; cc's messages about them are shown without it
-SHADOW_PREFIX = "__pycc_shadow_"
 _STORAGE_WORDS = re.compile(rb"\b(static|extern|inline|__inline|__inline__)\b")
 
 
@@ -37,13 +33,6 @@ def split_source(text: bytes, takeovers: list[Takeover], path: str) -> bytes:
         parts = [_declaration(takeover, signature, name_at)]
         if takeover.is_static:
             parts.append(_line(first_line, quoted) + signature + _trampoline(takeover))
-        shadow = _renamed(signature, name_at, (SHADOW_PREFIX + takeover.info.name).encode())
-        parts.append(
-            _line(first_line, quoted)
-            + b"__attribute__((__unused__)) static inline "
-            + _STORAGE_WORDS.sub(b"", _without_attributes(shadow))
-            + text[where.body_start : where.body_end]
-        )
         replacement = b"\n".join(parts) + b"\n" + _line(last_line, quoted)
         out = out[: where.start] + replacement + out[where.body_end :]
     return _line(1, quoted) + out
@@ -51,13 +40,13 @@ def split_source(text: bytes, takeovers: list[Takeover], path: str) -> bytes:
 
 def _declaration(takeover: Takeover, signature: bytes, name_at: tuple[int, int]) -> bytes:
     signature = _without_identifier_list(signature, name_at[1])
-    if not takeover.is_static:
-        return signature.rstrip() + b";"
+    if not takeover.is_static:  # `;` on a line of its own: the signature may end in a // comment
+        return signature.rstrip() + b"\n;"
     renamed = _renamed(signature, name_at, takeover.symbol.encode())
     return (
         b'__attribute__((__visibility__("hidden"))) extern '
         + _STORAGE_WORDS.sub(b"", renamed).strip()
-        + b";"
+        + b"\n;"
     )
 
 
@@ -74,23 +63,6 @@ def _without_identifier_list(signature: bytes, name_end: int) -> bytes:
     if open_at < 0 or close_at < 0 or b";" not in signature[close_at:]:
         return signature
     return signature[: open_at + 1] + b")"
-
-
-_ATTRIBUTE = re.compile(rb"\b__attribute(__)?\b\s*\(")
-
-
-def _without_attributes(signature: bytes) -> bytes:
-    """The shadow copy is only for cc's checks: symbol attributes (weak, section, noinline)
-    would clash with `static inline` and draw warnings cc never gives for the original."""
-    while match := _ATTRIBUTE.search(signature):
-        depth, end = 0, len(signature)
-        for index in range(match.end() - 1, len(signature)):
-            depth += {ord("("): 1, ord(")"): -1}.get(signature[index], 0)
-            if depth == 0:
-                end = index + 1
-                break
-        signature = signature[: match.start()] + signature[end:]
-    return signature
 
 
 def _trampoline(takeover: Takeover) -> bytes:

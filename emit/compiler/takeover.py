@@ -86,8 +86,16 @@ _SYMBOL_ATTRIBUTES = frozenset({"weak", "visibility", "section"})
 #: attributes without effect on a kernel compiled on its own (hints, checks, inlining)
 _IGNORED_ATTRIBUTES = frozenset(
     "noinline noclone noipa hot cold nonnull pure const unused used leaf nothrow "
-    "always_inline flatten optimize aligned warn_unused_result returns_nonnull".split()
+    "always_inline flatten warn_unused_result returns_nonnull".split()
 )
+
+
+#: source constructs that change how cc compiles every function after them
+_FILE_LEVEL = re.compile(
+    rb"#\s*pragma\s+(GCC\s+(optimize|target|push_options|visibility)|STDC\s+FENV_ACCESS)"
+    rb"|\b__BASE_FILE__\b"
+)
+_ALIAS_TARGET = re.compile(rb"\balias\s*\(\s*\"(\w+)\"")
 
 
 def choose(
@@ -95,11 +103,17 @@ def choose(
 ) -> tuple[list[Takeover], dict[str, str]]:
     """The kernels to take over, and the reason for every other lowered kernel."""
     takeovers, refused = [], {}
+    file_level = _FILE_LEVEL.search(text)
+    aliased = {m.group(1).decode() for m in _ALIAS_TARGET.finditer(text)}
     for name in lowered.order:
         info = lowered.functions.get(name)
         if info is None or not info.is_kernel:
             continue
         reason = refusal(info, text, openmp)
+        if file_level is not None:
+            reason = f"'{file_level.group().decode()}' in the file is implemented by cc only"
+        elif name in aliased:
+            reason = "an alias refers to it"
         if reason is not None:
             refused[name] = reason
             continue
@@ -139,13 +153,18 @@ def kernel_module(
             if isinstance(variable, ir.GlobalVariable) and not variable.section:
                 variable.section = f".rodata.{variable.name}"
     text = str(module)
-    if target.stack_protector:  # llvmlite does not know `sspreq`: add it to the text
+    extra = [target.stack_protector] if target.stack_protector else []
+    if target.frame_pointer:
+        extra.append('"frame-pointer"="all"')
+    if extra:  # attributes llvmlite does not know (`sspreq`, string attributes): in the text
         text = re.sub(
             r"^(define [^\n]*?) nounwind",
-            rf"\1 nounwind {target.stack_protector}",
+            lambda m: f"{m.group(1)} nounwind {' '.join(extra)}",
             text,
             flags=re.MULTILINE,
         )
+    if target.math_errno:  # sqrt(-1) must set errno: call libm (LLVM inlines the fast path)
+        text = text.replace('@"llvm.sqrt.f64"', '@"sqrt"').replace('@"llvm.sqrt.f32"', '@"sqrtf"')
     if target.wrapv:  # -fwrapv: signed overflow wraps, so it is no longer `nsw` UB
         text = re.sub(r"\b(add|sub|mul|shl) nsw\b", r"\1", text)
     for takeover in takeovers:
