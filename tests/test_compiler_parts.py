@@ -3,7 +3,10 @@ the flags, choosing kernels, and rewriting the file for cc (line numbers must no
 
 from __future__ import annotations
 
+import os
+import shutil
 import subprocess
+import sys
 
 import pytest
 from pycc_stencil.emit.compiler.command_line import (
@@ -270,3 +273,71 @@ def test_compile_steps_get_no_linker_options():
         ["-O2", "-pthread", "-shared", "k.c", "-L", "lib", "-lm", "-Wl,-O1", "-Xlinker", "-x"]
     )
     assert command.compile_flags() == ["-O2", "-pthread"]
+
+
+def test_volatile_and_other_calling_conventions_are_not_lowered(tmp_path):
+    """Found by acceptance testing: a volatile poll loop became `jmp .`, an ms_abi kernel
+    read its arguments from the SysV registers. Both are left to cc now."""
+    path = tmp_path / "v.c"
+    path.write_text(
+        "__attribute__((ms_abi)) void k1(float *a, int n) { for (int i = 0; i < n; i++) a[i]++; }\n"
+        "void k2(volatile const int *f, int *o, int n)\n"
+        "{ for (int i = 0; i < n; i++) { while (!*f) { } o[i] = *f; } }\n"
+        "void k3(float *a, int n) { volatile int t = 0; for (int i = 0; i < n; i++) a[i] += t; }\n"
+        "void k4(float *a, int n) { for (int i = 0; i < n; i++) *(volatile float *)&a[i] = 1; }\n"
+        "void k5(float *a, int n) { for (int i = 0; i < n; i++) a[i] = 1; }\n"
+    )
+    lowered = lower_file(str(path))
+    assert list(lowered.functions) == ["k5"]
+    reasons = {s.name: s.reason for s in lowered.skipped}
+    assert "calling convention" in reasons["k1"]
+    assert all("volatile" in reasons[k] for k in ("k2", "k3", "k4"))
+
+
+@pytest.mark.parametrize(
+    "flag",
+    ["-mno-red-zone", "-mfpmath=387", "-mgeneral-regs-only", "-mindirect-branch=thunk",
+     "-mno-sse2", "-fno-builtin", "-ffreestanding", "-frounding-math", "-mcmodel=large"],
+)  # fmt: skip
+def test_options_changing_code_generation_beyond_the_isa_are_cc_only(flag):
+    with pytest.raises(UnsupportedTarget):
+        target_from_flags("cc", ["-O2", flag])
+
+
+@pytest.mark.parametrize(
+    "flags",
+    [["-mavx2", "-mfma"], ["-march=haswell"], ["-mtune=generic"], ["-mno-avx"], ["-m64"]],
+)
+def test_isa_and_tuning_options_are_fine(flags):
+    target_from_flags("cc", ["-O2", *flags])
+
+
+def test_math_errno_follows_the_flags():
+    assert target_from_flags("cc", ["-O2"]).math_errno
+    assert not target_from_flags("cc", ["-O2", "-fno-math-errno"]).math_errno
+    assert not target_from_flags("cc", ["-O2", "-ffast-math"]).math_errno
+
+
+def test_sqrt_of_a_negative_sets_errno_as_with_cc(tmp_path):
+    pycc = shutil.which("pycc-stencil", path=os.path.dirname(sys.executable))
+    (tmp_path / "k.c").write_text(
+        "#include <math.h>\n"
+        "void ks(int n, const double *x, double *o) { for (int i = 0; i < n; i++) "
+        "o[i] = sqrt(x[i]); }\n"
+    )
+    (tmp_path / "m.c").write_text(
+        "#include <stdio.h>\n#include <errno.h>\nvoid ks(int, const double *, double *);\n"
+        "int main(void) { double x[3] = {4, -1, 9}, o[3]; errno = 0; ks(3, x, o);\n"
+        '  printf("%g %g errno=%d\\n", o[0], o[2], errno); return 0; }\n'
+    )
+    env = dict(os.environ, PYCC_NO_CACHE="1", PYCC_REPORT=str(tmp_path / "r.json"))
+    outputs = []
+    for compiler in ("cc", pycc):
+        exe = tmp_path / f"{os.path.basename(compiler)}.exe"
+        subprocess.run(
+            [compiler, "-O2", "k.c", "m.c", "-o", str(exe), "-lm"], cwd=tmp_path, env=env,
+            check=True,
+        )  # fmt: skip
+        outputs.append(subprocess.run([str(exe)], capture_output=True, text=True).stdout)
+    assert outputs[0] == outputs[1] == "2 3 errno=33\n"
+    assert '"compiled_by": "pycc-stencil"' in (tmp_path / "r.json").read_text()
