@@ -7,8 +7,10 @@ Every snippet here once miscompiled, crashed the front end or was refused; each 
 from __future__ import annotations
 
 import textwrap
+import time
 
 import pytest
+from pycc_stencil.frontend import lower_file
 from pycc_stencil.runtime.check import CheckOptions, check_file
 
 SNIPPETS = {
@@ -106,3 +108,43 @@ def test_bit_exact(tmp_path, name, opt):
     options = CheckOptions(params=params, opt_level=opt)
     results = check_file(path, ["-std=gnu99"], options)
     assert results and all(r.status == "OK" for r in results), "\n".join(map(str, results))
+
+
+def _long_branch_chain() -> str:
+    """A 3x3 median filter written as a sorting network of `do { if } while (0)` swaps on
+    scalar locals, repeated, then a chain of clamping `?:`: 400 branches in one loop body."""
+    network = [(1, 2), (4, 5), (7, 8), (0, 1), (3, 4), (6, 7), (1, 2), (4, 5), (7, 8), (0, 3)]
+    network += [(5, 8), (4, 7), (3, 6), (1, 4), (2, 5), (4, 7), (4, 2), (6, 4), (4, 2)]
+    swaps = [f"SWAP(p{a}, p{b});" for _ in range(10) for a, b in network]
+    clamps = [f"v = v > lo + {k % 7}.0f ? v - hi : v + hi;" for k in range(400 - len(swaps))]
+    loads = [f"float p{i} = in[(y + {i // 3 - 1}) * w + x + {i % 3 - 1}];" for i in range(9)]
+    body = "\n".join(loads + swaps + ["float v = p4;"] + clamps + ["out[y * w + x] = v;"])
+    return f"""
+        #define SWAP(a, b) do {{ if (a > b) {{ float t = a; a = b; b = t; }} }} while (0)
+        void median_chain(int w, int h, const float *in, float *out, float lo, float hi) {{
+          for (int y = 1; y < h - 1; y++)
+            for (int x = 1; x < w - 1; x++) {{
+              {body}
+            }}
+        }}
+        """
+
+
+def test_long_branch_chain_lowers_in_linear_time(tmp_path):
+    """The front end's SSA construction once took time quadratic in the number of branches in
+    a loop body (about 20 s for 76 swaps) and recursed once per branch, so a few hundred of
+    them were an internal error."""
+    path = tmp_path / "chain.c"
+    path.write_text(_long_branch_chain())
+    seconds: list[float] = []
+
+    def timed_lower(source: str, cflags: list[str]):
+        start = time.perf_counter()
+        lowered = lower_file(source, cflags)
+        seconds.append(time.perf_counter() - start)
+        return lowered
+
+    options = CheckOptions(params={"w": "23", "h": "17", "lo": "0.25", "hi": "0.125"})
+    results = check_file(path, ["-std=gnu99"], options, lower=timed_lower)
+    assert results and all(r.status == "OK" for r in results), "\n".join(map(str, results))
+    assert seconds and max(seconds) < 5.0, f"lowering took {max(seconds):.1f} s"
