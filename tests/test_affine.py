@@ -109,3 +109,24 @@ def test_shifts_by_constants_are_multiplications(shift):
     x = ir.Argument(builder.function, ir.IntType(64), "x")
     shifted = builder.shl(x, ir.Constant(ir.IntType(64), shift))
     assert integer_polynomial(shifted) == Polynomial.symbol(x).scaled(1 << shift)
+
+
+def test_alignment_follows_coefficients_bases_and_known_divisors(tmp_path):
+    from pycc_stencil.ir_passes.alignment import address_alignment, power_of_two_dividing
+
+    f = _function(
+        tmp_path,
+        "void k(int n, int m, float A[n][m])\n"
+        "{ for (int i = 0; i < n; i++) for (int j = 0; j < m; j++) A[i][j] = A[i][j + 1]; }\n",
+    )
+    v = _named(f)
+    by_kind = {a.is_store: a.address for a in accesses(f)}
+    store, load = by_kind[True], by_kind[False]
+    A = store.base
+    assert address_alignment(store) == 1  # nothing known about A
+    assert address_alignment(store, {A: 32}) == 4  # 4*j, 4*i*m: float alignment only
+    # rows a multiple of 8 floats and j stepping by 8 from 0: every store is 32-byte aligned
+    facts = {v["m"]: 8, v["j"]: 8}
+    assert address_alignment(store, {A: 32}, facts) == 32
+    assert address_alignment(load, {A: 32}, facts) == 4  # A[i][j + 1]: one float off
+    assert [power_of_two_dividing(x) for x in (0, 1, 6, 24, -8, 1 << 20)] == [64, 1, 2, 8, 8, 64]
