@@ -99,6 +99,33 @@ def _tolerance(text: str):
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+def _remark_kinds(text: str) -> tuple[str, ...]:
+    from .ir_passes.pipeline import parse_remark_kinds
+
+    try:
+        return parse_remark_kinds(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _add_remarks_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--remarks",
+        type=_remark_kinds,
+        default="all",
+        metavar="KINDS",
+        help="pass remarks printed to stderr: all (default), none, or a comma-separated list of "
+        "passed, missed, analysis (as clang's -Rpass, -Rpass-missed, -Rpass-analysis)",
+    )
+
+
+def _print_remarks(remarks: list, kinds: tuple[str, ...]) -> None:
+    from .ir_passes.pipeline import select_remarks
+
+    for remark in select_remarks(remarks, kinds):
+        print(remark, file=sys.stderr)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="pycc-stencil",
@@ -140,6 +167,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="elements of a pointer parameter whose footprint depends on data",
     )
     check.add_argument("--passes", metavar="PIPELINE", help="pass pipeline, e.g. 'unroll(4)'")
+    _add_remarks_option(check)
     check.add_argument(
         "--seed", type=_seed, default=0, help="seed of the random inputs (an integer >= 0)"
     )
@@ -174,6 +202,13 @@ def build_parser() -> argparse.ArgumentParser:
     emit.add_argument("file", metavar="FILE.c")
     emit.add_argument("--emit", choices=["llvm"], required=True, help="what to emit")
     emit.add_argument(
+        "--passes",
+        metavar="PIPELINE",
+        help="pass pipeline applied before printing (the IR is printed after it and before any "
+        "LLVM optimization)",
+    )
+    _add_remarks_option(emit)
+    emit.add_argument(
         "-o",
         dest="output",
         default="-",
@@ -205,7 +240,11 @@ def _run_check(args: argparse.Namespace, cflags: list[str]) -> int:
     )
     _require_file(args.file)
     results = check_file(
-        args.file, cflags, options, warn=lambda m: print_diagnostics([Diagnostic("warning", m)])
+        args.file,
+        cflags,
+        options,
+        warn=lambda m: print_diagnostics([Diagnostic("warning", m)]),
+        remarks=lambda r: _print_remarks(r, args.remarks),
     )
     for result in results:
         print(result)
@@ -222,10 +261,14 @@ def _run_emit(args: argparse.Namespace, cflags: list[str]) -> int:
     from .emit.host_jit import parse_verified
     from .emit.output_files import write_atomically
     from .frontend import lower_file
+    from .ir_passes.pipeline import parse_pipeline, run_passes
 
+    steps = parse_pipeline(args.passes or "")
     _require_file(args.file)
     module = lower_file(args.file, cflags).module
-    text = str(module)
+    result = run_passes(module, steps, verify=True)
+    _print_remarks(result.remarks, args.remarks)
+    text = str(result.module)
     parse_verified(text)
     if args.output == "-":
         sys.stdout.write(text)
@@ -257,7 +300,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         return 130
     except Exception as exc:  # noqa: BLE001 - a bug in pycc-stencil, never a traceback
-        print(f"pycc-stencil: error: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        from .ir_passes.pipeline import PassVerificationError
+
+        what = "" if isinstance(exc, PassVerificationError) else f"{type(exc).__name__}: "
+        print(f"pycc-stencil: error: internal error: {what}{exc}", file=sys.stderr)
         return EXIT_INTERNAL
 
 

@@ -2,20 +2,47 @@
 
 A pipeline string names registered passes in order, each with optional arguments. Parsing is
 separate from running so a typo is reported before any compilation starts. Each pass is a plain
-function `pass(module, *args) -> module` (see DESIGN.md) registered under one name.
+function `pass(module, *args) -> module` (see DESIGN.md) registered under one name with
+`@register("name", (int,))`. A pass that reports remarks also declares a keyword parameter
+`context` and receives a `PassContext`:
+
+    @register("unroll", (int,))
+    def unroll(module, factor, *, context):
+        ...
+        context.missed("loop not unrolled: trip count unknown", at=header)
+        return module
+
+`run_passes` applies the steps in order, times each pass, verifies the IR with LLVM after each
+one (unless `PYCC_VERIFY_PASSES=0`; always in the tests) and returns the module with every
+pass's remarks and time (`PipelineResult`). Remarks print as clang's do:
+`file:line:col: remark: MESSAGE [-Rpass=NAME]` (`-Rpass-missed`, `-Rpass-analysis`).
 """
 
 from __future__ import annotations
 
+import inspect
+import os
 import re
-from collections.abc import Callable
-from dataclasses import dataclass
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 
 from llvmlite import ir
+
+from ..diagnostics import SourceLocation
+from .debuginfo import location_of
 
 
 class PipelineError(ValueError):
     """A pipeline string that does not parse or names an unknown pass."""
+
+
+class PassVerificationError(RuntimeError):
+    """A pass produced IR that LLVM rejects: a bug in that pass, never the user's input."""
+
+    def __init__(self, pass_name: str, detail: str):
+        super().__init__(f"pass '{pass_name}' produced invalid IR: {detail}")
+        self.pass_name = pass_name
 
 
 @dataclass(frozen=True)
@@ -26,8 +53,160 @@ class PassSpec:
     arg_types: tuple[type, ...] = ()
 
 
-#: name -> pass. Empty until the passes land; every pipeline is then rejected by name.
+#: name -> pass, filled by `register` as the pass modules are imported (see `_load_passes`).
 REGISTRY: dict[str, PassSpec] = {}
+
+
+def register(
+    name: str, arg_types: tuple[type, ...] = (), registry: dict[str, PassSpec] | None = None
+) -> Callable[[Callable[..., ir.Module]], Callable[..., ir.Module]]:
+    """Decorator: register `function(module, *args[, context]) -> module` under `name`."""
+    target = REGISTRY if registry is None else registry
+
+    def decorate(function: Callable[..., ir.Module]) -> Callable[..., ir.Module]:
+        if name in target and target[name].function is not function:
+            raise ValueError(f"pass {name!r} is already registered")
+        target[name] = PassSpec(function, tuple(arg_types))
+        return function
+
+    return decorate
+
+
+_REMARK_OPTIONS = {"passed": "-Rpass", "missed": "-Rpass-missed", "analysis": "-Rpass-analysis"}
+REMARK_KINDS = tuple(_REMARK_OPTIONS)
+
+
+@dataclass(frozen=True)
+class Remark:
+    """What a pass did ("passed"), declined and why ("missed"), or found ("analysis")."""
+
+    kind: str
+    pass_name: str
+    message: str
+    location: SourceLocation | None = None
+    function: str | None = None  # the IR function concerned, if any
+
+    def __post_init__(self) -> None:
+        if self.kind not in _REMARK_OPTIONS:
+            raise ValueError(f"remark kind must be one of {REMARK_KINDS}, not {self.kind!r}")
+
+    def __str__(self) -> str:
+        where = f"{self.location}: " if self.location else "pycc-stencil: "
+        return f"{where}remark: {self.message} [{_REMARK_OPTIONS[self.kind]}={self.pass_name}]"
+
+
+def _locate(at: object) -> tuple[SourceLocation | None, str | None]:
+    """Source location and function name of an instruction, a block (its first located
+    instruction), a function (its first located instruction) or a SourceLocation."""
+    if isinstance(at, SourceLocation) or at is None:
+        return at, None
+    if isinstance(at, ir.Function):
+        instructions = [i for block in at.blocks for i in block.instructions]
+        function = at.name
+    elif isinstance(at, ir.Block):
+        instructions, function = list(at.instructions), at.function.name
+    elif isinstance(at, ir.Instruction):
+        instructions, function = [at], at.function.name
+    else:
+        raise TypeError(f"cannot locate a remark at {type(at).__name__}")
+    for instruction in instructions:
+        location = location_of(instruction)
+        if location is not None:
+            return location, function
+    return None, function
+
+
+@dataclass
+class PassContext:
+    """Given to a pass that declares a `context` parameter: collects its remarks."""
+
+    pass_name: str
+    remarks: list[Remark] = field(default_factory=list)
+
+    def remark(self, kind: str, message: str, at: object = None) -> Remark:
+        location, function = _locate(at)
+        remark = Remark(kind, self.pass_name, message, location, function)
+        self.remarks.append(remark)
+        return remark
+
+    def passed(self, message: str, at: object = None) -> Remark:
+        return self.remark("passed", message, at)
+
+    def missed(self, message: str, at: object = None) -> Remark:
+        return self.remark("missed", message, at)
+
+    def analysis(self, message: str, at: object = None) -> Remark:
+        return self.remark("analysis", message, at)
+
+
+@dataclass
+class PassRecord:
+    """One applied pass: its name and arguments, its remarks, its time (without verification)."""
+
+    name: str
+    args: tuple
+    remarks: list[Remark]
+    seconds: float
+
+    @property
+    def text(self) -> str:
+        """The step as written in a pipeline, e.g. `unroll(4)`."""
+        return f"{self.name}({','.join(map(str, self.args))})" if self.args else self.name
+
+
+@dataclass
+class PipelineResult:
+    """The module after the pipeline, and what each pass did."""
+
+    module: ir.Module
+    records: list[PassRecord] = field(default_factory=list)
+
+    @property
+    def remarks(self) -> list[Remark]:
+        return [r for record in self.records for r in record.remarks]
+
+    @property
+    def passes(self) -> list[str]:
+        return [record.text for record in self.records]
+
+    @property
+    def time_ms(self) -> list[tuple[str, float]]:
+        """(step, milliseconds) of each pass, in pipeline order."""
+        return [(record.text, round(record.seconds * 1000, 3)) for record in self.records]
+
+
+def select_remarks(remarks: Iterable[Remark], kinds: Iterable[str]) -> list[Remark]:
+    """The remarks of the given kinds (`-Rpass`-style filtering)."""
+    wanted = set(kinds)
+    return [r for r in remarks if r.kind in wanted]
+
+
+def parse_remark_kinds(text: str) -> tuple[str, ...]:
+    """`all`, `none`, or a comma-separated list of passed, missed, analysis."""
+    text = text.strip()
+    if text == "all":
+        return REMARK_KINDS
+    if text == "none":
+        return ()
+    kinds = tuple(k.strip() for k in text.split(","))
+    bad = [k for k in kinds if k not in _REMARK_OPTIONS]
+    if bad:
+        raise ValueError(
+            f"unknown remark kind {bad[0]!r} (valid: all, none, {', '.join(REMARK_KINDS)})"
+        )
+    return kinds
+
+
+def verify_passes_default() -> bool:
+    """Whether to verify after each pass: yes unless `PYCC_VERIFY_PASSES` is 0/no/off/false."""
+    value = os.environ.get("PYCC_VERIFY_PASSES", "1").strip().lower()
+    return value not in ("0", "no", "off", "false")
+
+
+def _load_passes() -> None:
+    """Import the modules whose `@register` fill REGISTRY."""
+    from . import loop_info  # noqa: F401
+
 
 _ITEM = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_-]*)\s*(?:\(([^()]*)\))?\s*$")
 
@@ -68,7 +247,9 @@ def parse_pipeline(
     text: str, registry: dict[str, PassSpec] | None = None
 ) -> list[tuple[str, tuple]]:
     """Parse `name(arg,...),name,...` into [(name, args)], checking names and argument types."""
-    registry = REGISTRY if registry is None else registry
+    if registry is None:
+        _load_passes()
+        registry = REGISTRY
     if not text.strip():
         return []
     steps = []
@@ -91,13 +272,61 @@ def parse_pipeline(
     return steps
 
 
+def _verify(module: ir.Module, pass_name: str) -> None:
+    from llvmlite import binding as llvm
+
+    try:
+        llvm.parse_assembly(str(module)).verify()
+    except RuntimeError as exc:
+        raise PassVerificationError(pass_name, f"LLVM rejected it: {exc}") from None
+
+
+def _wants_context(function: Callable) -> bool:
+    try:
+        return "context" in inspect.signature(function).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+def run_passes(
+    module: ir.Module,
+    steps: list[tuple[str, tuple]],
+    registry: dict[str, PassSpec] | None = None,
+    verify: bool | None = None,
+) -> PipelineResult:
+    """Apply parsed `steps` in order; each pass returns the module the next one gets. After
+    each pass the IR is verified by LLVM (`verify`, default from `PYCC_VERIFY_PASSES`);
+    invalid IR raises PassVerificationError naming the pass."""
+    if registry is None:
+        _load_passes()
+        registry = REGISTRY
+    if verify is None:
+        verify = verify_passes_default()
+    result = PipelineResult(module)
+    for name, args in steps:
+        function = registry[name].function
+        context = PassContext(name)
+        started = time.perf_counter()
+        if _wants_context(function):
+            output = function(result.module, *args, context=context)
+        else:
+            output = function(result.module, *args)
+        seconds = time.perf_counter() - started
+        if not isinstance(output, ir.Module):
+            raise PassVerificationError(
+                name, f"the pass returned {type(output).__name__}, not a module"
+            )
+        if verify:
+            _verify(output, name)
+        result.module = output
+        result.records.append(PassRecord(name, tuple(args), context.remarks, seconds))
+    return result
+
+
 def run_pipeline(
     module: ir.Module,
     steps: list[tuple[str, tuple]],
     registry: dict[str, PassSpec] | None = None,
 ) -> ir.Module:
-    """Apply parsed `steps` in order; each pass returns the module the next one gets."""
-    registry = REGISTRY if registry is None else registry
-    for name, args in steps:
-        module = registry[name].function(module, *args)
-    return module
+    """`run_passes`, keeping only the module."""
+    return run_passes(module, steps, registry).module

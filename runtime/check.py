@@ -19,7 +19,7 @@ import numpy as np
 from ..emit.host_jit import IRVerificationError, JitModule, compile_module
 from ..frontend.c_types import ArrayType, CType, FloatType, IntType, VoidType, numpy_dtype_name
 from ..frontend.signature import FunctionInfo, LoweredModule
-from ..ir_passes.pipeline import parse_pipeline, run_pipeline
+from ..ir_passes.pipeline import PassVerificationError, Remark, parse_pipeline, run_passes
 from .buffers import BufferSet, BufferSizeError, BufferSpec, check_budget, make_inputs
 from .compare import Tolerance, compare_buffers, compare_return_values, guard_damage
 from .footprint import FootprintError, FootprintProbe, ParamFootprint
@@ -110,8 +110,16 @@ def scalar_arguments(info: FunctionInfo, given: dict[str, str]) -> dict[str, int
 class _FileCheck:
     """State shared by the functions of one file: JIT, reference, footprint probe."""
 
-    def __init__(self, path: Path, cflags: list[str], options: CheckOptions, lower: Lower):
+    def __init__(
+        self,
+        path: Path,
+        cflags: list[str],
+        options: CheckOptions,
+        lower: Lower,
+        remarks: Callable[[list[Remark]], None] | None = None,
+    ):
         self.path, self.cflags, self.options, self.lower = path, cflags, options, lower
+        self.remarks = remarks
         self.lowered = lower(str(path), cflags)
         self.steps = parse_pipeline(options.passes or "")
         self._probe: FootprintProbe | None = None
@@ -122,9 +130,12 @@ class _FileCheck:
     def prepare(self, names: list[str]) -> None:
         """Compile the JIT module and the reference for the functions to check."""
         try:
-            module = run_pipeline(self.lowered.module, self.steps)
+            result = run_passes(self.lowered.module, self.steps)
+            if self.remarks is not None:
+                self.remarks(result.remarks)
+            module = result.module
             self.jit = compile_module(module, self.lowered.functions, self.options.opt_level)
-        except IRVerificationError as exc:
+        except (IRVerificationError, PassVerificationError) as exc:
             self.setup_error = f"internal error: {exc}"
             return
         infos = [self.lowered.functions[n] for n in names]
@@ -319,14 +330,15 @@ def check_file(
     options: CheckOptions,
     lower: Lower | None = None,
     warn: Callable[[str], None] = warnings.warn,
+    remarks: Callable[[list[Remark]], None] | None = None,
 ) -> list[CheckResult]:
     """Check the functions of one C file; raises CompilerError for input the front end rejects
     and CheckUsageError for options that name nothing in the file. Options that name only
-    something not checked are passed to `warn`."""
+    something not checked are passed to `warn`; the pass pipeline's remarks to `remarks`."""
     if lower is None:
         from ..frontend import lower_file as lower
     path = Path(path)
-    file_check = _FileCheck(path, list(cflags), options, lower)
+    file_check = _FileCheck(path, list(cflags), options, lower, remarks)
     lowered = file_check.lowered
     for name in options.functions:
         if name not in lowered.order:

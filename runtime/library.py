@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from ..emit.host_jit import compile_module
 from ..frontend.c_types import ArrayType, PointerType
 from ..frontend.signature import FunctionInfo, LoweredModule, SkippedFunction
-from ..ir_passes.pipeline import parse_pipeline, run_pipeline
+from ..ir_passes.pipeline import PassRecord, Remark, parse_pipeline, run_passes
 from .footprint import FootprintProbe, ParamFootprint
 from .marshal import (
     check_array,
@@ -114,8 +114,12 @@ class Library:
         """`relower` returns a fresh lowering of the same file (for footprint dry runs)."""
         self.path = lowered.source_path
         self.skipped: dict[str, SkippedFunction] = {s.name: s for s in lowered.skipped}
-        module = run_pipeline(lowered.module, parse_pipeline(passes or ""))
-        self._jit = compile_module(module, lowered.functions, opt_level)
+        result = run_passes(lowered.module, parse_pipeline(passes or ""))
+        #: what each pass of `passes` did: its name, arguments, remarks and time
+        self.pass_records: list[PassRecord] = result.records
+        #: every remark of the pipeline; `print(*lib.remarks, sep="\n")` shows them as clang would
+        self.remarks: list[Remark] = result.remarks
+        self._jit = compile_module(result.module, lowered.functions, opt_level)
         self._relower = relower
         self._probe: FootprintProbe | None = None
         self._warned: set[str] = set()
@@ -164,7 +168,8 @@ def load(
     path: str, cflags: Sequence[str] = (), passes: str | None = None, opt_level: int = 3
 ) -> Library:
     """JIT-compile the C file at `path` (with cc-style -I/-D/-U/-std flags) and return its
-    functions, optionally transformed by the pass pipeline `passes` (e.g. "unroll(4)").
+    functions, optionally transformed by the pass pipeline `passes` (e.g. "unroll(4)"); the
+    pipeline's remarks and per-pass times are in `.remarks` and `.pass_records`.
 
     Raises diagnostics.CompilerError for C the front end rejects, PipelineError for a bad
     pipeline string.

@@ -7,6 +7,7 @@ source the reference is compiled from.
 
 from __future__ import annotations
 
+import os
 import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -17,6 +18,9 @@ from llvmlite import ir
 from pycc_stencil.diagnostics import SourceLocation
 from pycc_stencil.frontend import c_types as ct
 from pycc_stencil.frontend.signature import FunctionInfo, LoweredModule, Param, SkippedFunction
+
+#: LLVM verifies the IR after every pass in the tests, whatever the environment says.
+os.environ["PYCC_VERIFY_PASSES"] = "1"
 
 I32, I64, F32 = ir.IntType(32), ir.IntType(64), ir.FloatType()
 PTR = ir.PointerType()

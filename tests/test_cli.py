@@ -58,7 +58,7 @@ def test_requested_skipped_function_fails(capsys, c_file):
         (["check", "{path}", "-DSCALE=2", "--function", "nope"], "no function named 'nope'"),
         (
             ["check", "{path}", "-DSCALE=2", "--passes", "unroll(4)"],
-            "unknown pass 'unroll' (valid passes: none available yet)",
+            "unknown pass 'unroll' (valid passes: loop-info)",
         ),
         (["check", "{path}", "--param", "n"], "expected NAME=VALUE"),
         (["check", "{path}", "--seed", "-3"], "argument --seed: expected an integer >= 0"),

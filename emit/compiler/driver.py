@@ -173,6 +173,8 @@ class Driver:
                     warn_fallback(unit.source, function)
             elif verbose():
                 remark(unit.source, function, self._describe())
+                for text in function.remarks:
+                    print(text, file=sys.stderr)
         if self.report_path:
             append_report(self.report_path, unit)
         return status

@@ -21,6 +21,7 @@ class FunctionRecord:
     kernel: bool
     passes: list[str] = field(default_factory=list)
     reason: str | None = None
+    remarks: list[str] = field(default_factory=list)  # the passes' remarks about this function
 
 
 @dataclass

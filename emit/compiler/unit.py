@@ -9,7 +9,7 @@ import time
 from ...diagnostics import CompilerError
 from ...frontend import lower_file
 from ...frontend.signature import LoweredModule
-from ...ir_passes.pipeline import parse_pipeline, run_pipeline
+from ...ir_passes.pipeline import PipelineResult, parse_pipeline, run_passes
 from ..host_object import compile_to_assembly, compile_to_object
 from ..target import TargetSpec, UnsupportedTarget, target_from_flags
 from .command_line import CompilerCommand
@@ -68,13 +68,17 @@ def compile_kernels(
             takeovers = working
             output = generate(lower(), takeovers) if takeovers else None
     names = {t.info.name for t in takeovers}
+    applied = generate.applied if takeovers else None
+    time_ms = {
+        "frontend": round((lowered_at - started) * 1000, 1),
+        "codegen": round((time.perf_counter() - lowered_at) * 1000, 1),
+    }
+    if applied is not None and applied.records:
+        time_ms["passes"] = round(sum(r.seconds for r in applied.records) * 1000, 1)
     result = UnitResult(
-        functions=_records(lowered, names, refused, [n for n, _ in steps]),
+        functions=_records(lowered, names, refused, [n for n, _ in steps], applied),
         internal_error=internal_error,
-        time_ms={
-            "frontend": round((lowered_at - started) * 1000, 1),
-            "codegen": round((time.perf_counter() - lowered_at) * 1000, 1),
-        },
+        time_ms=time_ms,
     )
     if takeovers:
         result.split_source = split_source(text, takeovers, source)
@@ -89,9 +93,12 @@ class _CodeGenerator:
         self.target, self.steps, self.stage = target, steps, stage
         self.hidden = _hidden_by_default(flags)
         self.debug_info = _debug_info(flags) and stage != "assembly"
+        #: the pipeline's result of the last call (its remarks go to the report)
+        self.applied: PipelineResult | None = None
 
     def __call__(self, lowered: LoweredModule, takeovers: list[Takeover]) -> bytes:
-        lowered.module = run_pipeline(lowered.module, self.steps)
+        self.applied = run_passes(lowered.module, self.steps)
+        lowered.module = self.applied.module
         module_text = kernel_module(
             lowered, takeovers, self.target, hidden=self.hidden, debug_info=self.debug_info
         )
@@ -101,7 +108,11 @@ class _CodeGenerator:
 
 
 def _records(
-    lowered: LoweredModule, taken: set[str], refused: dict[str, str], passes: list[str]
+    lowered: LoweredModule,
+    taken: set[str],
+    refused: dict[str, str],
+    passes: list[str],
+    applied: PipelineResult | None = None,
 ) -> list[FunctionRecord]:
     records = []
     skipped = {s.name: s for s in lowered.skipped}
@@ -125,6 +136,9 @@ def _records(
                 kernel=kernel,
                 passes=list(passes) if name in taken else [],
                 reason=None if name in taken else reason,
+                remarks=[str(r) for r in applied.remarks if r.function == name]
+                if applied is not None and name in taken
+                else [],
             )
         )
     return records
