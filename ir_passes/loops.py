@@ -30,6 +30,7 @@ changes a function's control flow or instructions calls `invalidate(function)` (
 from __future__ import annotations
 
 import weakref
+from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -44,11 +45,12 @@ from .dominance import DominatorTree, dominator_tree, post_dominator_tree
 # Symbolic integer expressions (loop-invariant values)
 
 
-class Expr:
+class Expr(ABC):
     """A small integer expression over loop-invariant IR values, evaluated on exact integers."""
 
+    @abstractmethod
     def evaluate(self, env: Mapping) -> int:
-        raise NotImplementedError
+        """The value for the integers `env` gives the IR values (arguments, invariants)."""
 
     def __add__(self, other: Expr | int) -> Expr:
         return _add(self, _expr(other))
