@@ -57,8 +57,8 @@ def test_requested_skipped_function_fails(capsys, c_file):
         (["check", "missing.c"], "pycc-stencil: error: no such file or directory: 'missing.c'"),
         (["check", "{path}", "-DSCALE=2", "--function", "nope"], "no function named 'nope'"),
         (
-            ["check", "{path}", "-DSCALE=2", "--passes", "unroll(4)"],
-            "unknown pass 'unroll' (valid passes: loop-info)",
+            ["check", "{path}", "-DSCALE=2", "--passes", "simd(8)"],
+            "unknown pass 'simd' (valid passes: loop-info, unroll)",
         ),
         (["check", "{path}", "--param", "n"], "expected NAME=VALUE"),
         (["check", "{path}", "--seed", "-3"], "argument --seed: expected an integer >= 0"),

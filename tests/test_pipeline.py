@@ -57,8 +57,10 @@ def test_errors_are_clear(text, message):
 
 
 def test_unknown_names_list_the_registered_passes():
-    with pytest.raises(PipelineError, match=r"unknown pass 'unroll' \(valid passes: loop-info\)"):
-        parse_pipeline("unroll(4)")
+    with pytest.raises(
+        PipelineError, match=r"unknown pass 'simd' \(valid passes: loop-info, unroll\)"
+    ):
+        parse_pipeline("simd(8)")
     with pytest.raises(PipelineError, match=r"valid passes: none available yet"):
         parse_pipeline("unroll(4)", {})
 

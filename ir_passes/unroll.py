@@ -1,0 +1,327 @@
+"""`unroll(N)`: unroll innermost loops by N with a remainder loop (Algorithm 2).
+
+For every innermost loop in front-end form (unique preheader, latch and exit; the header is
+the only exiting block and holds the exit test `v pred B`, `v` an induction variable with a
+constant step `s`, possibly offset or extended), the pass builds
+
+    preheader -> unrolled header UH:  phis of the header, a copy of its other instructions,
+                 guard = "iteration 0 runs" and "iteration N-1 runs"
+              -> copy 0 of the body -> copy 1 (header + body) -> ... -> copy N-1
+              -> back to UH, the IV stepped once by N*s
+    UH (guard false) -> the original loop, the remainder ("middle block"), which runs the last
+                        T mod N iterations (and everything when T < N) -> the original exit.
+
+Operands are remapped per copy (operand registration): in copy k a constant-step IV is
+`iv + k*s`, any other header phi is the value the previous copy sends along the latch edge,
+loop invariants stay themselves. The guard "iteration N-1 runs" is computed without overflow:
+with iteration 0 running, the distance `B - v` (`v - B` for a negative step) is exact as an
+unsigned value of v's width, and iterations 0..N-1 all run iff that distance exceeds (or, for
+`<=`/`>=`, reaches) (N-1)*|s|.
+
+Loops that do not have this shape are left alone with a `-Rpass-missed=unroll` remark giving
+the reason; an unrolled loop gets `loop unrolled by N [-Rpass=unroll]` at its header.
+"""
+
+from __future__ import annotations
+
+import copy
+
+from llvmlite import ir
+from llvmlite.ir import instructions as ins
+
+from .loops import Loop, invalidate, loops_of
+from .pipeline import PassContext, register
+
+
+class PositiveInt(int):
+    """An unroll factor: an integer >= 1 (parsing rejects 0 and negatives)."""
+
+    def __new__(cls, value: object) -> PositiveInt:
+        number = int.__new__(cls, value)
+        if number < 1:
+            raise ValueError(f"unroll factor must be >= 1, not {number}")
+        return number
+
+
+PositiveInt.__name__ = "unroll factor (an integer >= 1)"
+
+_INVERSE = {
+    "eq": "ne", "ne": "eq", "slt": "sge", "sge": "slt", "sle": "sgt", "sgt": "sle",
+    "ult": "uge", "uge": "ult", "ule": "ugt", "ugt": "ule",
+}  # fmt: skip
+_SWAPPED = {
+    "eq": "eq", "ne": "ne", "slt": "sgt", "sgt": "slt", "sle": "sge", "sge": "sle",
+    "ult": "ugt", "ugt": "ult", "ule": "uge", "uge": "ule",
+}  # fmt: skip
+
+
+class _Decline(Exception):
+    pass
+
+
+def _clone(
+    instr: ir.Instruction,
+    block: ir.Block,
+    values: dict[ir.Value, ir.Value],
+    blocks: dict[ir.Block, ir.Block],
+    incoming: dict[ir.Block, ir.Block] | None = None,
+) -> ir.Instruction:
+    """A copy of `instr` appended to `block`, operands mapped by `values`, targets by `blocks`."""
+
+    def value(v):
+        if isinstance(v, ir.Block):
+            return blocks.get(v, v)
+        return values.get(v, v) if isinstance(v, ir.Instruction) else v
+
+    new = copy.copy(instr)
+    new.parent = block
+    new.name = instr.name  # registered again in the function's scope, deduplicated
+    if isinstance(instr, ins.PhiInstr):
+        incoming = blocks if incoming is None else incoming
+        new.incomings = [(value(v), incoming.get(b, b)) for v, b in instr.incomings]
+    operands = [value(op) for op in instr.operands]
+    new.operands = operands if isinstance(instr.operands, list) else tuple(operands)
+    if isinstance(instr, ins.GEPInstr):
+        new.pointer = value(instr.pointer)
+        new.indices = [value(i) for i in instr.indices]
+    if isinstance(instr, (ins.ExtractValue, ins.InsertValue)):
+        new.aggregate = value(instr.aggregate)
+    if isinstance(instr, ins.InsertValue):
+        new.value = value(instr.value)
+    if isinstance(instr, ins.SwitchInstr):
+        new.default = value(instr.default)
+        new.cases = [(v, value(b)) for v, b in instr.cases]
+    if hasattr(instr, "flags") and isinstance(instr.flags, list):
+        new.flags = list(instr.flags)
+    new.metadata = dict(instr.metadata)
+    new._clear_string_cache()
+    block.instructions.append(new)
+    if isinstance(instr, ins.Terminator):
+        block.terminator = new
+    return new
+
+
+def _remap(instructions: list[ir.Instruction], values: dict[ir.Value, ir.Value]) -> None:
+    """Replace operands of `instructions` that are keys of `values` by the mapped values."""
+
+    def new(v):
+        return values.get(v, v) if isinstance(v, ir.Instruction) else v
+
+    for instr in instructions:
+        if isinstance(instr, ins.PhiInstr):
+            instr.incomings = [(new(v), b) for v, b in instr.incomings]
+        else:
+            operands = [new(op) for op in instr.operands]
+            instr.operands = operands if isinstance(instr.operands, list) else tuple(operands)
+        if isinstance(instr, ins.GEPInstr):
+            instr.pointer = new(instr.pointer)
+            instr.indices = [new(i) for i in instr.indices]
+        if isinstance(instr, (ins.ExtractValue, ins.InsertValue)):
+            instr.aggregate = new(instr.aggregate)
+        if isinstance(instr, ins.InsertValue):
+            instr.value = new(instr.value)
+        instr._clear_string_cache()
+
+
+def _exit_test(loop: Loop):
+    """(stay predicate, v, B, step, in-loop successor of the header) of the header's exit test."""
+    if not loop.innermost:
+        raise _Decline("not an innermost loop (unroll-and-jam of outer loops is not implemented)")
+    if loop.preheader is None:
+        raise _Decline("no unique preheader")
+    if loop.latch is None:
+        raise _Decline(f"{len(loop.latches)} latches")
+    if loop.exiting != [loop.header]:
+        names = ", ".join(b.name for b in loop.exiting) or "none"
+        raise _Decline(f"exiting blocks {names}: only the header may exit (early exit?)")
+    if loop.exit is None:
+        raise _Decline(f"{len(loop.exits)} exit blocks")
+    if loop.trip_count is None:
+        raise _Decline(f"trip count unknown: {loop.trip_count_reason}")
+    if loop.trip_count.minimum != 0:
+        raise _Decline("the exit test is not in the header")
+    term = loop.header.terminator
+    if not isinstance(term, ins.ConditionalBranch):
+        raise _Decline("the header does not end in a conditional branch")
+    cond, on_true, on_false = term.operands
+    if not isinstance(cond, ins.ICMPInstr):
+        raise _Decline("the exit condition is not an icmp")
+    pred = cond.op if on_true in loop else _INVERSE[cond.op]
+    inside = on_true if on_true in loop else on_false
+    left, right = cond.operands
+    if loop.is_invariant(right) and not loop.is_invariant(left):
+        v, bound = left, right
+    elif loop.is_invariant(left) and not loop.is_invariant(right):
+        v, bound, pred = right, left, _SWAPPED[pred]
+    else:
+        raise _Decline("the exit test does not compare an induction variable with an invariant")
+    step = loop.trip_count.step
+    kind = pred[1:] if pred[0] in "su" else pred
+    if kind not in ("lt", "le", "gt", "ge", "ne"):
+        raise _Decline(f"unsupported exit predicate {pred}")
+    if inside is loop.header:
+        raise _Decline("the header branches to itself")
+    return pred, v, bound, step, inside
+
+
+def _unroll_loop(function: ir.Function, loop: Loop, factor: int) -> None:
+    pred, v, bound, step, inside = _exit_test(loop)
+    width = v.type.width
+    span = (factor - 1) * abs(step)
+    if span >= 1 << width:
+        raise _Decline(f"(factor - 1) * step = {span} does not fit in i{width}")
+    header, preheader, latch = loop.header, loop.preheader, loop.latch
+    phis = [i for i in header.instructions if isinstance(i, ins.PhiInstr)]
+    rest = [i for i in header.instructions if not isinstance(i, ins.PhiInstr)][:-1]
+    body = [b for b in loop.blocks if b is not header]
+    ivs = {iv.phi: iv for iv in loop.induction_variables if iv.step is not None}
+    latch_value = {p: dict((b, val) for val, b in p.incomings)[latch] for p in phis}
+
+    position = function.blocks.index(header)
+    new_blocks: list[ir.Block] = []
+
+    def new_block(name: str) -> ir.Block:
+        block = ir.Block(parent=function, name=name)
+        new_blocks.append(block)
+        return block
+
+    # the unrolled header: phis, the header's own instructions, the guard
+    uh = new_block(f"{header.name}.unrolled")
+    values: dict[ir.Value, ir.Value] = {}
+    uh_phis = {}
+    for phi in phis:
+        new = ir.PhiInstr(uh, phi.type, phi.name + ".u")
+        uh.instructions.append(new)
+        uh_phis[phi] = values[phi] = new
+    for instr in rest:
+        values[instr] = _clone(instr, uh, values, {})
+    builder = ir.IRBuilder(uh)
+    builder.position_at_end(uh)
+    v0, b0 = values.get(v, v), values.get(bound, bound)
+    kind = pred[1:] if pred[0] in "su" else pred
+    symbol = {"lt": "<", "le": "<=", "gt": ">", "ge": ">=", "ne": "!="}[kind]
+    compare = builder.icmp_signed if pred[0] == "s" else builder.icmp_unsigned
+    stay = compare(symbol, v0, b0)
+    distance = builder.sub(b0, v0) if step > 0 else builder.sub(v0, b0)
+    full = builder.icmp_unsigned(
+        ">=" if kind in ("le", "ge") else ">", distance, ir.Constant(v.type, span)
+    )
+    guard = builder.and_(stay, full, name="unroll.guard")
+    for instr in (stay, distance, full, guard):
+        instr.metadata.update(header.terminator.metadata)
+
+    # the copies: entry blocks (copy 0 enters through UH) and body blocks, then their contents
+    entries = [uh] + [new_block(f"{header.name}.u{k}") for k in range(1, factor)]
+    copies: list[tuple[dict, dict]] = []
+    for k in range(factor):
+        entry = entries[k]
+        blocks = {b: new_block(f"{b.name}.u{k}") for b in body}
+        if k == 0:
+            copy_values = dict(values)
+        else:
+            previous = copies[-1][0]
+            copy_values = {}
+            for phi in phis:
+                if phi in ivs:
+                    iv = ivs[phi]
+                    offset = ir.Constant(phi.type, k * iv.step)
+                    flags = ["nsw"] if iv.nsw else []
+                    copy_values[phi] = _binop(
+                        entry, uh_phis[phi], offset, flags, f"{phi.name}.u{k}"
+                    )
+                else:
+                    value = latch_value[phi]
+                    copy_values[phi] = previous.get(value, value)
+            for instr in rest:
+                copy_values[instr] = _clone(instr, entry, copy_values, {})
+            branch = ins.Branch(entry, "br", [blocks[inside]])
+            branch.metadata.update(header.terminator.metadata)
+            entry.instructions.append(branch)
+            entry.terminator = branch
+        mapping = dict(blocks)
+        mapping[header] = entries[k + 1] if k + 1 < factor else uh
+        incoming = dict(blocks)
+        incoming[header] = entry
+        cloned = []
+        for block in body:
+            for instr in block.instructions:
+                copy_values[instr] = _clone(instr, blocks[block], copy_values, mapping, incoming)
+                cloned.append(copy_values[instr])
+        # uses before definitions in block order (phis of the body): remap once more
+        _remap(cloned, copy_values)
+        copies.append((copy_values, blocks))
+    # the guard branch of UH
+    middle = new_block(f"{header.name}.middle")
+    to_remainder = ins.Branch(middle, "br", [header])
+    to_remainder.metadata.update(header.terminator.metadata)
+    middle.instructions.append(to_remainder)
+    middle.terminator = to_remainder
+    branch = ins.ConditionalBranch(uh, "br", [guard, copies[0][1][inside], middle])
+    branch.metadata.update(header.terminator.metadata)
+    uh.instructions.append(branch)
+    uh.terminator = branch
+    # UH's phis: the initial values and what the last copy sends back
+    last_values, last_blocks = copies[-1]
+    last_latch = last_blocks[latch]
+    for phi in phis:
+        init = dict((b, val) for val, b in phi.incomings)[preheader]
+        if phi in ivs:
+            iv = ivs[phi]
+            flags = ["nsw"] if iv.nsw else []
+            terminator = last_latch.terminator
+            last_latch.instructions.remove(terminator)
+            back = _binop(
+                last_latch,
+                uh_phis[phi],
+                ir.Constant(phi.type, factor * iv.step),
+                flags,
+                f"{phi.name}.next",
+            )
+            last_latch.instructions.append(terminator)
+        else:
+            value = latch_value[phi]
+            back = last_values.get(value, value)
+        uh_phis[phi].add_incoming(init, preheader)
+        uh_phis[phi].add_incoming(back, last_latch)
+    # the original loop is the remainder: entered from UH instead of the preheader
+    for phi in phis:
+        phi.incomings = [
+            (uh_phis[phi], middle) if b is preheader else (val, b) for val, b in phi.incomings
+        ]
+        phi._clear_string_cache()
+    pre_term = preheader.terminator
+    pre_term.operands = [uh if t is header else t for t in pre_term.operands]
+    pre_term._clear_string_cache()
+    function.blocks[position:position] = new_blocks
+
+
+def _binop(block: ir.Block, a: ir.Value, b: ir.Value, flags: list[str], name: str):
+    builder = ir.IRBuilder(block)
+    builder.position_at_end(block)
+    return builder.add(a, b, name=name, flags=flags)
+
+
+@register("unroll", (PositiveInt,))
+def unroll(module: ir.Module, factor: int, *, context: PassContext) -> ir.Module:
+    """Unroll every innermost loop of the supported shape by `factor`, with a remainder loop."""
+    factor = int(factor)
+    if factor < 1:
+        raise ValueError(f"unroll factor must be >= 1, not {factor}")
+    if factor == 1:
+        return module
+    for function in module.functions:
+        if not function.blocks:
+            continue
+        changed = False
+        for loop in list(loops_of(function).loops):
+            try:
+                if not loop.innermost:
+                    continue  # outer loops: only their innermost loops are unrolled
+                _unroll_loop(function, loop, factor)
+                context.passed(f"loop unrolled by {factor}", at=loop.header)
+                changed = True
+            except _Decline as reason:
+                context.missed(f"loop not unrolled: {reason}", at=loop.header)
+        if changed:
+            invalidate(function)
+    return module

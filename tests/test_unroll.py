@@ -1,0 +1,104 @@
+"""`unroll(N)` (Algorithm 2): bit-exact against cc on corpus kernels for several factors and
+sizes (smaller than the factor, prime), the IV step of the unrolled loop, remarks, declines."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from corpus.manifest import CORPUS_DIR, KERNELS
+from pycc_stencil.frontend import lower_file
+from pycc_stencil.ir_passes.loops import loops_of
+from pycc_stencil.ir_passes.pipeline import PipelineError, parse_pipeline, run_passes
+from pycc_stencil.runtime.check import CheckOptions, check_file
+
+FACTORS = [1, 2, 3, 4, 8]
+CHOSEN = [
+    ("polybench/jacobi_1d_vla.c", "kernel_jacobi_1d_vla"),
+    ("polybench/jacobi_2d_vla.c", "kernel_jacobi_2d_vla"),
+    ("polybench/heat_3d_fixed.c", None),
+    ("c66x/mean_filter_3x3.c", None),
+    ("c66x/sobel.c", None),
+    ("c66x/harris_corner.c", None),
+    ("legacy/box_blur_u8.c", "box_blur3x3_u8"),
+]
+
+
+def _cases():
+    for file, function in CHOSEN:
+        entry = next(e for e in KERNELS if e["file"] == file and function in (None, e["function"]))
+        for variant in entry["variants"][:3]:
+            for params in entry["params"][:4]:
+                for factor in FACTORS:
+                    label = "-".join(
+                        [entry["function"], f"F{factor}", *variant]
+                        + [f"{k}={v}" for k, v in params.items()]
+                    )
+                    yield pytest.param(entry, variant, params, factor, id=label)
+
+
+@pytest.mark.parametrize("entry, variant, params, factor", list(_cases()))
+def test_unrolled_kernel_is_bit_exact(entry, variant, params, factor):
+    includes = [f"-I{os.path.join(CORPUS_DIR, d)}" for d in entry["includes"]]
+    cflags = [f"-std={entry['std']}", *entry["cflags"], *variant, *includes]
+    options = CheckOptions(
+        functions=[entry["function"]],
+        params={k: repr(v) for k, v in params.items()},
+        passes=f"unroll({factor})",
+    )
+    (result,) = check_file(os.path.join(CORPUS_DIR, entry["file"]), cflags, options)
+    assert result.status == "OK", str(result)
+
+
+SOURCE = """
+float f(int n, const float *b, float *a) {
+  float s = 0;
+  for (int i = 1; i < n - 1; i += 3) { a[i] = b[i - 1] + b[i + 1]; s += b[i]; }
+  return s;
+}
+int g(int n, const int *b) {
+  int s = 0;
+  for (int i = 0; i < n; i++) { if (b[i] == 0) break; s += b[i]; }
+  return s;
+}
+"""
+
+
+@pytest.fixture
+def lowered(tmp_path):
+    path = tmp_path / "k.c"
+    path.write_text(SOURCE)
+    return lower_file(str(path))
+
+
+@pytest.mark.parametrize("factor", [2, 3, 4, 8])
+def test_unrolled_loop_steps_by_factor_and_remarks(lowered, factor):
+    result = run_passes(lowered.module, parse_pipeline(f"unroll({factor})"), verify=True)
+    function = result.module.get_global("f")
+    loops = loops_of(function).loops
+    steps = sorted(iv.step for loop in loops for iv in loop.induction_variables)
+    assert steps == [3, 3 * factor]  # the remainder loop and the unrolled loop
+    passed = [r for r in result.remarks if r.kind == "passed"]
+    assert [r.message for r in passed] == [f"loop unrolled by {factor}"]
+    assert str(passed[0]).endswith(f"loop unrolled by {factor} [-Rpass=unroll]")
+    assert passed[0].location is not None and passed[0].location.line == 4
+
+
+def test_a_loop_with_an_early_break_is_declined(lowered):
+    result = run_passes(lowered.module, parse_pipeline("unroll(4)"), verify=True)
+    missed = [r for r in result.remarks if r.kind == "missed"]
+    assert len(missed) == 1 and missed[0].function == "g"
+    assert "loop not unrolled" in missed[0].message and "early exit" in missed[0].message
+    assert len(loops_of(result.module.get_global("g")).loops) == 1
+
+
+def test_factor_one_is_a_no_op(lowered):
+    before = str(lowered.module)
+    result = run_passes(lowered.module, parse_pipeline("unroll(1)"), verify=True)
+    assert str(result.module) == before and result.remarks == []
+
+
+@pytest.mark.parametrize("text", ["unroll(0)", "unroll(-2)"])
+def test_factor_below_one_is_a_pipeline_error(text):
+    with pytest.raises(PipelineError, match="not a valid unroll factor"):
+        parse_pipeline(text)
