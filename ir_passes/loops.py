@@ -277,11 +277,13 @@ class TripCount:
 
 _PURE = frozenset({"add", "sub", "mul", "shl", "sext", "zext"})
 
-_INVERSE = {
+#: the predicate of the negated comparison
+INVERSE_PREDICATE = {
     "eq": "ne", "ne": "eq", "slt": "sge", "sge": "slt", "sle": "sgt", "sgt": "sle",
     "ult": "uge", "uge": "ult", "ule": "ugt", "ugt": "ule",
 }  # fmt: skip
-_SWAPPED = {
+#: the predicate with its operands exchanged
+SWAPPED_PREDICATE = {
     "eq": "eq", "ne": "ne", "slt": "sgt", "sgt": "slt", "sle": "sge", "sge": "sle",
     "ult": "ugt", "ugt": "ult", "ule": "uge", "uge": "ule",
 }  # fmt: skip
@@ -516,14 +518,14 @@ def _trip_count(loop: Loop) -> None:
     cond, on_true, _ = term.operands
     if not isinstance(cond, ins.ICMPInstr):
         return _fail(loop, "the exit condition is not an icmp")
-    pred = cond.op if on_true in loop else _INVERSE[cond.op]  # the stay-in-loop predicate
+    pred = cond.op if on_true in loop else INVERSE_PREDICATE[cond.op]  # the stay-in-loop predicate
     left, right = cond.operands
     found_left, found_right = _iv_offset(left, loop), _iv_offset(right, loop)
     if found_left and loop.is_invariant(right):
         (iv, offset, _), bound_value = found_left, right
     elif found_right and loop.is_invariant(left):
         (iv, offset, _), bound_value = found_right, left
-        pred = _SWAPPED[pred]
+        pred = SWAPPED_PREDICATE[pred]
     else:
         return _fail(loop, "the exit test does not compare an induction variable with an invariant")
     step = iv.step

@@ -29,8 +29,9 @@ import copy
 from llvmlite import ir
 from llvmlite.ir import instructions as ins
 
-from .loops import Loop, invalidate, loops_of
+from .loops import INVERSE_PREDICATE, SWAPPED_PREDICATE, Loop, invalidate, loops_of
 from .pipeline import PassContext, register
+from .rewrite import remap_operands, replace_in
 
 
 class PositiveInt(int):
@@ -44,15 +45,6 @@ class PositiveInt(int):
 
 
 PositiveInt.__name__ = "unroll factor (an integer >= 1)"
-
-_INVERSE = {
-    "eq": "ne", "ne": "eq", "slt": "sge", "sge": "slt", "sle": "sgt", "sgt": "sle",
-    "ult": "uge", "uge": "ult", "ule": "ugt", "ugt": "ule",
-}  # fmt: skip
-_SWAPPED = {
-    "eq": "eq", "ne": "ne", "slt": "sgt", "sgt": "slt", "sle": "sge", "sge": "sle",
-    "ult": "ugt", "ugt": "ult", "ule": "uge", "uge": "ule",
-}  # fmt: skip
 
 
 class _Decline(Exception):
@@ -76,18 +68,10 @@ def _clone(
     new = copy.copy(instr)
     new.parent = block
     new.name = instr.name  # registered again in the function's scope, deduplicated
+    remap_operands(new, value)
     if isinstance(instr, ins.PhiInstr):
         incoming = blocks if incoming is None else incoming
-        new.incomings = [(value(v), incoming.get(b, b)) for v, b in instr.incomings]
-    operands = [value(op) for op in instr.operands]
-    new.operands = operands if isinstance(instr.operands, list) else tuple(operands)
-    if isinstance(instr, ins.GEPInstr):
-        new.pointer = value(instr.pointer)
-        new.indices = [value(i) for i in instr.indices]
-    if isinstance(instr, (ins.ExtractValue, ins.InsertValue)):
-        new.aggregate = value(instr.aggregate)
-    if isinstance(instr, ins.InsertValue):
-        new.value = value(instr.value)
+        new.incomings = [(v, incoming.get(b, b)) for v, b in new.incomings]
     if isinstance(instr, ins.SwitchInstr):
         new.default = value(instr.default)
         new.cases = [(v, value(b)) for v, b in instr.cases]
@@ -99,28 +83,6 @@ def _clone(
     if isinstance(instr, ins.Terminator):
         block.terminator = new
     return new
-
-
-def _remap(instructions: list[ir.Instruction], values: dict[ir.Value, ir.Value]) -> None:
-    """Replace operands of `instructions` that are keys of `values` by the mapped values."""
-
-    def new(v):
-        return values.get(v, v) if isinstance(v, ir.Instruction) else v
-
-    for instr in instructions:
-        if isinstance(instr, ins.PhiInstr):
-            instr.incomings = [(new(v), b) for v, b in instr.incomings]
-        else:
-            operands = [new(op) for op in instr.operands]
-            instr.operands = operands if isinstance(instr.operands, list) else tuple(operands)
-        if isinstance(instr, ins.GEPInstr):
-            instr.pointer = new(instr.pointer)
-            instr.indices = [new(i) for i in instr.indices]
-        if isinstance(instr, (ins.ExtractValue, ins.InsertValue)):
-            instr.aggregate = new(instr.aggregate)
-        if isinstance(instr, ins.InsertValue):
-            instr.value = new(instr.value)
-        instr._clear_string_cache()
 
 
 def _exit_test(loop: Loop):
@@ -146,13 +108,13 @@ def _exit_test(loop: Loop):
     cond, on_true, on_false = term.operands
     if not isinstance(cond, ins.ICMPInstr):
         raise _Decline("the exit condition is not an icmp")
-    pred = cond.op if on_true in loop else _INVERSE[cond.op]
+    pred = cond.op if on_true in loop else INVERSE_PREDICATE[cond.op]
     inside = on_true if on_true in loop else on_false
     left, right = cond.operands
     if loop.is_invariant(right) and not loop.is_invariant(left):
         v, bound = left, right
     elif loop.is_invariant(left) and not loop.is_invariant(right):
-        v, bound, pred = right, left, _SWAPPED[pred]
+        v, bound, pred = right, left, SWAPPED_PREDICATE[pred]
     else:
         raise _Decline("the exit test does not compare an induction variable with an invariant")
     step = loop.trip_count.step
@@ -248,7 +210,7 @@ def _unroll_loop(function: ir.Function, loop: Loop, factor: int) -> None:
                 copy_values[instr] = _clone(instr, blocks[block], copy_values, mapping, incoming)
                 cloned.append(copy_values[instr])
         # uses before definitions in block order (phis of the body): remap once more
-        _remap(cloned, copy_values)
+        replace_in(cloned, copy_values)
         copies.append((copy_values, blocks))
     # the guard branch of UH
     middle = new_block(f"{header.name}.middle")
