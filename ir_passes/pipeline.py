@@ -51,6 +51,8 @@ class PassSpec:
 
     function: Callable[..., ir.Module]
     arg_types: tuple[type, ...] = ()
+    #: values of the trailing arguments that may be left out (`simd` = `simd(<target width>)`)
+    defaults: tuple[object, ...] = ()
 
 
 #: name -> pass, filled by `register` as the pass modules are imported (see `_load_passes`).
@@ -58,15 +60,21 @@ REGISTRY: dict[str, PassSpec] = {}
 
 
 def register(
-    name: str, arg_types: tuple[type, ...] = (), registry: dict[str, PassSpec] | None = None
+    name: str,
+    arg_types: tuple[type, ...] = (),
+    registry: dict[str, PassSpec] | None = None,
+    defaults: tuple[object, ...] = (),
 ) -> Callable[[Callable[..., ir.Module]], Callable[..., ir.Module]]:
-    """Decorator: register `function(module, *args[, context]) -> module` under `name`."""
+    """Decorator: register `function(module, *args[, context]) -> module` under `name`; the
+    last `len(defaults)` arguments may be omitted in a pipeline string."""
     target = REGISTRY if registry is None else registry
+    if len(defaults) > len(arg_types):
+        raise ValueError(f"pass {name!r}: more defaults than arguments")
 
     def decorate(function: Callable[..., ir.Module]) -> Callable[..., ir.Module]:
         if name in target and target[name].function is not function:
             raise ValueError(f"pass {name!r} is already registered")
-        target[name] = PassSpec(function, tuple(arg_types))
+        target[name] = PassSpec(function, tuple(arg_types), tuple(defaults))
         return function
 
     return decorate
@@ -262,13 +270,13 @@ def parse_pipeline(
         if spec is None:
             raise PipelineError(f"unknown pass {name!r} (valid passes: {_valid_names(registry)})")
         args = [a.strip() for a in raw_args.split(",")] if raw_args and raw_args.strip() else []
-        if len(args) != len(spec.arg_types):
-            raise PipelineError(
-                f"pass {name} takes {len(spec.arg_types)} argument(s), {len(args)} given"
-            )
-        steps.append(
-            (name, tuple(_convert(a, t, name) for a, t in zip(args, spec.arg_types, strict=True)))
-        )
+        most, least = len(spec.arg_types), len(spec.arg_types) - len(spec.defaults)
+        if not least <= len(args) <= most:
+            takes = f"{most}" if least == most else f"{least} to {most}"
+            raise PipelineError(f"pass {name} takes {takes} argument(s), {len(args)} given")
+        converted = [_convert(a, t, name) for a, t in zip(args, spec.arg_types)]
+        converted += spec.defaults[len(converted) - least :]
+        steps.append((name, tuple(converted)))
     return steps
 
 

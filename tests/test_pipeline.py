@@ -92,6 +92,19 @@ def test_register_adds_a_pass_with_its_argument_types():
         register("tag", registry=registry)(lambda m: m)
 
 
+def test_trailing_arguments_with_defaults_may_be_left_out():
+    registry: dict = {}
+
+    @register("width", (int, int), registry=registry, defaults=(0,))
+    def width(module, lanes, unroll):
+        return module
+
+    assert parse_pipeline("width(8)", registry) == [("width", (8, 0))]
+    assert parse_pipeline("width(8, 2)", registry) == [("width", (8, 2))]
+    with pytest.raises(PipelineError, match="takes 1 to 2 argument"):
+        parse_pipeline("width", registry)
+
+
 def test_remarks_print_in_compiler_form():
     where = SourceLocation("k.c", 3, 5)
     assert (
