@@ -24,7 +24,6 @@ the reason; an unrolled loop gets `loop unrolled by N [-Rpass=unroll]` at its he
 
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass
 
 from llvmlite import ir
@@ -32,7 +31,7 @@ from llvmlite.ir import instructions as ins
 
 from .loops import INVERSE_PREDICATE, SWAPPED_PREDICATE, Loop, invalidate, loops_of
 from .pipeline import PassContext, register
-from .rewrite import remap_operands, replace_in
+from .rewrite import copy_instruction, remap_operands, replace_in
 
 
 class PositiveInt(int):
@@ -116,9 +115,7 @@ def _clone(
             return blocks.get(v, v)
         return values.get(v, v) if isinstance(v, ir.Instruction) else v
 
-    new = copy.copy(instr)
-    new.parent = block
-    new.name = instr.name  # registered again in the function's scope, deduplicated
+    new = copy_instruction(instr, block)
     remap_operands(new, value)
     if isinstance(instr, ins.PhiInstr):
         incoming = blocks if incoming is None else incoming
@@ -126,9 +123,6 @@ def _clone(
     if isinstance(instr, ins.SwitchInstr):
         new.default = value(instr.default)
         new.cases = [(v, value(b)) for v, b in instr.cases]
-    if hasattr(instr, "flags") and isinstance(instr.flags, list):
-        new.flags = list(instr.flags)
-    new.metadata = dict(instr.metadata)
     new._clear_string_cache()
     block.instructions.append(new)
     if isinstance(instr, ins.Terminator):
