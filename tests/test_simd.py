@@ -4,35 +4,27 @@ if-conversion of saturating/thresholding kernels."""
 
 from __future__ import annotations
 
-import os
 import re
 
 import numpy as np
 import pytest
-from corpus.manifest import CORPUS_DIR, KERNELS
+from corpus.manifest import KERNELS
+from corpus_check import case_label, check_case
 from llvmlite import ir
 from pycc_stencil import load
 from pycc_stencil.frontend import lower_file
 from pycc_stencil.ir_passes.loops import loops_of
 from pycc_stencil.ir_passes.pipeline import parse_pipeline, run_passes
 from pycc_stencil.ir_passes.target_info import set_cpu_features, vector_bytes
-from pycc_stencil.runtime.check import CheckOptions, check_file
 
 
 def _check(entry, variant, params, passes):
-    includes = [f"-I{os.path.join(CORPUS_DIR, d)}" for d in entry["includes"]]
-    cflags = [f"-std={entry['std']}", *entry["cflags"], *variant, *includes]
-    options = CheckOptions(
-        functions=[entry["function"]],
-        params={k: repr(v) for k, v in params.items()},
-        passes=passes,
-    )
-    (result,) = check_file(os.path.join(CORPUS_DIR, entry["file"]), cflags, options)
+    result = check_case(entry, variant, params, passes)
     assert result.status == "OK", str(result)
 
 
 def _label(entry, variant, params, passes):
-    return "-".join([entry["function"], passes, *variant] + [f"{k}={v}" for k, v in params.items()])
+    return case_label(entry, variant, params, passes)
 
 
 def _corpus_cases():

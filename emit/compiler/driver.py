@@ -339,10 +339,6 @@ def _publish(path: str, output: str) -> int:
         sys.stdout.flush()
         return 0
     try:
-        if os.path.exists(output) and not os.path.isfile(output):
-            with open(path, "rb") as source, open(output, "wb") as target:
-                shutil.copyfileobj(source, target)
-            return 0
         with open(path, "rb") as handle:
             write_atomically(output, handle.read())
     except OSError as exc:

@@ -10,6 +10,7 @@ from ...diagnostics import CompilerError
 from ...frontend import lower_file
 from ...frontend.signature import LoweredModule
 from ...ir_passes.pipeline import PipelineResult, parse_pipeline, run_passes
+from ...ir_passes.target_info import set_cpu_features
 from ..host_object import compile_to_assembly, compile_to_object
 from ..target import TargetSpec, UnsupportedTarget, target_from_flags
 from .command_line import CompilerCommand
@@ -97,6 +98,7 @@ class _CodeGenerator:
         self.applied: PipelineResult | None = None
 
     def __call__(self, lowered: LoweredModule, takeovers: list[Takeover]) -> bytes:
+        set_cpu_features(lowered.module, self.target.features)  # `simd`'s width
         self.applied = run_passes(lowered.module, self.steps)
         lowered.module = self.applied.module
         module_text = kernel_module(
