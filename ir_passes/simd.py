@@ -121,7 +121,7 @@ def _body_chain(loop: Loop) -> list[ir.Block]:
             raise Decline("control flow inside the loop body")
         chain.append(block)
         term = block.terminator
-        if not isinstance(term, ins.Branch) or isinstance(term, ins.ConditionalBranch):
+        if not isinstance(term, ins.Branch):  # (a ConditionalBranch is not a Branch)
             raise Decline("control flow inside the loop body (a branch or an early exit)")
         block = term.operands[0]
     if len(chain) != len(loop.blocks) - 1:
