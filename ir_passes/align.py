@@ -63,8 +63,7 @@ def _align_function(function: ir.Function, context: PassContext) -> None:
 def _missed_message(access: Access, alignment: int, proof: Proof) -> str:
     kind = "store" if access.is_store else "load"
     return (
-        f"{kind} of {access.size} bytes not proven aligned (only {alignment}-byte): "
-        f"{proof.reason}"
+        f"{kind} of {access.size} bytes not proven aligned (only {alignment}-byte): {proof.reason}"
     )
 
 

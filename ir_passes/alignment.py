@@ -10,7 +10,7 @@ answer is what the constant coefficients alone prove.
 
 Declarations live on the IR itself, so the `align` pass sees them whatever produced the IR:
 
-- `!pycc.row_align = !{!{ptr @f, i64 N}}` for function `f` (`#pragma pycc row_align(N)`,
+- `!pycc.row_align = !{!{!"f", i64 N}}` for function `f` (`#pragma pycc row_align(N)`,
   `--row-align N`, `-fpycc-row-align=N`): every pointer parameter is N-aligned (also
   written as `align N` on the parameters, which LLVM understands) and every row starts
   N-aligned, i.e. in an access `param + offset` inside a loop, the terms of the offset that
@@ -99,14 +99,16 @@ def _md_int(module: ir.Module, value: int, typ: ir.IntType = _I64) -> ir.MDValue
 def declare_row_alignment(function: ir.Function, alignment: int) -> None:
     """Record `row_align(alignment)` for `function` and `align` on its pointer parameters.
 
-    The fact is module-level named metadata `!pycc.row_align = !{!{ptr @f, i64 N}, ...}`
-    (llvmlite prints a second function attachment in a syntax LLVM rejects)."""
+    The fact is module-level named metadata `!pycc.row_align = !{!{!"f", i64 N}, ...}`, by
+    name so that deleting a function leaves valid IR (llvmlite prints a second function
+    attachment after `!dbg` in a syntax LLVM rejects)."""
     if not is_power_of_two(alignment):
         raise ValueError(f"row alignment must be a power of two, not {alignment}")
     module = function.module
     if row_alignment(function) is not None:
         raise ValueError(f"row alignment of '{function.name}' is already declared")
-    entry = module.add_metadata([function, ir.Constant(_I64, alignment)])
+    name = ir.MetaDataString(module, function.name)
+    entry = module.add_metadata([name, ir.Constant(_I64, alignment)])
     module.add_named_metadata(ROW_ALIGN).add(entry)
     for argument in function.args:
         if isinstance(argument.type, ir.PointerType):
@@ -118,7 +120,7 @@ def row_alignment(function: ir.Function) -> int | None:
     named = function.module.namedmetadata.get(ROW_ALIGN)
     for entry in named.operands if named is not None else ():
         target, value = entry.operands
-        if target is function:
+        if target.string == function.name:
             return int(value.constant)
     return None
 
