@@ -58,7 +58,7 @@ def test_requested_skipped_function_fails(capsys, c_file):
         (["check", "{path}", "-DSCALE=2", "--function", "nope"], "no function named 'nope'"),
         (
             ["check", "{path}", "-DSCALE=2", "--passes", "simd(8)"],
-            "unknown pass 'simd' (valid passes: loop-info, unroll)",
+            "unknown pass 'simd' (valid passes: align, loop-info, unroll)",
         ),
         (["check", "{path}", "--param", "n"], "expected NAME=VALUE"),
         (["check", "{path}", "--seed", "-3"], "argument --seed: expected an integer >= 0"),
