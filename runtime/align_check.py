@@ -30,7 +30,6 @@ _HELPER = "__pycc_align_check"
 
 @dataclass(frozen=True)
 class CheckedAccess:
-    function: str
     kind: str  # "load" or "store"
     where: str  # file:line:col
     alignment: int
@@ -52,14 +51,13 @@ class AlignmentCheck:
     def reset(self) -> None:
         self._memory[: _RECORD.size] = bytes(_RECORD.size)
 
-    def violation(self, function: str) -> str | None:
-        """The error message for the first violation recorded in `function`, if any."""
+    def violation(self) -> str | None:
+        """The error message for the first violation since `reset`, if any (in the kernel or
+        in a function it calls)."""
         ident, address = _RECORD.unpack(self._memory[: _RECORD.size])
         if ident == 0:
             return None
         access = self.accesses[ident - 1]
-        if access.function != function:
-            return None
         declared = (
             f"declared row_align({access.row_align})"
             if access.row_align is not None
@@ -114,7 +112,6 @@ class AlignmentCheck:
                     continue
                 self.accesses.append(
                     CheckedAccess(
-                        function.name,
                         instruction.opname,
                         describe(instruction),
                         instruction.align,

@@ -313,7 +313,7 @@ class _FileCheck:
         try:
             result = self._run("JIT code", function, info, scalars, buffers)
         finally:
-            violation = self.alignment_check.violation(info.name)
+            violation = self.alignment_check.violation()
             if violation is not None:
                 raise _Failed("ERROR", violation)
         return result

@@ -404,3 +404,23 @@ def test_compiler_mode_row_align_option(tmp_path):
         text=True,
     )
     assert bad.returncode == 1 and "-fpycc-row-align=3" in bad.stderr
+
+
+ASSUMED = """
+void assumed(const float *in, int n, int shift, float *out) {
+  const float *a = __builtin_assume_aligned(in + shift, 16);
+  for (int j = 0; j < n; j += 4) out[j] = a[j] * 0.5f;
+}
+"""
+
+
+@pytest.mark.parametrize("shift, status", [(0, "OK"), (4, "OK"), (1, "ERROR")])
+def test_a_wrong_assume_aligned_is_reported(tmp_path, shift, status):
+    path = tmp_path / "assumed.c"
+    path.write_text(ASSUMED)
+    options = CheckOptions(params={"n": "13", "shift": str(shift)}, passes="align")
+    (result,) = check_file(str(path), [], options)
+    assert result.status == status, str(result)
+    if status == "ERROR":
+        assert result.message.startswith("the declared alignment does not hold: the load at")
+        assert f"{path}:4:" in result.message
