@@ -13,9 +13,9 @@ Declarations live on the IR itself, so the `align` pass sees them whatever produ
 - `!pycc.row_align = !{!{!"f", i64 N}}` for function `f` (`#pragma pycc row_align(N)`,
   `--row-align N`, `-fpycc-row-align=N`): every pointer parameter is N-aligned (also
   written as `align N` on the parameters, which LLVM understands) and every row starts
-  N-aligned, i.e. in an access `param + offset` inside a loop, the terms of the offset that
-  are loop-invariant and not constant (the row start, `4*i*size_x`) sum to a multiple of N
-  (dissertation §4.3).
+  N-aligned, i.e. in an access `param + offset` that moves with an induction variable of its
+  loop, the terms of the offset that are loop-invariant and not constant (the row start,
+  `4*i*size_x`) sum to a multiple of N (dissertation §4.3).
 - `align N` on a parameter, a global or an alloca (`__attribute__((aligned(N)))`).
 - `!pycc.assume_align !{i64 N}` on a zero-offset GEP (`__builtin_assume_aligned(p, N)`: LLVM's
   `llvm.assume` with an "align" operand bundle cannot be built with llvmlite.ir).
@@ -256,13 +256,16 @@ def _offset_proof(offset: Polynomial, loop: Loop | None, row_align: int | None) 
     else:
         row, start, periodic = _iteration_form(offset, loop)
         if row.terms:
-            if row_align is not None:
+            # the rule speaks of rows walked by the loop: an access that does not move with
+            # an induction variable (`coef[i]` inside the `j` loop) is not a row start
+            if row_align is not None and periodic.terms:
                 parts.append(Proof(row_align, f"row_align({row_align}) is declared"))
             else:
+                why = "no row_align" if row_align is None else "the access does not walk a row"
                 parts.append(
                     Proof(
                         polynomial_alignment(row),
-                        f"the row start {row} is not declared aligned (no row_align)",
+                        f"the row start {row} is not declared aligned ({why})",
                     )
                 )
         parts.append(

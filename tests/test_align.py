@@ -424,3 +424,30 @@ def test_a_wrong_assume_aligned_is_reported(tmp_path, shift, status):
     if status == "ERROR":
         assert result.message.startswith("the declared alignment does not hold: the load at")
         assert f"{path}:4:" in result.message
+
+
+INVARIANT = """
+#pragma pycc row_align(8)
+void scale(const float *in, int size_x, int size_y, const float *coef, float *out) {
+  for (int i = 0; i < size_y; i++)
+    for (int j = 0; j < size_x; j++)
+      out[i * size_x + j] = in[i * size_x + j] * coef[i];
+}
+"""
+
+
+def test_row_align_does_not_apply_to_accesses_that_do_not_walk_a_row(tmp_path):
+    path = tmp_path / "scale.c"
+    path.write_text(INVARIANT)
+    lowered = lower_file(str(path))
+    run_passes(lowered.module, parse_pipeline("unroll(2),align"), verify=True)
+    function = lowered.module.get_global("scale")
+    first = [a for a in accesses(function) if a.instruction.parent.name.endswith(".u0")]
+    assert [(a.address.base.name, a.instruction.align) for a in first] == [
+        ("in", 8),
+        ("coef", 4),  # coef[i] with i odd is not 8-aligned whatever row_align says
+        ("out", 8),
+    ]
+    options = CheckOptions(params={"size_x": "6", "size_y": "5"}, passes="unroll(2),align")
+    (result,) = check_file(str(path), [], options)
+    assert result.status == "OK", str(result)
