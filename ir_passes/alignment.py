@@ -152,8 +152,8 @@ def pointer_alignment(pointer: ir.Value) -> int:
 
 def declared_pointer_alignment(function: ir.Function) -> int:
     """The largest alignment declared for a pointer parameter of `function` (1 if none)."""
-    return max((pointer_alignment(a) for a in function.args if isinstance(a.type, ir.PointerType)),
-               default=1)  # fmt: skip
+    pointers = [a for a in function.args if isinstance(a.type, ir.PointerType)]
+    return max((pointer_alignment(a) for a in pointers), default=1)
 
 
 def mark_access(instruction: ir.Instruction, alignment: int, aligned: bool) -> None:

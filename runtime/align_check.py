@@ -70,8 +70,8 @@ class AlignmentCheck:
         )
 
     def _define_helper(self, module: ir.Module) -> ir.Function:
-        scratch = ir.GlobalVariable(module, ir.ArrayType(ir.IntType(8), 4 * MAX_ALIGNMENT),
-                                    name="__pycc_align_scratch")  # fmt: skip
+        scratch_type = ir.ArrayType(ir.IntType(8), 4 * MAX_ALIGNMENT)
+        scratch = ir.GlobalVariable(module, scratch_type, name="__pycc_align_scratch")
         scratch.type = _PTR
         scratch.linkage = "internal"
         scratch.align = MAX_ALIGNMENT
