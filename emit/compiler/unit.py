@@ -8,6 +8,7 @@ import time
 
 from ...diagnostics import CompilerError
 from ...frontend import lower_file
+from ...frontend.declarations import apply_row_align
 from ...frontend.signature import LoweredModule
 from ...ir_passes.pipeline import PipelineResult, parse_pipeline, run_passes
 from ...ir_passes.target_info import set_cpu_features
@@ -28,12 +29,17 @@ def compile_kernels(
     text: bytes,
     stage: str,
     passes: str,
+    row_align: int | None = None,
 ) -> UnitResult:
     """Lower `source`, take over its kernels and generate their code. A kernel whose code
     generation fails is retried alone, so one bad kernel costs only itself."""
 
     def lower() -> LoweredModule:
-        return lower_file(source, command.preprocessor_flags(), tolerate_system_header_errors=True)
+        lowered = lower_file(
+            source, command.preprocessor_flags(), tolerate_system_header_errors=True
+        )
+        apply_row_align(lowered, row_align)
+        return lowered
 
     started = time.perf_counter()
     try:
