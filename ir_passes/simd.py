@@ -654,12 +654,11 @@ def _bind(function: ir.Function, plan: _Plan, record: UnrolledLoop, width: int) 
     blocks.append(body)
     binder.builder = ir.IRBuilder(body)
     groups = record.factor // width
-    preheader = next(b for _, b in uh.instructions[0].incomings if b is not record.latch)
+    preheader, initial = _entry(record)
     accumulators = {}
     for phi, update in plan.reductions.items():
-        initial = record.phis[phi].incomings[0][0]
         accumulators[phi] = [
-            _accumulator(uh, preheader, phi, initial, update.opname, width, g)
+            _accumulator(uh, preheader, phi, initial[phi], update.opname, width, g)
             for g in range(groups)
         ]
     binder.accumulators = {
@@ -688,6 +687,17 @@ def _bind(function: ir.Function, plan: _Plan, record: UnrolledLoop, width: int) 
     record.replace_body(blocks[0], body, back)
     for phi, update in plan.reductions.items():
         _finish_reduction(record, phi, update, accumulators[phi], middle)
+
+
+def _entry(record: UnrolledLoop) -> tuple[ir.Block, dict[ins.PhiInstr, ir.Value]]:
+    """The block before the vector loop and the values its phis start from (the scalar
+    loop's own phis start from the vector loop by now: it is the remainder)."""
+    some_phi = next(iter(record.phis.values()))
+    preheader = next(b for _, b in some_phi.incomings if b is not record.latch)
+    initial = {
+        phi: next(v for v, b in new.incomings if b is preheader) for phi, new in record.phis.items()
+    }
+    return preheader, initial
 
 
 def _accumulator(
@@ -751,8 +761,7 @@ def _guard_before_loop(
 ) -> None:
     """Test in the preheader that `pairs` (same constant stride) never overlap across the
     lanes of one vector iteration, and enter the vector loop only if so."""
-    preheader = next(b for _, b in record.header.instructions[0].incomings if b is not record.latch)
-    initial = {phi: iv.init for phi, iv in plan.ivs.items()}
+    preheader, initial = _entry(record)
     binder = _Binder(plan, record, width, initial, speculative=True)
     binder.builder = ir.IRBuilder(preheader)
     binder.builder.position_before(preheader.terminator)
