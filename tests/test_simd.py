@@ -342,3 +342,15 @@ def test_peeling_makes_the_store_aligned():
     text = str(result.module.get_global("MeanFilter1x3"))
     assert re.search(r"store <2 x float> .*, align 8", text)
     assert any("1 iteration(s) peeled" in r.message for r in result.remarks)
+
+
+def test_stores_in_both_arms_become_one_store_and_clamps_select_on_their_branch():
+    """sobel_mag_s16 stores 255 or mag to the same pixel in the two arms of an `if`: one
+    store of a select, so the loop is vectorized; the nested ternary clamp of
+    sobel_sum_s16_sat selects on each branch's own condition (min/max for LLVM)."""
+    lowered = lower_file(os.path.join(CORPUS_DIR, "legacy", "sobel_s16.c"))
+    result = run_passes(lowered.module, parse_pipeline("simd(8)"), verify=True)
+    passed = [r for r in result.remarks if r.kind == "passed"]
+    assert {r.location.line for r in passed} == {14, 37}
+    text = str(result.module.get_global("sobel_mag_s16"))
+    assert text.count("store <8 x i8>") == 1
