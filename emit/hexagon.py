@@ -39,6 +39,7 @@ import llvmlite.binding as llvm
 from llvmlite import ir
 
 from .asm_loops import AsmLoop, functions, innermost_loops
+from .host_jit import optimize
 
 TRIPLE = "hexagon-unknown-elf"
 CPU = "hexagonv68"
@@ -100,14 +101,7 @@ def compile_to_assembly(module: ir.Module | str) -> tuple[str, str]:
     and vectorizers off)."""
     machine = target_machine()
     parsed = llvm.parse_assembly(str(module))
-    parsed.triple = machine.triple
-    parsed.data_layout = str(machine.target_data)
-    tuning = llvm.create_pipeline_tuning_options(speed_level=3)
-    tuning.loop_unrolling = False
-    tuning.loop_vectorization = False
-    tuning.slp_vectorization = False
-    builder = llvm.create_pass_builder(machine, tuning)
-    builder.getModulePassManager().run(parsed, builder)
+    optimize(parsed, 3, machine, loop_transforms=False)
     with _lock:
         assembly, remarks = _capture_stderr(lambda: machine.emit_assembly(parsed))
     return assembly, remarks

@@ -26,7 +26,7 @@ import llvmlite.binding as llvm
 from llvmlite import ir
 
 from .asm_loops import AsmLoop, functions, innermost_loops
-from .host_jit import host_target_machine
+from .host_jit import host_target_machine, optimize
 
 _MCA_NAMES = [f"llvm-mca-{v}" for v in range(30, 13, -1)] + ["llvm-mca"]
 _REGISTER = re.compile(r"%([a-z][a-z0-9]*)")
@@ -58,14 +58,7 @@ def compile_to_assembly(module: ir.Module | str) -> str:
     machine = host_target_machine(3)
     machine.set_asm_verbosity(True)
     parsed = llvm.parse_assembly(str(module))
-    parsed.triple = machine.triple
-    parsed.data_layout = str(machine.target_data)
-    tuning = llvm.create_pipeline_tuning_options(speed_level=3)
-    tuning.loop_unrolling = False
-    tuning.loop_vectorization = False
-    tuning.slp_vectorization = False
-    builder = llvm.create_pass_builder(machine, tuning)
-    builder.getModulePassManager().run(parsed, builder)
+    optimize(parsed, 3, machine, loop_transforms=False)
     return machine.emit_assembly(parsed)
 
 
