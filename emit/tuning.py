@@ -117,6 +117,23 @@ def vector_widths(target: str, function: ir.Function) -> list[int]:
     return [1] + [w for w in widths if w > 1]
 
 
+def forget_strings(function: ir.Function) -> None:
+    """Drop llvmlite's cached instruction and reference strings: once a function has been
+    printed, a pass that clones and renames its values would otherwise print stale names."""
+    for block in function.blocks:
+        for instruction in block.instructions:
+            instruction._clear_string_cache()
+            instruction.__dict__.pop("_StringReferenceCaching__cached_refstr", None)
+
+
+def fresh_copy(module: ir.Module) -> ir.Module:
+    """A deep copy of `module` with no cached strings (see `forget_strings`)."""
+    copied = copy.deepcopy(module)
+    for function in copied.functions:
+        forget_strings(function)
+    return copied
+
+
 @dataclass
 class KernelTuning:
     """The search of one function: every trial and the chosen strategy."""
@@ -133,15 +150,18 @@ class KernelTuning:
 class Tuner:
     """Measures strategies on one module for one target, each strategy compiled once."""
 
-    def __init__(self, module: ir.Module, target: str):
+    def __init__(self, module: ir.Module, target: str, verify: bool | None = None):
+        """`verify`: LLVM-verify each trial pipeline (default: `PYCC_VERIFY_PASSES`)."""
         if target not in _MEASURE:
             raise ValueError(f"unknown target {target!r} (valid: {', '.join(TARGETS)})")
-        self.module, self.target = module, target
+        self.module, self.target, self.verify = module, target, verify
         self._measured: dict[Strategy, tuple[dict[str, Cost], dict[str, str]]] = {}
 
     def _measure(self, strategy: Strategy) -> tuple[dict[str, Cost], dict[str, str]]:
         if strategy not in self._measured:
-            applied = run_passes(copy.deepcopy(self.module), parse_pipeline(strategy.pipeline))
+            applied = run_passes(
+                fresh_copy(self.module), parse_pipeline(strategy.pipeline), verify=self.verify
+            )
             declined = {
                 r.function: r.message for r in applied.remarks if r.kind == "missed" and r.function
             }

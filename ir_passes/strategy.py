@@ -5,15 +5,18 @@ for VF = W > 1 (`simd` vectorizes the innermost loop by W lanes, then the vector
 unrolled), followed by `,align` when the kernel declares alignment. The search is
 deterministic: for each VF in the given order, UF = 1..max_unroll, and a VF stops when
 
-1. the II has not improved for `eps` consecutive UFs once UF >= min_unroll (converged),
+1. the II has not improved for `eps` consecutive UFs once UF >= min_unroll (converged; an
+   improvement must beat the best II so far by the fraction `min_gain`, 0 by default),
 2. the loop needs more registers than the target has (its back end says so), or
 3. the loop is no longer software-pipelined: a UF of this VF was pipelined and this one is
    not (a VF whose loops never pipeline, such as every loop on an out-of-order host, is not
    stopped by this rule).
 
-A strategy stopped by rules 2 or 3 is not a candidate. The best strategy has the lowest II
-per original iteration; ties go to fewer instructions (a smaller loop, further from the
-software pipeliner's size limit), then fewer registers, then search order. The costs come
+A strategy stopped by rules 2 or 3 is not a candidate, except the baseline `unroll(1)`:
+doing nothing is always possible, even when the original loop already spills. The best
+strategy has the lowest II per original iteration; ties go to fewer instructions (a smaller
+loop, further from the software pipeliner's size limit), then fewer registers, then search
+order. The costs come
 from a callback, so the search itself is tested with a table of made-up costs.
 """
 
@@ -73,7 +76,10 @@ class Trial:
 
     @property
     def candidate(self) -> bool:
-        return self.cost is not None and self.stop not in (REGISTERS, PIPELINING_LOST)
+        if self.cost is None:
+            return False
+        baseline = self.strategy.uf == 1 and self.strategy.vf == 1
+        return baseline or self.stop not in (REGISTERS, PIPELINING_LOST)
 
 
 CONVERGED = "II converged"
@@ -86,6 +92,7 @@ class SearchOptions:
     max_unroll: int = 8
     min_unroll: int = 1
     eps: int = 2
+    min_gain: float = 0.0
 
 
 @dataclass
@@ -132,7 +139,7 @@ def search(
                 trial.stop = PIPELINING_LOST
                 break
             was_pipelined = was_pipelined or bool(cost.pipelined)
-            if best_ii is None or cost.ii < best_ii:
+            if best_ii is None or cost.ii < best_ii * (1 - options.min_gain):
                 best_ii, no_improvement = cost.ii, 0
             else:
                 no_improvement += 1

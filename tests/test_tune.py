@@ -23,6 +23,7 @@ from pycc_stencil.ir_passes.strategy import (
     StrategyFailed,
     search,
 )
+from pycc_stencil.runtime.check import CheckOptions, check_file
 
 C66X = os.path.join(CORPUS_DIR, "c66x")
 
@@ -72,6 +73,13 @@ def test_rule2_stops_a_width_when_registers_run_out_and_goes_on_with_the_next():
     assert asked == [(1, 1), (1, 2), (1, 3), (2, 1), (2, 2)]
     assert [t.stop for t in result.trials] == [None, None, REGISTERS, None, REGISTERS]
     assert result.best.strategy == Strategy(1, 2)  # the II 1 and II 2 loops do not fit
+
+
+def test_the_baseline_stays_a_candidate_when_it_already_spills():
+    evaluate, asked = _table({(1, 1): _cost(30, exceeded=True), (2, 1): _cost(40, exceeded=True)})
+    result = search(evaluate, [1, 2])
+    assert asked == [(1, 1), (2, 1)]
+    assert result.best.strategy == Strategy(1, 1)
 
 
 def test_rule3_stops_when_pipelining_is_lost_but_not_if_it_never_was():
@@ -271,3 +279,35 @@ def test_tune_bad_input_gets_a_compiler_error(tmp_path, capsys):
     bad.write_text("void f(int n) { for (;;) n++ }\n")
     assert main(["tune", str(bad)]) == 1
     assert "bad.c:1:" in capsys.readouterr().err
+
+
+AUTO_CASES = [
+    ("c66x/jacobi.c", "Jacobi", {"size_x": 37, "size_y": 23}),
+    ("c66x/mean_filter_1x3.c", "MeanFilter1x3", {"size_x": 3, "size_y": 5}),
+    ("c66x/sobel.c", "Sobel", {"size_x": 31, "size_y": 7}),
+    ("polybench/jacobi_1d_vla.c", "kernel_jacobi_1d_vla", {}),
+]
+
+
+@pytest.mark.parametrize("file, function, params", AUTO_CASES, ids=[c[1] for c in AUTO_CASES])
+def test_passes_auto_is_bit_exact(file, function, params):
+    options = CheckOptions(
+        functions=[function], params={k: str(v) for k, v in params.items()}, passes="auto"
+    )
+    (result,) = check_file(os.path.join(CORPUS_DIR, file), [], options)
+    assert result.status == "OK", str(result)
+
+
+def test_passes_auto_applies_the_host_choice_and_remarks_it(tmp_path):
+    lowered = lower_file(os.path.join(C66X, "matrix_add.c"))
+    applied = run_passes(lowered.module, parse_pipeline("auto"), verify=True)
+    messages = [r.message for r in applied.remarks if r.pass_name == "auto"]
+    assert messages[0].startswith("tuned for the host: unroll(")
+    chosen = messages[0].split(": ")[1].split(",")[0]
+    if chosen != "unroll(1)":
+        assert messages[1] == f"applied {chosen}"
+        assert any(r.pass_name == "unroll" and r.kind == "passed" for r in applied.remarks)
+    # printed modules (check, emit and the verifier print them) still tune and unroll
+    printed = lower_file(os.path.join(C66X, "matrix_add.c")).module
+    str(printed)
+    run_passes(printed, parse_pipeline("loop-info,auto"), verify=True)
