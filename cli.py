@@ -247,6 +247,19 @@ def _add_tune_parser(commands) -> None:
         "--eps", type=_positive, default=2, metavar="N", help="UFs without II gain before stopping"
     )
     tune.add_argument("--json", action="store_true", help="machine-readable output")
+    tune.add_argument(
+        "--time",
+        action="store_true",
+        help="host: confirm the choice by JIT timing of the baseline and the chosen strategy",
+    )
+    tune.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        type=_key_value,
+        metavar="NAME=VALUE",
+        help="with --time: a scalar parameter (integers default to 200)",
+    )
 
 
 def _require_file(path: str) -> None:
@@ -326,13 +339,34 @@ def _run_tune(args: argparse.Namespace, cflags: list[str]) -> int:
     names = args.function or kernels
     if not names:
         raise _UsageError(f"no loop-nest kernel in '{args.file}'")
+    if args.time and args.target != "host":
+        raise _UsageError("--time measures the host; use it with --target host")
     options = SearchOptions(args.max_unroll, args.min_unroll, args.eps)
     tunings = tune_module(lowered.module, names, args.target, options)
+    timings = _timings(args, cflags, tunings) if args.time else {}
     if args.json:
-        print(to_json(tunings))
+        print(to_json(tunings, timings))
     else:
-        print_tables(tunings, sys.stdout)
+        print_tables(tunings, sys.stdout, timings)
     return 0
+
+
+def _timings(args: argparse.Namespace, cflags: list[str], tunings: list) -> dict:
+    """{function: {pipeline: seconds} or an error message}, baseline and chosen strategy."""
+    from .emit.host_timing import TimingError, time_pipelines
+
+    result = {}
+    for tuning in tunings:
+        if tuning.best is None:
+            continue
+        pipelines = list(dict.fromkeys(["unroll(1)", tuning.best.strategy.pipeline]))
+        try:
+            result[tuning.function] = time_pipelines(
+                args.file, cflags, tuning.function, pipelines, dict(args.param)
+            )
+        except TimingError as exc:
+            result[tuning.function] = f"not timed: {exc}"
+    return result
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -50,7 +50,6 @@ paper's number is not explained by resources (its one double multiply, presumabl
 
 from __future__ import annotations
 
-import ctypes
 import math
 import re
 from dataclasses import dataclass
@@ -59,6 +58,7 @@ import llvmlite.binding as llvm
 from llvmlite import ir
 
 from .host_jit import host_target_machine, optimize
+from .ir_loops import largest_self_loop, value_key
 
 D_UNITS, M_UNITS, LS_UNITS = 2, 2, 4
 REGISTER_LIMIT = 64
@@ -102,10 +102,6 @@ class C66xLoop:
         return max(self.schedule_length, self.res_mii)
 
 
-def _key(value: llvm.ValueRef) -> int:
-    return ctypes.cast(value._ptr, ctypes.c_void_p).value
-
-
 def _type(value: llvm.ValueRef) -> tuple[str, int]:
     """(element kind 'float'/'double'/'int'/'ptr'/'other', lanes)."""
     text = str(value.type).strip()
@@ -126,16 +122,6 @@ def _registers_of(value: llvm.ValueRef) -> int:
     return max(1, math.ceil(_bytes(kind, lanes) / 4))
 
 
-def _loop_block(function: llvm.ValueRef) -> llvm.ValueRef | None:
-    best, size = None, -1
-    for block in function.blocks:
-        instructions = list(block.instructions)
-        terminator = instructions[-1]
-        if any(_key(t) == _key(block) for t in terminator.operands) and len(instructions) > size:
-            best, size = block, len(instructions)
-    return best
-
-
 def _optimized(module: ir.Module | str) -> llvm.ModuleRef:
     parsed = llvm.parse_assembly(str(module))
     optimize(parsed, 2, host_target_machine(2), loop_transforms=False)
@@ -144,20 +130,20 @@ def _optimized(module: ir.Module | str) -> llvm.ModuleRef:
 
 def _loop_control(instructions: list, users: dict[int, list]) -> set[int]:
     """The exit test and induction update the C66x's BDEC replaces."""
-    by_key = {_key(i): i for i in instructions}
+    by_key = {value_key(i): i for i in instructions}
     operands = list(instructions[-1].operands)
     if len(operands) != 3:  # br i1 %cond, label %false, label %true
         return set()
     control: set[int] = set()
-    work = [_key(operands[0])]
+    work = [value_key(operands[0])]
     while work:
         key = work.pop()
         value = by_key.get(key)
         if value is None or key in control or value.opcode not in ("icmp", "add", "sub"):
             continue
-        if all(_key(u) in control or u.opcode in ("phi", "br") for u in users[key]):
+        if all(value_key(u) in control or u.opcode in ("phi", "br") for u in users[key]):
             control.add(key)
-            work.extend(_key(o) for o in value.operands)
+            work.extend(value_key(o) for o in value.operands)
     return control
 
 
@@ -165,9 +151,9 @@ def _addressing(instructions: list, users: dict[int, list]) -> set[int]:
     """Integer arithmetic used only by getelementptrs: the C66x's addressing modes."""
     result: set[int] = set()
     for instruction in reversed(instructions):
-        key = _key(instruction)
+        key = value_key(instruction)
         if instruction.opcode in ("add", "sub", "shl", "mul") and users[key]:
-            if all(u.opcode == "getelementptr" or _key(u) in result for u in users[key]):
+            if all(u.opcode == "getelementptr" or value_key(u) in result for u in users[key]):
                 result.add(key)
     return result
 
@@ -175,12 +161,12 @@ def _addressing(instructions: list, users: dict[int, list]) -> set[int]:
 def model_loop(block: llvm.ValueRef) -> C66xLoop:
     """The C66x resource model of one single-block loop (see the module docstring)."""
     instructions = list(block.instructions)
-    inside = {_key(i) for i in instructions}
+    inside = {value_key(i) for i in instructions}
     users: dict[int, list] = {k: [] for k in inside}
     for instruction in instructions:
         for operand in instruction.operands:
-            if _key(operand) in users:
-                users[_key(operand)].append(instruction)
+            if value_key(operand) in users:
+                users[value_key(operand)].append(instruction)
     control = _loop_control(instructions, users) | _addressing(instructions, users)
     d = m = ls = 0.0
     count = nonaligned = 0
@@ -189,7 +175,7 @@ def model_loop(block: llvm.ValueRef) -> C66xLoop:
     latency: dict[int, int] = {}
     for instruction in instructions:
         op = instruction.opcode
-        key = _key(instruction)
+        key = value_key(instruction)
         kind, lanes = _type(instruction)
         wide = math.ceil(_bytes(kind, lanes) / 8)
         latency[key] = _LATENCY["int"]
@@ -209,7 +195,7 @@ def model_loop(block: llvm.ValueRef) -> C66xLoop:
             count += 1
             latency[key] = _LATENCY["double_mul" if kind == "double" else "float"]
             if op == "fdiv":
-                divisor = _key(list(instruction.operands)[1])
+                divisor = value_key(list(instruction.operands)[1])
                 if divisor not in divisors:  # RCPSP, then 2 x (2 multiplies, 1 subtraction)
                     divisors.add(divisor)
                     multiplies = 4 * (lanes if kind == "double" else lanes / 2)
@@ -241,8 +227,8 @@ def model_loop(block: llvm.ValueRef) -> C66xLoop:
     rec_mii = 0
     for phi in (i for i in instructions if i.opcode == "phi" and _type(i)[0] != "int"):
         for value in phi.operands:
-            if _key(value) in inside and _key(value) not in control:
-                rec_mii = max(rec_mii, start[_key(value)] + latency[_key(value)])
+            if value_key(value) in inside and value_key(value) not in control:
+                rec_mii = max(rec_mii, start[value_key(value)] + latency[value_key(value)])
     length = max((start[k] + latency[k] for k in start), default=1)
     ii = max(res_mii, rec_mii)
     registers = _max_live(instructions, users, start, latency, ii, control)
@@ -252,14 +238,14 @@ def model_loop(block: llvm.ValueRef) -> C66xLoop:
 def _asap(instructions: list, inside: set[int], latency: dict[int, int]) -> dict[int, int]:
     start: dict[int, int] = {}
     for instruction in instructions:
-        key = _key(instruction)
+        key = value_key(instruction)
         if instruction.opcode == "phi":
             start[key] = 0
             continue
         ready = [
-            start[_key(o)] + latency[_key(o)]
+            start[value_key(o)] + latency[value_key(o)]
             for o in instruction.operands
-            if _key(o) in inside and _key(o) in start
+            if value_key(o) in inside and value_key(o) in start
         ]
         start[key] = max(ready, default=0)
     return start
@@ -270,8 +256,8 @@ def _alap(instructions: list, users: dict, asap: dict[int, int], latency: dict) 
     issues a load just before its use, so its register is not held for the whole chain."""
     start = dict(asap)
     for instruction in reversed(instructions):
-        key = _key(instruction)
-        later = [start[_key(u)] for u in users[key] if u.opcode != "phi"]
+        key = value_key(instruction)
+        later = [start[value_key(u)] for u in users[key] if u.opcode != "phi"]
         if later and instruction.opcode != "phi":
             start[key] = max(asap[key], min(later) - latency[key])
     return start
@@ -282,31 +268,33 @@ def _max_live(instructions, users, start, latency, ii, free: set[int]) -> int:
     (sum of lifetimes / II, which a modulo schedule's MaxLive closely attains), one pointer
     per distinct base of the memory accesses (offsets are addressing modes), the loop
     counter, and the invariant operands (FP constants, scalars)."""
-    by_key = {_key(i): i for i in instructions}
+    by_key = {value_key(i): i for i in instructions}
     lifetimes = 0
     streams: set[int] = set()
     invariants: dict[int, int] = {}
     for instruction in instructions:
-        key = _key(instruction)
+        key = value_key(instruction)
         opcode = instruction.opcode
         if opcode in ("load", "store"):
             pointer = list(instruction.operands)[-1 if opcode == "load" else 1]
-            while _key(pointer) in by_key and by_key[_key(pointer)].opcode == "getelementptr":
-                pointer = list(by_key[_key(pointer)].operands)[0]
-            streams.add(_key(pointer))
+            while (address := by_key.get(value_key(pointer))) is not None:
+                if address.opcode != "getelementptr":
+                    break
+                pointer = list(address.operands)[0]
+            streams.add(value_key(pointer))
         if key in free or opcode in _FREE or str(instruction.type) == "void":
             continue
-        ends = [ii if u.opcode == "phi" else start[_key(u)] for u in users[key]]
+        ends = [ii if u.opcode == "phi" else start[value_key(u)] for u in users[key]]
         written = start[key] + latency[key]
         lifetime = max([1, *(e - written + 1 for e in ends)])
         lifetimes += _registers_of(instruction) * lifetime
         for operand in instruction.operands:
             kind, _ = _type(operand)
-            if _key(operand) in by_key or kind in ("ptr", "other") or operand.is_global:
+            if value_key(operand) in by_key or kind in ("ptr", "other") or operand.is_global:
                 continue
             if operand.is_constant and kind not in ("float", "double"):
                 continue  # integer immediates are encoded in the instruction
-            invariants[_key(operand)] = _registers_of(operand)
+            invariants[value_key(operand)] = _registers_of(operand)
     counter = 1
     return math.ceil(lifetimes / ii) + counter + len(streams) + sum(invariants.values())
 
@@ -318,7 +306,7 @@ def c66x_loops(module: ir.Module | str) -> dict[str, C66xLoop]:
     for function in optimized.functions:
         if function.is_declaration:
             continue
-        block = _loop_block(function)
+        block = largest_self_loop(function)
         if block is not None:
             result[function.name] = model_loop(block)
     return result

@@ -9,7 +9,6 @@ strategy: its loop would be measured unchanged but divided by the wrong UF.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -17,6 +16,7 @@ import llvmlite.binding as llvm
 from llvmlite import ir
 
 from ..ir_passes import strategy as search_
+from ..ir_passes.copying import fresh_copy
 from ..ir_passes.pipeline import REGISTRY, _load_passes, parse_pipeline, run_passes
 from ..ir_passes.strategy import Cost, SearchOptions, SearchResult, Strategy, StrategyFailed
 
@@ -115,23 +115,6 @@ def vector_widths(target: str, function: ir.Function) -> list[int]:
     if target == "hexagon":
         widths += [w for w in (16, 8, 4, 2) if w < lanes]
     return [1] + [w for w in widths if w > 1]
-
-
-def forget_strings(function: ir.Function) -> None:
-    """Drop llvmlite's cached instruction and reference strings: once a function has been
-    printed, a pass that clones and renames its values would otherwise print stale names."""
-    for block in function.blocks:
-        for instruction in block.instructions:
-            instruction._clear_string_cache()
-            instruction.__dict__.pop("_StringReferenceCaching__cached_refstr", None)
-
-
-def fresh_copy(module: ir.Module) -> ir.Module:
-    """A deep copy of `module` with no cached strings (see `forget_strings`)."""
-    copied = copy.deepcopy(module)
-    for function in copied.functions:
-        forget_strings(function)
-    return copied
 
 
 @dataclass

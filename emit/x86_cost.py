@@ -27,6 +27,7 @@ from llvmlite import ir
 
 from .asm_loops import AsmLoop, functions, innermost_loops
 from .host_jit import host_target_machine, optimize
+from .ir_loops import induction_step, largest_self_loop
 
 _MCA_NAMES = [f"llvm-mca-{v}" for v in range(30, 13, -1)] + ["llvm-mca"]
 _REGISTER = re.compile(r"%([a-z][a-z0-9]*)")
@@ -54,12 +55,18 @@ def llvm_mca() -> str | None:
     return None
 
 
-def compile_to_assembly(module: ir.Module | str) -> str:
+def compile_to_assembly(module: ir.Module | str, llvm_loops: bool = False) -> str:
+    """Host assembly at -O3; `llvm_loops`: with LLVM's unroller and vectorizers, as the JIT
+    and the compiler mode build it."""
+    return _compile(module, llvm_loops)[0]
+
+
+def _compile(module: ir.Module | str, llvm_loops: bool) -> tuple[str, llvm.ModuleRef]:
     machine = host_target_machine(3)
     machine.set_asm_verbosity(True)
     parsed = llvm.parse_assembly(str(module))
-    optimize(parsed, 3, machine, loop_transforms=False)
-    return machine.emit_assembly(parsed)
+    optimize(parsed, 3, machine, loop_transforms=llvm_loops)
+    return machine.emit_assembly(parsed), parsed
 
 
 def _mca_cycles(loop: AsmLoop) -> float | None:
@@ -115,3 +122,20 @@ def analyze(assembly: str, use_mca: bool = True) -> dict[str, HostLoop]:
 def host_loops(module: ir.Module | str, use_mca: bool = True) -> dict[str, HostLoop]:
     """Compile `module` for the host and cost each function's innermost loop."""
     return analyze(compile_to_assembly(module), use_mca)
+
+
+def as_built(module: ir.Module, original_steps: dict[str, int]) -> dict[str, float]:
+    """Cycles per original iteration of each function's innermost loop as the JIT and the
+    compiler mode build it (LLVM's vectorizer and unroller on), for `auto`'s baseline. One
+    trip of the loop LLVM produced (its largest self-loop) covers its induction step divided
+    by the original loop's step (`original_steps`) original iterations."""
+    assembly, optimized = _compile(module, llvm_loops=True)
+    loops = analyze(assembly)
+    result = {}
+    for name, original in original_steps.items():
+        function = optimized.get_function(name)
+        block = largest_self_loop(function) if not function.is_declaration else None
+        step = induction_step(block) if block is not None else None
+        if name in loops and step:
+            result[name] = loops[name].cycles / max(1, step // original)
+    return result

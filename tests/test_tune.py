@@ -298,16 +298,30 @@ def test_passes_auto_is_bit_exact(file, function, params):
     assert result.status == "OK", str(result)
 
 
-def test_passes_auto_applies_the_host_choice_and_remarks_it(tmp_path):
-    lowered = lower_file(os.path.join(C66X, "matrix_add.c"))
-    applied = run_passes(lowered.module, parse_pipeline("auto"), verify=True)
-    messages = [r.message for r in applied.remarks if r.pass_name == "auto"]
-    assert messages[0].startswith("tuned for the host: unroll(")
-    chosen = messages[0].split(": ")[1].split(",")[0]
-    if chosen != "unroll(1)":
-        assert messages[1] == f"applied {chosen}"
-        assert any(r.pass_name == "unroll" and r.kind == "passed" for r in applied.remarks)
+def test_passes_auto_applies_the_host_choice_or_keeps_the_original_loop(tmp_path):
+    for kernel in ("matrix_add.c", "sobel.c", "lucas_kanade.c"):
+        lowered = lower_file(os.path.join(C66X, kernel))
+        applied = run_passes(lowered.module, parse_pipeline("auto"), verify=True)
+        messages = [r.message for r in applied.remarks if r.pass_name == "auto"]
+        unrolled = [r for r in applied.remarks if r.pass_name == "unroll" and r.kind == "passed"]
+        if messages[0].startswith("kept the original loop:"):
+            assert len(messages) == 1 and not unrolled
+            continue
+        assert messages[0].startswith("tuned for the host: unroll(")
+        chosen = messages[0].split(": ")[1].split(",")[0]
+        if chosen != "unroll(1)":
+            assert messages[1] == f"applied {chosen}" and unrolled
     # printed modules (check, emit and the verifier print them) still tune and unroll
-    printed = lower_file(os.path.join(C66X, "matrix_add.c")).module
+    printed = lower_file(os.path.join(C66X, "sobel.c")).module
     str(printed)
     run_passes(printed, parse_pipeline("loop-info,auto"), verify=True)
+
+
+def test_tune_host_time_confirms_with_jit_timing(capsys):
+    path = os.path.join(C66X, "matrix_add.c")
+    args = ["tune", path, "--max-unroll", "2", "--time", "--param", "size_x=64"]
+    assert main(args) == 0
+    line = capsys.readouterr().out.strip().splitlines()[-1]
+    assert line.startswith("JIT timing: unroll(1) ") and " ms" in line
+    assert main(["tune", path, "--target", "c66x", "--time"]) == 1
+    assert "--time measures the host" in capsys.readouterr().err
