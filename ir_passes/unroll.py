@@ -24,14 +24,14 @@ the reason; an unrolled loop gets `loop unrolled by N [-Rpass=unroll]` at its he
 
 from __future__ import annotations
 
-import copy
+from dataclasses import dataclass
 
 from llvmlite import ir
 from llvmlite.ir import instructions as ins
 
 from .loops import INVERSE_PREDICATE, SWAPPED_PREDICATE, Loop, invalidate, loops_of
 from .pipeline import PassContext, register
-from .rewrite import remap_operands, replace_in
+from .rewrite import copy_instruction, remap_operands, replace_in
 
 
 class PositiveInt(int):
@@ -47,8 +47,58 @@ class PositiveInt(int):
 PositiveInt.__name__ = "unroll factor (an integer >= 1)"
 
 
-class _Decline(Exception):
-    pass
+class Decline(Exception):
+    """A loop a pass leaves alone; the message is the reason given in the missed-remark."""
+
+
+#: metadata kind on a remainder loop's header branch: later passes leave that loop alone
+REMAINDER = "pycc.remainder"
+
+
+@dataclass(eq=False)
+class UnrolledLoop:
+    """What `unroll_loop` built, for passes that rework the unrolled body (SIMD binding).
+
+    `header` is the unrolled loop's header (its phis `phis[original phi]`); `body` are the
+    blocks of the copies, entered from `header` and ending in `latch`, which branches back;
+    the original loop (`original`, its header `original.header`) is the remainder."""
+
+    header: ir.Block
+    factor: int
+    original: Loop
+    phis: dict[ins.PhiInstr, ins.PhiInstr]
+    body: list[ir.Block]
+    entry: ir.Block
+    latch: ir.Block
+
+    def replace_body(self, first: ir.Block, last: ir.Block, back: dict[ir.Value, ir.Value]) -> None:
+        """Make `first`..`last` (already in the function, `last` branching to `header`) the
+        loop body instead of the copies; `back` maps each original phi to its next value."""
+        function = self.header.parent
+        for block in self.body:
+            function.blocks.remove(block)
+        term = self.header.terminator
+        term.operands = [first if t is self.entry else t for t in term.operands]
+        term._clear_string_cache()
+        for phi, new in self.phis.items():
+            new.incomings = [
+                (back[phi], last) if b is self.latch else (v, b) for v, b in new.incomings
+            ]
+            new._clear_string_cache()
+        start, end = function.blocks.index(first), function.blocks.index(last)
+        self.body, self.entry, self.latch = function.blocks[start : end + 1], first, last
+
+
+def unrolled_loops(function: ir.Function) -> dict[ir.Block, UnrolledLoop]:
+    """The loops `unroll_loop` built in `function`, by header (kept while the function is)."""
+    if not hasattr(function, "pycc_unrolled"):
+        function.pycc_unrolled = {}
+    return function.pycc_unrolled
+
+
+def is_remainder(loop: Loop) -> bool:
+    """Whether `loop` is the scalar remainder of a loop a pass unrolled or vectorized."""
+    return REMAINDER in loop.header.terminator.metadata
 
 
 def _clone(
@@ -65,9 +115,7 @@ def _clone(
             return blocks.get(v, v)
         return values.get(v, v) if isinstance(v, ir.Instruction) else v
 
-    new = copy.copy(instr)
-    new.parent = block
-    new.name = instr.name  # registered again in the function's scope, deduplicated
+    new = copy_instruction(instr, block)
     remap_operands(new, value)
     if isinstance(instr, ins.PhiInstr):
         incoming = blocks if incoming is None else incoming
@@ -75,9 +123,6 @@ def _clone(
     if isinstance(instr, ins.SwitchInstr):
         new.default = value(instr.default)
         new.cases = [(v, value(b)) for v, b in instr.cases]
-    if hasattr(instr, "flags") and isinstance(instr.flags, list):
-        new.flags = list(instr.flags)
-    new.metadata = dict(instr.metadata)
     new._clear_string_cache()
     block.instructions.append(new)
     if isinstance(instr, ins.Terminator):
@@ -88,26 +133,26 @@ def _clone(
 def _exit_test(loop: Loop):
     """(stay predicate, v, B, step, in-loop successor of the header) of the header's exit test."""
     if not loop.innermost:
-        raise _Decline("not an innermost loop (unroll-and-jam of outer loops is not implemented)")
+        raise Decline("not an innermost loop (unroll-and-jam of outer loops is not implemented)")
     if loop.preheader is None:
-        raise _Decline("no unique preheader")
+        raise Decline("no unique preheader")
     if loop.latch is None:
-        raise _Decline(f"{len(loop.latches)} latches")
+        raise Decline(f"{len(loop.latches)} latches")
     if loop.exiting != [loop.header]:
         names = ", ".join(b.name for b in loop.exiting) or "none"
-        raise _Decline(f"exiting blocks {names}: only the header may exit (early exit?)")
+        raise Decline(f"exiting blocks {names}: only the header may exit (early exit?)")
     if loop.exit is None:
-        raise _Decline(f"{len(loop.exits)} exit blocks")
+        raise Decline(f"{len(loop.exits)} exit blocks")
     if loop.trip_count is None:
-        raise _Decline(f"trip count unknown: {loop.trip_count_reason}")
+        raise Decline(f"trip count unknown: {loop.trip_count_reason}")
     if loop.trip_count.minimum != 0:
-        raise _Decline("the exit test is not in the header")
+        raise Decline("the exit test is not in the header")
     term = loop.header.terminator
     if not isinstance(term, ins.ConditionalBranch):
-        raise _Decline("the header does not end in a conditional branch")
+        raise Decline("the header does not end in a conditional branch")
     cond, on_true, on_false = term.operands
     if not isinstance(cond, ins.ICMPInstr):
-        raise _Decline("the exit condition is not an icmp")
+        raise Decline("the exit condition is not an icmp")
     pred = cond.op if on_true in loop else INVERSE_PREDICATE[cond.op]
     inside = on_true if on_true in loop else on_false
     left, right = cond.operands
@@ -116,22 +161,24 @@ def _exit_test(loop: Loop):
     elif loop.is_invariant(left) and not loop.is_invariant(right):
         v, bound, pred = right, left, SWAPPED_PREDICATE[pred]
     else:
-        raise _Decline("the exit test does not compare an induction variable with an invariant")
+        raise Decline("the exit test does not compare an induction variable with an invariant")
     step = loop.trip_count.step
     kind = pred[1:] if pred[0] in "su" else pred
     if kind not in ("lt", "le", "gt", "ge", "ne"):
-        raise _Decline(f"unsupported exit predicate {pred}")
+        raise Decline(f"unsupported exit predicate {pred}")
     if inside is loop.header:
-        raise _Decline("the header branches to itself")
+        raise Decline("the header branches to itself")
     return pred, v, bound, step, inside
 
 
-def _unroll_loop(function: ir.Function, loop: Loop, factor: int) -> None:
+def unroll_loop(function: ir.Function, loop: Loop, factor: int) -> UnrolledLoop:
+    """Unroll `loop` by `factor` (>= 2) with the original loop as remainder; Decline if the
+    loop does not have the supported shape."""
     pred, v, bound, step, inside = _exit_test(loop)
     width = v.type.width
     span = (factor - 1) * abs(step)
     if span >= 1 << width:
-        raise _Decline(f"(factor - 1) * step = {span} does not fit in i{width}")
+        raise Decline(f"(factor - 1) * step = {span} does not fit in i{width}")
     header, preheader, latch = loop.header, loop.preheader, loop.latch
     phis = [i for i in header.instructions if isinstance(i, ins.PhiInstr)]
     rest = [i for i in header.instructions if not isinstance(i, ins.PhiInstr)][:-1]
@@ -255,6 +302,13 @@ def _unroll_loop(function: ir.Function, loop: Loop, factor: int) -> None:
     pre_term.operands = [uh if t is header else t for t in pre_term.operands]
     pre_term._clear_string_cache()
     function.blocks[position:position] = new_blocks
+    marker = function.module.add_metadata([])
+    header.terminator.set_metadata(REMAINDER, marker)
+    copy_blocks = entries[1:] + [b for _, blocks in copies for b in blocks.values()]
+    copy_blocks.sort(key=new_blocks.index)
+    record = UnrolledLoop(uh, factor, loop, uh_phis, copy_blocks, copies[0][1][inside], last_latch)
+    unrolled_loops(function)[uh] = record
+    return record
 
 
 def _binop(block: ir.Block, a: ir.Value, b: ir.Value, flags: list[str], name: str):
@@ -277,12 +331,12 @@ def unroll(module: ir.Module, factor: int, *, context: PassContext) -> ir.Module
         changed = False
         for loop in list(loops_of(function).loops):
             try:
-                if not loop.innermost:
+                if not loop.innermost or is_remainder(loop):
                     continue  # outer loops: only their innermost loops are unrolled
-                _unroll_loop(function, loop, factor)
+                unroll_loop(function, loop, factor)
                 context.passed(f"loop unrolled by {factor}", at=loop.header)
                 changed = True
-            except _Decline as reason:
+            except Decline as reason:
                 context.missed(f"loop not unrolled: {reason}", at=loop.header)
         if changed:
             invalidate(function)
