@@ -12,13 +12,13 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-import llvmlite.binding as llvm
 from llvmlite import ir
 
 from ..ir_passes import strategy as search_
 from ..ir_passes.copying import fresh_copy
 from ..ir_passes.pipeline import REGISTRY, _load_passes, parse_pipeline, run_passes
 from ..ir_passes.strategy import Cost, SearchOptions, SearchResult, Strategy, StrategyFailed
+from ..ir_passes.target_info import C66X_VECTOR_BYTES, HEXAGON_VECTOR_BYTES, vector_bytes
 
 TARGETS = ("host", "hexagon", "c66x")
 
@@ -75,15 +75,12 @@ _MEASURE: dict[str, Callable[[ir.Module, int], dict[str, Cost]]] = {
 }
 
 
-def _vector_bytes(target: str) -> int:
+def _vector_bytes(target: str, module: ir.Module) -> int:
     if target == "hexagon":
-        return 128  # HVX, 128-byte mode
+        return HEXAGON_VECTOR_BYTES
     if target == "c66x":
-        return 8  # 2 floats: DADDSP, DMPYSP, LDDW
-    features = llvm.get_host_cpu_features()
-    if features.get("avx512f"):
-        return 64
-    return 32 if features.get("avx") else 16
+        return C66X_VECTOR_BYTES
+    return vector_bytes(module)  # the host: what `simd` with no width uses
 
 
 def _element_bytes(function: ir.Function) -> int:
@@ -110,7 +107,7 @@ def vector_widths(target: str, function: ir.Function) -> list[int]:
     _load_passes()
     if "simd" not in REGISTRY:
         return [1]
-    lanes = max(1, _vector_bytes(target) // _element_bytes(function))
+    lanes = max(1, _vector_bytes(target, function.module) // _element_bytes(function))
     widths = [lanes]
     if target == "hexagon":
         widths += [w for w in (16, 8, 4, 2) if w < lanes]

@@ -112,10 +112,13 @@ How to read it:
   of the innermost loop in the assembly of LLVM's Hexagon back end (hexagonv68, 128-byte HVX),
   `emit/hexagon.py`: a real VLIW DSP, but not the C66x, so only the shape of the search (which
   strategies gain, where it stops) compares, not the numbers.
-- The search (`ir_passes/strategy.py`) tries UF = 1..N for each vector width and stops a width
-  when the II has not improved for eps UFs, registers run out, or software pipelining is lost.
-  SIMD strategies appear only once the `simd` pass is registered (until then every strategy
-  is `unroll(U)`, and the paper's "Unroll 2x + SIMD Binding" rows cannot be matched).
+- The search (`ir_passes/strategy.py`) tries UF = 1..N for each vector width (C66x: 1, 2;
+  Hexagon: 1, 32, 16, 8, 4, 2 floats) and stops a width when the II has not improved for eps
+  UFs, registers run out, or software pipelining is lost. "SIMD 2" is `simd(2)`: the loop
+  unrolled by 2 and bound into 2-lane operations, which is what the paper calls "Unroll 2x +
+  SIMD Binding" (Algorithm 3 unrolls by the vector width first). `simd(W),unroll(U)` with
+  U > 1 is not measured yet: `unroll` declines the vector loop `simd` produces (its exit test
+  is not a single comparison), so those trials are recorded as failed.
 - The model reproduces the paper's baseline IIs except Harris Corner (the documented
   deviation: its 19 memory accesses bound it at 10, the paper measured 27), predicts Jacobi at
   UF 2 = 2.5 as the paper found, and no gain for 1x3 and (at UF 2) Gaussian. It cannot see the
