@@ -14,10 +14,17 @@ from dataclasses import dataclass
 
 from llvmlite import ir
 
-from ..ir_passes import strategy as search_
 from ..ir_passes.copying import fresh_copy
 from ..ir_passes.pipeline import REGISTRY, _load_passes, parse_pipeline, run_passes
-from ..ir_passes.strategy import Cost, SearchOptions, SearchResult, Strategy, StrategyFailed
+from ..ir_passes.strategy import (
+    Cost,
+    SearchOptions,
+    SearchResult,
+    Strategy,
+    StrategyFailed,
+    Trial,
+    search,
+)
 from ..ir_passes.target_info import C66X_VECTOR_BYTES, HEXAGON_VECTOR_BYTES, vector_bytes
 
 TARGETS = ("host", "hexagon", "c66x")
@@ -83,22 +90,25 @@ def _vector_bytes(target: str, module: ir.Module) -> int:
     return vector_bytes(module)  # the host: what `simd` with no width uses
 
 
+def _scalar_bytes(kind: ir.Type) -> int | None:
+    if isinstance(kind, ir.DoubleType):
+        return 8
+    if isinstance(kind, ir.FloatType):
+        return 4
+    if isinstance(kind, ir.IntType):
+        return max(1, kind.width // 8)
+    return None
+
+
 def _element_bytes(function: ir.Function) -> int:
-    """The widest scalar a kernel loads (4 for float kernels, 8 for double)."""
-    sizes = [4]
-    for block in function.blocks:
-        for instruction in block.instructions:
-            if isinstance(instruction, ir.LoadInstr):
-                kind = instruction.type
-                if isinstance(kind, (ir.FloatType, ir.DoubleType, ir.IntType)):
-                    sizes.append(
-                        8
-                        if isinstance(kind, ir.DoubleType)
-                        else 4
-                        if isinstance(kind, ir.FloatType)
-                        else max(1, kind.width // 8)
-                    )
-    return max(sizes)
+    """The widest scalar the kernel loads (4 for float kernels, 8 for double)."""
+    sizes = [
+        _scalar_bytes(i.type)
+        for block in function.blocks
+        for i in block.instructions
+        if isinstance(i, ir.LoadInstr)
+    ]
+    return max((size for size in sizes if size), default=4)
 
 
 def vector_widths(target: str, function: ir.Function) -> list[int]:
@@ -123,7 +133,7 @@ class KernelTuning:
     result: SearchResult
 
     @property
-    def best(self) -> search_.Trial | None:
+    def best(self) -> Trial | None:
         return self.result.best
 
 
@@ -161,7 +171,7 @@ class Tuner:
         _load_passes()
         widths = vector_widths(self.target, self.module.get_global(function))
         align = "align" in REGISTRY
-        result = search_.search(
+        result = search(
             lambda s: self.evaluate(function, s), widths, options or SearchOptions(), align=align
         )
         return KernelTuning(function, self.target, result)
