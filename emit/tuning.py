@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from llvmlite import ir
 
 from ..ir_passes.copying import fresh_copy
+from ..ir_passes.loops import loops_of
 from ..ir_passes.pipeline import REGISTRY, _load_passes, parse_pipeline, run_passes
 from ..ir_passes.strategy import (
     Cost,
@@ -155,7 +156,11 @@ class Tuner:
             declined = {
                 r.function: r.message for r in applied.remarks if r.kind == "missed" and r.function
             }
-            costs = _MEASURE[self.target](applied.module, strategy.iterations_per_trip)
+            kernels = {f.name for f in self.module.functions if f.blocks and loops_of(f).loops}
+            if strategy.iterations_per_trip > 1 and kernels <= declined.keys():
+                costs = {}  # every loop declined: nothing to compile
+            else:
+                costs = _MEASURE[self.target](applied.module, strategy.iterations_per_trip)
             self._measured[strategy] = (costs, declined)
         return self._measured[strategy]
 

@@ -13,7 +13,8 @@ copies, and the winners are applied to one that no earlier printing has left sta
 Compile-time budget: each strategy costs a copy of the module, the pipeline (not verified:
 the winner is, when it is applied), one -O3 compile and one llvm-mca run, about 150-200 ms
 for a 3x3 filter here. So the search is kept short (UF <= 4, stop at the first UF that gains
-less than 2 %): 0.3-0.8 s per kernel, on top of the compile. The choice is cached per
+less than 2 %): 0.3-3 s per kernel on a 2-core VM with the SIMD widths, on top of the
+compile. The choice is cached per
 function IR (the function's text and the host CPU), so a kernel seen again in the same
 process costs nothing. The compiler mode does not turn it on at -O3 (the
 choice depends on the machine that compiles and on whether llvm-mca is installed there, and
