@@ -7,18 +7,18 @@ function alone, if it beats the original loop as the JIT and the compiler mode b
 LLVM's own vectorizer (`emit.x86_cost.as_built`), which vectorizes the original loop but not
 an unrolled one (whose guard it cannot analyse), so scalar unrolling rarely wins against it.
 Every candidate is a pass pipeline that is itself bit-exact, so `auto` is too.
-It returns a fresh copy of the module (`ir_passes.copying.fresh_copy`): the strategies are tried on
-copies, and the winners are applied to one that no earlier printing has left stale names in.
+It returns a fresh copy of the module (`ir_passes.copying.fresh_copy`): the strategies are
+tried on copies, and the winners are applied to one that no earlier printing has left stale
+names in.
 
-Compile-time budget: each strategy costs a copy of the module, the pipeline (not verified:
-the winner is, when it is applied), one -O3 compile and one llvm-mca run, about 150-200 ms
-for a 3x3 filter here. So the search is kept short (UF <= 4, stop at the first UF that gains
-less than 2 %): 0.3-3 s per kernel on a 2-core VM with the SIMD widths, on top of the
-compile. The choice is cached per
-function IR (the function's text and the host CPU), so a kernel seen again in the same
-process costs nothing. The compiler mode does not turn it on at -O3 (the
-choice depends on the machine that compiles and on whether llvm-mca is installed there, and
-builds must be reproducible); `-fpycc-passes=auto` asks for it.
+Compile-time budget: each strategy costs a copy of the module, the pipeline (not verified: the
+winner is, when it is applied), one -O3 compile and one llvm-mca run, about 150-200 ms for a
+3x3 filter here. So the search is kept short (UF <= 4, stop at the first UF that gains less
+than 2 %): 0.3-3 s per kernel on a 2-core VM with the SIMD widths, on top of the compile. The
+choice is cached per function IR (the function's text and the host CPU), so a kernel seen again
+in the same process costs nothing. The compiler mode does not turn it on at -O3 (the choice
+depends on the machine that compiles and on whether llvm-mca is installed there, and builds
+must be reproducible); `-fpycc-passes=auto` asks for it.
 """
 
 from __future__ import annotations
