@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from llvmlite import ir
 
+from ..ir_passes.alignment import declared_pointer_alignment, row_alignment
 from ..ir_passes.copying import fresh_copy
 from ..ir_passes.loops import loops_of
 from ..ir_passes.pipeline import REGISTRY, _load_passes, parse_pipeline, run_passes
@@ -125,6 +126,12 @@ def vector_widths(target: str, function: ir.Function) -> list[int]:
     return [1] + [w for w in widths if w > 1]
 
 
+def declares_alignment(function: ir.Function) -> bool:
+    """Whether `function` declares alignment (`#pragma pycc row_align`, `aligned`, ...):
+    then every strategy ends with `align`, which proves what the declaration allows."""
+    return row_alignment(function) is not None or declared_pointer_alignment(function) > 1
+
+
 @dataclass
 class KernelTuning:
     """The search of one function: every trial and the chosen strategy."""
@@ -153,8 +160,10 @@ class Tuner:
             applied = run_passes(
                 fresh_copy(self.module), parse_pipeline(strategy.pipeline), verify=self.verify
             )
-            declined = {
-                r.function: r.message for r in applied.remarks if r.kind == "missed" and r.function
+            declined = {  # a missed `align` proof changes no trip, a declined loop does
+                r.function: r.message
+                for r in applied.remarks
+                if r.kind == "missed" and r.function and r.pass_name in ("unroll", "simd")
             }
             kernels = {f.name for f in self.module.functions if f.blocks and loops_of(f).loops}
             if strategy.iterations_per_trip > 1 and kernels <= declined.keys():
@@ -175,7 +184,7 @@ class Tuner:
     def tune(self, function: str, options: SearchOptions | None = None) -> KernelTuning:
         _load_passes()
         widths = vector_widths(self.target, self.module.get_global(function))
-        align = "align" in REGISTRY
+        align = "align" in REGISTRY and declares_alignment(self.module.get_global(function))
         result = search(
             lambda s: self.evaluate(function, s), widths, options or SearchOptions(), align=align
         )

@@ -262,6 +262,19 @@ def test_tune_prints_a_table_and_the_choice(target, capsys):
         assert "chosen MatrixAdd: " in out
 
 
+def test_declared_row_alignment_adds_align_and_the_c66x_model_sees_aligned_vectors(
+    tmp_path, capsys
+):
+    """Fig. 5.10: with `row_align(8)` MatrixAdd's 64-bit accesses are LDDW/STDW (II 1.0)."""
+    source = open(os.path.join(C66X, "matrix_add.c")).read()
+    path = tmp_path / "aligned.c"
+    path.write_text(source.replace("void MatrixAdd", "#pragma pycc row_align(8)\nvoid MatrixAdd"))
+    assert main(["tune", str(path), "--target", "c66x", "--max-unroll", "2", "--json"]) == 0
+    (kernel,) = json.loads(capsys.readouterr().out)["kernels"]
+    assert all(t["strategy"].endswith(",align") for t in kernel["trials"])
+    assert kernel["chosen"] == "simd(2),align" and kernel["ii"] == 1.0
+
+
 def test_tune_json(capsys):
     path = os.path.join(C66X, "jacobi.c")
     assert main(["tune", path, "--target", "c66x", "--json", "--eps", "1"]) == 0
