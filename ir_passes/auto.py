@@ -85,7 +85,7 @@ def _choose(tuner, name: str, built: float | None) -> tuple[str | None, str]:
             f"iteration, the best strategy ({best.strategy.pipeline}) {best.cost.ii:.3g}"
         )
     return best.strategy.pipeline, (
-        f"tuned for the host: {best.strategy.pipeline}, {best.cost.ii:.3g} cycles per iteration"
+        f"tuned for the host: {best.strategy.pipeline} ({best.cost.ii:.3g} cycles per iteration)"
     )
 
 

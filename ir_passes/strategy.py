@@ -1,9 +1,9 @@
 """The search for a kernel's best unroll factor x SIMD width (dissertation §4.4, test idea T7).
 
-A strategy is a pipeline string run by `run_passes`: `unroll(U)` for VF = 1, `simd(W),unroll(U)`
-for VF = W > 1 (`simd` vectorizes the innermost loop by W lanes, then the vector loop is
-unrolled), followed by `,align` when the kernel declares alignment. The search is
-deterministic: for each VF in the given order, UF = 1..max_unroll, and a VF stops when
+A strategy is a pipeline string run by `run_passes`: `unroll(U)` for VF = 1, `simd(W)` and
+`unroll(U*W),simd(W)` for VF = W > 1 (the loop unrolled U*W times and its copies bound W at a
+time: U vectors per iteration), followed by `,align` when the kernel declares alignment. The
+search is deterministic: for each VF in the given order, UF = 1..max_unroll, and a VF stops when
 
 1. the II has not improved for `eps` consecutive UFs once UF >= min_unroll (converged; an
    improvement must beat the best II so far by the fraction `min_gain`, 0 by default),
@@ -36,9 +36,12 @@ class Strategy:
 
     @property
     def pipeline(self) -> str:
-        steps = [f"unroll({self.uf})"] if self.vf == 1 else [f"simd({self.vf})"]
-        if self.vf > 1 and self.uf > 1:
-            steps.append(f"unroll({self.uf})")
+        if self.vf == 1:
+            steps = [f"unroll({self.uf})"]
+        elif self.uf == 1:
+            steps = [f"simd({self.vf})"]
+        else:
+            steps = [f"unroll({self.uf * self.vf})", f"simd({self.vf})"]
         if self.align:
             steps.append("align")
         return ",".join(steps)
