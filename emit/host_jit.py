@@ -67,11 +67,16 @@ def optimize(
     opt_level: int = 3,
     target_machine: llvm.TargetMachine | None = None,
     size_level: int = 0,
+    loop_vectorize: bool | None = None,
+    slp_vectorize: bool | None = None,
 ) -> None:
     """Run LLVM's standard new-pass-manager pipeline for `-O<opt_level>` on `module`.
 
     The target machine defaults to the host's; the drop-in compiler passes the one its
     command line asks for, so vectorization uses exactly the ISA `cc` would use.
+    `loop_vectorize`/`slp_vectorize` turn LLVM's loop and SLP vectorizers on or off (gcc's
+    `-f[no-]tree-{loop,slp}-vectorize`, e.g. to measure pycc-stencil's own SIMD binding
+    alone); None keeps llvmlite's default for the level (loop vectorizer on, SLP off).
     """
     if opt_level not in (0, 1, 2, 3):
         raise ValueError(f"optimization level must be 0..3, not {opt_level}")
@@ -81,6 +86,10 @@ def optimize(
     tuning = llvm.create_pipeline_tuning_options(speed_level=opt_level)
     if size_level:  # -Os/-Oz: the -O2 pipeline without unrolling (llvmlite has no size level)
         tuning.loop_unrolling = False
+    if loop_vectorize is not None:
+        tuning.loop_vectorization = loop_vectorize
+    if slp_vectorize is not None:
+        tuning.slp_vectorization = slp_vectorize
     builder = llvm.create_pass_builder(target_machine, tuning)
     builder.getModulePassManager().run(module, builder)
 

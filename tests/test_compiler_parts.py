@@ -122,6 +122,46 @@ def test_optimization_levels(flags, levels):
     assert (target.opt_level, target.size_level) == levels
 
 
+@pytest.mark.parametrize(
+    "flags, vectorizers",
+    [
+        (["-O3"], (None, None)),  # LLVM's pipeline default for the level
+        (["-O3", "-fno-tree-vectorize"], (False, False)),
+        (["-O3", "-fno-tree-vectorize", "-ftree-slp-vectorize"], (False, True)),
+        (["-O2", "-ftree-vectorize", "-fno-tree-loop-vectorize"], (False, True)),
+        (["-O3", "-fno-tree-slp-vectorize"], (None, False)),
+    ],
+)
+def test_vectorizer_switches_follow_gcc(flags, vectorizers):
+    assert target_from_flags("cc", flags).vectorizers == vectorizers
+
+
+VECTORIZABLE = """\
+void add(int n, float *restrict a, const float *restrict b, const float *restrict c)
+{
+    for (int i = 0; i < n; i++)
+        a[i] = b[i] + c[i];
+}
+void add4(float *restrict a, const float *restrict b, const float *restrict c)
+{
+    a[0] = b[0] + c[0]; a[1] = b[1] + c[1]; a[2] = b[2] + c[2]; a[3] = b[3] + c[3];
+}
+"""
+
+
+@pytest.mark.parametrize("loop, slp", [(True, True), (False, False), (None, False)])
+def test_vectorizer_switches_reach_llvm(tmp_path, loop, slp):
+    """Every x86-64 has SSE2: LLVM vectorizes the loop and the four adds when allowed to."""
+    from pycc_stencil.emit.host_jit import optimize, parse_verified
+
+    source = tmp_path / "v.c"
+    source.write_text(VECTORIZABLE)
+    module = parse_verified(str(lower_file(str(source), []).module))
+    optimize(module, 3, loop_vectorize=loop, slp_vectorize=slp)
+    vector = {f.name: "x float>" in str(f) for f in module.functions if not f.is_declaration}
+    assert vector == {"add": loop is not False, "add4": slp}
+
+
 def test_integer_and_stack_options():
     assert target_from_flags("cc", ["-fwrapv"]).wrapv
     assert not target_from_flags("cc", ["-fwrapv", "-fno-wrapv"]).wrapv
