@@ -4,6 +4,7 @@ the flags, choosing kernels, and rewriting the file for cc (line numbers must no
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -221,6 +222,20 @@ def test_choose_takes_over_written_out_kernels_only(unit):
     assert {t.info.name: t.symbol for t in takeovers} == {"blur": "__pycc_TAG_blur", "sum": "sum"}
     assert "C99 inline" in refused["c99_inline"]
     assert "macro" in refused["scale_k"]
+
+
+@pytest.mark.parametrize("passes", ["", "unroll(2)"])
+def test_contraction_flags_survive_the_passes(unit, passes):
+    """gcc -O2 contracts; the passes print (verify) the module before the flags are added."""
+    from pycc_stencil.emit.compiler.takeover import kernel_module
+    from pycc_stencil.ir_passes.pipeline import parse_pipeline, run_passes
+
+    path, lowered = unit
+    takeovers, _ = choose(lowered, path.read_bytes(), "TAG")
+    lowered.module = run_passes(lowered.module, parse_pipeline(passes), verify=True).module
+    text = kernel_module(lowered, takeovers, target_from_flags("cc", ["-O2"]), False, False)
+    operations = re.findall(r"= (fadd|fmul)( contract)?", text)
+    assert operations and all(flag for _, flag in operations)
 
 
 def test_unit_tags_differ_per_file_and_flags():
