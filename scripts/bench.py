@@ -35,6 +35,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -73,7 +74,7 @@ class Array:
 @dataclass(frozen=True)
 class Kernel:
     name: str
-    source: str
+    source: str  # a file in bench_kernels/, or an absolute path
     function: str
     elem: str  # element type, for the table
     stencil_points: int
@@ -84,6 +85,10 @@ class Kernel:
     args: Callable[[dict[str, int]], list]  # scalar ints and Array specs, in call order
     points: Callable[[dict[str, int]], int]
     integer: bool = False
+
+    @property
+    def path(self) -> Path:
+        return KERNEL_DIR / self.source
 
 
 def _k(name, source, elem, pts, flops, nbytes, points_doc, sizes, args, points, integer=False):
@@ -380,6 +385,7 @@ class Build:
     pycc_status: str | None = None  # "pycc-stencil", "cc: REASON", "no report"
     pycc_ms: float | None = None
     pycc_version: str | None = None
+    pycc_remarks: list[str] = field(default_factory=list)  # the passes' remarks on the kernel
 
 
 def imports_gomp(lib: Path) -> bool:
@@ -398,6 +404,7 @@ def read_pycc_report(b: Build, report: Path) -> None:
             if fn.get("name") != b.kernel.function:
                 continue
             b.pycc_ms = (entry.get("time_ms") or {}).get("total")
+            b.pycc_remarks = fn.get("remarks", [])
             if fn.get("compiled_by") == "pycc-stencil":
                 b.pycc_status = "pycc-stencil"
             else:
@@ -428,18 +435,19 @@ def build_all(kernels, variants, build: Path, cache: Path | None) -> dict[tuple[
     def one(kv) -> Build:
         k, v = kv
         b = Build(k, v)
-        out = build / f"{k.source.removesuffix('.c')}-{v.key}.so"
-        report = build / f"{k.source.removesuffix('.c')}-{v.key}.jsonl"
+        stem = re.sub(r"[^\w.-]", "_", f"{k.name}-{v.key}")
+        out = build / f"{stem}.so"
+        report = build / f"{stem}.jsonl"
         report.unlink(missing_ok=True)
         cached = None
         if cache is not None and not v.pycc:
-            cached = cache / f"{cache_key(v, KERNEL_DIR / k.source, versions)}.so"
+            cached = cache / f"{cache_key(v, k.path, versions)}.so"
             if cached.exists():
                 shutil.copyfile(cached, out)
                 b.lib = out
                 b.parallel_code = imports_gomp(out)
                 return b
-        r = compile_variant(v, KERNEL_DIR / k.source, out, report)
+        r = compile_variant(v, k.path, out, report)
         if r.returncode != 0 or not out.exists():
             text = (r.stderr or r.stdout).strip()
             b.error = first_line(text.splitlines()[-1]) if text else "build failed"
@@ -813,6 +821,27 @@ def markdown_table(rows) -> str:
     return "\n".join(out)
 
 
+@contextmanager
+def build_directory(keep: bool, prefix: str = "pycc-bench-"):
+    """A temporary directory for the libraries, removed at the end unless `keep`."""
+    build = Path(tempfile.mkdtemp(prefix=prefix))
+    try:
+        yield build
+    finally:
+        if keep:
+            print(f"build directory kept: {build}", file=sys.stderr)
+        else:
+            shutil.rmtree(build, ignore_errors=True)
+
+
+def has_rich() -> bool:
+    try:
+        import rich  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
 def loadavg() -> str:
     try:
         return " ".join(Path("/proc/loadavg").read_text().split()[:3])
@@ -920,48 +949,18 @@ def plot(path: str, results: list[Result], kernels, sizes) -> str | None:
 # --------------------------------------------------------------------------------------------
 
 
-def parse_args(argv):
-    p = argparse.ArgumentParser(
-        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    names = [k.name for k in KERNELS]
-    p.add_argument("--kernels", help=f"comma-separated subset of: {','.join(names)}")
-    p.add_argument("--sizes", default="small,large",
-                   help=f"comma-separated size classes: {', '.join(SIZE_CLASSES)} "
-                        "(default small,large)")  # fmt: skip
+def add_common_options(p: argparse.ArgumentParser) -> None:
+    """Options of the timing, the compilers and the output (bench.py and bench_simd.py)."""
     p.add_argument("--reps", type=int, default=11, help="repetitions per variant (default 11)")
-    p.add_argument(
-        "--threads",
-        default=None,
-        help="comma-separated thread counts (default 1,2 on 2+ cores, else 1)",
-    )
     p.add_argument(
         "--min-time",
         type=float,
         default=0.02,
         help="seconds one measurement lasts at least (repeated calls; default 0.02)",
     )
-    p.add_argument(
-        "--variants",
-        help="comma-separated subset of variant keys (gcc always runs): "
-        "graphite, clang, polly, pycc, autopar, graphite-par, polly-par, omp",
-    )
-    p.add_argument(
-        "--quick",
-        action="store_true",
-        help="small size, 3 repetitions, 5 ms measurements (under a minute)",
-    )
     p.add_argument("--gcc", default="gcc", help="gcc to use (default gcc)")
     p.add_argument("--clang", help="clang to use (default: the newest clang/clang-NN on PATH)")
     p.add_argument("--pycc", help="pycc-stencil to use (default: beside this python, or PATH)")
-    p.add_argument("--no-pycc", action="store_true", help="leave the pycc-stencil variant out")
-    p.add_argument(
-        "--install-compilers",
-        action="store_true",
-        help="as root: apt-get install the newest clang-NN when no clang is found",
-    )
-    p.add_argument("--plot", metavar="PNG", help="bar chart of the speed ratios (matplotlib)")
-    p.add_argument("--json", metavar="PATH", help="write every measurement as JSON")
     p.add_argument("--markdown", metavar="PATH", help="write the tables as Markdown")
     cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "pycc-stencil-bench"
     p.add_argument(
@@ -973,6 +972,41 @@ def parse_args(argv):
     p.add_argument("--no-cache", action="store_true", help="rebuild everything")
     p.add_argument("--keep", action="store_true", help="keep the build directory")
     p.add_argument("--plain", action="store_true", help="plain text tables even if rich is here")
+
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    names = [k.name for k in KERNELS]
+    p.add_argument("--kernels", help=f"comma-separated subset of: {','.join(names)}")
+    p.add_argument("--sizes", default="small,large",
+                   help=f"comma-separated size classes: {', '.join(SIZE_CLASSES)} "
+                        "(default small,large)")  # fmt: skip
+    p.add_argument(
+        "--threads",
+        default=None,
+        help="comma-separated thread counts (default 1,2 on 2+ cores, else 1)",
+    )
+    p.add_argument(
+        "--variants",
+        help="comma-separated subset of variant keys (gcc always runs): "
+        "graphite, clang, polly, pycc, autopar, graphite-par, polly-par, omp",
+    )
+    p.add_argument(
+        "--quick",
+        action="store_true",
+        help="small size, 3 repetitions, 5 ms measurements (under a minute)",
+    )
+    p.add_argument("--no-pycc", action="store_true", help="leave the pycc-stencil variant out")
+    p.add_argument(
+        "--install-compilers",
+        action="store_true",
+        help="as root: apt-get install the newest clang-NN when no clang is found",
+    )
+    p.add_argument("--plot", metavar="PNG", help="bar chart of the speed ratios (matplotlib)")
+    p.add_argument("--json", metavar="PATH", help="write every measurement as JSON")
+    add_common_options(p)
     p.add_argument("--list", action="store_true", help="list the kernels and sizes, then exit")
     a = p.parse_args(argv)
     if a.quick:
@@ -1038,21 +1072,13 @@ def main(argv=None) -> int:
     if not args.no_pycc and not pycc:
         log("bench.py: pycc-stencil not found (pass --pycc PATH); its variant is left out")
 
-    use_rich = False
-    if not args.plain:
-        try:
-            import rich  # noqa: F401
-
-            use_rich = True
-        except ImportError:
-            pass
+    use_rich = not args.plain and has_rich()
 
     header = machine_info(gcc, clang, pycc)
     if load_start[0].isdigit() and float(load_start.split()[0]) > 0.5:
         log(f"bench.py: warning: the machine is busy (load average {load_start}); the timings "
             "will be noisy, the 2-thread ones most")  # fmt: skip
-    build = Path(tempfile.mkdtemp(prefix="pycc-bench-"))
-    try:
+    with build_directory(args.keep) as build:
         variants = make_variants(args, gcc, clang, pycc)
         log(f"probing {len(variants)} compiler variants ...")
         probe_variants(variants, build)
@@ -1150,11 +1176,6 @@ def main(argv=None) -> int:
             err = plot(args.plot, results, kernels, args.sizes)
             log(err or f"plot written to {args.plot}")
         log(f"total {time.perf_counter() - t_start:.0f} s")
-    finally:
-        if args.keep:
-            log(f"build directory kept: {build}")
-        else:
-            shutil.rmtree(build, ignore_errors=True)
     return 0
 
 
