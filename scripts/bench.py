@@ -698,10 +698,13 @@ def bench_kernel_size(k: Kernel, size: str, builds, variants, args, gomp: Gomp, 
     timed = [key for key in timed if not results[key].wrong]
     if "gcc" not in timed:
         return list(results.values())
-    # Calibrate: repeat the call so one measurement takes at least --min-time.
-    restore()
-    t1 = call("gcc")
-    inner = max(1, math.ceil(args.min_time / max(t1, 1e-9)))
+    # Calibrate: repeat the call so that one measurement of the fastest variant takes at least
+    # --min-time (every variant makes the same number of calls).
+    fastest = math.inf
+    for key in timed:
+        restore()
+        fastest = min(fastest, call(key))
+    inner = max(1, math.ceil(args.min_time / max(fastest, 1e-9)))
     for key in timed:
         results[key].inner = inner
     for rep in range(args.reps):

@@ -172,18 +172,14 @@ def make_variants(args, gcc: str, clang: str | None, pycc: str) -> tuple[list[Va
 
 
 def ratio_matrix(results, size: str, kernels: list[Kernel]) -> tuple[list[str], list[list[str]]]:
-    """Kernel x variant: speed relative to gcc (gcc time / variant time), and a geometric mean
-    row over the kernels every variant ran correctly."""
-    rs = [r for r in results if r.size == size]
-    labels = [] + [bench.variant_label(r) for r in rs if r.variant == "gcc"][:1]
-    for r in rs:
-        label = bench.variant_label(r)
-        if label not in labels and r.variant != "gcc-nofma":
-            labels.append(label)
+    """Kernel x variant: speed relative to gcc (gcc time / variant time), `†cc` where
+    pycc-stencil left the kernel to cc, and the geometric mean over the kernels."""
+    rs = [r for r in results if r.size == size and r.variant != "gcc-nofma"]
+    labels = list(dict.fromkeys(r.label for r in rs))
     ratios: dict[str, list[float]] = {label: [] for label in labels}
     rows = []
     for k in kernels:
-        mine = {bench.variant_label(r): r for r in rs if r.kernel == k.name}
+        mine = {r.label: r for r in rs if r.kernel == k.name}
         base = next((r for r in mine.values() if r.variant == "gcc"), None)
         row = [k.name]
         for label in labels:
@@ -192,7 +188,8 @@ def ratio_matrix(results, size: str, kernels: list[Kernel]) -> tuple[list[str], 
                 row.append("WRONG" if r is not None and r.wrong else "-")
                 continue
             ratios[label].append(base.median / r.median)
-            row.append(f"{base.median / r.median:.2f}")
+            fallback = " †cc" if bench.variant_label(r).endswith("†cc") else ""
+            row.append(f"{base.median / r.median:.2f}{fallback}")
         rows.append(row)
     rows.append(["geomean"] + [
         f"{math.exp(statistics.fmean(map(math.log, xs))):.2f} ({len(xs)})" if xs else "-"
