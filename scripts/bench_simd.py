@@ -269,7 +269,10 @@ def parse_args(argv):
         "-ffp-contract=off for every variant (then all outputs must be bit-identical)",
     )
     p.add_argument(
-        "--quick", action="store_true", help="cache size, 3 repetitions, 5 ms measurements"
+        "--quick",
+        action="store_true",
+        help="cache size, 3 repetitions, 5 ms measurements, the first default pipeline only "
+        "(about a minute)",
     )
     p.add_argument("--nice", type=int, default=-10, help="niceness to ask for (default -10)")
     bench.add_common_options(p)
@@ -278,6 +281,9 @@ def parse_args(argv):
         a.sizes = "cache" if a.sizes == "cache,dram" else a.sizes
         a.reps = min(a.reps, 3)
         a.min_time = min(a.min_time, 0.005)
+        a.pipelines = (
+            DEFAULT_PIPELINES.split(";")[0] if a.pipelines == DEFAULT_PIPELINES else a.pipelines
+        )
     a.kernels = a.kernels.split(",") if a.kernels else names
     a.sizes = a.sizes.split(",")
     unknown = [k for k in a.kernels if k not in names] + [s for s in a.sizes if s not in SIZES[4]]
