@@ -575,10 +575,16 @@ class Result:
     note: str = ""
     pycc_status: str | None = None
     copied_from_serial: bool = False
+    best: bool = False  # report the best repetition instead of the median (--best)
 
     @property
     def median(self) -> float | None:
         return statistics.median(self.times) if self.times else None
+
+    @property
+    def time(self) -> float | None:
+        """The reported time per call: the median, or with --best the minimum."""
+        return (min(self.times) if self.best else self.median) if self.times else None
 
     @property
     def spread(self) -> float | None:
@@ -635,7 +641,8 @@ def bench_kernel_size(k: Kernel, size: str, builds, variants, args, gomp: Gomp, 
     results: dict[str, Result] = {}
     funcs: dict[str, Callable] = {}
     for v in variants:
-        r = Result(k.name, size, params, v.key, v.label, v.threads, v.flags_text(), points)
+        r = Result(k.name, size, params, v.key, v.label, v.threads, v.flags_text(), points,
+                   best=args.best)  # fmt: skip
         results[v.key] = r
         b = builds.get((k.name, v.key))
         if v.unavailable:
@@ -721,7 +728,7 @@ def bench_kernel_size(k: Kernel, size: str, builds, variants, args, gomp: Gomp, 
 
 
 def metrics(r: Result, k: Kernel, base: Result | None, bw: float) -> dict:
-    t = r.median
+    t = r.time
     if t is None:
         return {}
     gst = r.points / t / 1e9
@@ -733,7 +740,7 @@ def metrics(r: Result, k: Kernel, base: Result | None, bw: float) -> dict:
         "gflops": gst * k.flops,
         "gbs": gbs,
         "bw_fraction": gbs / bw if bw else None,
-        "vs_gcc": (base.median / t) if base is not None and base.median else None,
+        "vs_gcc": (base.time / t) if base is not None and base.time else None,
     }
 
 
@@ -923,7 +930,7 @@ def plot(path: str, results: list[Result], kernels, sizes) -> str | None:
         return "--plot needs matplotlib (pip install matplotlib); no plot written"
     labels: list[str] = []
     for r in results:
-        if r.median and not r.copied_from_serial and variant_label(r) not in labels:
+        if r.time and not r.copied_from_serial and variant_label(r) not in labels:
             labels.append(variant_label(r))
     fig, axes = plt.subplots(len(sizes), 1, figsize=(13, 4.2 * len(sizes)), squeeze=False)
     width = 0.8 / max(1, len(labels))
@@ -935,8 +942,8 @@ def plot(path: str, results: list[Result], kernels, sizes) -> str | None:
                 rs = [r for r in results if r.kernel == kname and r.size == size]
                 base = next((r for r in rs if r.variant == "gcc"), None)
                 r = next((r for r in rs if variant_label(r) == label), None)
-                ok = r is not None and r.median and base is not None and base.median
-                ys.append(base.median / r.median if ok else 0.0)
+                ok = r is not None and r.time and base is not None and base.time
+                ys.append(base.time / r.time if ok else 0.0)
             xs = [i + (j - (len(labels) - 1) / 2) * width for i in range(len(names))]
             ax.bar(xs, ys, width, label=label)
         ax.axhline(1.0, color="black", linewidth=0.8)
@@ -961,6 +968,12 @@ def add_common_options(p: argparse.ArgumentParser) -> None:
         default=0.02,
         help="seconds one measurement lasts at least (repeated calls; default 0.02)",
     )
+    p.add_argument(
+        "--best",
+        action="store_true",
+        help="report the best (minimum) of the repetitions instead of the median: on a busy "
+        "machine, other processes only ever add time",
+    )
     p.add_argument("--gcc", default="gcc", help="gcc to use (default gcc)")
     p.add_argument("--clang", help="clang to use (default: the newest clang/clang-NN on PATH)")
     p.add_argument("--pycc", help="pycc-stencil to use (default: beside this python, or PATH)")
@@ -975,6 +988,10 @@ def add_common_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-cache", action="store_true", help="rebuild everything")
     p.add_argument("--keep", action="store_true", help="keep the build directory")
     p.add_argument("--plain", action="store_true", help="plain text tables even if rich is here")
+
+
+def statistic_name(args) -> str:
+    return "best of them" if args.best else "median"
 
 
 def parse_args(argv):
@@ -1135,7 +1152,8 @@ def main(argv=None) -> int:
                 )  # fmt: skip
                 + f"; BW column = achieved / {bw:.1f} GB/s",
                 f"ctypes call overhead {nop_cost * 1e6:.2f} us; builds {build_s:.0f} s; "
-                f"run {elapsed:.0f} s; {args.reps} repetitions, median; round-robin order; "
+                f"run {elapsed:.0f} s; {args.reps} repetitions, {statistic_name(args)}; "
+                "round-robin order; "
                 f"load average {load_start} at the start, {loadavg()} at the end",
                 "command: " + " ".join(["python", "scripts/bench.py", *(argv or sys.argv[1:])]),
             ]
@@ -1184,7 +1202,8 @@ def main(argv=None) -> int:
 
 def print_legend(kernels, sizes, results) -> None:
     print(
-        "columns: ms = median time per call; ± = half the interquartile range; GSt/s = "
+        f"columns: ms = {'best' if any(r.best for r in results) else 'median'} time per call; "
+        "± = half the interquartile range / median; GSt/s = "
         "stencil point updates per ns; GFLOP/s = GSt/s x the flops/point the source states"
     )
     print(
@@ -1237,12 +1256,12 @@ def geomean_lines(results: list[Result], sizes) -> list[str]:
     """Per size: the geometric mean over kernels of each variant's speed ratio to gcc -O3."""
     out = []
     for size in sizes:
-        rs = [r for r in results if r.size == size and r.median and not r.copied_from_serial]
-        base = {r.kernel: r.median for r in rs if r.variant == "gcc"}
+        rs = [r for r in results if r.size == size and r.time and not r.copied_from_serial]
+        base = {r.kernel: r.time for r in rs if r.variant == "gcc"}
         ratios: dict[str, list[float]] = {}
         for r in rs:
             if r.variant != "gcc" and r.kernel in base:
-                ratios.setdefault(variant_label(r), []).append(base[r.kernel] / r.median)
+                ratios.setdefault(variant_label(r), []).append(base[r.kernel] / r.time)
         parts = [
             f"{label} {math.exp(sum(map(math.log, xs)) / len(xs)):.2f}x ({len(xs)})"
             for label, xs in ratios.items()

@@ -184,12 +184,12 @@ def ratio_matrix(results, size: str, kernels: list[Kernel]) -> tuple[list[str], 
         row = [k.name]
         for label in labels:
             r = mine.get(label)
-            if r is None or not r.median or base is None or not base.median:
+            if r is None or not r.time or base is None or not base.time:
                 row.append("WRONG" if r is not None and r.wrong else "-")
                 continue
-            ratios[label].append(base.median / r.median)
+            ratios[label].append(base.time / r.time)
             fallback = " †cc" if bench.variant_label(r).endswith("†cc") else ""
-            row.append(f"{base.median / r.median:.2f}{fallback}")
+            row.append(f"{base.time / r.time:.2f}{fallback}")
         rows.append(row)
     rows.append(["geomean"] + [
         f"{math.exp(statistics.fmean(map(math.log, xs))):.2f} ({len(xs)})" if xs else "-"
@@ -342,7 +342,8 @@ def main(argv=None) -> int:
         lines = [
             f"triad (gcc -O3 -march=native, 3 x 128 MiB, 1 thread): {triad.best:.1f} GB/s best "
             f"before, {end.best:.1f} after; BW column = achieved / {bw:.1f} GB/s",
-            f"builds {build_s:.0f} s, run {elapsed:.0f} s; {args.reps} repetitions, median, "
+            f"builds {build_s:.0f} s, run {elapsed:.0f} s; {args.reps} repetitions, "
+            f"{bench.statistic_name(args)}, "
             f"round-robin; {priority}; load average {load_start} at the start, "
             f"{bench.loadavg()} at the end; fp contraction: {args.fp_contract}",
             "command: " + " ".join(["python", "scripts/bench_simd.py", *(argv or sys.argv[1:])]),
