@@ -27,6 +27,7 @@ import math
 import os
 import platform
 import re
+import shlex
 import shutil
 import statistics
 import subprocess
@@ -1155,7 +1156,7 @@ def main(argv=None) -> int:
                 f"run {elapsed:.0f} s; {args.reps} repetitions, {statistic_name(args)}; "
                 "round-robin order; "
                 f"load average {load_start} at the start, {loadavg()} at the end",
-                "command: " + " ".join(["python", "scripts/bench.py", *(argv or sys.argv[1:])]),
+                "command: " + shlex.join(["python", "scripts/bench.py", *(argv or sys.argv[1:])]),
             ]
         )
         print("\n".join(lines[len(header) :]))
@@ -1291,9 +1292,9 @@ def pycc_notes(builds) -> list[str]:
         if not b.variant.pycc:
             continue
         if b.error:
-            out.append(f"pycc-stencil {kname}: build failed: {b.error}")
+            out.append(f"{b.variant.label} {kname}: build failed: {b.error}")
         elif b.pycc_status != "pycc-stencil":
-            out.append(f"pycc-stencil {kname}: compiled by cc ({b.pycc_status})")
+            out.append(f"{b.variant.label} {kname}: compiled by cc ({b.pycc_status})")
     return out
 
 

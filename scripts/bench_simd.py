@@ -33,6 +33,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import shlex
 import shutil
 import statistics
 import sys
@@ -346,7 +347,7 @@ def main(argv=None) -> int:
             f"{bench.statistic_name(args)}, "
             f"round-robin; {priority}; load average {load_start} at the start, "
             f"{bench.loadavg()} at the end; fp contraction: {args.fp_contract}",
-            "command: " + " ".join(["python", "scripts/bench_simd.py", *(argv or sys.argv[1:])]),
+            "command: " + shlex.join(["python", "scripts/bench_simd.py", *(argv or sys.argv[1:])]),
         ]
         print("\n".join(lines) + "\n")
         by_name = {k.name: k for k in kernels}
