@@ -24,11 +24,14 @@ with a run-time check that the byte ranges the U lanes touch do not overlap (whe
 scalar remainder loop finishes the loop). Iterations left over (T mod U) run in the original
 scalar loop.
 
-Loops with control flow inside the body, loop-carried values other than induction variables
-(reductions across iterations would need reassociation), or unsupported instructions stay
-scalar with a `-Rpass-missed=simd` remark saying why. `simd` without a width uses the target's
-vector register size (`target_info.vector_bytes`) divided by the widest element the loop loads
-or stores.
+Integer reductions `s = s op x` (add, mul, and, or, xor: exact in any order with wrapping
+arithmetic) keep one vector accumulator per group and are reduced after the vector loop. Loops
+with early exits, floating-point reductions across iterations (vectorizing them would
+reassociate), recurrences, or unsupported instructions stay scalar with a
+`-Rpass-missed=simd` remark saying why. `simd` without a width uses the target's vector register
+size (`target_info.vector_bytes`) divided by the widest element the loop loads or stores.
+Neighbours `x-1, x, x+1` of a row are read by one unaligned load each, or (`simd(W,shuffle)`,
+or `auto` where the target's costs favour it) by shuffles of the row's vectors loaded once.
 """
 
 from __future__ import annotations
@@ -39,12 +42,14 @@ from llvmlite import ir
 from llvmlite.ir import instructions as ins
 
 from .affine import Polynomial, address_of, size_of
+from .alignment import row_alignment
 from .debuginfo import describe
 from .ifconvert import if_convert, intrinsic_stem
 from .loops import InductionVariable, Loop, invalidate, loops_of
+from .peel import Stream, peel_before, peel_count
 from .pipeline import PassContext, register
 from .rewrite import copy_instruction, remap_operands
-from .target_info import vector_bytes
+from .target_info import neighbour_costs, vector_bytes
 from .unroll import Decline, PositiveInt, UnrolledLoop, is_remainder, unroll_loop, unrolled_loops
 
 _BINARY = frozenset(
@@ -76,6 +81,18 @@ class _Access:
 
 
 @dataclass(eq=False)
+class _Row:
+    """Unit-stride loads of one array at constant element offsets dx of each other (the
+    `x-1, x, x+1` neighbours of a stencil row): `anchor` is the one at the lowest offset
+    `low`; the row's vectors V_0 .. V_{vectors-1} are W consecutive elements each from the
+    anchor's address in lane 0, W, 2W, ... and never reach past what the lanes read."""
+
+    anchor: _Access
+    low: int
+    vectors: int
+
+
+@dataclass(eq=False)
 class _Plan:
     """The facts about the original (scalar) loop that binding needs."""
 
@@ -86,6 +103,10 @@ class _Plan:
     element_size: int  # the widest element loaded or stored
     #: pairs whose lanes may overlap at run time: the vector iteration checks them
     runtime_checks: list[tuple[_Access, _Access]] = field(default_factory=list)
+    #: integer reductions `phi = phi op x`: phi -> the update instruction
+    reductions: dict[ins.PhiInstr, ir.Instruction] = field(default_factory=dict)
+    #: loads read through shuffles of their row's vectors: access -> (row, offset dx)
+    neighbours: dict[_Access, tuple[_Row, int]] = field(default_factory=dict)
 
 
 def _body_chain(loop: Loop) -> list[ir.Block]:
@@ -102,7 +123,7 @@ def _body_chain(loop: Loop) -> list[ir.Block]:
             raise Decline("control flow inside the loop body")
         chain.append(block)
         term = block.terminator
-        if not isinstance(term, ins.Branch) or isinstance(term, ins.ConditionalBranch):
+        if not isinstance(term, ins.Branch):  # (a ConditionalBranch is not a Branch)
             raise Decline("control flow inside the loop body (a branch or an early exit)")
         block = term.operands[0]
     if len(chain) != len(loop.blocks) - 1:
@@ -137,12 +158,23 @@ def _plan(loop: Loop) -> _Plan:
     chain = _body_chain(loop)
     ivs = {iv.phi: iv for iv in loop.induction_variables if iv.step is not None}
     header = loop.header
+    reductions = {}
     for phi in header.instructions:
-        if isinstance(phi, ins.PhiInstr) and phi not in ivs:
+        if not isinstance(phi, ins.PhiInstr) or phi in ivs:
+            continue
+        update = _integer_reduction(phi, loop)
+        if update is not None:
+            reductions[phi] = update
+            continue
+        if isinstance(phi.type, (ir.FloatType, ir.DoubleType)):
             raise Decline(
-                f"loop-carried value %{phi.name} (a reduction or recurrence): its lanes would "
-                "depend on each other, and reassociating it would change the result"
+                f"floating-point value %{phi.name} carried across iterations (a reduction): "
+                "vectorizing it would reassociate the operations and change the result"
             )
+        raise Decline(
+            f"loop-carried value %{phi.name} (a recurrence, or a running value read in the "
+            "loop): its lanes would depend on each other"
+        )
     body = [i for i in header.instructions if not isinstance(i, ins.PhiInstr)][:-1]
     for block in chain:
         body.extend(block.instructions[:-1])
@@ -169,7 +201,35 @@ def _plan(loop: Loop) -> _Plan:
                 )
             )
     elements = [a.size for a in accesses if _element(_accessed_type(a))]
-    return _Plan(loop, ivs, body, accesses, max(elements, default=4))
+    return _Plan(loop, ivs, body, accesses, max(elements, default=4), reductions=reductions)
+
+
+#: integer operations whose reduction is exact in any order (wrapping arithmetic), with
+#: their identity and LLVM's horizontal reduction
+_REDUCTIONS = {"add": (0, "add"), "mul": (1, "mul"), "and": (-1, "and"), "or": (0, "or"),
+               "xor": (0, "xor")}  # fmt: skip
+
+
+def _integer_reduction(phi: ins.PhiInstr, loop: Loop) -> ir.Instruction | None:
+    """The update `phi op x` if `phi` accumulates with an exact integer reduction and is used
+    by nothing else in the loop (so partial results per lane can be combined at the end)."""
+    if not isinstance(phi.type, ir.IntType) or loop.latch is None:
+        return None
+    update = dict((b, v) for v, b in phi.incomings).get(loop.latch)
+    if getattr(update, "opname", None) not in _REDUCTIONS or phi not in update.operands:
+        return None
+
+    def users(value: ir.Value) -> list[ir.Instruction]:
+        def uses(i: ir.Instruction) -> bool:
+            if isinstance(i, ins.PhiInstr):
+                return any(v is value for v, _ in i.incomings)
+            return any(op is value for op in i.operands)
+
+        return [i for b in loop.blocks for i in b.instructions if uses(i)]
+
+    if users(phi) != [update] or users(update) != [phi] or update.operands[0] is update.operands[1]:
+        return None  # a running value read in the loop (a prefix sum) depends on every lane
+    return update
 
 
 def _accessed_type(access: _Access) -> ir.Type:
@@ -259,12 +319,14 @@ class _Binder:
         self.vectors: dict[tuple[ir.Value, int], ir.Value] = {}
         self.splats: dict[ir.Value, ir.Value] = {}
         self.builder: ir.IRBuilder | None = None
-        self.location = None
+        self.neighbours = plan.neighbours
+        #: (reduction phi, group) -> the vector accumulator phi of the vector loop
+        self.accumulators: dict[tuple[ir.Value, int], ir.Value] = {}
         self.varying = self._varying()
 
     # -- which values differ from lane to lane
     def _varying(self) -> set[ir.Value]:
-        varying: set[ir.Value] = set(self.plan.ivs)
+        varying: set[ir.Value] = set(self.plan.ivs) | set(self.plan.reductions)
         for instr in self.plan.body:
             if instr.opname in ("load", "call") or any(op in varying for op in instr.operands):
                 varying.add(instr)
@@ -347,7 +409,9 @@ class _Binder:
             return self.vectors[key]
         b = self.builder
         first = group * self.width
-        if value in self.plan.ivs:
+        if value in self.plan.reductions:
+            result = self.accumulators[(value, group)]
+        elif value in self.plan.ivs:
             step = self.plan.ivs[value].step
             lanes = ir.Constant(self.vector_type(value.type), [k * step for k in range(self.width)])
             result = b.add(self.splat(self.scalar(value, first)), lanes)
@@ -376,7 +440,10 @@ class _Binder:
         vt = self.vector_type(instr.type)
         operands = [self.vector(op, group) for op in instr.operands]
         if opname in _BINARY:
-            new = ins.Instruction(b.block, vt, opname, operands, flags=list(instr.flags))
+            flags = list(instr.flags)
+            if instr in self.plan.reductions.values():  # partial sums may overflow differently
+                flags = [f for f in flags if f not in ("nsw", "nuw")]
+            new = ins.Instruction(b.block, vt, opname, operands, flags=flags)
         elif opname in _CASTS:
             new = ins.CastInstr(b.block, opname, operands[0], vt)
         elif opname == "fneg":
@@ -439,6 +506,9 @@ class _Binder:
                     self._emit(b.store(lane, pointer, align=align), instr)
             return
         element = instr.type
+        if access in self.neighbours:
+            self.vectors[(instr, group)] = self._neighbour(access, group, align)
+            return
         if stride == 0:
             pointer = self.scalar(pointer_operand, first)
             load = self._emit(b.load(pointer, align=align, typ=element), instr)
@@ -465,6 +535,34 @@ class _Binder:
                 self.scalars[(instr, first + k)] = lane
                 result = b.insert_element(result, lane, ir.Constant(ir.IntType(32), k))
             self.vectors[(instr, group)] = result
+
+    def _neighbour(self, access: _Access, group: int, align: int) -> ir.Value:
+        """Lanes group*W + dx .. of a row read at several offsets dx: one shuffle of two
+        vectors V_m, V_m+1 of the row (each loaded once for the whole unrolled iteration),
+        or a direct load where V_m+1 would read past what the scalar loop reads."""
+        row, dx = self.neighbours[access]
+        position = group * self.width + dx - row.low
+        m, r = divmod(position, self.width)
+        if r == 0:
+            return self._row_vector(row, m, align)
+        if m + 1 >= row.vectors:
+            pointer = self.scalar(access.instruction.operands[0], group * self.width)
+            vt = self.vector_type(access.instruction.type)
+            load = self.builder.load(pointer, align=align, typ=vt)
+            return self._emit(load, access.instruction)
+        low, high = self._row_vector(row, m, align), self._row_vector(row, m + 1, align)
+        lanes = list(range(r, r + self.width))
+        mask = ir.Constant(ir.VectorType(ir.IntType(32), self.width), lanes)
+        return self.builder.shuffle_vector(low, high, mask)
+
+    def _row_vector(self, row: _Row, m: int, align: int) -> ir.Value:
+        key = (row.anchor.instruction, -1 - m)  # V_m of the row, shared by all groups
+        if key not in self.vectors:
+            instr = row.anchor.instruction
+            pointer = self.scalar(instr.operands[0], m * self.width)
+            load = self.builder.load(pointer, align=align, typ=self.vector_type(instr.type))
+            self.vectors[key] = self._emit(load, instr)
+        return self.vectors[key]
 
     def _reverse(self, vector: ir.Value) -> ir.Value:
         mask = ir.Constant(
@@ -504,16 +602,17 @@ class _Binder:
             condition = b.and_(condition, apart)
         return condition
 
-    def distances_apart(self, pairs: list[tuple[_Access, _Access]]) -> ir.Value:
+    def distances_apart(self, pairs: list[tuple[_Access, _Access]], window: int) -> ir.Value:
         """The test for pairs that advance by the same constant stride d: their distance
         delta = first - second never changes, so it is tested once, before the loop. Lane k of
-        `first` runs before lane k - j of `second` (0 < j < W); they overlap iff
-        -size1 < delta + j*d < size2, so delta must avoid the hull of those intervals."""
+        `first` runs before lane k - j of `second` (0 < j < window, the lanes whose order the
+        vector code may change); they overlap iff -size1 < delta + j*d < size2, so delta must
+        avoid the hull of those intervals."""
         b = self.builder
         i64 = ir.IntType(64)
         condition = ir.Constant(ir.IntType(1), 1)
         for first, second in pairs:
-            d, far = first.stride, (self.width - 1) * abs(first.stride)
+            d, far = first.stride, (window - 1) * abs(first.stride)
             if d > 0:  # unsafe: -(size1 + (W-1)d) < delta < size2 - d
                 low, high = -(first.size + far), second.size - d
             else:  # unsafe: |d| - size1 < delta < size2 + (W-1)|d|
@@ -542,23 +641,44 @@ def _bind(function: ir.Function, plan: _Plan, record: UnrolledLoop, width: int) 
         if isinstance(a.stride, int) and a.stride != 0 and a.stride == b.stride
     ]
     varying = [pair for pair in plan.runtime_checks if pair not in invariant]
+    # shuffled rows load lanes of later groups early: the tested window grows by a vector
+    window = record.factor + width if plan.neighbours else width
     if invariant:
-        _guard_before_loop(plan, record, width, invariant)
+        _guard_before_loop(plan, record, width, invariant, window)
     check = None
     if varying:
         check = ir.Block(function, f"{uh.name}.simd.check")
         blocks.append(check)
         binder.builder = ir.IRBuilder(check)
-        condition = binder.ranges_apart(varying, record.factor)
+        lanes = record.factor + (width if plan.neighbours else 0)
+        condition = binder.ranges_apart(varying, lanes)
     body = ir.Block(function, f"{uh.name}.simd")
     blocks.append(body)
     binder.builder = ir.IRBuilder(body)
-    for group in range(record.factor // width):
+    groups = record.factor // width
+    preheader, initial = _entry(record)
+    accumulators = {}
+    for phi, update in plan.reductions.items():
+        accumulators[phi] = [
+            _accumulator(uh, preheader, phi, initial[phi], update.opname, width, g)
+            for g in range(groups)
+        ]
+    binder.accumulators = {
+        (phi, g): accumulator
+        for phi, phi_accumulators in accumulators.items()
+        for g, accumulator in enumerate(phi_accumulators)
+    }
+    for group in range(groups):
         for access in plan.accesses:
             binder.emit_access(access, group)
+    for phi, update in plan.reductions.items():
+        for group, accumulator in enumerate(accumulators[phi]):
+            accumulator.add_incoming(binder.vector(update, group), body)
     back = {}
     for phi in record.phis:
-        back[phi] = binder.scalar(phi, record.factor)
+        back[phi] = (
+            record.phis[phi] if phi in plan.reductions else binder.scalar(phi, record.factor)
+        )
     latch_branch = binder.builder.branch(uh)
     if "dbg" in uh.terminator.metadata:
         latch_branch.set_metadata("dbg", uh.terminator.metadata["dbg"])
@@ -567,19 +687,87 @@ def _bind(function: ir.Function, plan: _Plan, record: UnrolledLoop, width: int) 
         builder.cbranch(condition, body, middle)
     function.blocks[position:position] = blocks
     record.replace_body(blocks[0], body, back)
+    for phi, update in plan.reductions.items():
+        _finish_reduction(record, phi, update, accumulators[phi], middle)
+
+
+def _entry(record: UnrolledLoop) -> tuple[ir.Block, dict[ins.PhiInstr, ir.Value]]:
+    """The block before the vector loop and the values its phis start from (the scalar
+    loop's own phis start from the vector loop by now: it is the remainder)."""
+    some_phi = next(iter(record.phis.values()))
+    preheader = next(b for _, b in some_phi.incomings if b is not record.latch)
+    initial = {
+        phi: next(v for v, b in new.incomings if b is preheader) for phi, new in record.phis.items()
+    }
+    return preheader, initial
+
+
+def _accumulator(
+    uh: ir.Block,
+    preheader: ir.Block,
+    phi: ins.PhiInstr,
+    initial: ir.Value,
+    op: str,
+    width: int,
+    group: int,
+) -> ins.PhiInstr:
+    """A vector phi of the vector loop for `phi`'s partial results: every lane starts at the
+    operation's identity, lane 0 of group 0 at the scalar initial value."""
+    vt = ir.VectorType(phi.type, width)
+    start = ir.Constant(vt, [_REDUCTIONS[op][0]] * width)
+    if group == 0:
+        builder = ir.IRBuilder(preheader)
+        builder.position_before(preheader.terminator)
+        start = builder.insert_element(start, initial, ir.Constant(ir.IntType(32), 0))
+    accumulator = ins.PhiInstr(uh, vt, f"{phi.name}.acc{group}")
+    uh.instructions.insert(0, accumulator)
+    accumulator.add_incoming(start, preheader)
+    return accumulator
+
+
+def _finish_reduction(
+    record: UnrolledLoop,
+    phi: ins.PhiInstr,
+    update: ir.Instruction,
+    accumulators: list[ins.PhiInstr],
+    middle: ir.Block,
+) -> None:
+    """In the block after the vector loop, combine the groups' accumulators and reduce the
+    lanes; the scalar remainder loop continues from that value."""
+    builder = ir.IRBuilder(middle)
+    builder.position_before(middle.terminator)
+    combine = getattr(builder, {"and": "and_", "or": "or_"}.get(update.opname, update.opname))
+    total = accumulators[0]
+    for other in accumulators[1:]:
+        total = combine(total, other)
+    kind = _REDUCTIONS[update.opname][1]
+    reduce_name = f"llvm.vector.reduce.{kind}.v{total.type.count}i{phi.type.width}"
+    module = middle.parent.module
+    reduce = module.globals.get(reduce_name) or ir.Function(
+        module, ir.FunctionType(phi.type, [total.type]), reduce_name
+    )
+    value = builder.call(reduce, [total], name=f"{phi.name}.reduced")
+    scalar = record.phis[phi]
+    phi.incomings = [(value if v is scalar else v, b) for v, b in phi.incomings]
+    phi._clear_string_cache()
+    record.header.instructions.remove(scalar)
+    del record.phis[phi]
 
 
 def _guard_before_loop(
-    plan: _Plan, record: UnrolledLoop, width: int, pairs: list[tuple[_Access, _Access]]
+    plan: _Plan,
+    record: UnrolledLoop,
+    width: int,
+    pairs: list[tuple[_Access, _Access]],
+    window: int,
 ) -> None:
     """Test in the preheader that `pairs` (same constant stride) never overlap across the
     lanes of one vector iteration, and enter the vector loop only if so."""
-    preheader = next(b for _, b in record.header.instructions[0].incomings if b is not record.latch)
-    initial = {phi: iv.init for phi, iv in plan.ivs.items()}
+    preheader, initial = _entry(record)
     binder = _Binder(plan, record, width, initial, speculative=True)
     binder.builder = ir.IRBuilder(preheader)
     binder.builder.position_before(preheader.terminator)
-    apart = binder.distances_apart(pairs)
+    apart = binder.distances_apart(pairs, window)
     term = record.header.terminator
     builder = ir.IRBuilder(record.header)
     builder.position_before(term)
@@ -588,15 +776,111 @@ def _guard_before_loop(
     term._clear_string_cache()
 
 
+#: how `simd` reads the neighbours `x-1, x, x+1` of a row
+NEIGHBOUR_MODES = ("auto", "unaligned", "shuffle")
+
+
+class NeighbourMode(str):
+    """`auto` (by the target's costs), `unaligned` (one load per offset) or `shuffle`."""
+
+    def __new__(cls, value: object) -> NeighbourMode:
+        if str(value) not in NEIGHBOUR_MODES:
+            raise ValueError(f"expected one of {', '.join(NEIGHBOUR_MODES)}")
+        return str.__new__(cls, value)
+
+
+NeighbourMode.__name__ = "neighbour mode (auto, unaligned or shuffle)"
+
+
+def _rows(plan: _Plan, width: int, factor: int) -> list[tuple[_Row, list[tuple[_Access, int]]]]:
+    """Rows of unit-stride loads at constant offsets within one vector of each other, on
+    arrays the loop does not store to (their vectors are loaded ahead of the stores)."""
+    stored = {a.base for a in plan.accesses if a.is_store}
+    rows: dict[tuple, list[tuple[_Access, int]]] = {}
+    for access in plan.accesses:
+        if access.is_store or access.stride != access.size or access.base in stored:
+            continue
+        constant = access.offset.constant_term
+        if constant % access.size:
+            continue
+        variable = access.offset - Polynomial.constant(constant)
+        key = (access.base, variable, str(access.instruction.type))
+        rows.setdefault(key, []).append((access, constant // access.size))
+    found = []
+    for members in rows.values():
+        offsets = sorted({dx for _, dx in members})
+        if len(offsets) < 2 or offsets[-1] - offsets[0] >= width:
+            continue
+        low = offsets[0]
+        anchor = next(a for a, dx in members if dx == low)
+        vectors = (factor + offsets[-1] - low) // width  # V_m ends inside the footprint
+        found.append((_Row(anchor, low, vectors), members))
+    return found
+
+
+def _choose_neighbours(module: ir.Module, plan: _Plan, width: int, factor: int, mode: str) -> None:
+    """Fill plan.neighbours with the rows read through shuffles: all for `shuffle`, none for
+    `unaligned`, and for `auto` those where the target's costs say the shuffles pay."""
+    if mode == "unaligned":
+        return
+    load_cost, shuffle_cost = neighbour_costs(module, width * plan.element_size)
+    groups = factor // width
+    for row, members in _rows(plan, width, factor):
+        direct = len(members) * groups * load_cost
+        shifted = [(g, dx) for g in range(groups) for _, dx in members]
+        shuffles = sum(1 for g, dx in shifted if (g * width + dx - row.low) % width)
+        reused = (row.vectors + len(members)) * load_cost + shuffles * shuffle_cost
+        if mode == "shuffle" or reused < direct:
+            for access, dx in members:
+                plan.neighbours[access] = (row, dx)
+
+
+def _peel_for_alignment(plan: _Plan, record: UnrolledLoop, width: int) -> str:
+    """With a declared row alignment, peel the iterations that make the most vector accesses
+    start aligned (see peel.py); the remark's suffix saying what was done."""
+    function = record.header.parent
+    row_align = row_alignment(function)
+    iv = plan.loop.trip_count_iv
+    if row_align is None or plan.reductions or iv is None or iv.step is None:
+        return ""
+    _, initial = _entry(record)
+    starts = {
+        phi: int(value.constant) if isinstance(value, ir.Constant) else None
+        for phi, value in initial.items()
+    }
+    if starts.get(iv.phi) is None:
+        return ""
+    streams = [
+        Stream(a.offset, a.stride, a.size, a.is_store)
+        for a in plan.accesses
+        if isinstance(a.stride, int) and abs(a.stride) == a.size
+    ]
+    count, before, after = peel_count(streams, starts, row_align, width)
+    if count == 0:
+        return ""
+    peel_before(record, plan.loop, iv.phi, iv.step, count)
+
+    def said(counts: tuple[int, int]) -> str:
+        return f"{counts[0]} load(s) and {counts[1]} store(s)"
+
+    return (
+        f", {count} iteration(s) peeled so that {said(after)} of the row start aligned "
+        f"(without: {said(before)})"
+    )
+
+
 def _width_for(module: ir.Module, plan: _Plan, width: int | None) -> int:
     if width is not None:
         return int(width)
     return max(1, vector_bytes(module) // plan.element_size)
 
 
-@register("simd", (PositiveInt,), defaults=(None,))
-def simd(module: ir.Module, width: int | None, *, context: PassContext) -> ir.Module:
-    """Bind every innermost loop that allows it into vector operations of `width` lanes."""
+@register("simd", (PositiveInt, NeighbourMode), defaults=(None, "auto"))
+def simd(
+    module: ir.Module, width: int | None, neighbours: str = "auto", *, context: PassContext
+) -> ir.Module:
+    """Bind every innermost loop that allows it into vector operations of `width` lanes;
+    `neighbours` says how rows read at several offsets are loaded."""
     for function in module.functions:
         if not function.blocks:
             continue
@@ -627,7 +911,9 @@ def simd(module: ir.Module, width: int | None, *, context: PassContext) -> ir.Mo
                     raise Decline(
                         f"unrolled by {record.factor}, which is not a multiple of the width {lanes}"
                     )
+                _choose_neighbours(module, plan, lanes, record.factor, neighbours)
                 _bind(function, plan, record, lanes)
+                peeled = _peel_for_alignment(plan, record, lanes)
             except Decline as reason:
                 context.missed(f"loop not vectorized: {reason}", at=loop.header)
                 continue
@@ -635,7 +921,7 @@ def simd(module: ir.Module, width: int | None, *, context: PassContext) -> ir.Mo
             extra = f", {vectors} vectors per iteration" if vectors > 1 else ""
             checked = ", with a run-time overlap check" if plan.runtime_checks else ""
             context.passed(
-                f"loop vectorized by SIMD binding, width {lanes}{extra}{checked}",
+                f"loop vectorized by SIMD binding, width {lanes}{extra}{checked}{peeled}",
                 at=loop.header,
             )
             changed = True

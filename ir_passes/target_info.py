@@ -42,3 +42,18 @@ def vector_bytes(module: ir.Module) -> int:
     if features is None:
         features = llvm.get_host_cpu_features().flatten()
     return _x86_vector_bytes(features)
+
+
+def neighbour_costs(module: ir.Module, vector_size: int) -> tuple[float, float]:
+    """(cost of a vector load, cost of a two-source element shift) in issue slots, for SIMD
+    binding's choice between one unaligned load per neighbour offset and loads on a grid +
+    shuffles. x86: 2 load ports, and a shift across a 256-bit vector takes 2 port-5 shuffles
+    (vperm2f128 + vpalignr), across 128 bits one (palignr); Hexagon HVX: one vector load per
+    packet, `valign` in one of 2 permute/shift slots; C66x: 2 .D units, and a pair of 32-bit
+    registers is re-paired by any of the 4 .L/.S units."""
+    triple = (module.triple or "").lower()
+    if triple.startswith("hexagon"):
+        return 1.0, 0.5
+    if triple.startswith(("c6000", "tic6x", "c66x")):
+        return 0.5, 0.25
+    return 0.5, 2.0 if vector_size > 16 else 1.0

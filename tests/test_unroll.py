@@ -3,14 +3,12 @@ sizes (smaller than the factor, prime), the IV step of the unrolled loop, remark
 
 from __future__ import annotations
 
-import os
-
 import pytest
-from corpus.manifest import CORPUS_DIR, KERNELS
+from corpus.manifest import KERNELS
+from corpus_check import case_label, check_case
 from pycc_stencil.frontend import lower_file
 from pycc_stencil.ir_passes.loops import loops_of
 from pycc_stencil.ir_passes.pipeline import PipelineError, parse_pipeline, run_passes
-from pycc_stencil.runtime.check import CheckOptions, check_file
 
 FACTORS = [1, 2, 3, 4, 8]
 CHOSEN = [
@@ -30,23 +28,13 @@ def _cases():
         for variant in entry["variants"][:3]:
             for params in entry["params"][:4]:
                 for factor in FACTORS:
-                    label = "-".join(
-                        [entry["function"], f"F{factor}", *variant]
-                        + [f"{k}={v}" for k, v in params.items()]
-                    )
+                    label = case_label(entry, variant, params, f"F{factor}")
                     yield pytest.param(entry, variant, params, factor, id=label)
 
 
 @pytest.mark.parametrize("entry, variant, params, factor", list(_cases()))
 def test_unrolled_kernel_is_bit_exact(entry, variant, params, factor):
-    includes = [f"-I{os.path.join(CORPUS_DIR, d)}" for d in entry["includes"]]
-    cflags = [f"-std={entry['std']}", *entry["cflags"], *variant, *includes]
-    options = CheckOptions(
-        functions=[entry["function"]],
-        params={k: repr(v) for k, v in params.items()},
-        passes=f"unroll({factor})",
-    )
-    (result,) = check_file(os.path.join(CORPUS_DIR, entry["file"]), cflags, options)
+    result = check_case(entry, variant, params, passes=f"unroll({factor})")
     assert result.status == "OK", str(result)
 
 
