@@ -68,6 +68,8 @@ def optimize(
     target_machine: llvm.TargetMachine | None = None,
     size_level: int = 0,
     loop_transforms: bool = True,
+    loop_vectorize: bool | None = None,
+    slp_vectorize: bool | None = None,
 ) -> None:
     """Run LLVM's standard new-pass-manager pipeline for `-O<opt_level>` on `module`.
 
@@ -75,6 +77,9 @@ def optimize(
     command line asks for, so vectorization uses exactly the ISA `cc` would use. Without
     `loop_transforms` LLVM's unroller and vectorizers are off (`tune` measures its own
     strategies, which must stay the only unrolling and vectorization).
+    `loop_vectorize`/`slp_vectorize` turn LLVM's loop and SLP vectorizers on or off (gcc's
+    `-f[no-]tree-{loop,slp}-vectorize`, e.g. to measure pycc-stencil's own SIMD binding
+    alone); None keeps llvmlite's default for the level (loop vectorizer on, SLP off).
     """
     if opt_level not in (0, 1, 2, 3):
         raise ValueError(f"optimization level must be 0..3, not {opt_level}")
@@ -84,7 +89,11 @@ def optimize(
     tuning = llvm.create_pipeline_tuning_options(speed_level=opt_level)
     if size_level or not loop_transforms:  # -Os/-Oz: -O2 without unrolling
         tuning.loop_unrolling = False
-    if not loop_transforms:
+    if loop_vectorize is not None:
+        tuning.loop_vectorization = loop_vectorize
+    if slp_vectorize is not None:
+        tuning.slp_vectorization = slp_vectorize
+    if not loop_transforms:  # after the explicit switches: tune's measurements
         tuning.loop_vectorization = tuning.slp_vectorization = False
     builder = llvm.create_pass_builder(target_machine, tuning)
     builder.getModulePassManager().run(module, builder)

@@ -63,6 +63,15 @@ class TargetSpec:
     math_errno: bool = True  # sqrt of a negative sets errno (gcc's default, not -ffast-math)
     function_sections: bool = False  # -ffunction-sections: .text.<name> per function
     data_sections: bool = False  # -fdata-sections
+    #: LLVM's loop / SLP vectorizer from -f[no-]tree-{,loop-,slp-}vectorize; None: the flags
+    #: do not say, LLVM's pipeline default for the level applies
+    loop_vectorize: bool | None = None
+    slp_vectorize: bool | None = None
+
+    @property
+    def vectorizers(self) -> tuple[bool | None, bool | None]:
+        """(loop, SLP) vectorizer settings, in the order `host_jit.optimize` takes them."""
+        return self.loop_vectorize, self.slp_vectorize
 
     def target_machine(self) -> llvm.TargetMachine:
         """A new target machine (MCJIT takes ownership of the one it is given)."""
@@ -185,7 +194,17 @@ def target_from_flags(cc: str, flags: Sequence[str]) -> TargetSpec:
         data_sections=_last_of(flags, ("-fdata-sections", "-fno-data-sections"))
         == "-fdata-sections",
         stack_protector=_STACK_PROTECTORS.get(_last_of(flags, tuple(_STACK_PROTECTORS)) or "", ""),
+        loop_vectorize=_vectorizer(flags, "loop"),
+        slp_vectorize=_vectorizer(flags, "slp"),
     )
+
+
+def _vectorizer(flags: Sequence[str], kind: str) -> bool | None:
+    """gcc's switch for its `kind` ("loop" or "slp") vectorizer, last one winning;
+    `-f[no-]tree-vectorize` sets both."""
+    chosen = _last_of(flags, (f"-ftree-{kind}-vectorize", f"-fno-tree-{kind}-vectorize",
+                              "-ftree-vectorize", "-fno-tree-vectorize"))  # fmt: skip
+    return None if chosen is None else not chosen.startswith("-fno-")
 
 
 def _last_of(flags: Sequence[str], choices: tuple[str, ...]) -> str | None:

@@ -27,6 +27,7 @@ import math
 import os
 import platform
 import re
+import shlex
 import shutil
 import statistics
 import subprocess
@@ -35,6 +36,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -73,7 +75,7 @@ class Array:
 @dataclass(frozen=True)
 class Kernel:
     name: str
-    source: str
+    source: str  # a file in bench_kernels/, or an absolute path
     function: str
     elem: str  # element type, for the table
     stencil_points: int
@@ -84,6 +86,10 @@ class Kernel:
     args: Callable[[dict[str, int]], list]  # scalar ints and Array specs, in call order
     points: Callable[[dict[str, int]], int]
     integer: bool = False
+
+    @property
+    def path(self) -> Path:
+        return KERNEL_DIR / self.source
 
 
 def _k(name, source, elem, pts, flops, nbytes, points_doc, sizes, args, points, integer=False):
@@ -380,6 +386,7 @@ class Build:
     pycc_status: str | None = None  # "pycc-stencil", "cc: REASON", "no report"
     pycc_ms: float | None = None
     pycc_version: str | None = None
+    pycc_remarks: list[str] = field(default_factory=list)  # the passes' remarks on the kernel
 
 
 def imports_gomp(lib: Path) -> bool:
@@ -398,6 +405,7 @@ def read_pycc_report(b: Build, report: Path) -> None:
             if fn.get("name") != b.kernel.function:
                 continue
             b.pycc_ms = (entry.get("time_ms") or {}).get("total")
+            b.pycc_remarks = fn.get("remarks", [])
             if fn.get("compiled_by") == "pycc-stencil":
                 b.pycc_status = "pycc-stencil"
             else:
@@ -428,18 +436,19 @@ def build_all(kernels, variants, build: Path, cache: Path | None) -> dict[tuple[
     def one(kv) -> Build:
         k, v = kv
         b = Build(k, v)
-        out = build / f"{k.source.removesuffix('.c')}-{v.key}.so"
-        report = build / f"{k.source.removesuffix('.c')}-{v.key}.jsonl"
+        stem = re.sub(r"[^\w.-]", "_", f"{k.name}-{v.key}")
+        out = build / f"{stem}.so"
+        report = build / f"{stem}.jsonl"
         report.unlink(missing_ok=True)
         cached = None
         if cache is not None and not v.pycc:
-            cached = cache / f"{cache_key(v, KERNEL_DIR / k.source, versions)}.so"
+            cached = cache / f"{cache_key(v, k.path, versions)}.so"
             if cached.exists():
                 shutil.copyfile(cached, out)
                 b.lib = out
                 b.parallel_code = imports_gomp(out)
                 return b
-        r = compile_variant(v, KERNEL_DIR / k.source, out, report)
+        r = compile_variant(v, k.path, out, report)
         if r.returncode != 0 or not out.exists():
             text = (r.stderr or r.stdout).strip()
             b.error = first_line(text.splitlines()[-1]) if text else "build failed"
@@ -567,10 +576,16 @@ class Result:
     note: str = ""
     pycc_status: str | None = None
     copied_from_serial: bool = False
+    best: bool = False  # report the best repetition instead of the median (--best)
 
     @property
     def median(self) -> float | None:
         return statistics.median(self.times) if self.times else None
+
+    @property
+    def time(self) -> float | None:
+        """The reported time per call: the median, or with --best the minimum."""
+        return (min(self.times) if self.best else self.median) if self.times else None
 
     @property
     def spread(self) -> float | None:
@@ -627,7 +642,8 @@ def bench_kernel_size(k: Kernel, size: str, builds, variants, args, gomp: Gomp, 
     results: dict[str, Result] = {}
     funcs: dict[str, Callable] = {}
     for v in variants:
-        r = Result(k.name, size, params, v.key, v.label, v.threads, v.flags_text(), points)
+        r = Result(k.name, size, params, v.key, v.label, v.threads, v.flags_text(), points,
+                   best=args.best)  # fmt: skip
         results[v.key] = r
         b = builds.get((k.name, v.key))
         if v.unavailable:
@@ -690,10 +706,13 @@ def bench_kernel_size(k: Kernel, size: str, builds, variants, args, gomp: Gomp, 
     timed = [key for key in timed if not results[key].wrong]
     if "gcc" not in timed:
         return list(results.values())
-    # Calibrate: repeat the call so one measurement takes at least --min-time.
-    restore()
-    t1 = call("gcc")
-    inner = max(1, math.ceil(args.min_time / max(t1, 1e-9)))
+    # Calibrate: repeat the call so that one measurement of the fastest variant takes at least
+    # --min-time (every variant makes the same number of calls).
+    fastest = math.inf
+    for key in timed:
+        restore()
+        fastest = min(fastest, call(key))
+    inner = max(1, math.ceil(args.min_time / max(fastest, 1e-9)))
     for key in timed:
         results[key].inner = inner
     for rep in range(args.reps):
@@ -710,7 +729,7 @@ def bench_kernel_size(k: Kernel, size: str, builds, variants, args, gomp: Gomp, 
 
 
 def metrics(r: Result, k: Kernel, base: Result | None, bw: float) -> dict:
-    t = r.median
+    t = r.time
     if t is None:
         return {}
     gst = r.points / t / 1e9
@@ -722,7 +741,7 @@ def metrics(r: Result, k: Kernel, base: Result | None, bw: float) -> dict:
         "gflops": gst * k.flops,
         "gbs": gbs,
         "bw_fraction": gbs / bw if bw else None,
-        "vs_gcc": (base.median / t) if base is not None and base.median else None,
+        "vs_gcc": (base.time / t) if base is not None and base.time else None,
     }
 
 
@@ -813,6 +832,27 @@ def markdown_table(rows) -> str:
     return "\n".join(out)
 
 
+@contextmanager
+def build_directory(keep: bool, prefix: str = "pycc-bench-"):
+    """A temporary directory for the libraries, removed at the end unless `keep`."""
+    build = Path(tempfile.mkdtemp(prefix=prefix))
+    try:
+        yield build
+    finally:
+        if keep:
+            print(f"build directory kept: {build}", file=sys.stderr)
+        else:
+            shutil.rmtree(build, ignore_errors=True)
+
+
+def has_rich() -> bool:
+    try:
+        import rich  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
 def loadavg() -> str:
     try:
         return " ".join(Path("/proc/loadavg").read_text().split()[:3])
@@ -891,7 +931,7 @@ def plot(path: str, results: list[Result], kernels, sizes) -> str | None:
         return "--plot needs matplotlib (pip install matplotlib); no plot written"
     labels: list[str] = []
     for r in results:
-        if r.median and not r.copied_from_serial and variant_label(r) not in labels:
+        if r.time and not r.copied_from_serial and variant_label(r) not in labels:
             labels.append(variant_label(r))
     fig, axes = plt.subplots(len(sizes), 1, figsize=(13, 4.2 * len(sizes)), squeeze=False)
     width = 0.8 / max(1, len(labels))
@@ -903,8 +943,8 @@ def plot(path: str, results: list[Result], kernels, sizes) -> str | None:
                 rs = [r for r in results if r.kernel == kname and r.size == size]
                 base = next((r for r in rs if r.variant == "gcc"), None)
                 r = next((r for r in rs if variant_label(r) == label), None)
-                ok = r is not None and r.median and base is not None and base.median
-                ys.append(base.median / r.median if ok else 0.0)
+                ok = r is not None and r.time and base is not None and base.time
+                ys.append(base.time / r.time if ok else 0.0)
             xs = [i + (j - (len(labels) - 1) / 2) * width for i in range(len(names))]
             ax.bar(xs, ys, width, label=label)
         ax.axhline(1.0, color="black", linewidth=0.8)
@@ -920,21 +960,9 @@ def plot(path: str, results: list[Result], kernels, sizes) -> str | None:
 # --------------------------------------------------------------------------------------------
 
 
-def parse_args(argv):
-    p = argparse.ArgumentParser(
-        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    names = [k.name for k in KERNELS]
-    p.add_argument("--kernels", help=f"comma-separated subset of: {','.join(names)}")
-    p.add_argument("--sizes", default="small,large",
-                   help=f"comma-separated size classes: {', '.join(SIZE_CLASSES)} "
-                        "(default small,large)")  # fmt: skip
+def add_common_options(p: argparse.ArgumentParser) -> None:
+    """Options of the timing, the compilers and the output (bench.py and bench_simd.py)."""
     p.add_argument("--reps", type=int, default=11, help="repetitions per variant (default 11)")
-    p.add_argument(
-        "--threads",
-        default=None,
-        help="comma-separated thread counts (default 1,2 on 2+ cores, else 1)",
-    )
     p.add_argument(
         "--min-time",
         type=float,
@@ -942,26 +970,14 @@ def parse_args(argv):
         help="seconds one measurement lasts at least (repeated calls; default 0.02)",
     )
     p.add_argument(
-        "--variants",
-        help="comma-separated subset of variant keys (gcc always runs): "
-        "graphite, clang, polly, pycc, autopar, graphite-par, polly-par, omp",
-    )
-    p.add_argument(
-        "--quick",
+        "--best",
         action="store_true",
-        help="small size, 3 repetitions, 5 ms measurements (under a minute)",
+        help="report the best (minimum) of the repetitions instead of the median: on a busy "
+        "machine, other processes only ever add time",
     )
     p.add_argument("--gcc", default="gcc", help="gcc to use (default gcc)")
     p.add_argument("--clang", help="clang to use (default: the newest clang/clang-NN on PATH)")
     p.add_argument("--pycc", help="pycc-stencil to use (default: beside this python, or PATH)")
-    p.add_argument("--no-pycc", action="store_true", help="leave the pycc-stencil variant out")
-    p.add_argument(
-        "--install-compilers",
-        action="store_true",
-        help="as root: apt-get install the newest clang-NN when no clang is found",
-    )
-    p.add_argument("--plot", metavar="PNG", help="bar chart of the speed ratios (matplotlib)")
-    p.add_argument("--json", metavar="PATH", help="write every measurement as JSON")
     p.add_argument("--markdown", metavar="PATH", help="write the tables as Markdown")
     cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "pycc-stencil-bench"
     p.add_argument(
@@ -973,6 +989,45 @@ def parse_args(argv):
     p.add_argument("--no-cache", action="store_true", help="rebuild everything")
     p.add_argument("--keep", action="store_true", help="keep the build directory")
     p.add_argument("--plain", action="store_true", help="plain text tables even if rich is here")
+
+
+def statistic_name(args) -> str:
+    return "best of them" if args.best else "median"
+
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    names = [k.name for k in KERNELS]
+    p.add_argument("--kernels", help=f"comma-separated subset of: {','.join(names)}")
+    p.add_argument("--sizes", default="small,large",
+                   help=f"comma-separated size classes: {', '.join(SIZE_CLASSES)} "
+                        "(default small,large)")  # fmt: skip
+    p.add_argument(
+        "--threads",
+        default=None,
+        help="comma-separated thread counts (default 1,2 on 2+ cores, else 1)",
+    )
+    p.add_argument(
+        "--variants",
+        help="comma-separated subset of variant keys (gcc always runs): "
+        "graphite, clang, polly, pycc, autopar, graphite-par, polly-par, omp",
+    )
+    p.add_argument(
+        "--quick",
+        action="store_true",
+        help="small size, 3 repetitions, 5 ms measurements (under a minute)",
+    )
+    p.add_argument("--no-pycc", action="store_true", help="leave the pycc-stencil variant out")
+    p.add_argument(
+        "--install-compilers",
+        action="store_true",
+        help="as root: apt-get install the newest clang-NN when no clang is found",
+    )
+    p.add_argument("--plot", metavar="PNG", help="bar chart of the speed ratios (matplotlib)")
+    p.add_argument("--json", metavar="PATH", help="write every measurement as JSON")
+    add_common_options(p)
     p.add_argument("--list", action="store_true", help="list the kernels and sizes, then exit")
     a = p.parse_args(argv)
     if a.quick:
@@ -1038,21 +1093,13 @@ def main(argv=None) -> int:
     if not args.no_pycc and not pycc:
         log("bench.py: pycc-stencil not found (pass --pycc PATH); its variant is left out")
 
-    use_rich = False
-    if not args.plain:
-        try:
-            import rich  # noqa: F401
-
-            use_rich = True
-        except ImportError:
-            pass
+    use_rich = not args.plain and has_rich()
 
     header = machine_info(gcc, clang, pycc)
     if load_start[0].isdigit() and float(load_start.split()[0]) > 0.5:
         log(f"bench.py: warning: the machine is busy (load average {load_start}); the timings "
             "will be noisy, the 2-thread ones most")  # fmt: skip
-    build = Path(tempfile.mkdtemp(prefix="pycc-bench-"))
-    try:
+    with build_directory(args.keep) as build:
         variants = make_variants(args, gcc, clang, pycc)
         log(f"probing {len(variants)} compiler variants ...")
         probe_variants(variants, build)
@@ -1106,9 +1153,10 @@ def main(argv=None) -> int:
                 )  # fmt: skip
                 + f"; BW column = achieved / {bw:.1f} GB/s",
                 f"ctypes call overhead {nop_cost * 1e6:.2f} us; builds {build_s:.0f} s; "
-                f"run {elapsed:.0f} s; {args.reps} repetitions, median; round-robin order; "
+                f"run {elapsed:.0f} s; {args.reps} repetitions, {statistic_name(args)}; "
+                "round-robin order; "
                 f"load average {load_start} at the start, {loadavg()} at the end",
-                "command: " + " ".join(["python", "scripts/bench.py", *(argv or sys.argv[1:])]),
+                "command: " + shlex.join(["python", "scripts/bench.py", *(argv or sys.argv[1:])]),
             ]
         )
         print("\n".join(lines[len(header) :]))
@@ -1150,17 +1198,13 @@ def main(argv=None) -> int:
             err = plot(args.plot, results, kernels, args.sizes)
             log(err or f"plot written to {args.plot}")
         log(f"total {time.perf_counter() - t_start:.0f} s")
-    finally:
-        if args.keep:
-            log(f"build directory kept: {build}")
-        else:
-            shutil.rmtree(build, ignore_errors=True)
     return 0
 
 
 def print_legend(kernels, sizes, results) -> None:
     print(
-        "columns: ms = median time per call; ± = half the interquartile range; GSt/s = "
+        f"columns: ms = {'best' if any(r.best for r in results) else 'median'} time per call; "
+        "± = half the interquartile range / median; GSt/s = "
         "stencil point updates per ns; GFLOP/s = GSt/s x the flops/point the source states"
     )
     print(
@@ -1213,12 +1257,12 @@ def geomean_lines(results: list[Result], sizes) -> list[str]:
     """Per size: the geometric mean over kernels of each variant's speed ratio to gcc -O3."""
     out = []
     for size in sizes:
-        rs = [r for r in results if r.size == size and r.median and not r.copied_from_serial]
-        base = {r.kernel: r.median for r in rs if r.variant == "gcc"}
+        rs = [r for r in results if r.size == size and r.time and not r.copied_from_serial]
+        base = {r.kernel: r.time for r in rs if r.variant == "gcc"}
         ratios: dict[str, list[float]] = {}
         for r in rs:
             if r.variant != "gcc" and r.kernel in base:
-                ratios.setdefault(variant_label(r), []).append(base[r.kernel] / r.median)
+                ratios.setdefault(variant_label(r), []).append(base[r.kernel] / r.time)
         parts = [
             f"{label} {math.exp(sum(map(math.log, xs)) / len(xs)):.2f}x ({len(xs)})"
             for label, xs in ratios.items()
@@ -1248,9 +1292,9 @@ def pycc_notes(builds) -> list[str]:
         if not b.variant.pycc:
             continue
         if b.error:
-            out.append(f"pycc-stencil {kname}: build failed: {b.error}")
+            out.append(f"{b.variant.label} {kname}: build failed: {b.error}")
         elif b.pycc_status != "pycc-stencil":
-            out.append(f"pycc-stencil {kname}: compiled by cc ({b.pycc_status})")
+            out.append(f"{b.variant.label} {kname}: compiled by cc ({b.pycc_status})")
     return out
 
 

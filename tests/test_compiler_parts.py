@@ -4,6 +4,7 @@ the flags, choosing kernels, and rewriting the file for cc (line numbers must no
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -122,6 +123,46 @@ def test_optimization_levels(flags, levels):
     assert (target.opt_level, target.size_level) == levels
 
 
+@pytest.mark.parametrize(
+    "flags, vectorizers",
+    [
+        (["-O3"], (None, None)),  # LLVM's pipeline default for the level
+        (["-O3", "-fno-tree-vectorize"], (False, False)),
+        (["-O3", "-fno-tree-vectorize", "-ftree-slp-vectorize"], (False, True)),
+        (["-O2", "-ftree-vectorize", "-fno-tree-loop-vectorize"], (False, True)),
+        (["-O3", "-fno-tree-slp-vectorize"], (None, False)),
+    ],
+)
+def test_vectorizer_switches_follow_gcc(flags, vectorizers):
+    assert target_from_flags("cc", flags).vectorizers == vectorizers
+
+
+VECTORIZABLE = """\
+void add(int n, float *restrict a, const float *restrict b, const float *restrict c)
+{
+    for (int i = 0; i < n; i++)
+        a[i] = b[i] + c[i];
+}
+void add4(float *restrict a, const float *restrict b, const float *restrict c)
+{
+    a[0] = b[0] + c[0]; a[1] = b[1] + c[1]; a[2] = b[2] + c[2]; a[3] = b[3] + c[3];
+}
+"""
+
+
+@pytest.mark.parametrize("loop, slp", [(True, True), (False, False), (None, False)])
+def test_vectorizer_switches_reach_llvm(tmp_path, loop, slp):
+    """Every x86-64 has SSE2: LLVM vectorizes the loop and the four adds when allowed to."""
+    from pycc_stencil.emit.host_jit import optimize, parse_verified
+
+    source = tmp_path / "v.c"
+    source.write_text(VECTORIZABLE)
+    module = parse_verified(str(lower_file(str(source), []).module))
+    optimize(module, 3, loop_vectorize=loop, slp_vectorize=slp)
+    vector = {f.name: "x float>" in str(f) for f in module.functions if not f.is_declaration}
+    assert vector == {"add": loop is not False, "add4": slp}
+
+
 def test_integer_and_stack_options():
     assert target_from_flags("cc", ["-fwrapv"]).wrapv
     assert not target_from_flags("cc", ["-fwrapv", "-fno-wrapv"]).wrapv
@@ -181,6 +222,20 @@ def test_choose_takes_over_written_out_kernels_only(unit):
     assert {t.info.name: t.symbol for t in takeovers} == {"blur": "__pycc_TAG_blur", "sum": "sum"}
     assert "C99 inline" in refused["c99_inline"]
     assert "macro" in refused["scale_k"]
+
+
+@pytest.mark.parametrize("passes", ["", "unroll(2)"])
+def test_contraction_flags_survive_the_passes(unit, passes):
+    """gcc -O2 contracts; the passes print (verify) the module before the flags are added."""
+    from pycc_stencil.emit.compiler.takeover import kernel_module
+    from pycc_stencil.ir_passes.pipeline import parse_pipeline, run_passes
+
+    path, lowered = unit
+    takeovers, _ = choose(lowered, path.read_bytes(), "TAG")
+    lowered.module = run_passes(lowered.module, parse_pipeline(passes), verify=True).module
+    text = kernel_module(lowered, takeovers, target_from_flags("cc", ["-O2"]), False, False)
+    operations = re.findall(r"= (fadd|fmul)( contract)?", text)
+    assert operations and all(flag for _, flag in operations)
 
 
 def test_unit_tags_differ_per_file_and_flags():

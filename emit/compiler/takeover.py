@@ -214,12 +214,15 @@ _FP_OPERATIONS = frozenset({"fadd", "fsub", "fmul", "fdiv", "frem"})
 
 
 def _add_fp_flags(module: ir.Module, flags: tuple[str, ...]) -> None:
-    """Let LLVM contract (or, under -ffast-math, reassociate) as `cc` would for these flags."""
+    """Let LLVM contract (or, under -ffast-math, reassociate) as `cc` would for these flags.
+    The passes print the module (to verify it), and llvmlite caches an instruction's text:
+    the cache is dropped, or the flags would be lost after any pass."""
     for function in module.functions:
         for block in function.blocks:
             for instruction in block.instructions:
                 if instruction.opname in _FP_OPERATIONS:
                     instruction.flags.extend(f for f in flags if f not in instruction.flags)
+                    instruction._clear_string_cache()
 
 
 _DEBUG_ATTACHMENT = re.compile(r", !dbg !\d+| !dbg !\d+")
