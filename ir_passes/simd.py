@@ -869,6 +869,25 @@ def _peel_for_alignment(plan: _Plan, record: UnrolledLoop, width: int) -> str:
     )
 
 
+def _vector_epilogue(function: ir.Function, header: ir.Block, lanes: int) -> str:
+    """Bind the scalar remainder loop (header `header`) once more at half the width, so at
+    most lanes/2 - 1 iterations stay scalar (a 1022-pixel row at 32 lanes would leave 30);
+    the remark's suffix, or "" where it does not apply (narrow vectors, a peeled loop)."""
+    half = lanes // 2
+    if half < 4:
+        return ""
+    invalidate(function)
+    remainder = next(o for o in loops_of(function).loops if o.header is header)
+    try:
+        plan = _plan(remainder)
+        _check_dependences(plan, half)
+        record = unroll_loop(function, remainder, half)
+    except Decline:
+        return ""
+    _bind(function, plan, record, half)
+    return f", and a {half}-wide epilogue"
+
+
 def _width_for(module: ir.Module, plan: _Plan, width: int | None) -> int:
     if width is not None:
         return int(width)
@@ -914,6 +933,7 @@ def simd(
                 _choose_neighbours(module, plan, lanes, record.factor, neighbours)
                 _bind(function, plan, record, lanes)
                 peeled = _peel_for_alignment(plan, record, lanes)
+                peeled += _vector_epilogue(function, plan.loop.header, lanes)
             except Decline as reason:
                 context.missed(f"loop not vectorized: {reason}", at=loop.header)
                 continue
