@@ -250,3 +250,20 @@ def test_compiler_mode_reports_the_passes_and_their_remarks(tmp_path):
     ]
     assert unit["time_ms"]["passes"] >= 0
     assert blur["remarks"][0] in proc.stderr  # PYCC_VERBOSE prints them
+
+
+def test_a_broken_module_with_debug_info_raises_instead_of_aborting(c_file, monkeypatch):
+    """LLVM's parser aborts the process on a broken module that has debug info; the
+    verification after each pass must raise PassVerificationError instead."""
+    registry: dict = {}
+
+    @register("swap", registry=registry)
+    def swap(module):
+        block = next(b for f in module.functions for b in f.blocks if len(b.instructions) > 4)
+        block.instructions[0], block.instructions[1] = block.instructions[1], block.instructions[0]
+        return module
+
+    module = lower_file(c_file).module
+    assert "!dbg" in str(module)
+    with pytest.raises(PassVerificationError, match="swap"):
+        run_passes(module, parse_pipeline("swap", registry), registry, verify=True)
