@@ -252,7 +252,7 @@ def test_compiler_mode_reports_the_passes_and_their_remarks(tmp_path):
     assert blur["remarks"][0] in proc.stderr  # PYCC_VERBOSE prints them
 
 
-def test_a_broken_module_with_debug_info_raises_instead_of_aborting(c_file, monkeypatch):
+def test_a_broken_module_with_debug_info_raises_instead_of_aborting(c_file):
     """LLVM's parser aborts the process on a broken module that has debug info; the
     verification after each pass must raise PassVerificationError instead."""
     registry: dict = {}
@@ -263,7 +263,7 @@ def test_a_broken_module_with_debug_info_raises_instead_of_aborting(c_file, monk
         block.instructions[0], block.instructions[1] = block.instructions[1], block.instructions[0]
         return module
 
-    module = lower_file(c_file).module
+    module = lower_file(str(c_file(STENCIL)), []).module
     assert "!dbg" in str(module)
     with pytest.raises(PassVerificationError, match="swap"):
         run_passes(module, parse_pipeline("swap", registry), registry, verify=True)
