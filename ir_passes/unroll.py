@@ -102,7 +102,7 @@ def is_remainder(loop: Loop) -> bool:
     return REMAINDER in loop.header.terminator.metadata
 
 
-def _clone(
+def clone_instruction(
     instr: ir.Instruction,
     block: ir.Block,
     values: dict[ir.Value, ir.Value],
@@ -117,6 +117,9 @@ def _clone(
         return values.get(v, v) if isinstance(v, ir.Instruction) else v
 
     new = copy.copy(instr)
+    # llvmlite caches an instruction's `%name` once printed (e.g. by verification): the copy
+    # must print its own, deduplicated name
+    new.__dict__.pop("_StringReferenceCaching__cached_refstr", None)
     new.parent = block
     new.name = instr.name  # registered again in the function's scope, deduplicated
     remap_operands(new, value)
@@ -134,6 +137,54 @@ def _clone(
     if isinstance(instr, ins.Terminator):
         block.terminator = new
     return new
+
+
+def clone_iteration(
+    loop: Loop,
+    values: dict[ir.Value, ir.Value],
+    targets: dict[ir.Block, ir.Block],
+    new_block,
+    suffix: str,
+    header_only: bool = False,
+) -> tuple[dict[ir.Value, ir.Value], dict[ir.Block, ir.Block]]:
+    """One iteration of `loop` as new blocks (`new_block(name)` makes them), for unrolling.
+
+    `values` must map every header phi to its value in this iteration; the header's phis are
+    not copied. Branches to a block of `targets` (e.g. the header: the next iteration) go there,
+    branches inside the loop to the copies; terminators are copied as they are (the caller
+    rewrites the exiting one). Returns the values of this copy (`values` extended with every
+    copied instruction) and the copies of the blocks, by original block. `header_only` copies
+    just the header (the last exit test of a top-tested loop)."""
+    originals = [loop.header] if header_only else loop.blocks
+    blocks = {b: new_block(f"{b.name}{suffix}") for b in originals}
+    mapping = {**blocks, **targets}
+    copied = dict(values)
+    cloned = []
+    for block in originals:
+        for instr in block.instructions:
+            if block is loop.header and isinstance(instr, ins.PhiInstr):
+                continue
+            copied[instr] = clone_instruction(instr, blocks[block], copied, mapping, blocks)
+            cloned.append(copied[instr])
+    # uses before definitions in block order (phis of the body): remap once more
+    replace_in(cloned, copied)
+    return copied, blocks
+
+
+def set_terminator(block: ir.Block, terminator: ir.Instruction) -> None:
+    """Replace `block`'s terminator by `terminator` (debug location and metadata kept)."""
+    old = block.terminator
+    if old is not None:
+        terminator.metadata.update(old.metadata)
+        block.instructions.remove(old)
+    terminator.parent = block
+    block.instructions.append(terminator)
+    block.terminator = terminator
+
+
+def branch_to(block: ir.Block, target: ir.Block) -> None:
+    """End `block` with an unconditional branch to `target`."""
+    set_terminator(block, ins.Branch(block, "br", [target]))
 
 
 def _exit_test(loop: Loop):
@@ -209,7 +260,7 @@ def unroll_loop(function: ir.Function, loop: Loop, factor: int) -> UnrolledLoop:
         uh.instructions.append(new)
         uh_phis[phi] = values[phi] = new
     for instr in rest:
-        values[instr] = _clone(instr, uh, values, {})
+        values[instr] = clone_instruction(instr, uh, values, {})
     builder = ir.IRBuilder(uh)
     builder.position_at_end(uh)
     v0, b0 = values.get(v, v), values.get(bound, bound)
@@ -248,7 +299,7 @@ def unroll_loop(function: ir.Function, loop: Loop, factor: int) -> UnrolledLoop:
                     value = latch_value[phi]
                     copy_values[phi] = previous.get(value, value)
             for instr in rest:
-                copy_values[instr] = _clone(instr, entry, copy_values, {})
+                copy_values[instr] = clone_instruction(instr, entry, copy_values, {})
             branch = ins.Branch(entry, "br", [blocks[inside]])
             branch.metadata.update(header.terminator.metadata)
             entry.instructions.append(branch)
@@ -260,7 +311,9 @@ def unroll_loop(function: ir.Function, loop: Loop, factor: int) -> UnrolledLoop:
         cloned = []
         for block in body:
             for instr in block.instructions:
-                copy_values[instr] = _clone(instr, blocks[block], copy_values, mapping, incoming)
+                copy_values[instr] = clone_instruction(
+                    instr, blocks[block], copy_values, mapping, incoming
+                )
                 cloned.append(copy_values[instr])
         # uses before definitions in block order (phis of the body): remap once more
         replace_in(cloned, copy_values)

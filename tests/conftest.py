@@ -158,3 +158,19 @@ GATHER = Kernel(
     ],
     gather_body,
 )
+
+
+def check_corpus_kernel(entry: dict, variant: list[str], params: dict, passes: str):
+    """Check one corpus kernel (a tests/corpus/manifest.py entry) after `passes` against cc."""
+    from corpus.manifest import CORPUS_DIR
+    from pycc_stencil.runtime.check import CheckOptions, check_file
+
+    includes = [f"-I{os.path.join(CORPUS_DIR, d)}" for d in entry["includes"]]
+    cflags = [f"-std={entry['std']}", *entry["cflags"], *variant, *includes]
+    options = CheckOptions(
+        functions=[entry["function"]],
+        params={k: repr(v) for k, v in params.items()},
+        passes=passes,
+    )
+    (result,) = check_file(os.path.join(CORPUS_DIR, entry["file"]), cflags, options)
+    return result

@@ -3,14 +3,12 @@ sizes (smaller than the factor, prime), the IV step of the unrolled loop, remark
 
 from __future__ import annotations
 
-import os
-
 import pytest
-from corpus.manifest import CORPUS_DIR, KERNELS
+from conftest import check_corpus_kernel
+from corpus.manifest import KERNELS
 from pycc_stencil.frontend import lower_file
 from pycc_stencil.ir_passes.loops import loops_of
 from pycc_stencil.ir_passes.pipeline import PipelineError, parse_pipeline, run_passes
-from pycc_stencil.runtime.check import CheckOptions, check_file
 
 FACTORS = [1, 2, 3, 4, 8]
 CHOSEN = [
@@ -39,14 +37,7 @@ def _cases():
 
 @pytest.mark.parametrize("entry, variant, params, factor", list(_cases()))
 def test_unrolled_kernel_is_bit_exact(entry, variant, params, factor):
-    includes = [f"-I{os.path.join(CORPUS_DIR, d)}" for d in entry["includes"]]
-    cflags = [f"-std={entry['std']}", *entry["cflags"], *variant, *includes]
-    options = CheckOptions(
-        functions=[entry["function"]],
-        params={k: repr(v) for k, v in params.items()},
-        passes=f"unroll({factor})",
-    )
-    (result,) = check_file(os.path.join(CORPUS_DIR, entry["file"]), cflags, options)
+    result = check_corpus_kernel(entry, variant, params, f"unroll({factor})")
     assert result.status == "OK", str(result)
 
 
