@@ -27,6 +27,7 @@ from .rewrite import merge_straight_line, remove_dead, replace_in
 from .unroll import (
     Decline,
     PositiveInt,
+    block_maker,
     branch_to,
     clone_iteration,
     is_remainder,
@@ -98,12 +99,7 @@ def flatten_loop(function: ir.Function, loop: Loop, limit: int) -> int:
         if iv.step is not None:
             constant_ivs[iv.phi] = (start, iv.step)
 
-    new_blocks: list[ir.Block] = []
-
-    def new_block(name: str) -> ir.Block:
-        block = ir.Block(parent=function, name=name)
-        new_blocks.append(block)
-        return block
+    new_blocks, new_block = block_maker(function)
 
     copied: dict[ir.Value, ir.Value] = {}
     previous_latch = None
