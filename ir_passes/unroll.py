@@ -199,10 +199,11 @@ def branch_to(block: ir.Block, target: ir.Block) -> None:
     set_terminator(block, ins.Branch(block, "br", [target]))
 
 
-def _exit_test(loop: Loop):
+def _exit_test(loop: Loop, nested: bool = False):
     """(stay predicate, v, B, step, in-loop successor) of the exit test `v pred B`, which is in
-    the header (top-tested, the front end's form) or in the latch (rotated, clang's form)."""
-    if not loop.innermost:
+    the header (top-tested, the front end's form) or in the latch (rotated, clang's form).
+    Loops with inner loops are declined unless `nested`."""
+    if not loop.innermost and not nested:
         raise Decline("not an innermost loop (see unroll-jam for outer loops)")
     if loop.preheader is None:
         raise Decline("no unique preheader")
@@ -242,7 +243,7 @@ def _exit_test(loop: Loop):
     return pred, v, bound, step, inside
 
 
-def _guard(block: ir.Block, pred: str, v0, b0, step: int, span: int, metadata: dict):
+def build_guard(block: ir.Block, pred: str, v0, b0, step: int, span: int, metadata: dict):
     """`v0 pred b0` and `v0 + span*sign(step)` still passes it, without overflow: with the
     first test true, the distance `b0 - v0` (`v0 - b0` for a negative step) is exact as an
     unsigned value of v0's width."""
@@ -262,7 +263,7 @@ def _guard(block: ir.Block, pred: str, v0, b0, step: int, span: int, metadata: d
     return guard
 
 
-def _clone_slice(value: ir.Value, loop: Loop, block: ir.Block, values: dict) -> ir.Value:
+def clone_slice(value: ir.Value, loop: Loop, block: ir.Block, values: dict) -> ir.Value:
     """`value` recomputed at the end of `block` from `values` (the header phis' values there):
     the pure integer arithmetic inside the loop it depends on is copied."""
     if not isinstance(value, ins.Instruction) or value.parent not in loop:
@@ -271,7 +272,7 @@ def _clone_slice(value: ir.Value, loop: Loop, block: ir.Block, values: dict) -> 
         if isinstance(value, ins.PhiInstr) or value.opname not in _SLICE_OPS:
             raise Decline(f"the exit test depends on %{value.name} ({value.opname})")
         for operand in value.operands:
-            _clone_slice(operand, loop, block, values)
+            clone_slice(operand, loop, block, values)
         values[value] = clone_instruction(value, block, values, {})
     return values[value]
 
@@ -309,7 +310,7 @@ def unroll_loop(function: ir.Function, loop: Loop, factor: int) -> UnrolledLoop:
     for instr in rest:
         values[instr] = clone_instruction(instr, uh, values, {})
     v0, b0 = values.get(v, v), values.get(bound, bound)
-    guard = _guard(uh, pred, v0, b0, step, span, header.terminator.metadata)
+    guard = build_guard(uh, pred, v0, b0, step, span, header.terminator.metadata)
 
     # the copies: entry blocks (copy 0 enters through UH) and body blocks, then their contents
     entries = [uh] + [new_block(f"{header.name}.u{k}") for k in range(1, factor)]
@@ -357,10 +358,12 @@ def unroll_loop(function: ir.Function, loop: Loop, factor: int) -> UnrolledLoop:
     copy_blocks = entries[1:] + [b for _, blocks in copies for b in blocks.values()]
     first = copies[0][1][inside]
     last = (last_values, last_blocks[latch])
-    return _finish(loop, factor, (uh, uh_phis, guard), first, last, new_blocks, copy_blocks)
+    return close_unrolled_loop(
+        loop, factor, (uh, uh_phis, guard), first, last, new_blocks, copy_blocks
+    )
 
 
-def _finish(
+def close_unrolled_loop(
     loop: Loop,
     factor: int,
     unrolled_header: tuple[ir.Block, dict, ir.Value],
@@ -368,6 +371,7 @@ def _finish(
     last: tuple[dict, ir.Block],
     new_blocks: list[ir.Block],
     copy_blocks: list[ir.Block],
+    register: bool = True,
 ) -> UnrolledLoop:
     """Close the unrolled loop: UH (`unrolled_header` = UH, its phis by original phi, the
     guard) branches to the copies (from `first`) when the guard holds, else through a middle
@@ -426,7 +430,8 @@ def _finish(
     header.terminator.set_metadata(REMAINDER, marker)
     copy_blocks.sort(key=new_blocks.index)
     record = UnrolledLoop(uh, factor, loop, uh_phis, copy_blocks, first, last_latch)
-    unrolled_loops(function)[uh] = record
+    if register:  # an innermost loop: its record is for SIMD binding
+        unrolled_loops(function)[uh] = record
     return record
 
 
@@ -451,9 +456,9 @@ def _unroll_rotated(
         uh_phis[phi] = ir.PhiInstr(uh, phi.type, phi.name + ".u")
         uh.instructions.append(uh_phis[phi])
     sliced = dict(uh_phis)
-    v0 = _clone_slice(v, loop, uh, sliced)
-    b0 = _clone_slice(bound, loop, uh, sliced)
-    guard = _guard(uh, pred, v0, b0, step, (factor - 1) * abs(step), latch.terminator.metadata)
+    v0 = clone_slice(v, loop, uh, sliced)
+    b0 = clone_slice(bound, loop, uh, sliced)
+    guard = build_guard(uh, pred, v0, b0, step, (factor - 1) * abs(step), latch.terminator.metadata)
     copy_values: dict = {}
     copy_blocks: list[ir.Block] = []
     previous_latch = first = None
@@ -478,13 +483,37 @@ def _unroll_rotated(
         previous_latch = blocks[latch]
     branch_to(previous_latch, uh)
     last = (copy_values, previous_latch)
-    return _finish(loop, factor, (uh, uh_phis, guard), first, last, new_blocks, copy_blocks)
+    return close_unrolled_loop(
+        loop, factor, (uh, uh_phis, guard), first, last, new_blocks, copy_blocks
+    )
 
 
 def _binop(block: ir.Block, a: ir.Value, b: ir.Value, flags: list[str], name: str):
     builder = ir.IRBuilder(block)
     builder.position_at_end(block)
     return builder.add(a, b, name=name, flags=flags)
+
+
+def transform_loops(module: ir.Module, context: PassContext, wanted, transform, declined: str):
+    """Run `transform(function, loop) -> passed-remark message` on each loop `wanted(loop)` of
+    every function (loops found before the first change); a `Decline` becomes the missed-remark
+    `declined: reason`."""
+    for function in module.functions:
+        if not function.blocks:
+            continue
+        changed = False
+        for loop in list(loops_of(function).loops):
+            if not wanted(loop):
+                continue
+            try:
+                message = transform(function, loop)
+            except Decline as reason:
+                context.missed(f"{declined}: {reason}", at=loop.header)
+                continue
+            context.passed(message, at=loop.header)
+            changed = True
+        if changed:
+            invalidate(function)
 
 
 @register("unroll", (PositiveInt,))
@@ -495,19 +524,13 @@ def unroll(module: ir.Module, factor: int, *, context: PassContext) -> ir.Module
         raise ValueError(f"unroll factor must be >= 1, not {factor}")
     if factor == 1:
         return module
-    for function in module.functions:
-        if not function.blocks:
-            continue
-        changed = False
-        for loop in list(loops_of(function).loops):
-            try:
-                if not loop.innermost or is_remainder(loop):
-                    continue  # outer loops: only their innermost loops are unrolled
-                unroll_loop(function, loop, factor)
-                context.passed(f"loop unrolled by {factor}", at=loop.header)
-                changed = True
-            except Decline as reason:
-                context.missed(f"loop not unrolled: {reason}", at=loop.header)
-        if changed:
-            invalidate(function)
+
+    def transform(function: ir.Function, loop: Loop) -> str:
+        unroll_loop(function, loop, factor)
+        return f"loop unrolled by {factor}"
+
+    def wanted(loop: Loop) -> bool:  # outer loops: see unroll-jam
+        return loop.innermost and not is_remainder(loop)
+
+    transform_loops(module, context, wanted, transform, "loop not unrolled")
     return module

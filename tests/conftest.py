@@ -174,3 +174,18 @@ def check_corpus_kernel(entry: dict, variant: list[str], params: dict, passes: s
     )
     (result,) = check_file(os.path.join(CORPUS_DIR, entry["file"]), cflags, options)
     return result
+
+
+def corpus_params(kernels: list[tuple[str, list[dict]]], pipelines: list[str]) -> list:
+    """pytest params (entry, params, passes) for corpus kernels by function name, each with
+    the given parameter sets, under each pipeline."""
+    from corpus.manifest import KERNELS
+
+    cases = []
+    for name, sizes in kernels:
+        entry = next(e for e in KERNELS if e["function"] == name)
+        for params in sizes:
+            for passes in pipelines:
+                label = "-".join([name, passes, *(f"{k}={v}" for k, v in params.items())])
+                cases.append(pytest.param(entry, params, passes, id=label))
+    return cases

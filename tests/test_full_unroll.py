@@ -5,7 +5,7 @@ prime, and smaller than the window."""
 from __future__ import annotations
 
 import pytest
-from conftest import check_corpus_kernel
+from conftest import check_corpus_kernel, corpus_params
 from corpus.manifest import KERNELS
 from pycc_stencil.frontend import lower_file
 from pycc_stencil.ir_passes.loops import loops_of
@@ -15,19 +15,13 @@ from pycc_stencil.runtime.check import CheckOptions, check_file
 PIPELINES = ["unroll-full", "unroll-full,unroll(4)"]
 #: corpus kernels with window loops (5×5 with a table, 3×3 signed, a window with an `if`
 #: inside, a window gathered into a local array followed by a data-dependent sort)
-WINDOWED = ["gauss5x5_u8", "gauss5x5_f32", "laplace_s8", "wrap_blur_1d_s16", "median3x3_u8"]
+WINDOWED = [
+    (name, next(e for e in KERNELS if e["function"] == name)["params"][:3])
+    for name in ("gauss5x5_u8", "gauss5x5_f32", "laplace_s8", "wrap_blur_1d_s16", "median3x3_u8")
+]
 
 
-def _corpus_cases():
-    for name in WINDOWED:
-        entry = next(e for e in KERNELS if e["function"] == name)
-        for params in entry["params"][:3]:
-            for passes in PIPELINES:
-                label = "-".join([name, passes, *(f"{k}={v}" for k, v in params.items())])
-                yield pytest.param(entry, params, passes, id=label)
-
-
-@pytest.mark.parametrize("entry, params, passes", list(_corpus_cases()))
+@pytest.mark.parametrize("entry, params, passes", corpus_params(WINDOWED, PIPELINES))
 def test_windowed_corpus_kernel_is_bit_exact(entry, params, passes):
     result = check_corpus_kernel(entry, entry["variants"][0], params, passes)
     assert result.status == "OK", str(result)

@@ -58,7 +58,8 @@ def test_errors_are_clear(text, message):
 
 def test_unknown_names_list_the_registered_passes():
     with pytest.raises(
-        PipelineError, match=r"unknown pass 'simd' \(valid passes: loop-info, unroll\)"
+        PipelineError,
+        match=r"unknown pass 'simd' \(valid passes: loop-info, unroll, unroll-full, unroll-jam\)",
     ):
         parse_pipeline("simd(8)")
     with pytest.raises(PipelineError, match=r"valid passes: none available yet"):
