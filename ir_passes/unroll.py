@@ -18,6 +18,14 @@ with iteration 0 running, the distance `B - v` (`v - B` for a negative step) is 
 unsigned value of v's width, and iterations 0..N-1 all run iff that distance exceeds (or, for
 `<=`/`>=`, reaches) (N-1)*|s|.
 
+A rotated loop (clang's form: the exit test `v pred B` in the latch, the body runs once before
+it; a guard before the loop, if any, is left as it is) is unrolled the same way, except that UH
+is entered only when iteration 0 runs, recomputes the tested value `v` from its phis (copying
+the pure arithmetic between them) and enters the copies only when iterations 0..N all run (the
+tests after iterations 0..N-1 pass, same overflow-free distance test); so every copy's exit
+test is known to pass, the last copy branches back to UH unconditionally (the `UnrolledLoop`
+record has the same shape in both forms) and the remainder runs the 1..N iterations left.
+
 Loops that do not have this shape are left alone with a `-Rpass-missed=unroll` remark giving
 the reason; an unrolled loop gets `loop unrolled by N [-Rpass=unroll]` at its header.
 """

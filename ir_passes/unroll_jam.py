@@ -117,6 +117,11 @@ class _Ranges:
     def __init__(self, builder: ir.IRBuilder, outer: Loop, inner: Loop, uh_phis: dict):
         self.b, self.outer, self.inner, self.uh_phis = builder, outer, inner, uh_phis
         self.outer_steps = {iv.phi: iv.step for iv in outer.induction_variables}
+        #: narrow values the nest zero-extends: affine.py's polynomials read every extension as
+        #: the identity, the check sign-extends, so these are refused rather than misread
+        self.unsigned = {
+            i.operands[0] for b in outer.blocks for i in b.instructions if i.opname == "zext"
+        }
 
     def wide(self, value: ir.Value) -> ir.Value:
         if isinstance(value.type, ir.PointerType):
@@ -127,6 +132,8 @@ class _Ranges:
 
     def symbol(self, value: ir.Value, copy: int, x: ir.Value) -> ir.Value:
         """A leaf of an address polynomial, in outer copy `copy` with the inner IV = `x`."""
+        if value in self.unsigned and value.type.width < 64:
+            raise Decline(f"an address depends on %{value.name} extended as unsigned")
         if value is self.inner.trip_count_iv.phi:
             return x
         if value in self.outer_steps:
