@@ -119,6 +119,25 @@ def _add_remarks_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _row_align(text: str) -> int:
+    from .frontend.declarations import parse_row_align
+
+    try:
+        return parse_row_align(text)
+    except CompilerError as exc:
+        raise argparse.ArgumentTypeError(exc.diagnostics[0].message) from None
+
+
+def _add_row_align_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--row-align",
+        type=_row_align,
+        metavar="N",
+        help="declare every kernel's pointer parameters and rows N-byte aligned (a power of "
+        "two), as '#pragma pycc row_align(N)' does for one function",
+    )
+
+
 def _print_remarks(remarks: list, kinds: tuple[str, ...]) -> None:
     from .ir_passes.pipeline import select_remarks
 
@@ -167,6 +186,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="elements of a pointer parameter whose footprint depends on data",
     )
     check.add_argument("--passes", metavar="PIPELINE", help="pass pipeline, e.g. 'unroll(4)'")
+    _add_row_align_option(check)
     _add_remarks_option(check)
     check.add_argument(
         "--seed", type=_seed, default=0, help="seed of the random inputs (an integer >= 0)"
@@ -207,6 +227,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="pass pipeline applied before printing (the IR is printed after it and before any "
         "LLVM optimization)",
     )
+    _add_row_align_option(emit)
     _add_remarks_option(emit)
     emit.add_argument(
         "-o",
@@ -233,6 +254,7 @@ def _run_check(args: argparse.Namespace, cflags: list[str]) -> int:
         params=dict(args.param),
         extents=dict(args.extent),
         passes=args.passes,
+        row_align=args.row_align,
         seed=args.seed,
         tolerance=args.tolerance or Tolerance(),
         opt_level=args.opt_level,
@@ -261,11 +283,14 @@ def _run_emit(args: argparse.Namespace, cflags: list[str]) -> int:
     from .emit.host_jit import parse_verified
     from .emit.output_files import write_atomically
     from .frontend import lower_file
+    from .frontend.declarations import apply_row_align
     from .ir_passes.pipeline import parse_pipeline, run_passes
 
     steps = parse_pipeline(args.passes or "")
     _require_file(args.file)
-    module = lower_file(args.file, cflags).module
+    lowered = lower_file(args.file, cflags)
+    apply_row_align(lowered, args.row_align)
+    module = lowered.module
     result = run_passes(module, steps, verify=True)
     _print_remarks(result.remarks, args.remarks)
     text = str(result.module)

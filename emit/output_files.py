@@ -8,7 +8,13 @@ import tempfile
 
 def write_atomically(path: str, data: bytes) -> None:
     """Write `data` to `path` through a temporary file in the same directory and a rename,
-    so a failure or an interruption never leaves a partial file (and readers never see one)."""
+    so a failure or an interruption never leaves a partial file (and readers never see one).
+    A path that exists and is not a regular file (`/dev/null`, a FIFO, a terminal) is written
+    in place: replacing it would destroy the device."""
+    if os.path.exists(path) and not os.path.isfile(path):
+        with open(path, "wb") as out:
+            out.write(data)
+        return
     directory = os.path.dirname(os.path.abspath(path))
     fd, partial = tempfile.mkstemp(dir=directory, prefix=".pycc-stencil-")
     try:

@@ -19,6 +19,7 @@ import clang.cindex as ci
 from llvmlite import ir
 
 from ..diagnostics import SourceLocation
+from ..ir_passes.alignment import assume_aligned, is_power_of_two, power_of_two_dividing
 from . import c_types as ct
 from . import fp_builtins
 from .clang_ast import (
@@ -668,6 +669,10 @@ class ExpressionLowering:
         return RValue(ir.Constant(t.llvm(), math.nan), t)
 
     def library_call(self, name: str, args: list[RValue], c: ci.Cursor) -> RValue:
+        if name == "__builtin_assume_aligned":
+            alignment = _assumed_alignment(args)
+            if alignment > 1:
+                return RValue(assume_aligned(self.b, args[0].value, alignment), args[0].ctype)
         if name in PASS_THROUGH_BUILTINS:
             return args[0]
         if name in EXACT_INTRINSICS:
@@ -699,6 +704,20 @@ class ExpressionLowering:
         fn = self.services.libm_function(name, decl_type)
         values = [convert(self.b, a.value, a.ctype, p) for a, p in zip(args, decl_type.params)]
         return RValue(self.b.call(fn, values), decl_type.result)
+
+
+def _assumed_alignment(args: list[RValue]) -> int:
+    """The alignment `__builtin_assume_aligned(p, N[, offset])` gives `p` (1 if not constant):
+    with an offset, `p - offset` is N-aligned, so p is as aligned as the offset allows."""
+    constants = [a.value for a in args[1:]]
+    if not all(isinstance(v, ir.Constant) for v in constants):
+        return 1
+    alignment = int(constants[0].constant)
+    if not is_power_of_two(alignment):
+        return 1
+    if len(constants) > 1:
+        alignment = min(alignment, power_of_two_dividing(int(constants[1].constant)))
+    return alignment
 
 
 def _alignment(t: ct.CType) -> int:

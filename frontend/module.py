@@ -16,6 +16,7 @@ import clang.cindex as ci
 import llvmlite.binding as llvm
 from llvmlite import ir
 
+from ..ir_passes.alignment import declare_row_alignment
 from . import c_types as ct
 from .clang_ast import (
     DEFAULT_CALLING_CONVENTION,
@@ -28,6 +29,7 @@ from .clang_ast import (
 )
 from .clang_types import ARRAY_KINDS, ctype_of
 from .debuginfo import DebugInfo
+from .declarations import aligned_attribute, row_align_pragmas, type_alignment
 from .expressions import FunctionState, Variable
 from .initializers import flatten, fold
 from .math_calls import KNOWN_LIBRARY_CALLS, canonical_math_name
@@ -71,6 +73,7 @@ class ModuleLowerer:
         self._calls: dict[str, set[str]] = {}
         self._skipped: dict[str, SkippedFunction] = {}
         self._globals: dict[tuple, Variable] = {}
+        self._row_align = _row_align_pragmas(tu, path, self.main_file, self.definitions)
 
     def lower_all(self) -> LoweredModule:
         for name in self.result.order:
@@ -123,7 +126,10 @@ class ModuleLowerer:
                 for a in cursor.get_children()
                 if a.kind.is_attribute()
             ),
+            row_align=self._row_align.get(name),
         )
+        if name in self._row_align:
+            declare_row_alignment(function, self._row_align[name])
         return function
 
     def declare(self, cursor: ci.Cursor) -> ir.Function:
@@ -158,6 +164,8 @@ class ModuleLowerer:
                 _extension_attribute(ir_arg, ctype_of(arg, decl))
             elif is_restrict_parameter(decl, arg):
                 ir_arg.add_attribute("noalias")
+            if arg.kind == ci.TypeKind.POINTER and type_alignment(arg.get_pointee()) > 1:
+                ir_arg.attributes.align = type_alignment(arg.get_pointee())
         return function
 
     def _locator(self, function: ir.Function, cursor: ci.Cursor):
@@ -268,12 +276,29 @@ class ModuleLowerer:
         g.linkage = "internal"
         g.global_constant = True
         g.initializer = initializer
+        alignment = max(aligned_attribute(decl), type_alignment(decl.type))
+        if alignment > 1:
+            g.align = alignment
         var = Variable(name, t, g)
         self._globals[key] = var
         return var
 
 
 _LOOP_KINDS = (K.FOR_STMT, K.WHILE_STMT, K.DO_STMT)
+
+
+def _row_align_pragmas(
+    tu: ci.TranslationUnit, path: str, main_file: str, definitions: dict[str, ci.Cursor]
+) -> dict[str, int]:
+    """`#pragma pycc row_align(N)` before the definitions written in the main file."""
+    starts = {
+        name: cursor.extent.start.line
+        for name, cursor in definitions.items()
+        if cursor.extent.start.file is not None
+        and os.path.realpath(cursor.extent.start.file.name) == main_file
+    }
+    with open(main_file, encoding="utf-8", errors="replace") as source:
+        return row_align_pragmas(path, source.read(), starts)
 
 
 def _has_loops(cursor: ci.Cursor) -> bool:

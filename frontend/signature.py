@@ -58,6 +58,8 @@ class FunctionInfo:
     #: GNU attributes of the function (its own and inherited from earlier declarations), as
     #: written: `weak`, `visibility("hidden")`, `section(".text.fast")`
     attributes: tuple[str, ...] = ()
+    #: `#pragma pycc row_align(N)` or `--row-align N` (also on the IR: ir_passes.alignment)
+    row_align: int | None = None
 
     @property
     def is_kernel(self) -> bool:

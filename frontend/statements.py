@@ -28,6 +28,7 @@ from .clang_ast import (
 )
 from .clang_types import ARRAY_KINDS, ctype_of
 from .conversions import convert
+from .declarations import aligned_attribute, type_alignment
 from .expressions import (
     ExpressionLowering,
     FunctionState,
@@ -226,6 +227,9 @@ class FunctionLowerer(ExpressionLowering):
                 address = opaque(self.b.alloca(t.scalar.llvm(), size=count, name=decl.spelling))
             else:
                 address = self.entry_alloca(t.llvm(), decl.spelling)
+            alignment = max(aligned_attribute(decl), type_alignment(decl.type))
+            if alignment > 1:
+                address.align = alignment
             var = Variable(decl.spelling, t, address)
             self.s.variables[declaration_key(decl)] = var
             if init is not None:

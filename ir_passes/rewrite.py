@@ -7,6 +7,7 @@ that rewrite IR use this instead.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Iterable
 
 from llvmlite import ir
@@ -31,6 +32,21 @@ def remap_operands(instr: ir.Instruction, new: Callable[[ir.Value], ir.Value]) -
     if isinstance(instr, ins.InsertValue):
         instr.value = new(instr.value)
     instr._clear_string_cache()
+
+
+def copy_instruction(instr: ir.Instruction, block: ir.Block) -> ir.Instruction:
+    """A shallow copy of `instr` for `block` (not inserted), under a fresh name of the same
+    stem. The text llvmlite caches (the instruction's and its `%name` reference) is dropped:
+    a copy of an instruction that was printed before would otherwise print the old name."""
+    new = copy.copy(instr)
+    new.__dict__.pop("_StringReferenceCaching__cached_refstr", None)
+    new.parent = block
+    new.name = instr.name  # registered again in the function's scope, deduplicated
+    if hasattr(instr, "flags") and isinstance(instr.flags, list):
+        new.flags = list(instr.flags)
+    new.metadata = dict(instr.metadata)
+    new._clear_string_cache()
+    return new
 
 
 def replace_in(instructions: Iterable[ir.Instruction], mapping: dict[ir.Value, ir.Value]) -> None:

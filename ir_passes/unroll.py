@@ -32,7 +32,6 @@ the reason; an unrolled loop gets `loop unrolled by N [-Rpass=unroll]` at its he
 
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass
 
 from llvmlite import ir
@@ -40,7 +39,7 @@ from llvmlite.ir import instructions as ins
 
 from .loops import INVERSE_PREDICATE, SWAPPED_PREDICATE, Loop, invalidate, loops_of
 from .pipeline import PassContext, register
-from .rewrite import remap_operands, replace_in
+from .rewrite import copy_instruction, remap_operands, replace_in
 
 
 class PositiveInt(int):
@@ -124,12 +123,7 @@ def clone_instruction(
             return blocks.get(v, v)
         return values.get(v, v) if isinstance(v, ir.Instruction) else v
 
-    new = copy.copy(instr)
-    # llvmlite caches an instruction's `%name` once printed (e.g. by verification): the copy
-    # must print its own, deduplicated name
-    new.__dict__.pop("_StringReferenceCaching__cached_refstr", None)
-    new.parent = block
-    new.name = instr.name  # registered again in the function's scope, deduplicated
+    new = copy_instruction(instr, block)
     remap_operands(new, value)
     if isinstance(instr, ins.PhiInstr):
         incoming = blocks if incoming is None else incoming
@@ -137,9 +131,6 @@ def clone_instruction(
     if isinstance(instr, ins.SwitchInstr):
         new.default = value(instr.default)
         new.cases = [(v, value(b)) for v, b in instr.cases]
-    if hasattr(instr, "flags") and isinstance(instr.flags, list):
-        new.flags = list(instr.flags)
-    new.metadata = dict(instr.metadata)
     new._clear_string_cache()
     block.instructions.append(new)
     if isinstance(instr, ins.Terminator):

@@ -59,8 +59,8 @@ class BufferSpec:
         return self.count * self.dtype.itemsize
 
 
-def _align(n: int) -> int:
-    return -(-n // ALIGNMENT) * ALIGNMENT
+def _align(n: int, alignment: int = ALIGNMENT) -> int:
+    return -(-n // alignment) * alignment
 
 
 def memory_budget() -> int:
@@ -84,18 +84,25 @@ def check_budget(specs: list[BufferSpec], copies: int = 2, budget: int | None = 
 class BufferSet:
     """The buffers of one run, laid out in one shared mapping."""
 
-    def __init__(self, specs: list[BufferSpec]):
+    def __init__(self, specs: list[BufferSpec], alignment: int = ALIGNMENT):
+        #: element 0 of every buffer is aligned to this (at least ALIGNMENT; more for a
+        #: declared `row_align` or `aligned` beyond it)
+        self.alignment = max(ALIGNMENT, alignment)
         self.specs = {s.name: s for s in specs}
         self._layout: dict[str, tuple[int, int, int]] = {}  # name -> (guard start, data, end)
         cursor = 0
         for spec in specs:
             item = spec.dtype.itemsize
-            pointer = _align(cursor + GUARD_BYTES - min(spec.lo, 0) * item)
+            pointer = _align(cursor + GUARD_BYTES - min(spec.lo, 0) * item, self.alignment)
             data = pointer + spec.lo * item
             self._layout[spec.name] = (cursor, data, data + spec.nbytes)
             cursor = _align(data + spec.nbytes + GUARD_BYTES)
-        self._arena = mmap.mmap(-1, max(cursor, mmap.PAGESIZE))
-        self._bytes = np.frombuffer(self._arena, dtype=np.uint8)
+        # the mapping is page-aligned; a larger alignment needs that much slack at the start
+        slack = _align(self.alignment, mmap.PAGESIZE) - mmap.PAGESIZE
+        self._arena = mmap.mmap(-1, max(cursor + slack, mmap.PAGESIZE))
+        whole = np.frombuffer(self._arena, dtype=np.uint8)
+        skip = (-whole.ctypes.data) % self.alignment
+        self._bytes = whole[skip:]
         self._base = self._bytes.ctypes.data
 
     def pointer(self, name: str) -> int:
@@ -118,7 +125,7 @@ class BufferSet:
 
     def copy(self) -> BufferSet:
         """A new set with the same layout and bytes."""
-        twin = BufferSet(list(self.specs.values()))
+        twin = BufferSet(list(self.specs.values()), self.alignment)
         twin._bytes[:] = self._bytes
         return twin
 
@@ -144,10 +151,13 @@ def random_elements(
     return rng.integers(info.min, info.max, count, dtype=dtype, endpoint=True)
 
 
-def make_inputs(specs: list[BufferSpec], seed: int, salt: str = "") -> BufferSet:
-    """Buffers filled for a run: guards, random inputs, sentinel outputs (deterministic)."""
+def make_inputs(
+    specs: list[BufferSpec], seed: int, salt: str = "", alignment: int = ALIGNMENT
+) -> BufferSet:
+    """Buffers filled for a run: guards, random inputs, sentinel outputs (deterministic);
+    element 0 of each is `alignment`-aligned (at least ALIGNMENT)."""
     check_budget(specs)
-    buffers = BufferSet(specs)
+    buffers = BufferSet(specs, alignment)
     buffers._bytes[:] = GUARD_BYTE
     rng = np.random.default_rng([seed, zlib.crc32(salt.encode())])
     for spec in specs:

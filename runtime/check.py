@@ -18,8 +18,11 @@ import numpy as np
 
 from ..emit.host_jit import IRVerificationError, JitModule, compile_module
 from ..frontend.c_types import ArrayType, CType, FloatType, IntType, VoidType, numpy_dtype_name
+from ..frontend.declarations import apply_row_align
 from ..frontend.signature import FunctionInfo, LoweredModule
+from ..ir_passes.alignment import declared_pointer_alignment
 from ..ir_passes.pipeline import PassVerificationError, Remark, parse_pipeline, run_passes
+from .align_check import AlignmentCheck
 from .buffers import BufferSet, BufferSizeError, BufferSpec, check_budget, make_inputs
 from .compare import Tolerance, compare_buffers, compare_return_values, guard_damage
 from .footprint import FootprintError, FootprintProbe, ParamFootprint
@@ -51,6 +54,8 @@ class CheckOptions:
     params: dict[str, str] = field(default_factory=dict)
     extents: dict[str, int] = field(default_factory=dict)
     passes: str | None = None
+    #: `--row-align N`: declared for every kernel without its own `#pragma pycc row_align`
+    row_align: int | None = None
     seed: int = 0
     tolerance: Tolerance = field(default_factory=Tolerance)
     opt_level: int = 3
@@ -121,7 +126,14 @@ class _FileCheck:
         self.path, self.cflags, self.options, self.lower = path, cflags, options, lower
         self.remarks = remarks
         self.lowered = lower(str(path), cflags)
+        apply_row_align(self.lowered, options.row_align)
         self.steps = parse_pipeline(options.passes or "")
+        #: declared pointer alignment of each function (its buffers are allocated so)
+        self.buffer_alignment = {
+            name: declared_pointer_alignment(self.lowered.module.get_global(name))
+            for name in self.lowered.functions
+        }
+        self.alignment_check: AlignmentCheck | None = None
         self._probe: FootprintProbe | None = None
         self.jit: JitModule | None = None
         self.reference: Reference | None = None
@@ -134,6 +146,8 @@ class _FileCheck:
             if self.remarks is not None:
                 self.remarks(result.remarks)
             module = result.module
+            if any(name == "align" for name, _ in self.steps):
+                self.alignment_check = AlignmentCheck(module)
             self.jit = compile_module(module, self.lowered.functions, self.options.opt_level)
         except (IRVerificationError, PassVerificationError) as exc:
             self.setup_error = f"internal error: {exc}"
@@ -250,7 +264,9 @@ class _FileCheck:
             raise _Failed("ERROR", f"bad --param: {exc}") from None
         specs = self.buffer_specs(info, scalars)
         try:
-            jit_buffers = make_inputs(specs, self.options.seed, info.name)
+            jit_buffers = make_inputs(
+                specs, self.options.seed, info.name, self.buffer_alignment.get(info.name, 1)
+            )
         except BufferSizeError as exc:
             raise _Failed("ERROR", str(exc)) from None
         if specs and self.probe().dependences(info.name):  # extents given, check them here
@@ -260,7 +276,7 @@ class _FileCheck:
                 raise _Failed("ERROR", str(exc)) from None
         ref_buffers = jit_buffers.copy()
         jit_fn = prototype(info)(self.jit.function_address(info.name))
-        jit_result = self._run("JIT code", jit_fn, info, scalars, jit_buffers)
+        jit_result = self._run_jit(jit_fn, info, scalars, jit_buffers)
         ref_result = self._run(
             "the reference", self.reference.function(info.name), info, scalars, ref_buffers
         )
@@ -287,6 +303,20 @@ class _FileCheck:
             f"{self.options.tolerance.describe()}, {_count(len(specs), 'buffer')}, "
             f"{_count(comparison.total, 'element')}",
         )
+
+    def _run_jit(self, function, info: FunctionInfo, scalars: dict, buffers: BufferSet):
+        """The JIT run; with `align` in the pipeline, a violated alignment declaration is the
+        error (before any crash or mismatch it caused)."""
+        if self.alignment_check is None:
+            return self._run("JIT code", function, info, scalars, buffers)
+        self.alignment_check.reset()
+        try:
+            result = self._run("JIT code", function, info, scalars, buffers)
+        finally:
+            violation = self.alignment_check.violation()
+            if violation is not None:
+                raise _Failed("ERROR", violation)
+        return result
 
     def _run(self, who: str, function, info: FunctionInfo, scalars: dict, buffers: BufferSet):
         try:

@@ -158,34 +158,3 @@ GATHER = Kernel(
     ],
     gather_body,
 )
-
-
-def check_corpus_kernel(entry: dict, variant: list[str], params: dict, passes: str):
-    """Check one corpus kernel (a tests/corpus/manifest.py entry) after `passes` against cc."""
-    from corpus.manifest import CORPUS_DIR
-    from pycc_stencil.runtime.check import CheckOptions, check_file
-
-    includes = [f"-I{os.path.join(CORPUS_DIR, d)}" for d in entry["includes"]]
-    cflags = [f"-std={entry['std']}", *entry["cflags"], *variant, *includes]
-    options = CheckOptions(
-        functions=[entry["function"]],
-        params={k: repr(v) for k, v in params.items()},
-        passes=passes,
-    )
-    (result,) = check_file(os.path.join(CORPUS_DIR, entry["file"]), cflags, options)
-    return result
-
-
-def corpus_params(kernels: list[tuple[str, list[dict]]], pipelines: list[str]) -> list:
-    """pytest params (entry, params, passes) for corpus kernels by function name, each with
-    the given parameter sets, under each pipeline."""
-    from corpus.manifest import KERNELS
-
-    cases = []
-    for name, sizes in kernels:
-        entry = next(e for e in KERNELS if e["function"] == name)
-        for params in sizes:
-            for passes in pipelines:
-                label = "-".join([name, passes, *(f"{k}={v}" for k, v in params.items())])
-                cases.append(pytest.param(entry, params, passes, id=label))
-    return cases

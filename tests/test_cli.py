@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import stat
+
 import pytest
 from pycc_stencil import __version__
 from pycc_stencil.cli import main, split_cc_flags
@@ -57,8 +60,8 @@ def test_requested_skipped_function_fails(capsys, c_file):
         (["check", "missing.c"], "pycc-stencil: error: no such file or directory: 'missing.c'"),
         (["check", "{path}", "-DSCALE=2", "--function", "nope"], "no function named 'nope'"),
         (
-            ["check", "{path}", "-DSCALE=2", "--passes", "simd(8)"],
-            "unknown pass 'simd' (valid passes: loop-info, unroll)",
+            ["check", "{path}", "-DSCALE=2", "--passes", "vectorize(8)"],
+            "unknown pass 'vectorize' (valid passes: loop-info, ",
         ),
         (["check", "{path}", "--param", "n"], "expected NAME=VALUE"),
         (["check", "{path}", "--seed", "-3"], "argument --seed: expected an integer >= 0"),
@@ -170,3 +173,20 @@ def test_a_parameter_of_an_unchecked_function_is_a_warning(capsys, c_file):
         "pycc-stencil: warning: --param pitch is ignored: only pitched, which is not checked, "
         "has a scalar parameter named 'pitch'\n"
     )
+
+
+def test_output_to_a_special_file_writes_it_in_place(tmp_path):
+    """`-o /dev/null` (here a FIFO) must be written, never replaced by a regular file."""
+    import threading
+
+    from pycc_stencil.emit.output_files import write_atomically
+
+    fifo = tmp_path / "sink"
+    os.mkfifo(fifo)
+    received = []
+    reader = threading.Thread(target=lambda: received.append(fifo.read_bytes()))
+    reader.start()
+    write_atomically(str(fifo), b"IR")
+    reader.join(timeout=10)
+    assert received == [b"IR"]
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode)

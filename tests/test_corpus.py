@@ -7,58 +7,23 @@ checked; every invalid file is a compiler diagnostic with exit status 1.
 from __future__ import annotations
 
 import itertools
-import math
 import os
 
 import pytest
 from corpus.manifest import BAD, CORPUS_DIR, KERNELS, UNSUPPORTED
+from corpus_check import case_label, check_case
 from pycc_stencil.cli import main
-from pycc_stencil.runtime.check import CheckOptions, check_file
-
-#: kernels whose buffer extents depend on the pixel data (a `break` on a loaded value), so
-#: the user must give them (--extent); the manifest's array shapes are those extents
-DATA_DEPENDENT = {"row_diff_until_zero_u8"}
 
 
 def _cases():
     for entry in KERNELS:
         for variant, params in itertools.product(entry["variants"], entry["params"]):
-            label = "-".join(
-                [entry["function"], *variant, *(f"{k}={v}" for k, v in params.items())]
-            )
-            yield pytest.param(entry, variant, params, id=label)
-
-
-def _cflags(entry: dict, variant: list[str]) -> list[str]:
-    includes = [f"-I{os.path.join(CORPUS_DIR, d)}" for d in entry["includes"]]
-    return [f"-std={entry['std']}", *entry["cflags"], *variant, *includes]
-
-
-def _extents(entry: dict, variant: list[str], params: dict) -> dict[str, int]:
-    """Element counts of the manifest's arrays (only for the data-dependent kernels)."""
-    if entry["function"] not in DATA_DEPENDENT:
-        return {}
-    env = dict(params)
-    for flag in variant + entry["cflags"]:
-        if flag.startswith("-D") and "=" in flag:
-            name, value = flag[2:].split("=", 1)
-            env[name] = int(value)
-    return {
-        name: math.prod(d if isinstance(d, int) else eval(d, {}, env) for d in spec["shape"])
-        for name, spec in entry["arrays"].items()
-    }
+            yield pytest.param(entry, variant, params, id=case_label(entry, variant, params))
 
 
 @pytest.mark.parametrize("entry, variant, params", list(_cases()))
 def test_kernel_is_bit_exact(entry, variant, params):
-    options = CheckOptions(
-        functions=[entry["function"]],
-        params={k: repr(v) for k, v in params.items()},
-        extents=_extents(entry, variant, params),
-    )
-    (result,) = check_file(
-        os.path.join(CORPUS_DIR, entry["file"]), _cflags(entry, variant), options
-    )
+    result = check_case(entry, variant, params)
     assert result.status == "OK", str(result)
     assert result.message.startswith("bit-exact")
 

@@ -1,18 +1,18 @@
 """`unroll-full(L)`: constant-trip loops (filter windows) become straight-line code, bit-exact
-against cc alone and followed by `unroll(4)` of the pixel loop, for image sizes that are odd,
-prime, and smaller than the window."""
+against cc alone and followed by `unroll(4)` or SIMD binding of the pixel loop, for image sizes
+that are odd, prime, and smaller than the window."""
 
 from __future__ import annotations
 
 import pytest
-from conftest import check_corpus_kernel, corpus_params
 from corpus.manifest import KERNELS
+from corpus_check import check_case, corpus_params
 from pycc_stencil.frontend import lower_file
 from pycc_stencil.ir_passes.loops import loops_of
 from pycc_stencil.ir_passes.pipeline import parse_pipeline, run_passes
 from pycc_stencil.runtime.check import CheckOptions, check_file
 
-PIPELINES = ["unroll-full", "unroll-full,unroll(4)"]
+PIPELINES = ["unroll-full", "unroll-full,unroll(4)", "unroll-full,simd(4)"]
 #: corpus kernels with window loops (5×5 with a table, 3×3 signed, a window with an `if`
 #: inside, a window gathered into a local array followed by a data-dependent sort)
 WINDOWED = [
@@ -23,7 +23,7 @@ WINDOWED = [
 
 @pytest.mark.parametrize("entry, params, passes", corpus_params(WINDOWED, PIPELINES))
 def test_windowed_corpus_kernel_is_bit_exact(entry, params, passes):
-    result = check_corpus_kernel(entry, entry["variants"][0], params, passes)
+    result = check_case(entry, entry["variants"][0], params, passes)
     assert result.status == "OK", str(result)
 
 
@@ -128,3 +128,11 @@ def test_limit_declines_with_the_sizes(windows):
     assert all(str(r).endswith("[-Rpass-missed=unroll-full]") for r in missed)
     # the inner 5-tap loops were too big: nothing of window5 was flattened
     assert len(loops_of(result.module.get_global("window5")).loops) == 4
+
+
+def test_flattened_window_lets_simd_bind_the_pixel_loop(windows):
+    result = run_passes(windows.module, parse_pipeline("unroll-full,simd(4)"), verify=True)
+    for name in ("window3", "window5"):
+        simd = [r for r in result.remarks if r.pass_name == "simd" and r.function == name]
+        assert [r.kind for r in simd] == ["passed"], [str(r) for r in simd]
+        assert simd[0].message.startswith("loop vectorized by SIMD binding, width 4")

@@ -4,8 +4,8 @@ sizes (smaller than the factor, prime), the IV step of the unrolled loop, remark
 from __future__ import annotations
 
 import pytest
-from conftest import check_corpus_kernel
 from corpus.manifest import KERNELS
+from corpus_check import case_label, check_case
 from pycc_stencil.frontend import lower_file
 from pycc_stencil.ir_passes.loops import loops_of
 from pycc_stencil.ir_passes.pipeline import PipelineError, parse_pipeline, run_passes
@@ -28,16 +28,13 @@ def _cases():
         for variant in entry["variants"][:3]:
             for params in entry["params"][:4]:
                 for factor in FACTORS:
-                    label = "-".join(
-                        [entry["function"], f"F{factor}", *variant]
-                        + [f"{k}={v}" for k, v in params.items()]
-                    )
+                    label = case_label(entry, variant, params, f"F{factor}")
                     yield pytest.param(entry, variant, params, factor, id=label)
 
 
 @pytest.mark.parametrize("entry, variant, params, factor", list(_cases()))
 def test_unrolled_kernel_is_bit_exact(entry, variant, params, factor):
-    result = check_corpus_kernel(entry, variant, params, f"unroll({factor})")
+    result = check_case(entry, variant, params, passes=f"unroll({factor})")
     assert result.status == "OK", str(result)
 
 

@@ -8,7 +8,7 @@ import ctypes
 
 import numpy as np
 import pytest
-from conftest import check_corpus_kernel, corpus_params
+from corpus_check import check_case, corpus_params
 from llvmlite import ir
 from pycc_stencil.emit.host_jit import compile_module, initialize
 from pycc_stencil.frontend import lower_file
@@ -41,7 +41,7 @@ PIPELINES = [f"unroll-jam({FACTOR})", "unroll-jam(2)", "unroll-jam(3),unroll(2)"
 
 @pytest.mark.parametrize("entry, params, passes", corpus_params(NESTS, PIPELINES))
 def test_jammed_nest_is_bit_exact(entry, params, passes):
-    result = check_corpus_kernel(entry, entry["variants"][0], params, passes)
+    result = check_case(entry, entry["variants"][0], params, passes)
     assert result.status == "OK", str(result)
 
 

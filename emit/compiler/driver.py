@@ -49,6 +49,8 @@ class Driver:
         self.flags = command.compile_flags()
         self.report_path = command.pycc_options.get("report") or os.environ.get("PYCC_REPORT")
         self.passes = command.pycc_options.get("passes", "")
+        #: -fpycc-row-align=N (validated by the entry point)
+        self.row_align = command.pycc_options.get("row-align")
         self.cc_seconds = 0.0  # time spent in cc, for the report
         #: -w silences them as it silences cc's warnings; -Wno-pycc-fallback only them
         self.fallback_warnings = command.pycc_options.get("fallback-warnings") != "off" and (
@@ -201,6 +203,7 @@ class Driver:
             stage,
             json.dumps(self.flags),
             self.passes,
+            self.row_align or "",
             os.path.abspath(source),
             text,
             preprocessed.stdout,
@@ -225,7 +228,14 @@ class Driver:
 
         def work() -> UnitResult:
             return compile_kernels(
-                self.cc, self.command, self.flags, source, text, stage, self.passes
+                self.cc,
+                self.command,
+                self.flags,
+                source,
+                text,
+                stage,
+                self.passes,
+                int(self.row_align) if self.row_align else None,
             )
 
         try:
@@ -339,10 +349,6 @@ def _publish(path: str, output: str) -> int:
         sys.stdout.flush()
         return 0
     try:
-        if os.path.exists(output) and not os.path.isfile(output):
-            with open(path, "rb") as source, open(output, "wb") as target:
-                shutil.copyfileobj(source, target)
-            return 0
         with open(path, "rb") as handle:
             write_atomically(output, handle.read())
     except OSError as exc:

@@ -33,6 +33,17 @@ def run_compiler(argv: list[str]) -> int:
         except PipelineError as exc:
             print(f"pycc-stencil: error: {exc}", file=sys.stderr)
             return 1
+    if "row-align" in command.pycc_options:
+        from ...diagnostics import CompilerError
+        from ...frontend.declarations import parse_row_align
+
+        try:
+            parse_row_align(command.pycc_options["row-align"])
+        except CompilerError as exc:
+            value = command.pycc_options["row-align"]
+            message = exc.diagnostics[0].message
+            print(f"pycc-stencil: error: -fpycc-row-align={value}: {message}", file=sys.stderr)
+            return 1
     inputs = command.c_inputs
     if command.stage not in ("link", "object", "assembly") or not inputs:
         return exec_cc(cc, command.args)

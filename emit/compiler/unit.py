@@ -8,8 +8,10 @@ import time
 
 from ...diagnostics import CompilerError
 from ...frontend import lower_file
+from ...frontend.declarations import apply_row_align
 from ...frontend.signature import LoweredModule
 from ...ir_passes.pipeline import PipelineResult, parse_pipeline, run_passes
+from ...ir_passes.target_info import set_cpu_features
 from ..host_object import compile_to_assembly, compile_to_object
 from ..target import TargetSpec, UnsupportedTarget, target_from_flags
 from .command_line import CompilerCommand
@@ -27,12 +29,17 @@ def compile_kernels(
     text: bytes,
     stage: str,
     passes: str,
+    row_align: int | None = None,
 ) -> UnitResult:
     """Lower `source`, take over its kernels and generate their code. A kernel whose code
     generation fails is retried alone, so one bad kernel costs only itself."""
 
     def lower() -> LoweredModule:
-        return lower_file(source, command.preprocessor_flags(), tolerate_system_header_errors=True)
+        lowered = lower_file(
+            source, command.preprocessor_flags(), tolerate_system_header_errors=True
+        )
+        apply_row_align(lowered, row_align)
+        return lowered
 
     started = time.perf_counter()
     try:
@@ -97,6 +104,7 @@ class _CodeGenerator:
         self.applied: PipelineResult | None = None
 
     def __call__(self, lowered: LoweredModule, takeovers: list[Takeover]) -> bytes:
+        set_cpu_features(lowered.module, self.target.features)  # `simd`'s width
         self.applied = run_passes(lowered.module, self.steps)
         lowered.module = self.applied.module
         module_text = kernel_module(

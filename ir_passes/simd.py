@@ -1,0 +1,893 @@
+"""`simd(W)`: SIMD binding (Algorithm 3 of the C66x dissertation, any width W).
+
+The innermost loop is unrolled by the vector width (or was unrolled by a multiple of it by an
+earlier `unroll(U)`), and the U homologous copies of each instruction are bound, W at a time,
+into one LLVM vector instruction:
+
+- loads/stores whose address advances by one element per iteration become one vector
+  load/store (a descending address: a reversed vector); addresses that do not move become one
+  scalar load broadcast to all lanes; any other affine address is gathered/scattered lane by
+  lane, in lane order;
+- arithmetic, conversions, comparisons, selects and the exact math intrinsics (sqrt, fabs,
+  floor, fma, abs, min/max, ...) become their vector forms with the same flags; libm calls are
+  made once per lane; loop invariants and constants become splats; the induction variable
+  becomes `splat(iv) + <0, s, 2s, ...>`;
+- address arithmetic stays scalar (lane 0, or every lane for a gather).
+
+Every lane computes exactly what its scalar iteration computed, in the same order (a window
+reduction `sum += w[k] * in[x + k]` accumulates per lane), so results are bit-identical to the
+scalar loop. The only reordering is between lanes of one vector: memory accesses of lanes
+0..W-1 of an instruction all happen before the next instruction's. That is legal unless a store
+of one lane meets an access of another lane in the other order; the pass proves this from the
+affine addresses when their distance is constant, and otherwise guards each vector iteration
+with a run-time check that the byte ranges the U lanes touch do not overlap (when they do, the
+scalar remainder loop finishes the loop). Iterations left over (T mod U) run in the original
+scalar loop.
+
+Integer reductions `s = s op x` (add, mul, and, or, xor: exact in any order with wrapping
+arithmetic) keep one vector accumulator per group and are reduced after the vector loop. Loops
+with early exits, floating-point reductions across iterations (vectorizing them would
+reassociate), recurrences, or unsupported instructions stay scalar with a
+`-Rpass-missed=simd` remark saying why. `simd` without a width uses the target's vector register
+size (`target_info.vector_bytes`) divided by the widest element the loop loads or stores.
+Neighbours `x-1, x, x+1` of a row are read by one unaligned load each, or (`simd(W,shuffle)`,
+or `auto` where the target's costs favour it) by shuffles of the row's vectors loaded once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from llvmlite import ir
+from llvmlite.ir import instructions as ins
+
+from .affine import Polynomial, address_of, size_of
+from .debuginfo import describe
+from .ifconvert import if_convert, intrinsic_stem
+from .loops import InductionVariable, Loop, invalidate, loops_of
+from .pipeline import PassContext, register
+from .rewrite import copy_instruction, remap_operands
+from .target_info import neighbour_costs, vector_bytes
+from .unroll import Decline, PositiveInt, UnrolledLoop, is_remainder, unroll_loop, unrolled_loops
+
+_BINARY = frozenset(
+    "add sub mul sdiv udiv srem urem shl lshr ashr and or xor fadd fsub fmul fdiv frem".split()
+)
+_CASTS = frozenset("sext zext trunc fpext fptrunc sitofp uitofp fptosi fptoui bitcast".split())
+
+
+def _element(t: ir.Type) -> bool:
+    return isinstance(t, (ir.IntType, ir.FloatType, ir.DoubleType))
+
+
+def _callee_name(call: ir.Instruction) -> str:
+    return getattr(call.callee, "name", "")
+
+
+@dataclass(eq=False)
+class _Access:
+    """A load or store of the loop body and how its address moves from lane to lane."""
+
+    instruction: ir.Instruction
+    is_store: bool
+    size: int
+    base: ir.Value
+    offset: Polynomial
+    #: bytes the address advances per iteration: an int, a Polynomial (symbolic), or None
+    #: when the address is not affine in the induction variables
+    stride: int | Polynomial | None
+
+
+@dataclass(eq=False)
+class _Row:
+    """Unit-stride loads of one array at constant element offsets dx of each other (the
+    `x-1, x, x+1` neighbours of a stencil row): `anchor` is the one at the lowest offset
+    `low`; the row's vectors V_0 .. V_{vectors-1} are W consecutive elements each from the
+    anchor's address in lane 0, W, 2W, ... and never reach past what the lanes read."""
+
+    anchor: _Access
+    low: int
+    vectors: int
+
+
+@dataclass(eq=False)
+class _Plan:
+    """The facts about the original (scalar) loop that binding needs."""
+
+    loop: Loop
+    ivs: dict[ins.PhiInstr, InductionVariable]
+    body: list[ir.Instruction]  # header instructions, then the body blocks', in order
+    accesses: list[_Access]
+    element_size: int  # the widest element loaded or stored
+    #: pairs whose lanes may overlap at run time: the vector iteration checks them
+    runtime_checks: list[tuple[_Access, _Access]] = field(default_factory=list)
+    #: integer reductions `phi = phi op x`: phi -> the update instruction
+    reductions: dict[ins.PhiInstr, ir.Instruction] = field(default_factory=dict)
+    #: loads read through shuffles of their row's vectors: access -> (row, offset dx)
+    neighbours: dict[_Access, tuple[_Row, int]] = field(default_factory=dict)
+
+
+def _body_chain(loop: Loop) -> list[ir.Block]:
+    """The body blocks from the header's in-loop successor to the latch, if straight-line."""
+    term = loop.header.terminator
+    if not isinstance(term, ins.ConditionalBranch):
+        raise Decline("the header does not end in a conditional branch")
+    inside = [t for t in term.operands[1:] if t in loop]
+    if len(inside) != 1 or inside[0] is loop.header:
+        raise Decline("the exit test is not in the header")
+    chain, block = [], inside[0]
+    while block is not loop.header:
+        if block in chain:
+            raise Decline("control flow inside the loop body")
+        chain.append(block)
+        term = block.terminator
+        if not isinstance(term, ins.Branch):  # (a ConditionalBranch is not a Branch)
+            raise Decline("control flow inside the loop body (a branch or an early exit)")
+        block = term.operands[0]
+    if len(chain) != len(loop.blocks) - 1:
+        raise Decline("control flow inside the loop body")
+    return chain
+
+
+def _lane_stride(offset: Polynomial, ivs: dict[ins.PhiInstr, InductionVariable], loop: Loop):
+    """Bytes per iteration the offset advances (int or Polynomial), None if not affine."""
+    stride = Polynomial()
+    for phi, iv in ivs.items():
+        stride = stride + offset.coefficient(phi).scaled(iv.step)
+    varying = set(ivs)
+    for monomial, _ in offset.terms:
+        for value in monomial:
+            if value in varying or not isinstance(value, ins.Instruction):
+                continue
+            if value.parent in loop and not loop.is_invariant(value):
+                return None  # an index loaded or computed in the loop (indirect access)
+    for monomial, _ in stride.terms:
+        if any(v in varying for v in monomial):
+            return None  # quadratic in the induction variable
+    if all(not monomial for monomial, _ in stride.terms):
+        return stride.constant_term
+    return stride
+
+
+def _plan(loop: Loop) -> _Plan:
+    """Check that `loop` can be bound and gather the facts; Decline with the reason if not."""
+    if loop.preheader is None or loop.latch is None:
+        raise Decline("the loop has no unique preheader and latch")
+    chain = _body_chain(loop)
+    ivs = {iv.phi: iv for iv in loop.induction_variables if iv.step is not None}
+    header = loop.header
+    reductions = {}
+    for phi in header.instructions:
+        if not isinstance(phi, ins.PhiInstr) or phi in ivs:
+            continue
+        update = _integer_reduction(phi, loop)
+        if update is not None:
+            reductions[phi] = update
+            continue
+        if isinstance(phi.type, (ir.FloatType, ir.DoubleType)):
+            raise Decline(
+                f"floating-point value %{phi.name} carried across iterations (a reduction): "
+                "vectorizing it would reassociate the operations and change the result"
+            )
+        raise Decline(
+            f"loop-carried value %{phi.name} (a recurrence, or a running value read in the "
+            "loop): its lanes would depend on each other"
+        )
+    body = [i for i in header.instructions if not isinstance(i, ins.PhiInstr)][:-1]
+    for block in chain:
+        body.extend(block.instructions[:-1])
+    accesses = []
+    for instr in body:
+        _check_instruction(instr)
+        if instr.opname in ("load", "store"):
+            pointer = instr.operands[0] if instr.opname == "load" else instr.operands[1]
+            value_type = instr.type if instr.opname == "load" else instr.operands[0].type
+            address = address_of(pointer)
+            stride = _lane_stride(address.offset, ivs, loop)
+            if not _element(value_type) and not (
+                instr.opname == "load" and stride == 0 and isinstance(value_type, ir.PointerType)
+            ):
+                raise Decline(f"{instr.opname} of {value_type} is not a scalar element")
+            accesses.append(
+                _Access(
+                    instr,
+                    instr.opname == "store",
+                    size_of(value_type),
+                    address.base,
+                    address.offset,
+                    stride,
+                )
+            )
+    elements = [a.size for a in accesses if _element(_accessed_type(a))]
+    return _Plan(loop, ivs, body, accesses, max(elements, default=4), reductions=reductions)
+
+
+#: integer operations whose reduction is exact in any order (wrapping arithmetic), with
+#: their identity and LLVM's horizontal reduction
+_REDUCTIONS = {"add": (0, "add"), "mul": (1, "mul"), "and": (-1, "and"), "or": (0, "or"),
+               "xor": (0, "xor")}  # fmt: skip
+
+
+def _integer_reduction(phi: ins.PhiInstr, loop: Loop) -> ir.Instruction | None:
+    """The update `phi op x` if `phi` accumulates with an exact integer reduction and is used
+    by nothing else in the loop (so partial results per lane can be combined at the end)."""
+    if not isinstance(phi.type, ir.IntType) or loop.latch is None:
+        return None
+    update = dict((b, v) for v, b in phi.incomings).get(loop.latch)
+    if getattr(update, "opname", None) not in _REDUCTIONS or phi not in update.operands:
+        return None
+
+    def users(value: ir.Value) -> list[ir.Instruction]:
+        def uses(i: ir.Instruction) -> bool:
+            if isinstance(i, ins.PhiInstr):
+                return any(v is value for v, _ in i.incomings)
+            return any(op is value for op in i.operands)
+
+        return [i for b in loop.blocks for i in b.instructions if uses(i)]
+
+    if users(phi) != [update] or users(update) != [phi] or update.operands[0] is update.operands[1]:
+        return None  # a running value read in the loop (a prefix sum) depends on every lane
+    return update
+
+
+def _accessed_type(access: _Access) -> ir.Type:
+    instr = access.instruction
+    return instr.operands[0].type if access.is_store else instr.type
+
+
+def _check_instruction(instr: ir.Instruction) -> None:
+    opname = instr.opname
+    if isinstance(instr, ins.PhiInstr):
+        raise Decline("a phi inside the loop body")
+    if opname in ("load", "store", "getelementptr", "icmp", "fcmp", "select", "fneg"):
+        return
+    if opname in _BINARY or opname in _CASTS:
+        return
+    if opname == "call":
+        name = _callee_name(instr)
+        if intrinsic_stem(instr) is not None:
+            return
+        from ..frontend.math_calls import LIBM_FUNCTIONS
+
+        if name in LIBM_FUNCTIONS:
+            return
+        raise Decline(f"call to {name or 'an unknown function'} in the loop body")
+    raise Decline(f"'{opname}' instruction in the loop body")
+
+
+def _check_dependences(plan: _Plan, width: int) -> None:
+    """Decline lane-crossing dependences within `width` lanes proven from the addresses;
+    record pairs to check at run time where the distance is not a constant."""
+    accesses = plan.accesses
+    has_store = any(a.is_store for a in accesses)
+    if has_store and any(a.stride is None for a in accesses):
+        culprit = next(a for a in accesses if a.stride is None)
+        raise Decline(
+            f"the address of a {culprit.instruction.opname} is not affine in the induction "
+            "variable (indirect access) and the loop stores"
+        )
+    for i, first in enumerate(accesses):
+        for second in accesses[i + 1 :]:
+            if not (first.is_store or second.is_store):
+                continue
+            if first.base is second.base:
+                distance = first.offset - second.offset
+                constant = all(not m for m, _ in distance.terms)
+                if constant and isinstance(first.stride, int) and isinstance(second.stride, int):
+                    _check_constant_distance(first, second, distance.constant_term, width)
+                    continue
+            plan.runtime_checks.append((first, second))
+
+
+def _check_constant_distance(first: _Access, second: _Access, delta: int, width: int) -> None:
+    """`first` precedes `second` in the body; lane k of `first` then runs before lane k' < k of
+    `second`, the reverse of the scalar order: they must not overlap."""
+    for k in range(1, width):
+        for k2 in range(0, k):
+            start1 = delta + k * first.stride
+            start2 = k2 * second.stride
+            if start1 < start2 + second.size and start2 < start1 + first.size:
+                raise Decline(
+                    f"the {first.instruction.opname} at {describe(first.instruction)} and the "
+                    f"{second.instruction.opname} at {describe(second.instruction)} touch the "
+                    f"same memory {k - k2} iteration(s) apart"
+                )
+
+
+class _Binder:
+    """Builds the vector body of one unrolled loop: groups of W lanes, in lane order."""
+
+    def __init__(
+        self,
+        plan: _Plan,
+        record: UnrolledLoop,
+        width: int,
+        iv_values: dict[ins.PhiInstr, ir.Value],
+        speculative: bool = False,
+    ):
+        """`iv_values` gives lane 0's induction variables; `speculative` code (the preheader's
+        overlap test) may compute addresses of iterations that never run, so it drops the
+        no-overflow promises (`nsw`, `inbounds`) that would make such values poison."""
+        self.plan, self.record, self.width = plan, record, width
+        self.iv_values, self.speculative = iv_values, speculative
+        self.function = record.header.parent
+        self.module = self.function.module
+        self.loop_blocks = set(plan.loop.blocks)
+        self.scalars: dict[tuple[ir.Value, int], ir.Value] = {}
+        self.vectors: dict[tuple[ir.Value, int], ir.Value] = {}
+        self.splats: dict[ir.Value, ir.Value] = {}
+        self.builder: ir.IRBuilder | None = None
+        self.neighbours = plan.neighbours
+        #: (reduction phi, group) -> the vector accumulator phi of the vector loop
+        self.accumulators: dict[tuple[ir.Value, int], ir.Value] = {}
+        self.varying = self._varying()
+
+    # -- which values differ from lane to lane
+    def _varying(self) -> set[ir.Value]:
+        varying: set[ir.Value] = set(self.plan.ivs) | set(self.plan.reductions)
+        for instr in self.plan.body:
+            if instr.opname in ("load", "call") or any(op in varying for op in instr.operands):
+                varying.add(instr)
+        return varying
+
+    def _in_loop(self, value: ir.Value) -> bool:
+        return isinstance(value, ins.Instruction) and value.parent in self.loop_blocks
+
+    def _emit(self, instr: ir.Instruction, original: ir.Instruction | None) -> ir.Instruction:
+        if original is not None and "dbg" in original.metadata:
+            instr.set_metadata("dbg", original.metadata["dbg"])
+        return instr
+
+    # -- scalar values of one lane (lane = iteration within the unrolled iteration)
+    def scalar(self, value: ir.Value, lane: int) -> ir.Value:
+        if not self._in_loop(value):
+            return value
+        if value not in self.varying:
+            lane = 0
+        key = (value, lane)
+        if key in self.scalars:
+            return self.scalars[key]
+        b = self.builder
+        if value in self.plan.ivs:
+            iv = self.plan.ivs[value]
+            phi = self.iv_values[value]
+            result = phi
+            if lane:
+                flags = ["nsw"] if iv.nsw and not self.speculative else []
+                offset = ir.Constant(phi.type, lane * iv.step)
+                result = b.add(phi, offset, name=f"{value.name}.l{lane}", flags=flags)
+        elif value.opname == "load":
+            group, index = divmod(lane, self.width)
+            vector = self.vectors.get((value, group))
+            if vector is None:  # a load used before its group was emitted cannot happen
+                raise Decline("a loaded value is used before the load in the body")
+            if isinstance(vector.type, ir.VectorType):
+                result = b.extract_element(vector, ir.Constant(ir.IntType(32), index))
+            else:
+                result = vector
+        else:
+            result = self._clone(value, lambda op: self.scalar(op, lane))
+        self.scalars[key] = result
+        return result
+
+    def _clone(self, instr: ir.Instruction, operand) -> ir.Instruction:
+        new = copy_instruction(instr, self.builder.block)
+        remap_operands(new, lambda v: operand(v) if self._in_loop(v) else v)
+        if self.speculative and isinstance(getattr(new, "flags", None), list):
+            new.flags = [f for f in new.flags if f not in ("nsw", "nuw", "exact")]
+        if self.speculative and isinstance(new, ins.GEPInstr):
+            new.inbounds = False
+        new.metadata = {k: v for k, v in instr.metadata.items() if k == "dbg"}
+        new._clear_string_cache()
+        self.builder._insert(new)
+        return new
+
+    # -- vectors of W lanes (group g holds lanes g*W .. g*W+W-1)
+    def vector_type(self, t: ir.Type) -> ir.VectorType:
+        return ir.VectorType(t, self.width)
+
+    def splat(self, value: ir.Value) -> ir.Value:
+        if isinstance(value, ir.Constant):
+            return ir.Constant(self.vector_type(value.type), [value] * self.width)
+        if value in self.splats:
+            return self.splats[value]
+        b = self.builder
+        vt = self.vector_type(value.type)
+        one = b.insert_element(ir.Constant(vt, ir.Undefined), value, ir.Constant(ir.IntType(32), 0))
+        mask = ir.Constant(ir.VectorType(ir.IntType(32), self.width), [0] * self.width)
+        result = b.shuffle_vector(one, ir.Constant(vt, ir.Undefined), mask)
+        self.splats[value] = result
+        return result
+
+    def vector(self, value: ir.Value, group: int) -> ir.Value:
+        if value not in self.varying:
+            return self.splat(self.scalar(value, 0))
+        key = (value, group)
+        if key in self.vectors:
+            return self.vectors[key]
+        b = self.builder
+        first = group * self.width
+        if value in self.plan.reductions:
+            result = self.accumulators[(value, group)]
+        elif value in self.plan.ivs:
+            step = self.plan.ivs[value].step
+            lanes = ir.Constant(self.vector_type(value.type), [k * step for k in range(self.width)])
+            result = b.add(self.splat(self.scalar(value, first)), lanes)
+        else:
+            result = self._widen(value, group)
+        self.vectors[key] = result
+        return result
+
+    def _widen(self, instr: ir.Instruction, group: int) -> ir.Value:
+        b = self.builder
+        opname = instr.opname
+        if opname == "load":
+            raise Decline("a loaded value is used before the load in the body")
+        if opname == "getelementptr" or isinstance(instr.type, ir.PointerType):
+            return self._pack(instr, group)
+        if opname == "call":
+            if intrinsic_stem(instr) is None:
+                return self._pack(instr, group)
+            # overloaded operands are vectors; flags such as abs's `i1 false` stay scalar
+            operands = [
+                self.vector(op, group) if op.type == instr.type else op for op in instr.args
+            ]
+            return self._emit(b.call(self._vector_intrinsic(instr), operands), instr)
+        if not all(_element(op.type) for op in instr.operands):
+            raise Decline(f"'{opname}' of non-scalar operands in the loop body")
+        vt = self.vector_type(instr.type)
+        operands = [self.vector(op, group) for op in instr.operands]
+        if opname in _BINARY:
+            flags = list(instr.flags)
+            if instr in self.plan.reductions.values():  # partial sums may overflow differently
+                flags = [f for f in flags if f not in ("nsw", "nuw")]
+            new = ins.Instruction(b.block, vt, opname, operands, flags=flags)
+        elif opname in _CASTS:
+            new = ins.CastInstr(b.block, opname, operands[0], vt)
+        elif opname == "fneg":
+            new = ins.Instruction(b.block, vt, "fneg", operands, flags=list(instr.flags))
+        elif opname == "icmp":
+            new = ins.ICMPInstr(b.block, instr.op, operands[0], operands[1])
+        elif opname == "fcmp":
+            new = ins.FCMPInstr(b.block, instr.op, operands[0], operands[1], flags=instr.flags)
+        elif opname == "select":
+            new = ins.SelectInstr(b.block, *operands, flags=instr.flags)
+        else:
+            return self._pack(instr, group)
+        b._insert(new)
+        return self._emit(new, instr)
+
+    def _vector_intrinsic(self, call: ir.Instruction) -> ir.Function:
+        scalar_fn = call.callee
+        suffix = "." + _type_suffix(call.type)
+        name = scalar_fn.name.replace(suffix, f".v{self.width}{suffix[1:]}")
+        existing = self.module.globals.get(name)
+        if existing is not None:
+            return existing
+        fnty = scalar_fn.function_type
+        args = [self.vector_type(a) if a == call.type else a for a in fnty.args]
+        return ir.Function(self.module, ir.FunctionType(self.vector_type(call.type), args), name)
+
+    def _pack(self, instr: ir.Instruction, group: int) -> ir.Value:
+        """The vector of the lanes' scalar values (insertelement), e.g. for a libm call."""
+        b = self.builder
+        if not _element(instr.type) and instr.type != ir.IntType(1):
+            raise Decline(f"a {instr.type} value is used as data in the loop body")
+        result = ir.Constant(self.vector_type(instr.type), ir.Undefined)
+        for k in range(self.width):
+            lane = self.scalar(instr, group * self.width + k)
+            result = b.insert_element(result, lane, ir.Constant(ir.IntType(32), k))
+        return result
+
+    # -- memory
+    def emit_access(self, access: _Access, group: int) -> None:
+        b = self.builder
+        instr = access.instruction
+        first = group * self.width
+        width = self.width
+        pointer_operand = instr.operands[0] if not access.is_store else instr.operands[1]
+        align = getattr(instr, "align", None) or access.size
+        stride = access.stride
+        if access.is_store:
+            value = self.vector(instr.operands[0], group)
+            if stride == access.size:
+                store = b.store(value, self.scalar(pointer_operand, first), align=align)
+                self._emit(store, instr)
+            elif stride == -access.size:
+                last = self.scalar(pointer_operand, first + width - 1)
+                store = b.store(self._reverse(value), last, align=align)
+                self._emit(store, instr)
+            else:
+                for k in range(width):
+                    lane = b.extract_element(value, ir.Constant(ir.IntType(32), k))
+                    pointer = self.scalar(pointer_operand, first + k)
+                    self._emit(b.store(lane, pointer, align=align), instr)
+            return
+        element = instr.type
+        if access in self.neighbours:
+            self.vectors[(instr, group)] = self._neighbour(access, group, align)
+            return
+        if stride == 0:
+            pointer = self.scalar(pointer_operand, first)
+            load = self._emit(b.load(pointer, align=align, typ=element), instr)
+            if _element(element):
+                self.vectors[(instr, group)] = self.splat(load)
+            else:  # a pointer read once per vector iteration (a row pointer)
+                for k in range(width):
+                    self.scalars[(instr, first + k)] = load
+                self.vectors[(instr, group)] = load
+            return
+        vt = self.vector_type(element)
+        if stride == access.size:
+            load = b.load(self.scalar(pointer_operand, first), align=align, typ=vt)
+            self.vectors[(instr, group)] = self._emit(load, instr)
+        elif stride == -access.size:
+            last = self.scalar(pointer_operand, first + width - 1)
+            load = self._emit(b.load(last, align=align, typ=vt), instr)
+            self.vectors[(instr, group)] = self._reverse(load)
+        else:
+            result = ir.Constant(vt, ir.Undefined)
+            for k in range(width):
+                pointer = self.scalar(pointer_operand, first + k)
+                lane = self._emit(b.load(pointer, align=align, typ=element), instr)
+                self.scalars[(instr, first + k)] = lane
+                result = b.insert_element(result, lane, ir.Constant(ir.IntType(32), k))
+            self.vectors[(instr, group)] = result
+
+    def _neighbour(self, access: _Access, group: int, align: int) -> ir.Value:
+        """Lanes group*W + dx .. of a row read at several offsets dx: one shuffle of two
+        vectors V_m, V_m+1 of the row (each loaded once for the whole unrolled iteration),
+        or a direct load where V_m+1 would read past what the scalar loop reads."""
+        row, dx = self.neighbours[access]
+        position = group * self.width + dx - row.low
+        m, r = divmod(position, self.width)
+        if r == 0:
+            return self._row_vector(row, m, align)
+        if m + 1 >= row.vectors:
+            pointer = self.scalar(access.instruction.operands[0], group * self.width)
+            vt = self.vector_type(access.instruction.type)
+            load = self.builder.load(pointer, align=align, typ=vt)
+            return self._emit(load, access.instruction)
+        low, high = self._row_vector(row, m, align), self._row_vector(row, m + 1, align)
+        lanes = list(range(r, r + self.width))
+        mask = ir.Constant(ir.VectorType(ir.IntType(32), self.width), lanes)
+        return self.builder.shuffle_vector(low, high, mask)
+
+    def _row_vector(self, row: _Row, m: int, align: int) -> ir.Value:
+        key = (row.anchor.instruction, -1 - m)  # V_m of the row, shared by all groups
+        if key not in self.vectors:
+            instr = row.anchor.instruction
+            pointer = self.scalar(instr.operands[0], m * self.width)
+            load = self.builder.load(pointer, align=align, typ=self.vector_type(instr.type))
+            self.vectors[key] = self._emit(load, instr)
+        return self.vectors[key]
+
+    def _reverse(self, vector: ir.Value) -> ir.Value:
+        mask = ir.Constant(
+            ir.VectorType(ir.IntType(32), self.width), list(range(self.width - 1, -1, -1))
+        )
+        return self.builder.shuffle_vector(vector, ir.Constant(vector.type, ir.Undefined), mask)
+
+    # -- run-time overlap tests of pairs whose distance is not a constant
+    def address(self, access: _Access, lane: int) -> ir.Value:
+        pointer = access.instruction.operands[1 if access.is_store else 0]
+        return self.builder.ptrtoint(self.scalar(pointer, lane), ir.IntType(64))
+
+    def footprint(self, access: _Access, lanes: int) -> tuple[ir.Value, ir.Value]:
+        """[low, high) byte addresses the access touches over lanes 0..lanes-1 (its address
+        is affine in the lane, so the extremes are the first and the last lane)."""
+        b = self.builder
+        first, last = self.address(access, 0), self.address(access, lanes - 1)
+        if isinstance(access.stride, int):
+            low, high = (first, last) if access.stride >= 0 else (last, first)
+        else:
+            ordered = b.icmp_unsigned("<=", first, last)
+            low, high = b.select(ordered, first, last), b.select(ordered, last, first)
+        return low, b.add(high, ir.Constant(ir.IntType(64), access.size))
+
+    def ranges_apart(self, pairs: list[tuple[_Access, _Access]], lanes: int) -> ir.Value:
+        """True when, for every pair, the byte ranges of lanes 0..lanes-1 do not overlap."""
+        b = self.builder
+        condition = ir.Constant(ir.IntType(1), 1)
+        footprints: dict[_Access, tuple[ir.Value, ir.Value]] = {}
+        for first, second in pairs:
+            for access in (first, second):
+                if access not in footprints:
+                    footprints[access] = self.footprint(access, lanes)
+            low1, high1 = footprints[first]
+            low2, high2 = footprints[second]
+            apart = b.or_(b.icmp_unsigned("<=", high1, low2), b.icmp_unsigned("<=", high2, low1))
+            condition = b.and_(condition, apart)
+        return condition
+
+    def distances_apart(self, pairs: list[tuple[_Access, _Access]], window: int) -> ir.Value:
+        """The test for pairs that advance by the same constant stride d: their distance
+        delta = first - second never changes, so it is tested once, before the loop. Lane k of
+        `first` runs before lane k - j of `second` (0 < j < window, the lanes whose order the
+        vector code may change); they overlap iff -size1 < delta + j*d < size2, so delta must
+        avoid the hull of those intervals."""
+        b = self.builder
+        i64 = ir.IntType(64)
+        condition = ir.Constant(ir.IntType(1), 1)
+        for first, second in pairs:
+            d, far = first.stride, (window - 1) * abs(first.stride)
+            if d > 0:  # unsafe: -(size1 + (W-1)d) < delta < size2 - d
+                low, high = -(first.size + far), second.size - d
+            else:  # unsafe: |d| - size1 < delta < size2 + (W-1)|d|
+                low, high = -d - first.size, second.size + far
+            delta = b.sub(self.address(first, 0), self.address(second, 0))
+            below = b.icmp_signed("<=", delta, ir.Constant(i64, low))
+            above = b.icmp_signed(">=", delta, ir.Constant(i64, high))
+            condition = b.and_(condition, b.or_(below, above))
+        return condition
+
+
+def _type_suffix(t: ir.Type) -> str:
+    return t.intrinsic_name
+
+
+def _bind(function: ir.Function, plan: _Plan, record: UnrolledLoop, width: int) -> None:
+    """Replace the copies of `record` by the bound vector body (and its run-time check)."""
+    uh = record.header
+    binder = _Binder(plan, record, width, dict(record.phis))
+    position = function.blocks.index(record.body[0])
+    blocks: list[ir.Block] = []
+    middle = next(t for t in uh.terminator.operands[1:] if t is not record.entry)
+    invariant = [
+        (a, b)
+        for a, b in plan.runtime_checks
+        if isinstance(a.stride, int) and a.stride != 0 and a.stride == b.stride
+    ]
+    varying = [pair for pair in plan.runtime_checks if pair not in invariant]
+    # shuffled rows load lanes of later groups early: the tested window grows by a vector
+    window = record.factor + width if plan.neighbours else width
+    if invariant:
+        _guard_before_loop(plan, record, width, invariant, window)
+    check = None
+    if varying:
+        check = ir.Block(function, f"{uh.name}.simd.check")
+        blocks.append(check)
+        binder.builder = ir.IRBuilder(check)
+        lanes = record.factor + (width if plan.neighbours else 0)
+        condition = binder.ranges_apart(varying, lanes)
+    body = ir.Block(function, f"{uh.name}.simd")
+    blocks.append(body)
+    binder.builder = ir.IRBuilder(body)
+    groups = record.factor // width
+    preheader, initial = _entry(record)
+    accumulators = {}
+    for phi, update in plan.reductions.items():
+        accumulators[phi] = [
+            _accumulator(uh, preheader, phi, initial[phi], update.opname, width, g)
+            for g in range(groups)
+        ]
+    binder.accumulators = {
+        (phi, g): accumulator
+        for phi, phi_accumulators in accumulators.items()
+        for g, accumulator in enumerate(phi_accumulators)
+    }
+    for group in range(groups):
+        for access in plan.accesses:
+            binder.emit_access(access, group)
+    for phi, update in plan.reductions.items():
+        for group, accumulator in enumerate(accumulators[phi]):
+            accumulator.add_incoming(binder.vector(update, group), body)
+    back = {}
+    for phi in record.phis:
+        back[phi] = (
+            record.phis[phi] if phi in plan.reductions else binder.scalar(phi, record.factor)
+        )
+    latch_branch = binder.builder.branch(uh)
+    if "dbg" in uh.terminator.metadata:
+        latch_branch.set_metadata("dbg", uh.terminator.metadata["dbg"])
+    if check is not None:
+        builder = ir.IRBuilder(check)
+        builder.cbranch(condition, body, middle)
+    function.blocks[position:position] = blocks
+    record.replace_body(blocks[0], body, back)
+    for phi, update in plan.reductions.items():
+        _finish_reduction(record, phi, update, accumulators[phi], middle)
+
+
+def _entry(record: UnrolledLoop) -> tuple[ir.Block, dict[ins.PhiInstr, ir.Value]]:
+    """The block before the vector loop and the values its phis start from (the scalar
+    loop's own phis start from the vector loop by now: it is the remainder)."""
+    some_phi = next(iter(record.phis.values()))
+    preheader = next(b for _, b in some_phi.incomings if b is not record.latch)
+    initial = {
+        phi: next(v for v, b in new.incomings if b is preheader) for phi, new in record.phis.items()
+    }
+    return preheader, initial
+
+
+def _accumulator(
+    uh: ir.Block,
+    preheader: ir.Block,
+    phi: ins.PhiInstr,
+    initial: ir.Value,
+    op: str,
+    width: int,
+    group: int,
+) -> ins.PhiInstr:
+    """A vector phi of the vector loop for `phi`'s partial results: every lane starts at the
+    operation's identity, lane 0 of group 0 at the scalar initial value."""
+    vt = ir.VectorType(phi.type, width)
+    start = ir.Constant(vt, [_REDUCTIONS[op][0]] * width)
+    if group == 0:
+        builder = ir.IRBuilder(preheader)
+        builder.position_before(preheader.terminator)
+        start = builder.insert_element(start, initial, ir.Constant(ir.IntType(32), 0))
+    accumulator = ins.PhiInstr(uh, vt, f"{phi.name}.acc{group}")
+    uh.instructions.insert(0, accumulator)
+    accumulator.add_incoming(start, preheader)
+    return accumulator
+
+
+def _finish_reduction(
+    record: UnrolledLoop,
+    phi: ins.PhiInstr,
+    update: ir.Instruction,
+    accumulators: list[ins.PhiInstr],
+    middle: ir.Block,
+) -> None:
+    """In the block after the vector loop, combine the groups' accumulators and reduce the
+    lanes; the scalar remainder loop continues from that value."""
+    builder = ir.IRBuilder(middle)
+    builder.position_before(middle.terminator)
+    combine = getattr(builder, {"and": "and_", "or": "or_"}.get(update.opname, update.opname))
+    total = accumulators[0]
+    for other in accumulators[1:]:
+        total = combine(total, other)
+    kind = _REDUCTIONS[update.opname][1]
+    reduce_name = f"llvm.vector.reduce.{kind}.v{total.type.count}i{phi.type.width}"
+    module = middle.parent.module
+    reduce = module.globals.get(reduce_name) or ir.Function(
+        module, ir.FunctionType(phi.type, [total.type]), reduce_name
+    )
+    value = builder.call(reduce, [total], name=f"{phi.name}.reduced")
+    scalar = record.phis[phi]
+    phi.incomings = [(value if v is scalar else v, b) for v, b in phi.incomings]
+    phi._clear_string_cache()
+    record.header.instructions.remove(scalar)
+    del record.phis[phi]
+
+
+def _guard_before_loop(
+    plan: _Plan,
+    record: UnrolledLoop,
+    width: int,
+    pairs: list[tuple[_Access, _Access]],
+    window: int,
+) -> None:
+    """Test in the preheader that `pairs` (same constant stride) never overlap across the
+    lanes of one vector iteration, and enter the vector loop only if so."""
+    preheader, initial = _entry(record)
+    binder = _Binder(plan, record, width, initial, speculative=True)
+    binder.builder = ir.IRBuilder(preheader)
+    binder.builder.position_before(preheader.terminator)
+    apart = binder.distances_apart(pairs, window)
+    term = record.header.terminator
+    builder = ir.IRBuilder(record.header)
+    builder.position_before(term)
+    guard = builder.and_(term.operands[0], apart, name="simd.guard")
+    term.operands = [guard, *term.operands[1:]]
+    term._clear_string_cache()
+
+
+#: how `simd` reads the neighbours `x-1, x, x+1` of a row
+NEIGHBOUR_MODES = ("auto", "unaligned", "shuffle")
+
+
+class NeighbourMode(str):
+    """`auto` (by the target's costs), `unaligned` (one load per offset) or `shuffle`."""
+
+    def __new__(cls, value: object) -> NeighbourMode:
+        if str(value) not in NEIGHBOUR_MODES:
+            raise ValueError(f"expected one of {', '.join(NEIGHBOUR_MODES)}")
+        return str.__new__(cls, value)
+
+
+NeighbourMode.__name__ = "neighbour mode (auto, unaligned or shuffle)"
+
+
+def _rows(plan: _Plan, width: int, factor: int) -> list[tuple[_Row, list[tuple[_Access, int]]]]:
+    """Rows of unit-stride loads at constant offsets within one vector of each other, on
+    arrays the loop does not store to (their vectors are loaded ahead of the stores)."""
+    stored = {a.base for a in plan.accesses if a.is_store}
+    rows: dict[tuple, list[tuple[_Access, int]]] = {}
+    for access in plan.accesses:
+        if access.is_store or access.stride != access.size or access.base in stored:
+            continue
+        constant = access.offset.constant_term
+        if constant % access.size:
+            continue
+        variable = access.offset - Polynomial.constant(constant)
+        key = (access.base, variable, str(access.instruction.type))
+        rows.setdefault(key, []).append((access, constant // access.size))
+    found = []
+    for members in rows.values():
+        offsets = sorted({dx for _, dx in members})
+        if len(offsets) < 2 or offsets[-1] - offsets[0] >= width:
+            continue
+        low = offsets[0]
+        anchor = next(a for a, dx in members if dx == low)
+        vectors = (factor + offsets[-1] - low) // width  # V_m ends inside the footprint
+        found.append((_Row(anchor, low, vectors), members))
+    return found
+
+
+def _choose_neighbours(module: ir.Module, plan: _Plan, width: int, factor: int, mode: str) -> None:
+    """Fill plan.neighbours with the rows read through shuffles: all for `shuffle`, none for
+    `unaligned`, and for `auto` those where the target's costs say the shuffles pay."""
+    if mode == "unaligned":
+        return
+    load_cost, shuffle_cost = neighbour_costs(module, width * plan.element_size)
+    groups = factor // width
+    for row, members in _rows(plan, width, factor):
+        direct = len(members) * groups * load_cost
+        shifted = [(g, dx) for g in range(groups) for _, dx in members]
+        shuffles = sum(1 for g, dx in shifted if (g * width + dx - row.low) % width)
+        reused = (row.vectors + len(members)) * load_cost + shuffles * shuffle_cost
+        if mode == "shuffle" or reused < direct:
+            for access, dx in members:
+                plan.neighbours[access] = (row, dx)
+
+
+def _width_for(module: ir.Module, plan: _Plan, width: int | None) -> int:
+    if width is not None:
+        return int(width)
+    return max(1, vector_bytes(module) // plan.element_size)
+
+
+@register("simd", (PositiveInt, NeighbourMode), defaults=(None, "auto"))
+def simd(
+    module: ir.Module, width: int | None, neighbours: str = "auto", *, context: PassContext
+) -> ir.Module:
+    """Bind every innermost loop that allows it into vector operations of `width` lanes;
+    `neighbours` says how rows read at several offsets are loaded."""
+    for function in module.functions:
+        if not function.blocks:
+            continue
+        changed = False
+        records = unrolled_loops(function)
+        for loop in list(loops_of(function).loops):
+            if not loop.innermost or is_remainder(loop):
+                continue
+            record = records.get(loop.header)
+            try:
+                scalar_loop = record.original if record is not None else loop
+                if if_convert(scalar_loop):
+                    scalar_loop = next(
+                        o for o in loops_of(function).loops if o.header is scalar_loop.header
+                    )
+                    if record is not None:
+                        record.original = scalar_loop
+                    else:
+                        loop = scalar_loop
+                plan = _plan(scalar_loop)
+                lanes = _width_for(module, plan, width)
+                if lanes == 1:
+                    raise Decline("vector width 1")
+                _check_dependences(plan, lanes)
+                if record is None:
+                    record = unroll_loop(function, loop, lanes)
+                elif record.factor % lanes:
+                    raise Decline(
+                        f"unrolled by {record.factor}, which is not a multiple of the width {lanes}"
+                    )
+                _choose_neighbours(module, plan, lanes, record.factor, neighbours)
+                _bind(function, plan, record, lanes)
+            except Decline as reason:
+                context.missed(f"loop not vectorized: {reason}", at=loop.header)
+                continue
+            vectors = record.factor // lanes
+            extra = f", {vectors} vectors per iteration" if vectors > 1 else ""
+            checked = ", with a run-time overlap check" if plan.runtime_checks else ""
+            context.passed(
+                f"loop vectorized by SIMD binding, width {lanes}{extra}{checked}",
+                at=loop.header,
+            )
+            changed = True
+        if changed:
+            invalidate(function)
+    return module
