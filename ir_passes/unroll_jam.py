@@ -31,7 +31,7 @@ from llvmlite.ir import instructions as ins
 from .affine import Polynomial, address_of, size_of
 from .loops import Loop
 from .pipeline import PassContext, register
-from .rewrite import replace_in
+from .rewrite import merge_straight_line, remove_dead, replace_in
 from .unroll import (
     Decline,
     PositiveInt,
@@ -290,8 +290,17 @@ def jam_loop(function: ir.Function, outer: Loop, factor: int):
     branch_to(tail, jam)
     inner_phis = [i for i in inner.header.instructions if isinstance(i, ins.PhiInstr)]
     inner_rest = [i for i in inner.header.instructions if not isinstance(i, ins.PhiInstr)][:-1]
+    # inner IVs starting from an outer-invariant value run in step in every copy: one phi
+    shared = {
+        iv.phi
+        for iv in inner.induction_variables
+        if iv.step is not None and outer.is_invariant(iv.init)
+    }
     for k, copy in enumerate(copies):
         for phi in inner_phis:
+            if k and phi in shared:
+                copy[phi] = copies[0][phi]
+                continue
             new = ir.PhiInstr(jam, phi.type, f"{phi.name}.j{k}")
             jam.instructions.append(new)
             init = {b: val for val, b in phi.incomings}[inner.preheader]
@@ -317,8 +326,10 @@ def jam_loop(function: ir.Function, outer: Loop, factor: int):
             branch_to(previous_latch, blocks[inner_inside])
         body_entry = body_entry or blocks[inner_inside]
         previous_latch = blocks[inner.latch]
-    for copy in copies:
+    for k, copy in enumerate(copies):
         for phi in inner_phis:
+            if k and phi in shared:
+                continue
             back = {b: val for val, b in phi.incomings}[inner.latch]
             copy[phi].add_incoming(copy.get(back, back), previous_latch)
     # the exit test of copy 0 decides for all copies (the trip count is the same)
@@ -342,16 +353,13 @@ def jam_loop(function: ir.Function, outer: Loop, factor: int):
     jam.terminator = condition
     branch_to(tail, uh)
     copy_blocks = [b for b in new_blocks if b is not uh]
-    return close_unrolled_loop(
-        outer,
-        factor,
-        (uh, uh_phis, guard),
-        first,
-        (copies[-1], tail),
-        new_blocks,
-        copy_blocks,
-        register=False,
+    last = (copies[-1], tail)
+    close_unrolled_loop(
+        outer, factor, (uh, uh_phis, guard), first, last, new_blocks, copy_blocks, False
     )
+    # one block per straight-line stretch (the jammed body too), without the unused copies
+    remove_dead(function, [i for b in new_blocks for i in b.instructions])
+    merge_straight_line(function, new_blocks)
 
 
 @register("unroll-jam", (PositiveInt,))
