@@ -198,7 +198,7 @@ def branch_to(block: ir.Block, target: ir.Block) -> None:
     set_terminator(block, ins.Branch(block, "br", [target]))
 
 
-def _exit_test(loop: Loop, nested: bool = False):
+def exit_test(loop: Loop, nested: bool = False):
     """(stay predicate, v, B, step, in-loop successor) of the exit test `v pred B`, which is in
     the header (top-tested, the front end's form) or in the latch (rotated, clang's form).
     Loops with inner loops are declined unless `nested`."""
@@ -282,7 +282,7 @@ _SLICE_OPS = frozenset({"add", "sub", "mul", "shl", "sext", "zext", "trunc"})
 def unroll_loop(function: ir.Function, loop: Loop, factor: int) -> UnrolledLoop:
     """Unroll `loop` by `factor` (>= 2) with the original loop as remainder; Decline if the
     loop does not have the supported shape."""
-    pred, v, bound, step, inside = _exit_test(loop)
+    pred, v, bound, step, inside = exit_test(loop)
     width = v.type.width
     span = (factor - 1) * abs(step)
     if span >= 1 << width:
@@ -327,7 +327,7 @@ def unroll_loop(function: ir.Function, loop: Loop, factor: int) -> UnrolledLoop:
                     iv = ivs[phi]
                     offset = ir.Constant(phi.type, k * iv.step)
                     flags = ["nsw"] if iv.nsw else []
-                    copy_values[phi] = _binop(
+                    copy_values[phi] = append_add(
                         entry, uh_phis[phi], offset, flags, f"{phi.name}.u{k}"
                     )
                 else:
@@ -402,7 +402,7 @@ def close_unrolled_loop(
             flags = ["nsw"] if iv.nsw else []
             terminator = last_latch.terminator
             last_latch.instructions.remove(terminator)
-            back = _binop(
+            back = append_add(
                 last_latch,
                 uh_phis[phi],
                 ir.Constant(phi.type, factor * iv.step),
@@ -470,7 +470,7 @@ def _unroll_rotated(
                 iv = ivs[phi]
                 offset = ir.Constant(phi.type, k * iv.step)
                 flags = ["nsw"] if iv.nsw else []
-                values[phi] = _binop(uh, uh_phis[phi], offset, flags, f"{phi.name}.u{k}")
+                values[phi] = append_add(uh, uh_phis[phi], offset, flags, f"{phi.name}.u{k}")
             else:
                 value = latch_value[phi]
                 values[phi] = copy_values.get(value, value)
@@ -487,7 +487,7 @@ def _unroll_rotated(
     )
 
 
-def _binop(block: ir.Block, a: ir.Value, b: ir.Value, flags: list[str], name: str):
+def append_add(block: ir.Block, a: ir.Value, b: ir.Value, flags: list[str], name: str):
     builder = ir.IRBuilder(block)
     builder.position_at_end(block)
     return builder.add(a, b, name=name, flags=flags)

@@ -35,14 +35,14 @@ from .rewrite import merge_straight_line, remove_dead, replace_in
 from .unroll import (
     Decline,
     PositiveInt,
-    _binop,
-    _exit_test,
+    append_add,
     block_maker,
     branch_to,
     build_guard,
     clone_instruction,
     clone_slice,
     close_unrolled_loop,
+    exit_test,
     is_remainder,
     transform_loops,
 )
@@ -71,7 +71,7 @@ def _shape(outer: Loop):
         raise Decline("not a loop around exactly one innermost loop")
     inner = outer.children[0]
     test = _exit_test_of(outer)
-    inner_test = _exit_test(inner)
+    inner_test = exit_test(inner)
     if inner.trip_count.minimum != 0 or outer.trip_count.minimum != 0:
         raise Decline("rotated loops are not jammed")
     if any(isinstance(i, ins.PhiInstr) for i in test[4].instructions):
@@ -92,23 +92,22 @@ def _shape(outer: Loop):
             )
     if any(isinstance(i, ins.PhiInstr) for i in inner_test[4].instructions):
         raise Decline("phis at the start of the inner loop's body")
-    pred, v, bound, step, _ = inner_test
-    iv = inner.trip_count_iv
+    bound, iv = inner_test[2], inner.trip_count_iv
     if not (outer.is_invariant(bound) and outer.is_invariant(iv.init)):
         raise Decline("the inner trip count depends on the outer loop")
     return inner, pre, post, test
 
 
 def _exit_test_of(outer: Loop):
-    """`_exit_test` for an outer loop."""
+    """`exit_test` for an outer loop."""
     if outer.exiting != [outer.header]:
         raise Decline("the outer loop is not in top-tested form")
-    return _exit_test(outer, nested=True)
+    return exit_test(outer, nested=True)
 
 
-def inner_test_inside(inner: Loop) -> ir.Block:
+def _inner_entry(inner: Loop) -> ir.Block:
     """The block the inner loop's header enters its body through."""
-    return _exit_test(inner)[4]
+    return exit_test(inner)[4]
 
 
 class _Ranges:
@@ -158,7 +157,7 @@ class _Ranges:
 
 def _disjoint_check(outer: Loop, inner: Loop, uh: ir.Block, uh_phis: dict, values: dict, factor):
     """The i1 value "the stores of each copy miss every access of every other copy"."""
-    pred, v, bound, step, _ = _exit_test(inner)
+    pred, v, bound, step, _ = exit_test(inner)
     iv = inner.trip_count_iv
     if v is not iv.phi or step <= 0 or pred not in ("slt", "sle", "ult", "ule", "ne"):
         raise Decline(f"inner exit test {pred} on %{v.name}: its last IV value is not computed")
@@ -267,7 +266,7 @@ def jam_loop(function: ir.Function, outer: Loop, factor: int):
             copy = {}
             for phi in phis:
                 iv = steps[phi]
-                copy[phi] = _binop(
+                copy[phi] = append_add(
                     entry,
                     uh_phis[phi],
                     ir.Constant(phi.type, k * iv.step),
@@ -310,7 +309,7 @@ def jam_loop(function: ir.Function, outer: Loop, factor: int):
         for instr in inner_rest:
             copy[instr] = clone_instruction(instr, jam, copy, {})
     body = [b for b in inner.blocks if b is not inner.header]
-    inner_inside = inner_test_inside(inner)
+    inner_inside = _inner_entry(inner)
     previous_latch, body_entry = None, None
     for k, copy in enumerate(copies):
         blocks = {b: new_block(f"{b.name}.j{k}") for b in body}
