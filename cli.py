@@ -1,4 +1,5 @@
-"""The `pycc-stencil` command: `check` kernels against the system compiler, `emit` their IR.
+"""The `pycc-stencil` command: `check` kernels against the system compiler, `emit` their IR,
+`tune` their unroll and SIMD strategy.
 
 It speaks like a compiler: bad input gives `file:line:col: error: ...` (or `pycc-stencil:
 error: ...`) and exit status 1, never a Python traceback; a bug in pycc-stencil itself is
@@ -236,7 +237,50 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="OUT",
         help="output file ('-': standard output, the default)",
     )
+    _add_tune_parser(commands)
     return parser
+
+
+def _positive(text: str) -> int:
+    value = _non_negative(text)
+    if not value:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}")
+    return value
+
+
+def _add_tune_parser(commands) -> None:
+    tune = commands.add_parser(
+        "tune",
+        help="search each kernel's best unroll factor x SIMD width with back-end feedback",
+        description="For each kernel, try unroll(U) and simd(W),unroll(U) strategies and "
+        "measure the innermost loop with the target's feedback (host: llvm-mca cycles; "
+        "hexagon: LLVM's Hexagon back end; c66x: a resource model), stopping a width when the "
+        "II converges, registers run out or software pipelining is lost.",
+    )
+    tune.add_argument("file", metavar="FILE.c")
+    tune.add_argument("--target", choices=["host", "hexagon", "c66x"], default="host")
+    tune.add_argument(
+        "--function", action="append", default=[], metavar="NAME", help="tune only this kernel"
+    )
+    tune.add_argument("--max-unroll", type=_positive, default=8, metavar="N")
+    tune.add_argument("--min-unroll", type=_positive, default=1, metavar="N")
+    tune.add_argument(
+        "--eps", type=_positive, default=2, metavar="N", help="UFs without II gain before stopping"
+    )
+    tune.add_argument("--json", action="store_true", help="machine-readable output")
+    tune.add_argument(
+        "--time",
+        action="store_true",
+        help="host: confirm the choice by JIT timing of the baseline and the chosen strategy",
+    )
+    tune.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        type=_key_value,
+        metavar="NAME=VALUE",
+        help="with --time: a scalar parameter (integers default to 200)",
+    )
 
 
 def _require_file(path: str) -> None:
@@ -305,6 +349,51 @@ def _run_emit(args: argparse.Namespace, cflags: list[str]) -> int:
     return 0
 
 
+def _run_tune(args: argparse.Namespace, cflags: list[str]) -> int:
+    from .emit.tune_report import print_tables, to_json
+    from .emit.tuning import tune_module
+    from .frontend import lower_file
+    from .ir_passes.strategy import SearchOptions
+
+    _require_file(args.file)
+    lowered = lower_file(args.file, cflags)
+    kernels = [n for n, info in lowered.functions.items() if info.is_kernel]
+    unknown = [n for n in args.function if n not in lowered.functions]
+    if unknown:
+        raise _UsageError(f"no function '{unknown[0]}' in '{args.file}'")
+    names = args.function or kernels
+    if not names:
+        raise _UsageError(f"no loop-nest kernel in '{args.file}'")
+    if args.time and args.target != "host":
+        raise _UsageError("--time measures the host; use it with --target host")
+    options = SearchOptions(args.max_unroll, args.min_unroll, args.eps)
+    tunings = tune_module(lowered.module, names, args.target, options)
+    timings = _timings(args, cflags, tunings) if args.time else {}
+    if args.json:
+        print(to_json(tunings, timings))
+    else:
+        print_tables(tunings, sys.stdout, timings)
+    return 0
+
+
+def _timings(args: argparse.Namespace, cflags: list[str], tunings: list) -> dict:
+    """{function: {pipeline: seconds} or an error message}, baseline and chosen strategy."""
+    from .emit.host_timing import TimingError, time_pipelines
+
+    result = {}
+    for tuning in tunings:
+        if tuning.best is None:
+            continue
+        pipelines = list(dict.fromkeys(["unroll(1)", tuning.best.strategy.pipeline]))
+        try:
+            result[tuning.function] = time_pipelines(
+                args.file, cflags, tuning.function, pipelines, dict(args.param)
+            )
+        except TimingError as exc:
+            result[tuning.function] = f"not timed: {exc}"
+    return result
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line `argv` (default: sys.argv[1:]) and return the exit status."""
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -314,7 +403,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         cflags, rest = split_cc_flags(argv)
         args = build_parser().parse_args(rest)
-        run = _run_check if args.command == "check" else _run_emit
+        run = {"check": _run_check, "emit": _run_emit, "tune": _run_tune}[args.command]
         return run(args, cflags)
     except CompilerError as exc:
         print_diagnostics(exc.diagnostics)

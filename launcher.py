@@ -1,4 +1,4 @@
-"""The `pycc-stencil` executable: `check`/`emit` go to the command-line tool, anything else
+"""The `pycc-stencil` executable: `check`/`emit`/`tune` go to the command-line tool, anything else
 makes it a drop-in `cc`. Kept tiny, because every step of a build starts it."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 
 #: first arguments that select a pycc-stencil subcommand instead of compiler mode
-SUBCOMMANDS = frozenset({"check", "emit", "-h", "--help"})
+SUBCOMMANDS = frozenset({"check", "emit", "tune", "-h", "--help"})
 
 
 def main() -> int:

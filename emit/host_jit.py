@@ -67,11 +67,14 @@ def optimize(
     opt_level: int = 3,
     target_machine: llvm.TargetMachine | None = None,
     size_level: int = 0,
+    loop_transforms: bool = True,
 ) -> None:
     """Run LLVM's standard new-pass-manager pipeline for `-O<opt_level>` on `module`.
 
     The target machine defaults to the host's; the drop-in compiler passes the one its
-    command line asks for, so vectorization uses exactly the ISA `cc` would use.
+    command line asks for, so vectorization uses exactly the ISA `cc` would use. Without
+    `loop_transforms` LLVM's unroller and vectorizers are off (`tune` measures its own
+    strategies, which must stay the only unrolling and vectorization).
     """
     if opt_level not in (0, 1, 2, 3):
         raise ValueError(f"optimization level must be 0..3, not {opt_level}")
@@ -79,8 +82,10 @@ def optimize(
     module.triple = target_machine.triple
     module.data_layout = str(target_machine.target_data)
     tuning = llvm.create_pipeline_tuning_options(speed_level=opt_level)
-    if size_level:  # -Os/-Oz: the -O2 pipeline without unrolling (llvmlite has no size level)
+    if size_level or not loop_transforms:  # -Os/-Oz: -O2 without unrolling
         tuning.loop_unrolling = False
+    if not loop_transforms:
+        tuning.loop_vectorization = tuning.slp_vectorization = False
     builder = llvm.create_pass_builder(target_machine, tuning)
     builder.getModulePassManager().run(module, builder)
 

@@ -17,9 +17,10 @@ from __future__ import annotations
 from llvmlite import ir
 from llvmlite.ir import instructions as ins
 
+from .affine import address_of
 from .cfg import reverse_postorder, successors
 from .loops import Loop, analyses, invalidate
-from .rewrite import replace_in
+from .rewrite import copy_instruction, remap_operands, replace_in
 from .unroll import Decline
 
 _DIVISIONS = frozenset({"sdiv", "udiv", "srem", "urem"})
@@ -67,6 +68,8 @@ def if_convert(loop: Loop) -> bool:
     if loop.exiting != [header] or loop.latch is None:
         raise Decline("control flow leaves the loop body early (break, return, goto)")
     function = header.parent
+    if _sink_paired_stores(body):
+        invalidate(function)
     dominators = analyses(function).dominators
     members = set(body)
     inside = [s for s in successors(header) if s in members]
@@ -86,12 +89,107 @@ def if_convert(loop: Loop) -> bool:
             reason = _speculatable(instr)
             if reason is not None:
                 raise Decline(reason)
-    _flatten(loop, entry, order)
+    _flatten(loop, entry, order, dominators, analyses(function).cfg.preds)
     invalidate(function)
     return True
 
 
-def _flatten(loop: Loop, entry: ir.Block, order: list[ir.Block]) -> None:
+def _sink_paired_stores(body: list[ir.Block]) -> bool:
+    """`if (c) a[i] = x; else a[i] = y;`: both arms of a diamond store to the same address;
+    make it one store of a phi in the join block (then a select), so no store is conditional.
+    The address is computed again in the join block from the first arm's instructions."""
+    changed = False
+    members = set(body)
+    for join in body:
+        arms = [b for b in body if join in successors(b)]
+        if len(arms) != 2 or any(successors(a) != [join] for a in arms):
+            continue
+        stores = []
+        for arm in arms:
+            effects = [i for i in arm.instructions if i.opname in ("store", "load", "call")]
+            if len(effects) != 1 or effects[0].opname != "store":
+                break
+            stores.append(effects[0])
+        else:
+            first, second = stores
+            if first.operands[0].type != second.operands[0].type:
+                continue
+            if address_of(first.operands[1]) != address_of(second.operands[1]):
+                continue
+            _merge_stores(join, arms, first, second, members)
+            changed = True
+    return changed
+
+
+def _merge_stores(
+    join: ir.Block,
+    arms: list[ir.Block],
+    first: ir.Instruction,
+    second: ir.Instruction,
+    members: set[ir.Block],
+) -> None:
+    value = ins.PhiInstr(join, first.operands[0].type, "stored")
+    value.add_incoming(first.operands[0], arms[0])
+    value.add_incoming(second.operands[0], arms[1])
+    copies: dict[ir.Value, ir.Value] = {}
+    placed: list[ir.Instruction] = []
+
+    def rebuild(v: ir.Value) -> ir.Value:
+        if not isinstance(v, ins.Instruction) or v.parent is not arms[0]:
+            return v
+        if v not in copies:
+            new = copy_instruction(v, join)
+            remap_operands(new, rebuild)
+            copies[v] = new
+            placed.append(new)
+        return copies[v]
+
+    pointer = rebuild(first.operands[1])
+    store = ins.StoreInstr(join, value, pointer)
+    store.align = first.align
+    store.metadata = dict(first.metadata)
+    phis = [i for i in join.instructions if isinstance(i, ins.PhiInstr)]
+    join.instructions[len(phis) : len(phis)] = [value, *placed, store]
+    for old in (first, second):
+        old.parent.instructions.remove(old)
+
+
+def _joining_condition(
+    block: ir.Block, arms: list[tuple[ir.Value, ir.Block]], dominators, preds
+) -> tuple[ir.Value, ir.Value, ir.Value] | None:
+    """(c, value if c, value if not c) when a two-way phi merges the two sides of the branch
+    `br c, T, F` that ends `block`'s immediate dominator: the branch's own condition then
+    picks the value (a path predicate would hide `c ? 0 : (d ? 255 : v)` from LLVM's min/max
+    matching)."""
+    if len(arms) != 2:
+        return None
+    top = dominators.idom(block)
+    term = getattr(top, "terminator", None)
+    if not isinstance(term, ins.ConditionalBranch):
+        return None
+    condition, on_true, on_false = term.operands
+    if on_true is on_false:
+        return None
+
+    def side(source: ir.Block) -> bool | None:
+        """Which way `top` branched when `block` is entered from `source`: a side's blocks
+        are those its target dominates, the target being entered from `top` alone."""
+        for target, taken in ((on_true, True), (on_false, False)):
+            if source is top and target is block:
+                return taken
+            if target is not block and list(preds[target]) == [top]:
+                if dominators.dominates(target, source):
+                    return taken
+        return None
+
+    sides = [side(source) for _, source in arms]
+    if None in sides or sides[0] == sides[1]:
+        return None
+    (first, _), (second, _) = arms
+    return (condition, first, second) if sides[0] else (condition, second, first)
+
+
+def _flatten(loop: Loop, entry: ir.Block, order: list[ir.Block], dominators, preds) -> None:
     function = loop.header.parent
     flat = ir.Block(function, f"{entry.name}.flat")
     builder = ir.IRBuilder(flat)
@@ -116,6 +214,10 @@ def _flatten(loop: Loop, entry: ir.Block, order: list[ir.Block]) -> None:
             predicate[block] = value
         for instr in block.instructions:
             if isinstance(instr, ins.PhiInstr):
+                joined = _joining_condition(block, instr.incomings, dominators, preds)
+                if joined is not None:
+                    replaced[instr] = builder.select(*joined)
+                    continue
                 arms = [(v, edge.get((b, block), _TRUE)) for v, b in instr.incomings]
                 value = arms[-1][0]
                 for arm, condition in reversed(arms[:-1]):
