@@ -13,6 +13,8 @@ from collections.abc import Callable, Iterable
 from llvmlite import ir
 from llvmlite.ir import instructions as ins
 
+from .cfg import CFG, successors
+
 
 def remap_operands(instr: ir.Instruction, new: Callable[[ir.Value], ir.Value]) -> None:
     """Replace every value `instr` uses (incoming values of a phi, operands, and the extra
@@ -68,3 +70,86 @@ def remove_instruction(instr: ir.Instruction) -> None:
     block.instructions.remove(instr)
     if block.terminator is instr:
         block.terminator = None
+
+
+#: instructions without side effects: removable when nothing uses them
+_PURE_OPS = frozenset(
+    "add sub mul shl lshr ashr and or xor fadd fsub fmul fneg sext zext trunc fpext fptrunc "
+    "sitofp uitofp fptosi fptoui bitcast icmp fcmp getelementptr select phi".split()
+)
+
+
+def remove_dead(function: ir.Function, candidates: Iterable[ir.Instruction]) -> None:
+    """Delete those of `candidates` that have no side effect and (transitively) no use."""
+    uses: dict[ir.Value, int] = {}
+    for block in function.blocks:
+        for instr in block.instructions:
+            for op in _used_values(instr):
+                uses[op] = uses.get(op, 0) + 1
+    work = [i for i in candidates if i.opname in _PURE_OPS]
+    while work:
+        instr = work.pop()
+        if uses.get(instr, 0) or instr.parent is None or instr not in instr.parent.instructions:
+            continue
+        remove_instruction(instr)
+        instr.parent = None
+        for op in _used_values(instr):
+            uses[op] -= 1
+            if isinstance(op, ir.Instruction) and op.opname in _PURE_OPS and not uses[op]:
+                work.append(op)
+
+
+def _used_values(instr: ir.Instruction) -> list[ir.Value]:
+    if isinstance(instr, ins.PhiInstr):
+        return [v for v, _ in instr.incomings]
+    used = list(instr.operands)
+    if isinstance(instr, ins.GEPInstr):
+        used += [instr.pointer, *instr.indices]
+    return used
+
+
+def merge_straight_line(function: ir.Function, blocks: Iterable[ir.Block]) -> None:
+    """Merge each block of `blocks` into its predecessor (or its successor into it) when the
+    two are joined by an unconditional branch and nothing else enters the second one, so a
+    chain of copied iterations becomes one block. The function's entry block is kept first."""
+    candidates = set(blocks)
+    cfg = CFG(function)
+    preds = {b: list(p) for b, p in cfg.preds.items()}
+    for first in list(function.blocks):
+        if first.parent is None:
+            continue
+        while True:
+            term = first.terminator
+            if not isinstance(term, ins.Branch) or isinstance(term, ins.ConditionalBranch):
+                break
+            (second,) = term.operands
+            if second is first or preds[second] != [first] or second is function.blocks[0]:
+                break
+            if first not in candidates and second not in candidates:
+                break
+            _append_block(function, first, second, preds)
+            candidates.add(first)
+
+
+def _append_block(function, first, second, preds) -> None:
+    """Move `second`'s instructions to the end of `first` (which branches only to it)."""
+    remove_instruction(first.terminator)
+    mapping = {}
+    for instr in list(second.instructions):
+        if isinstance(instr, ins.PhiInstr):
+            (mapping[instr],) = {v for v, _ in instr.incomings}
+            continue
+        instr.parent = first
+        first.instructions.append(instr)
+    first.terminator = second.terminator
+    if mapping:
+        replace_uses(function, mapping)
+    for succ in successors(first):
+        preds[succ] = [first if p is second else p for p in preds[succ]]
+        for phi in succ.instructions:
+            if not isinstance(phi, ins.PhiInstr):
+                break
+            phi.incomings = [(v, first if b is second else b) for v, b in phi.incomings]
+            phi._clear_string_cache()
+    function.blocks.remove(second)
+    second.parent = None

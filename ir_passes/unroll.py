@@ -18,6 +18,14 @@ with iteration 0 running, the distance `B - v` (`v - B` for a negative step) is 
 unsigned value of v's width, and iterations 0..N-1 all run iff that distance exceeds (or, for
 `<=`/`>=`, reaches) (N-1)*|s|.
 
+A rotated loop (clang's form: the exit test `v pred B` in the latch, the body runs once before
+it; a guard before the loop, if any, is left as it is) is unrolled the same way, except that UH
+is entered only when iteration 0 runs, recomputes the tested value `v` from its phis (copying
+the pure arithmetic between them) and enters the copies only when iterations 0..N all run (the
+tests after iterations 0..N-1 pass, same overflow-free distance test); so every copy's exit
+test is known to pass, the last copy branches back to UH unconditionally (the `UnrolledLoop`
+record has the same shape in both forms) and the remainder runs the 1..N iterations left.
+
 Loops that do not have this shape are left alone with a `-Rpass-missed=unroll` remark giving
 the reason; an unrolled loop gets `loop unrolled by N [-Rpass=unroll]` at its header.
 """
@@ -101,7 +109,7 @@ def is_remainder(loop: Loop) -> bool:
     return REMAINDER in loop.header.terminator.metadata
 
 
-def _clone(
+def clone_instruction(
     instr: ir.Instruction,
     block: ir.Block,
     values: dict[ir.Value, ir.Value],
@@ -130,26 +138,89 @@ def _clone(
     return new
 
 
-def _exit_test(loop: Loop):
-    """(stay predicate, v, B, step, in-loop successor of the header) of the header's exit test."""
-    if not loop.innermost:
-        raise Decline("not an innermost loop (unroll-and-jam of outer loops is not implemented)")
+def block_maker(function: ir.Function):
+    """(the list of blocks made, a function `name -> new block of function` adding to it)."""
+    made: list[ir.Block] = []
+
+    def new_block(name: str) -> ir.Block:
+        block = ir.Block(parent=function, name=name)
+        made.append(block)
+        return block
+
+    return made, new_block
+
+
+def clone_iteration(
+    loop: Loop,
+    values: dict[ir.Value, ir.Value],
+    targets: dict[ir.Block, ir.Block],
+    new_block,
+    suffix: str,
+    header_only: bool = False,
+) -> tuple[dict[ir.Value, ir.Value], dict[ir.Block, ir.Block]]:
+    """One iteration of `loop` as new blocks (`new_block(name)` makes them), for unrolling.
+
+    `values` must map every header phi to its value in this iteration; the header's phis are
+    not copied. Branches to a block of `targets` (e.g. the header: the next iteration) go there,
+    branches inside the loop to the copies; terminators are copied as they are (the caller
+    rewrites the exiting one). Returns the values of this copy (`values` extended with every
+    copied instruction) and the copies of the blocks, by original block. `header_only` copies
+    just the header (the last exit test of a top-tested loop)."""
+    originals = [loop.header] if header_only else loop.blocks
+    blocks = {b: new_block(f"{b.name}{suffix}") for b in originals}
+    mapping = {**blocks, **targets}
+    copied = dict(values)
+    cloned = []
+    for block in originals:
+        for instr in block.instructions:
+            if block is loop.header and isinstance(instr, ins.PhiInstr):
+                continue
+            copied[instr] = clone_instruction(instr, blocks[block], copied, mapping, blocks)
+            cloned.append(copied[instr])
+    # uses before definitions in block order (phis of the body): remap once more
+    replace_in(cloned, copied)
+    return copied, blocks
+
+
+def set_terminator(block: ir.Block, terminator: ir.Instruction) -> None:
+    """Replace `block`'s terminator by `terminator` (debug location and metadata kept)."""
+    old = block.terminator
+    if old is not None:
+        terminator.metadata.update(old.metadata)
+        block.instructions.remove(old)
+    terminator.parent = block
+    block.instructions.append(terminator)
+    block.terminator = terminator
+
+
+def branch_to(block: ir.Block, target: ir.Block) -> None:
+    """End `block` with an unconditional branch to `target`."""
+    set_terminator(block, ins.Branch(block, "br", [target]))
+
+
+def exit_test(loop: Loop, nested: bool = False):
+    """(stay predicate, v, B, step, in-loop successor) of the exit test `v pred B`, which is in
+    the header (top-tested, the front end's form) or in the latch (rotated, clang's form).
+    Loops with inner loops are declined unless `nested`."""
+    if not loop.innermost and not nested:
+        raise Decline("not an innermost loop (see unroll-jam for outer loops)")
     if loop.preheader is None:
         raise Decline("no unique preheader")
     if loop.latch is None:
         raise Decline(f"{len(loop.latches)} latches")
-    if loop.exiting != [loop.header]:
+    if loop.exiting not in ([loop.header], [loop.latch]):
         names = ", ".join(b.name for b in loop.exiting) or "none"
-        raise Decline(f"exiting blocks {names}: only the header may exit (early exit?)")
+        raise Decline(
+            f"exiting blocks {names}: only the header or the latch may exit (early exit?)"
+        )
     if loop.exit is None:
         raise Decline(f"{len(loop.exits)} exit blocks")
     if loop.trip_count is None:
         raise Decline(f"trip count unknown: {loop.trip_count_reason}")
-    if loop.trip_count.minimum != 0:
-        raise Decline("the exit test is not in the header")
-    term = loop.header.terminator
+    top_tested = loop.trip_count.minimum == 0
+    term = (loop.header if top_tested else loop.latch).terminator
     if not isinstance(term, ins.ConditionalBranch):
-        raise Decline("the header does not end in a conditional branch")
+        raise Decline("the exit test does not end in a conditional branch")
     cond, on_true, on_false = term.operands
     if not isinstance(cond, ins.ICMPInstr):
         raise Decline("the exit condition is not an icmp")
@@ -166,33 +237,66 @@ def _exit_test(loop: Loop):
     kind = pred[1:] if pred[0] in "su" else pred
     if kind not in ("lt", "le", "gt", "ge", "ne"):
         raise Decline(f"unsupported exit predicate {pred}")
-    if inside is loop.header:
+    if top_tested and inside is loop.header:
         raise Decline("the header branches to itself")
     return pred, v, bound, step, inside
+
+
+def build_guard(block: ir.Block, pred: str, v0, b0, step: int, span: int, metadata: dict):
+    """`v0 pred b0` and `v0 + span*sign(step)` still passes it, without overflow: with the
+    first test true, the distance `b0 - v0` (`v0 - b0` for a negative step) is exact as an
+    unsigned value of v0's width."""
+    builder = ir.IRBuilder(block)
+    builder.position_at_end(block)
+    kind = pred[1:] if pred[0] in "su" else pred
+    symbol = {"lt": "<", "le": "<=", "gt": ">", "ge": ">=", "ne": "!="}[kind]
+    compare = builder.icmp_signed if pred[0] == "s" else builder.icmp_unsigned
+    stay = compare(symbol, v0, b0)
+    distance = builder.sub(b0, v0) if step > 0 else builder.sub(v0, b0)
+    full = builder.icmp_unsigned(
+        ">=" if kind in ("le", "ge") else ">", distance, ir.Constant(v0.type, span)
+    )
+    guard = builder.and_(stay, full, name="unroll.guard")
+    for instr in (stay, distance, full, guard):
+        instr.metadata.update(metadata)
+    return guard
+
+
+def clone_slice(value: ir.Value, loop: Loop, block: ir.Block, values: dict) -> ir.Value:
+    """`value` recomputed at the end of `block` from `values` (the header phis' values there):
+    the pure integer arithmetic inside the loop it depends on is copied."""
+    if not isinstance(value, ins.Instruction) or value.parent not in loop:
+        return value
+    if value not in values:
+        if isinstance(value, ins.PhiInstr) or value.opname not in _SLICE_OPS:
+            raise Decline(f"the exit test depends on %{value.name} ({value.opname})")
+        for operand in value.operands:
+            clone_slice(operand, loop, block, values)
+        values[value] = clone_instruction(value, block, values, {})
+    return values[value]
+
+
+_SLICE_OPS = frozenset({"add", "sub", "mul", "shl", "sext", "zext", "trunc"})
 
 
 def unroll_loop(function: ir.Function, loop: Loop, factor: int) -> UnrolledLoop:
     """Unroll `loop` by `factor` (>= 2) with the original loop as remainder; Decline if the
     loop does not have the supported shape."""
-    pred, v, bound, step, inside = _exit_test(loop)
+    pred, v, bound, step, inside = exit_test(loop)
     width = v.type.width
     span = (factor - 1) * abs(step)
     if span >= 1 << width:
         raise Decline(f"(factor - 1) * step = {span} does not fit in i{width}")
-    header, preheader, latch = loop.header, loop.preheader, loop.latch
+    if loop.trip_count.minimum == 1:
+        return _unroll_rotated(function, loop, factor, pred, v, bound, step)
+    header, latch = loop.header, loop.latch
     phis = [i for i in header.instructions if isinstance(i, ins.PhiInstr)]
     rest = [i for i in header.instructions if not isinstance(i, ins.PhiInstr)][:-1]
     body = [b for b in loop.blocks if b is not header]
     ivs = {iv.phi: iv for iv in loop.induction_variables if iv.step is not None}
     latch_value = {p: dict((b, val) for val, b in p.incomings)[latch] for p in phis}
 
-    position = function.blocks.index(header)
-    new_blocks: list[ir.Block] = []
-
-    def new_block(name: str) -> ir.Block:
-        block = ir.Block(parent=function, name=name)
-        new_blocks.append(block)
-        return block
+    new_blocks, new_block = block_maker(function)
 
     # the unrolled header: phis, the header's own instructions, the guard
     uh = new_block(f"{header.name}.unrolled")
@@ -203,21 +307,9 @@ def unroll_loop(function: ir.Function, loop: Loop, factor: int) -> UnrolledLoop:
         uh.instructions.append(new)
         uh_phis[phi] = values[phi] = new
     for instr in rest:
-        values[instr] = _clone(instr, uh, values, {})
-    builder = ir.IRBuilder(uh)
-    builder.position_at_end(uh)
+        values[instr] = clone_instruction(instr, uh, values, {})
     v0, b0 = values.get(v, v), values.get(bound, bound)
-    kind = pred[1:] if pred[0] in "su" else pred
-    symbol = {"lt": "<", "le": "<=", "gt": ">", "ge": ">=", "ne": "!="}[kind]
-    compare = builder.icmp_signed if pred[0] == "s" else builder.icmp_unsigned
-    stay = compare(symbol, v0, b0)
-    distance = builder.sub(b0, v0) if step > 0 else builder.sub(v0, b0)
-    full = builder.icmp_unsigned(
-        ">=" if kind in ("le", "ge") else ">", distance, ir.Constant(v.type, span)
-    )
-    guard = builder.and_(stay, full, name="unroll.guard")
-    for instr in (stay, distance, full, guard):
-        instr.metadata.update(header.terminator.metadata)
+    guard = build_guard(uh, pred, v0, b0, step, span, header.terminator.metadata)
 
     # the copies: entry blocks (copy 0 enters through UH) and body blocks, then their contents
     entries = [uh] + [new_block(f"{header.name}.u{k}") for k in range(1, factor)]
@@ -235,14 +327,14 @@ def unroll_loop(function: ir.Function, loop: Loop, factor: int) -> UnrolledLoop:
                     iv = ivs[phi]
                     offset = ir.Constant(phi.type, k * iv.step)
                     flags = ["nsw"] if iv.nsw else []
-                    copy_values[phi] = _binop(
+                    copy_values[phi] = append_add(
                         entry, uh_phis[phi], offset, flags, f"{phi.name}.u{k}"
                     )
                 else:
                     value = latch_value[phi]
                     copy_values[phi] = previous.get(value, value)
             for instr in rest:
-                copy_values[instr] = _clone(instr, entry, copy_values, {})
+                copy_values[instr] = clone_instruction(instr, entry, copy_values, {})
             branch = ins.Branch(entry, "br", [blocks[inside]])
             branch.metadata.update(header.terminator.metadata)
             entry.instructions.append(branch)
@@ -254,32 +346,63 @@ def unroll_loop(function: ir.Function, loop: Loop, factor: int) -> UnrolledLoop:
         cloned = []
         for block in body:
             for instr in block.instructions:
-                copy_values[instr] = _clone(instr, blocks[block], copy_values, mapping, incoming)
+                copy_values[instr] = clone_instruction(
+                    instr, blocks[block], copy_values, mapping, incoming
+                )
                 cloned.append(copy_values[instr])
         # uses before definitions in block order (phis of the body): remap once more
         replace_in(cloned, copy_values)
         copies.append((copy_values, blocks))
-    # the guard branch of UH
-    middle = new_block(f"{header.name}.middle")
+    last_values, last_blocks = copies[-1]
+    copy_blocks = entries[1:] + [b for _, blocks in copies for b in blocks.values()]
+    first = copies[0][1][inside]
+    last = (last_values, last_blocks[latch])
+    return close_unrolled_loop(
+        loop, factor, (uh, uh_phis, guard), first, last, new_blocks, copy_blocks
+    )
+
+
+def close_unrolled_loop(
+    loop: Loop,
+    factor: int,
+    unrolled_header: tuple[ir.Block, dict, ir.Value],
+    first: ir.Block,
+    last: tuple[dict, ir.Block],
+    new_blocks: list[ir.Block],
+    copy_blocks: list[ir.Block],
+    register: bool = True,
+) -> UnrolledLoop:
+    """Close the unrolled loop: UH (`unrolled_header` = UH, its phis by original phi, the
+    guard) branches to the copies (from `first`) when the guard holds, else through a middle
+    block to the original loop, the remainder; UH's phis get the initial values and what the
+    last copy (`last` = its values, its latch) sends back; the new blocks go before the
+    original header."""
+    uh, uh_phis, guard = unrolled_header
+    last_values, last_latch = last
+    header, preheader, latch = loop.header, loop.preheader, loop.latch
+    function = header.parent
+    position = function.blocks.index(header)
+    phis = list(uh_phis)
+    ivs = {iv.phi: iv for iv in loop.induction_variables if iv.step is not None}
+    middle = ir.Block(parent=function, name=f"{header.name}.middle")
+    new_blocks.append(middle)
     to_remainder = ins.Branch(middle, "br", [header])
     to_remainder.metadata.update(header.terminator.metadata)
     middle.instructions.append(to_remainder)
     middle.terminator = to_remainder
-    branch = ins.ConditionalBranch(uh, "br", [guard, copies[0][1][inside], middle])
+    branch = ins.ConditionalBranch(uh, "br", [guard, first, middle])
     branch.metadata.update(header.terminator.metadata)
     uh.instructions.append(branch)
     uh.terminator = branch
     # UH's phis: the initial values and what the last copy sends back
-    last_values, last_blocks = copies[-1]
-    last_latch = last_blocks[latch]
     for phi in phis:
-        init = dict((b, val) for val, b in phi.incomings)[preheader]
+        incoming = dict((b, val) for val, b in phi.incomings)
         if phi in ivs:
             iv = ivs[phi]
             flags = ["nsw"] if iv.nsw else []
             terminator = last_latch.terminator
             last_latch.instructions.remove(terminator)
-            back = _binop(
+            back = append_add(
                 last_latch,
                 uh_phis[phi],
                 ir.Constant(phi.type, factor * iv.step),
@@ -288,9 +411,9 @@ def unroll_loop(function: ir.Function, loop: Loop, factor: int) -> UnrolledLoop:
             )
             last_latch.instructions.append(terminator)
         else:
-            value = latch_value[phi]
+            value = incoming[latch]
             back = last_values.get(value, value)
-        uh_phis[phi].add_incoming(init, preheader)
+        uh_phis[phi].add_incoming(incoming[preheader], preheader)
         uh_phis[phi].add_incoming(back, last_latch)
     # the original loop is the remainder: entered from UH instead of the preheader
     for phi in phis:
@@ -304,17 +427,92 @@ def unroll_loop(function: ir.Function, loop: Loop, factor: int) -> UnrolledLoop:
     function.blocks[position:position] = new_blocks
     marker = function.module.add_metadata([])
     header.terminator.set_metadata(REMAINDER, marker)
-    copy_blocks = entries[1:] + [b for _, blocks in copies for b in blocks.values()]
     copy_blocks.sort(key=new_blocks.index)
-    record = UnrolledLoop(uh, factor, loop, uh_phis, copy_blocks, copies[0][1][inside], last_latch)
-    unrolled_loops(function)[uh] = record
+    record = UnrolledLoop(uh, factor, loop, uh_phis, copy_blocks, first, last_latch)
+    if register:  # an innermost loop: its record is for SIMD binding
+        unrolled_loops(function)[uh] = record
     return record
 
 
-def _binop(block: ir.Block, a: ir.Value, b: ir.Value, flags: list[str], name: str):
+def _unroll_rotated(
+    function: ir.Function, loop: Loop, factor: int, pred: str, v, bound, step: int
+) -> UnrolledLoop:
+    """`unroll_loop` for a rotated loop (exit test `v pred B` in the latch, the body runs once
+    before it): UH, entered only when iteration j runs, recomputes the tested value `v` of
+    iteration j from its phis and enters the copies when iterations j..j+N all run (the tests
+    after iterations j..j+N-1 pass), so every copy's exit test is known to pass and the last
+    copy branches back to UH unconditionally; otherwise the original loop runs the 1..N
+    remaining iterations."""
+    header, latch = loop.header, loop.latch
+    phis = [i for i in header.instructions if isinstance(i, ins.PhiInstr)]
+    ivs = {iv.phi: iv for iv in loop.induction_variables if iv.step is not None}
+    latch_value = {p: dict((b, val) for val, b in p.incomings)[latch] for p in phis}
+    new_blocks, new_block = block_maker(function)
+
+    uh = new_block(f"{header.name}.unrolled")
+    uh_phis = {}
+    for phi in phis:
+        uh_phis[phi] = ir.PhiInstr(uh, phi.type, phi.name + ".u")
+        uh.instructions.append(uh_phis[phi])
+    sliced = dict(uh_phis)
+    v0 = clone_slice(v, loop, uh, sliced)
+    b0 = clone_slice(bound, loop, uh, sliced)
+    guard = build_guard(uh, pred, v0, b0, step, (factor - 1) * abs(step), latch.terminator.metadata)
+    copy_values: dict = {}
+    copy_blocks: list[ir.Block] = []
+    previous_latch = first = None
+    for k in range(factor):
+        values = {}
+        for phi in phis:
+            if k == 0:
+                values[phi] = uh_phis[phi]
+            elif phi in ivs:
+                iv = ivs[phi]
+                offset = ir.Constant(phi.type, k * iv.step)
+                flags = ["nsw"] if iv.nsw else []
+                values[phi] = append_add(uh, uh_phis[phi], offset, flags, f"{phi.name}.u{k}")
+            else:
+                value = latch_value[phi]
+                values[phi] = copy_values.get(value, value)
+        copy_values, blocks = clone_iteration(loop, values, {}, new_block, f".u{k}")
+        copy_blocks.extend(blocks.values())
+        if previous_latch is not None:
+            branch_to(previous_latch, blocks[header])
+        first = first or blocks[header]
+        previous_latch = blocks[latch]
+    branch_to(previous_latch, uh)
+    last = (copy_values, previous_latch)
+    return close_unrolled_loop(
+        loop, factor, (uh, uh_phis, guard), first, last, new_blocks, copy_blocks
+    )
+
+
+def append_add(block: ir.Block, a: ir.Value, b: ir.Value, flags: list[str], name: str):
     builder = ir.IRBuilder(block)
     builder.position_at_end(block)
     return builder.add(a, b, name=name, flags=flags)
+
+
+def transform_loops(module: ir.Module, context: PassContext, wanted, transform, declined: str):
+    """Run `transform(function, loop) -> passed-remark message` on each loop `wanted(loop)` of
+    every function (loops found before the first change); a `Decline` becomes the missed-remark
+    `declined: reason`."""
+    for function in module.functions:
+        if not function.blocks:
+            continue
+        changed = False
+        for loop in list(loops_of(function).loops):
+            if not wanted(loop):
+                continue
+            try:
+                message = transform(function, loop)
+            except Decline as reason:
+                context.missed(f"{declined}: {reason}", at=loop.header)
+                continue
+            context.passed(message, at=loop.header)
+            changed = True
+        if changed:
+            invalidate(function)
 
 
 @register("unroll", (PositiveInt,))
@@ -325,19 +523,13 @@ def unroll(module: ir.Module, factor: int, *, context: PassContext) -> ir.Module
         raise ValueError(f"unroll factor must be >= 1, not {factor}")
     if factor == 1:
         return module
-    for function in module.functions:
-        if not function.blocks:
-            continue
-        changed = False
-        for loop in list(loops_of(function).loops):
-            try:
-                if not loop.innermost or is_remainder(loop):
-                    continue  # outer loops: only their innermost loops are unrolled
-                unroll_loop(function, loop, factor)
-                context.passed(f"loop unrolled by {factor}", at=loop.header)
-                changed = True
-            except Decline as reason:
-                context.missed(f"loop not unrolled: {reason}", at=loop.header)
-        if changed:
-            invalidate(function)
+
+    def transform(function: ir.Function, loop: Loop) -> str:
+        unroll_loop(function, loop, factor)
+        return f"loop unrolled by {factor}"
+
+    def wanted(loop: Loop) -> bool:  # outer loops: see unroll-jam
+        return loop.innermost and not is_remainder(loop)
+
+    transform_loops(module, context, wanted, transform, "loop not unrolled")
     return module

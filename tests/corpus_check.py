@@ -51,3 +51,19 @@ def check_case(
 
 def case_label(entry: dict, variant: list[str], params: dict, *extra: str) -> str:
     return "-".join([entry["function"], *extra, *variant, *(f"{k}={v}" for k, v in params.items())])
+
+
+def corpus_params(kernels: list[tuple[str, list[dict]]], pipelines: list[str]) -> list:
+    """pytest params (entry, params, passes): corpus kernels by function name (first variant),
+    each with the given parameter sets, under each pipeline."""
+    import pytest
+    from corpus.manifest import KERNELS
+
+    cases = []
+    for name, sizes in kernels:
+        entry = next(e for e in KERNELS if e["function"] == name)
+        for params in sizes:
+            for passes in pipelines:
+                label = case_label(entry, entry["variants"][0], params, passes)
+                cases.append(pytest.param(entry, params, passes, id=label))
+    return cases
