@@ -321,7 +321,7 @@ def _check(entry, params, passes, row_align=8):
     return result
 
 
-@pytest.mark.parametrize("passes", ["align", "unroll(2),align", "unroll(4),align"])
+@pytest.mark.parametrize("passes", ["align", "unroll(4),align"])
 @pytest.mark.parametrize("entry", C66X, ids=[e["function"] for e in C66X])
 def test_c66x_kernels_with_row_align_are_bit_exact(entry, passes):
     for params in EVEN_SIZES:

@@ -68,7 +68,7 @@ void odd_steps(int n, const double *in, double *out) {
 }
 """
 
-SIZES = [{"w": 13, "h": 11}, {"w": 7, "h": 9}, {"w": 4, "h": 4}, {"w": 2, "h": 3}, {"w": 5, "h": 5}]
+SIZES = [{"w": 13, "h": 11}, {"w": 4, "h": 4}, {"w": 2, "h": 3}]
 
 
 @pytest.mark.parametrize("passes", PIPELINES)
