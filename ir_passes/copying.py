@@ -11,14 +11,15 @@ import copy
 
 from llvmlite import ir
 
+from .rewrite import forget_text
+
 
 def forget_strings(function: ir.Function) -> None:
     """Drop llvmlite's cached instruction and reference strings: once a function has been
     printed, a pass that clones and renames its values would otherwise print stale names."""
     for block in function.blocks:
         for instruction in block.instructions:
-            instruction._clear_string_cache()
-            instruction.__dict__.pop("_StringReferenceCaching__cached_refstr", None)
+            forget_text(instruction)
 
 
 def fresh_copy(module: ir.Module) -> ir.Module:

@@ -34,12 +34,19 @@ def remap_operands(instr: ir.Instruction, new: Callable[[ir.Value], ir.Value]) -
     instr._clear_string_cache()
 
 
+def forget_text(instr: ir.Instruction) -> None:
+    """Drop the text llvmlite caches for `instr` (its line and its `%name` reference), so a
+    change or a rename made after the module was printed shows when it is printed again."""
+    instr._clear_string_cache()
+    instr.__dict__.pop("_StringReferenceCaching__cached_refstr", None)
+
+
 def copy_instruction(instr: ir.Instruction, block: ir.Block) -> ir.Instruction:
     """A shallow copy of `instr` for `block` (not inserted), under a fresh name of the same
     stem. The text llvmlite caches (the instruction's and its `%name` reference) is dropped:
     a copy of an instruction that was printed before would otherwise print the old name."""
     new = copy.copy(instr)
-    new.__dict__.pop("_StringReferenceCaching__cached_refstr", None)
+    forget_text(new)
     new.parent = block
     new.name = instr.name  # registered again in the function's scope, deduplicated
     if hasattr(instr, "flags") and isinstance(instr.flags, list):
