@@ -1,0 +1,375 @@
+"""A parallel-for runtime emitted into the user's module: independent tiles on every core.
+
+The polyhedral code generator outlines the body of a parallel loop into a function
+`void body(ptr ctx, i64 lo, i64 hi)` that runs iterations [lo, hi), packs the live-in values
+into a context (`pack_context` / `unpack_context`) and calls `__pycc_parallel_for` through
+`emit_parallel_call`. The runtime is LLVM IR defined in the same module (`linkonce_odr`,
+hidden), so a JIT-compiled kernel and an object file of compiler mode are self-contained: the
+only externals are glibc's (pthreads live in libc since glibc 2.34), no library to ship or
+link, and objects that each carry a copy link into one program with a single copy.
+
+The runtime splits [lo, hi) into one contiguous chunk per thread, starts nthreads - 1 POSIX
+threads, runs chunk 0 on the calling thread and joins the others. If a thread cannot be
+created its chunk runs on the calling thread, which is slower but still correct. Thread count:
+`PYCC_NUM_THREADS` if it is set and >= 1, else the online processors
+(`sysconf(_SC_NPROCESSORS_ONLN)`), never more than the iteration count or `MAX_THREADS`.
+
+`PYCC_PARALLEL_ORDER=reverse` or `shuffle[:SEED]` runs the iterations serially, one per call
+(`body(ctx, k, k + 1)`), in reverse order or in a seeded pseudo-random permutation: the tests'
+proof that iterations the schedule calls independent really are (a hidden dependence changes
+the result). Both variables are read on every call, so a test can change them in-process.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+from llvmlite import ir
+
+from ..frontend.statements import opaque
+
+_VOID = ir.VoidType()
+_I8 = ir.IntType(8)
+_I32 = ir.IntType(32)
+_I64 = ir.IntType(64)
+_PTR = ir.PointerType()
+
+#: The outlined loop body: `void body(ptr ctx, i64 lo, i64 hi)` runs iterations [lo, hi).
+BODY_TYPE = ir.FunctionType(_VOID, [_PTR, _I64, _I64])
+
+
+class _BodyPointer(ir.PointerType):
+    """The opaque `ptr` type of a body pointer, remembering the body's function type:
+    llvmlite reads the callee's type from `.pointee` to build an indirect call."""
+
+    pointee = BODY_TYPE
+
+
+_BODY_PTR = _BodyPointer()
+
+PARALLEL_FOR = "__pycc_parallel_for"
+_THREAD_ENTRY = "__pycc_parallel_thread"
+_SHUFFLED = "__pycc_parallel_shuffled"
+#: `linkonce_odr` keeps one copy when several objects carrying the runtime are linked together;
+#: `hidden` keeps it out of a shared library's interface (llvmlite prints the linkage verbatim
+#: after `define`, so it carries the visibility too).
+_LINKAGE = "linkonce_odr hidden"
+
+#: Upper bound on threads: the per-thread records live on the caller's stack (40 bytes each).
+MAX_THREADS = 1024
+#: `_SC_NPROCESSORS_ONLN` in glibc's <bits/confname.h> (the enum is shared by all of glibc's
+#: Linux ports, x86-64 and aarch64 alike; musl uses the same number).
+_SC_NPROCESSORS_ONLN = 84
+
+#: One thread's work: {body, ctx, lo, hi, pthread_t handle, started (i32 flag)}.
+_TASK = ir.LiteralStructType([_BODY_PTR, _PTR, _I64, _I64, _I64, _I32])
+_TASK_BODY, _TASK_CTX, _TASK_LO, _TASK_HI, _TASK_HANDLE, _TASK_STARTED = range(6)
+
+#: glibc functions the runtime calls, with their C signatures on LP64 Linux.
+_LIBC = {
+    "getenv": ir.FunctionType(_PTR, [_PTR]),
+    "strcmp": ir.FunctionType(_I32, [_PTR, _PTR]),
+    "strncmp": ir.FunctionType(_I32, [_PTR, _PTR, _I64]),
+    "strtoll": ir.FunctionType(_I64, [_PTR, _PTR, _I32]),
+    "sysconf": ir.FunctionType(_I64, [_I32]),
+    "pthread_create": ir.FunctionType(_I32, [_PTR, _PTR, _PTR, _PTR]),
+    "pthread_join": ir.FunctionType(_I32, [_I64, _PTR]),
+}
+
+
+def _i64(value: int) -> ir.Constant:
+    """An i64 constant; values of 2**63 and above are written as their signed twin."""
+    return ir.Constant(_I64, value - (1 << 64) if value >= 1 << 63 else value)
+
+
+def declare_parallel_for(module: ir.Module) -> ir.Function:
+    """`void __pycc_parallel_for(ptr body, ptr ctx, i64 lo, i64 hi)` in `module`, defined
+    on first use (with its helpers and glibc declarations) and reused afterwards."""
+    existing = module.globals.get(PARALLEL_FOR)
+    if isinstance(existing, ir.Function):
+        return existing
+    return _RuntimeBuilder(module).define_parallel_for()
+
+
+def emit_parallel_call(
+    builder: ir.IRBuilder, body: ir.Function, ctx: ir.Value, lo: ir.Value, hi: ir.Value
+) -> None:
+    """Run `body(ctx, ·, ·)` over [lo, hi) on all threads, returning when every chunk is done."""
+    if body.function_type != BODY_TYPE:
+        raise TypeError(f"a parallel body must have type {BODY_TYPE}, not {body.function_type}")
+    builder.call(declare_parallel_for(builder.module), [body, ctx, lo, hi])
+
+
+def pack_context(builder: ir.IRBuilder, values: list[ir.Value]) -> ir.Value:
+    """Store `values` in a stack record of the current function and return its address.
+
+    The record is allocated in the entry block, so packing inside a loop does not grow the
+    stack per iteration; it stays valid during the parallel call because the runtime joins
+    every thread before it returns.
+    """
+    record_type = ir.LiteralStructType([value.type for value in values])
+    entry = builder.function.entry_basic_block
+    allocation = builder
+    if builder.block is not entry:  # (a second builder in `entry` would shift `builder`)
+        allocation = ir.IRBuilder(entry)
+        allocation.position_at_start(entry)
+    record = opaque(allocation.alloca(record_type, name="parallel.ctx"))
+    for index, value in enumerate(values):
+        builder.store(value, _field(builder, record_type, record, index))
+    return record
+
+
+def unpack_context(
+    builder: ir.IRBuilder, ctx_ptr: ir.Value, types: list[ir.Type]
+) -> list[ir.Value]:
+    """Load the values `pack_context` stored (their types in the same order) in the body."""
+    record_type = ir.LiteralStructType(types)
+    return [
+        builder.load(_field(builder, record_type, ctx_ptr, index), typ=typ)
+        for index, typ in enumerate(types)
+    ]
+
+
+def _field(builder: ir.IRBuilder, record_type: ir.Type, record: ir.Value, index: int) -> ir.Value:
+    return builder.gep(
+        record, [ir.Constant(_I32, 0), ir.Constant(_I32, index)], True, source_etype=record_type
+    )
+
+
+@contextmanager
+def _counting(builder: ir.IRBuilder, start: ir.Value, stop: ir.Value) -> Iterator[ir.Value]:
+    """`for (i64 k = start; k < stop; k++) { <with-block> }`; the builder continues after it."""
+    function = builder.function
+    preheader = builder.block
+    header, body, done = (function.append_basic_block(n) for n in ("loop", "step", "done"))
+    builder.branch(header)
+    builder.position_at_end(header)
+    k = builder.phi(_I64, "k")
+    k.add_incoming(start, preheader)
+    builder.cbranch(builder.icmp_signed("<", k, stop), body, done)
+    builder.position_at_end(body)
+    yield k
+    k.add_incoming(builder.add(k, _i64(1), flags=["nsw"]), builder.block)
+    builder.branch(header)
+    builder.position_at_end(done)
+
+
+class _RuntimeBuilder:
+    """Defines the runtime's functions in one module."""
+
+    def __init__(self, module: ir.Module):
+        self.module = module
+
+    def libc(self, name: str) -> ir.Function:
+        """glibc's `name`, declared once (an existing declaration must agree on the type)."""
+        existing = self.module.globals.get(name)
+        if existing is None:
+            return ir.Function(self.module, _LIBC[name], name)
+        if existing.function_type != _LIBC[name]:
+            raise TypeError(f"{name} is declared as {existing.function_type}, not {_LIBC[name]}")
+        return existing
+
+    def string(self, name: str, text: str) -> ir.Value:
+        data = bytearray(text.encode() + b"\0")
+        constant = ir.Constant(ir.ArrayType(_I8, len(data)), data)
+        variable = ir.GlobalVariable(self.module, constant.type, name=f"{PARALLEL_FOR}.{name}")
+        variable.linkage = "private"
+        variable.global_constant = True
+        variable.unnamed_addr = True
+        variable.initializer = constant
+        return opaque(variable)
+
+    def function(self, name: str, signature: ir.FunctionType, args: tuple[str, ...]) -> ir.Function:
+        function = ir.Function(self.module, signature, name)
+        function.linkage = _LINKAGE
+        function.attributes.add("nounwind")
+        for argument, arg_name in zip(function.args, args):
+            argument.name = arg_name
+        return function
+
+    def define_parallel_for(self) -> ir.Function:
+        run = self.function(
+            PARALLEL_FOR,
+            ir.FunctionType(_VOID, [_BODY_PTR, _PTR, _I64, _I64]),
+            ("body", "ctx", "lo", "hi"),
+        )
+        run.attributes.add("noinline")  # thread start-up dwarfs a call; one copy per program
+        body, ctx, lo, hi = run.args
+        b = ir.IRBuilder(run.append_basic_block("entry"))
+        n = b.sub(hi, lo, name="n")
+        with b.if_then(b.icmp_signed("<=", n, _i64(0))):
+            b.ret_void()
+        self.debug_orders(b, body, ctx, lo, hi, n)
+        threads = self.thread_count(b, n)
+        with b.if_then(b.icmp_signed("==", threads, _i64(1))):
+            b.call(body, [ctx, lo, hi])
+            b.ret_void()
+        self.fork_join(b, body, ctx, lo, n, threads)
+        b.ret_void()
+        return run
+
+    def debug_orders(
+        self,
+        b: ir.IRBuilder,
+        body: ir.Value,
+        ctx: ir.Value,
+        lo: ir.Value,
+        hi: ir.Value,
+        n: ir.Value,
+    ) -> None:
+        """`PYCC_PARALLEL_ORDER=reverse|shuffle[:SEED]`: serial, one iteration per call."""
+        order = b.call(self.libc("getenv"), [self.string("order_env", "PYCC_PARALLEL_ORDER")])
+        with b.if_then(b.icmp_unsigned("!=", order, ir.Constant(_PTR, None))):
+            reverse = b.call(self.libc("strcmp"), [order, self.string("reverse", "reverse")])
+            with b.if_then(b.icmp_signed("==", reverse, ir.Constant(_I32, 0))):
+                with _counting(b, _i64(0), n) as k:
+                    last = b.sub(b.sub(hi, k), _i64(1))
+                    b.call(body, [ctx, last, b.add(last, _i64(1))])
+                b.ret_void()
+            prefix = [order, self.string("shuffle", "shuffle"), _i64(len("shuffle"))]
+            shuffle = b.call(self.libc("strncmp"), prefix)
+            with b.if_then(b.icmp_signed("==", shuffle, ir.Constant(_I32, 0))):
+                b.call(self.define_shuffled(), [body, ctx, lo, n, self.seed(b, order)])
+                b.ret_void()
+
+    def seed(self, b: ir.IRBuilder, order: ir.Value) -> ir.Value:
+        """SEED of `shuffle:SEED` (strtoll, any base C accepts), 0 for a bare `shuffle`."""
+        colon = b.gep(order, [_i64(len("shuffle"))], True, source_etype=_I8)
+        after = b.gep(colon, [_i64(1)], True, source_etype=_I8)
+        has_seed = b.icmp_signed("==", b.load(colon, typ=_I8), ir.Constant(_I8, ord(":")))
+        parse = [after, ir.Constant(_PTR, None), ir.Constant(_I32, 0)]
+        return _when(b, has_seed, lambda: b.call(self.libc("strtoll"), parse), _i64(0))
+
+    def thread_count(self, b: ir.IRBuilder, n: ir.Value) -> ir.Value:
+        """min(PYCC_NUM_THREADS if >= 1, else the online CPUs (at least 1); n; MAX_THREADS)."""
+        env = b.call(self.libc("getenv"), [self.string("threads_env", "PYCC_NUM_THREADS")])
+        parse = [env, ir.Constant(_PTR, None), ir.Constant(_I32, 10)]
+        is_set = b.icmp_unsigned("!=", env, ir.Constant(_PTR, None))
+        asked = _when(b, is_set, lambda: b.call(self.libc("strtoll"), parse), _i64(0))
+        online = [ir.Constant(_I32, _SC_NPROCESSORS_ONLN)]
+        unset = b.icmp_signed("<", asked, _i64(1))
+        count = _when(b, unset, lambda: b.call(self.libc("sysconf"), online), asked)
+        count = _select(b, ">", count, _i64(1))
+        return _select(b, "<", _select(b, "<", count, n), _i64(MAX_THREADS))
+
+    def fork_join(
+        self,
+        b: ir.IRBuilder,
+        body: ir.Value,
+        ctx: ir.Value,
+        lo: ir.Value,
+        n: ir.Value,
+        threads: ir.Value,
+    ) -> None:
+        """Chunk t is [lo + t*q + min(t, r), +q + (t < r)) with q, r = divmod(n, threads);
+        chunks 1.. go to new threads, chunk 0 runs here, then the threads are joined."""
+        q, r = b.sdiv(n, threads, name="q"), b.srem(n, threads, name="r")
+
+        def chunk(t: ir.Value) -> tuple[ir.Value, ir.Value]:
+            start = b.add(b.add(lo, b.mul(t, q)), _select(b, "<", t, r))
+            return start, b.add(b.add(start, q), b.zext(b.icmp_signed("<", t, r), _I64))
+
+        tasks = opaque(b.alloca(_TASK, threads, name="tasks"))
+        with _counting(b, _i64(1), threads) as t:
+            task = b.gep(tasks, [t], True, source_etype=_TASK)
+            start, end = chunk(t)
+            for index, value in ((_TASK_BODY, body), (_TASK_CTX, ctx)):
+                b.store(value, _field(b, _TASK, task, index))
+            b.store(start, _field(b, _TASK, task, _TASK_LO))
+            b.store(end, _field(b, _TASK, task, _TASK_HI))
+            handle = _field(b, _TASK, task, _TASK_HANDLE)
+            null = ir.Constant(_PTR, None)
+            created = b.call(self.libc("pthread_create"), [handle, null, self.thread_entry(), task])
+            started = b.icmp_signed("==", created, ir.Constant(_I32, 0))
+            b.store(b.zext(started, _I32), _field(b, _TASK, task, _TASK_STARTED))
+            with b.if_then(b.not_(started)):
+                b.call(body, [ctx, start, end])  # no thread: this one does the chunk
+        b.call(body, [ctx, *chunk(_i64(0))])
+        with _counting(b, _i64(1), threads) as t:
+            task = b.gep(tasks, [t], True, source_etype=_TASK)
+            started = b.load(_field(b, _TASK, task, _TASK_STARTED), typ=_I32)
+            with b.if_then(b.icmp_signed("!=", started, ir.Constant(_I32, 0))):
+                handle = b.load(_field(b, _TASK, task, _TASK_HANDLE), typ=_I64)
+                b.call(self.libc("pthread_join"), [handle, ir.Constant(_PTR, None)])
+
+    def thread_entry(self) -> ir.Function:
+        """`ptr __pycc_parallel_thread(ptr task)`: pthread's start routine for one chunk."""
+        existing = self.module.globals.get(_THREAD_ENTRY)
+        if existing is not None:
+            return existing
+        entry = self.function(_THREAD_ENTRY, ir.FunctionType(_PTR, [_PTR]), ("task",))
+        (task,) = entry.args
+        b = ir.IRBuilder(entry.append_basic_block("entry"))
+        body, ctx, lo, hi = (
+            b.load(_field(b, _TASK, task, index), typ=_TASK.elements[index])
+            for index in (_TASK_BODY, _TASK_CTX, _TASK_LO, _TASK_HI)
+        )
+        b.call(body, [ctx, lo, hi])
+        b.ret(ir.Constant(_PTR, None))
+        return entry
+
+    def define_shuffled(self) -> ir.Function:
+        """`void __pycc_parallel_shuffled(ptr body, ptr ctx, i64 lo, i64 n, i64 seed)`.
+
+        Visits k = h(i) for i in [0, 2**bits) with 2**bits the power of two >= n, skipping
+        k >= n. h is a seeded bijection of [0, 2**bits) (rounds of an odd multiply-add and an
+        xor-shift, both invertible modulo 2**bits), so every iteration runs exactly once, in
+        an order fixed by the seed, with no array to allocate.
+        """
+        existing = self.module.globals.get(_SHUFFLED)
+        if existing is not None:
+            return existing
+        signature = ir.FunctionType(_VOID, [_BODY_PTR, _PTR, _I64, _I64, _I64])
+        shuffled = self.function(_SHUFFLED, signature, ("body", "ctx", "lo", "n", "seed"))
+        body, ctx, lo, n, seed = shuffled.args
+        b = ir.IRBuilder(shuffled.append_basic_block("entry"))
+        leading = b.ctlz(b.sub(n, _i64(1)), ir.Constant(ir.IntType(1), 0))
+        bits = b.sub(_i64(64), leading, name="bits")
+        span = b.shl(_i64(1), bits, name="span")
+        mask = b.sub(span, _i64(1), name="mask")
+        shift = b.add(b.lshr(bits, _i64(1)), _i64(1), name="shift")
+        multiplier = b.or_(_mix(b, seed), _i64(1), name="multiplier")
+        increment = _mix(b, b.add(seed, _i64(_GOLDEN)))
+        with _counting(b, _i64(0), span) as i:
+            k = i
+            for _ in range(_SHUFFLE_ROUNDS):
+                k = b.and_(b.add(b.mul(k, multiplier), increment), mask)
+                k = b.xor(k, b.lshr(k, shift))
+            with b.if_then(b.icmp_signed("<", k, n)):
+                first = b.add(lo, k)
+                b.call(body, [ctx, first, b.add(first, _i64(1))])
+        b.ret_void()
+        return shuffled
+
+
+_SHUFFLE_ROUNDS = 3
+_GOLDEN = 0x9E3779B97F4A7C15  # 2**64 / golden ratio: splitmix64's increment
+
+
+def _mix(b: ir.IRBuilder, value: ir.Value) -> ir.Value:
+    """splitmix64's finalizer: nearby seeds give unrelated multipliers and increments."""
+    z = b.add(value, _i64(_GOLDEN))
+    z = b.mul(b.xor(z, b.lshr(z, _i64(30))), _i64(0xBF58476D1CE4E5B9))
+    z = b.mul(b.xor(z, b.lshr(z, _i64(27))), _i64(0x94D049BB133111EB))
+    return b.xor(z, b.lshr(z, _i64(31)))
+
+
+def _select(b: ir.IRBuilder, relation: str, x: ir.Value, y: ir.Value) -> ir.Value:
+    """x if `x relation y` (signed) else y: min with "<", max with ">"."""
+    return b.select(b.icmp_signed(relation, x, y), x, y)
+
+
+def _when(
+    b: ir.IRBuilder, condition: ir.Value, compute: Callable[[], ir.Value], otherwise: ir.Value
+) -> ir.Value:
+    """`condition ? compute() : otherwise`, evaluating `compute` only when it is needed
+    (getenv's result may be null; sysconf reads /sys)."""
+    before = b.block
+    with b.if_then(condition):
+        value = compute()
+        computed_in = b.block
+    result = b.phi(otherwise.type)
+    result.add_incoming(value, computed_in)
+    result.add_incoming(otherwise, before)
+    return result

@@ -1,0 +1,263 @@
+"""The parallel-for runtime (runtime/parallel.py) on hand-built modules, JIT-compiled in this
+process and linked by `cc` as objects: results identical to serial for any iteration and thread
+count, chunks that partition the range, really more than one thread, the debug orders
+(reverse, seeded shuffle) that tests of tiled code rely on, and self-contained objects."""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import subprocess
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import I64, PTR, counted_loop
+from llvmlite import ir
+from pycc_stencil.emit.host_jit import compile_module
+from pycc_stencil.emit.host_object import compile_to_object
+from pycc_stencil.emit.target import target_from_flags
+from pycc_stencil.runtime.parallel import (
+    BODY_TYPE,
+    PARALLEL_FOR,
+    emit_parallel_call,
+    pack_context,
+    unpack_context,
+)
+
+LO = 3  # ranges start away from 0, so a runtime that ignores `lo` is caught
+GUARD = -1
+
+
+def _element(b: ir.IRBuilder, base: ir.Value, index: ir.Value) -> ir.Value:
+    return b.gep(base, [index], inbounds=True, source_etype=I64)
+
+
+def _fill_body(module: ir.Module, prefix: str) -> ir.Function:
+    """out[k] = k*k + 7 for k in [lo, hi); ctx = {out}."""
+    body = ir.Function(module, BODY_TYPE, f"{prefix}fill_body")
+    body.linkage = "internal"
+    ctx, lo, hi = body.args
+    b = ir.IRBuilder(body.append_basic_block("entry"))
+    (out,) = unpack_context(b, ctx, [PTR])
+
+    def store(b: ir.IRBuilder, k: ir.Value) -> None:
+        b.store(b.add(b.mul(k, k), ir.Constant(I64, 7)), _element(b, out, k))
+
+    counted_loop(b, lo, hi, store)
+    b.ret_void()
+    return body
+
+
+def _record_body(module: ir.Module, prefix: str) -> ir.Function:
+    """Appends (lo, hi) to calls and pthread_self() to threads at an atomic position;
+    ctx = {calls, counter, threads}."""
+    body = ir.Function(module, BODY_TYPE, f"{prefix}record_body")
+    body.linkage = "internal"
+    ctx, lo, hi = body.args
+    b = ir.IRBuilder(body.append_basic_block("entry"))
+    calls, counter, threads = unpack_context(b, ctx, [PTR, PTR, PTR])
+    position = b.atomic_rmw("add", counter, ir.Constant(I64, 1), "seq_cst")
+    pair = b.mul(position, ir.Constant(I64, 2))
+    b.store(lo, _element(b, calls, pair))
+    b.store(hi, _element(b, calls, b.add(pair, ir.Constant(I64, 1))))
+    self_type = ir.FunctionType(I64, [])
+    pthread_self = module.globals.get("pthread_self") or ir.Function(
+        module, self_type, "pthread_self"
+    )
+    b.store(b.call(pthread_self, []), _element(b, threads, position))
+    b.ret_void()
+    return body
+
+
+def _driver(module: ir.Module, name: str, body: ir.Function, pointers: int) -> None:
+    """`void name(ptr p1, ..., ptr pN, i64 lo, i64 hi)`: runs body over [lo, hi) in parallel."""
+    signature = ir.FunctionType(ir.VoidType(), [PTR] * pointers + [I64, I64])
+    driver = ir.Function(module, signature, name)
+    *values, lo, hi = driver.args
+    b = ir.IRBuilder(driver.append_basic_block("entry"))
+    emit_parallel_call(b, body, pack_context(b, list(values)), lo, hi)
+    b.ret_void()
+
+
+def _module(prefix: str = "") -> ir.Module:
+    """`{prefix}fill(out, lo, hi)` and `{prefix}record(calls, counter, threads, lo, hi)`."""
+    module = ir.Module(name=f"{prefix}parallel")
+    _driver(module, f"{prefix}fill", _fill_body(module, prefix), 1)
+    _driver(module, f"{prefix}record", _record_body(module, prefix), 3)
+    return module
+
+
+@pytest.fixture(scope="module")
+def jit():
+    return compile_module(_module(), export=["fill", "record"])
+
+
+@pytest.fixture
+def env(monkeypatch):
+    """A clean environment for the runtime's variables; tests set what they need."""
+    monkeypatch.delenv("PYCC_NUM_THREADS", raising=False)
+    monkeypatch.delenv("PYCC_PARALLEL_ORDER", raising=False)
+    return monkeypatch
+
+
+def _fill(jit, n: int) -> np.ndarray:
+    out = np.full(LO + n + 2, GUARD, dtype=np.int64)
+    signature = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)
+    signature(jit.function_address("fill"))(out.ctypes.data, LO, LO + n)
+    return out
+
+
+def _expected(n: int) -> np.ndarray:
+    expected = np.full(LO + n + 2, GUARD, dtype=np.int64)
+    k = np.arange(LO, LO + n, dtype=np.int64)
+    expected[LO : LO + n] = k * k + 7
+    return expected
+
+
+def _record(jit, n: int) -> tuple[list[tuple[int, int]], list[int]]:
+    """The body calls in the order they took their slot, and the thread of each."""
+    calls = np.full(2 * max(n, 1), GUARD, dtype=np.int64)
+    threads = np.zeros(max(n, 1), dtype=np.uint64)
+    counter = np.zeros(1, dtype=np.int64)
+    signature = ctypes.CFUNCTYPE(None, *[ctypes.c_void_p] * 3, ctypes.c_int64, ctypes.c_int64)
+    address = jit.function_address("record")
+    signature(address)(calls.ctypes.data, counter.ctypes.data, threads.ctypes.data, LO, LO + n)
+    made = int(counter[0])
+    pairs = [(int(calls[2 * i]), int(calls[2 * i + 1])) for i in range(made)]
+    return pairs, [int(t) for t in threads[:made]]
+
+
+@pytest.mark.parametrize("threads", ["1", "2", "3", "5"])
+@pytest.mark.parametrize("n", [0, 1, 2, 3, 7, 1000])
+def test_results_identical_to_serial(jit, env, n, threads):
+    env.setenv("PYCC_NUM_THREADS", threads)
+    np.testing.assert_array_equal(_fill(jit, n), _expected(n))
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3, 5])
+@pytest.mark.parametrize("n", [0, 1, 2, 7, 1000])
+def test_one_contiguous_chunk_per_thread(jit, env, n, threads):
+    env.setenv("PYCC_NUM_THREADS", str(threads))
+    calls, _ = _record(jit, n)
+    chunks = sorted(calls)
+    assert len(chunks) == min(threads, n)
+    if n == 0:
+        return
+    bounds = [LO] + [hi for _, hi in chunks]
+    assert chunks == list(zip(bounds, bounds[1:])) and bounds[-1] == LO + n
+    sizes = [hi - lo for lo, hi in chunks]
+    assert max(sizes) - min(sizes) <= 1
+
+
+def test_two_threads_really_run(jit, env):
+    env.setenv("PYCC_NUM_THREADS", "2")
+    calls, threads = _record(jit, 10)
+    assert len(set(threads)) == 2
+    first = threads[calls.index((LO, LO + 5))]
+    assert first == threading.get_ident()  # chunk 0 runs on the calling thread
+
+
+@pytest.mark.parametrize("value", ["0", "-4", "many"])
+def test_unusable_thread_count_means_online_processors(jit, env, value):
+    env.setenv("PYCC_NUM_THREADS", value)
+    calls, _ = _record(jit, 50)
+    assert len(calls) == min(os.sysconf("SC_NPROCESSORS_ONLN"), 50)
+
+
+@pytest.mark.parametrize("n", [1, 2, 9])
+def test_reverse_order(jit, env, n):
+    env.setenv("PYCC_NUM_THREADS", "4")  # the order variable wins: serial
+    env.setenv("PYCC_PARALLEL_ORDER", "reverse")
+    calls, threads = _record(jit, n)
+    assert calls == [(k, k + 1) for k in reversed(range(LO, LO + n))]
+    assert set(threads) == {threading.get_ident()}
+    np.testing.assert_array_equal(_fill(jit, n), _expected(n))
+
+
+def _shuffled(jit, env, n: int, order: str) -> list[int]:
+    env.setenv("PYCC_PARALLEL_ORDER", order)
+    calls, _ = _record(jit, n)
+    assert all(hi == lo + 1 for lo, hi in calls)
+    return [lo for lo, _ in calls]
+
+
+@pytest.mark.parametrize("n", [1, 2, 8, 13, 64, 100])
+def test_shuffle_is_a_permutation(jit, env, n):
+    visited = _shuffled(jit, env, n, "shuffle:7")
+    assert sorted(visited) == list(range(LO, LO + n))
+    if n >= 8:
+        assert visited != list(range(LO, LO + n))
+        assert visited != list(reversed(range(LO, LO + n)))
+    np.testing.assert_array_equal(_fill(jit, n), _expected(n))
+
+
+def test_shuffle_is_deterministic_per_seed(jit, env):
+    n = 40
+    assert _shuffled(jit, env, n, "shuffle:5") == _shuffled(jit, env, n, "shuffle:5")
+    assert _shuffled(jit, env, n, "shuffle:5") != _shuffled(jit, env, n, "shuffle:6")
+    assert _shuffled(jit, env, n, "shuffle") == _shuffled(jit, env, n, "shuffle:0")
+
+
+# ------------------------------------------------------------------ compiler mode (objects)
+_MAIN = r"""
+#include <stdio.h>
+void %(p)sfill(long *out, long lo, long hi);
+void %(p)srecord(long *calls, long *counter, unsigned long *threads, long lo, long hi);
+int %(p)smain(void) {
+    enum { N = 1000 };
+    static long out[N], calls[2 * N];
+    static unsigned long threads[N];
+    long counter = 0, wrong = 0;
+    %(p)sfill(out, 0, N);
+    for (long k = 0; k < N; k++)
+        wrong += out[k] != k * k + 7;
+    %(p)srecord(calls, &counter, threads, 0, 10);
+    printf("%(p)swrong=%%ld chunks=%%ld\n", wrong, counter);
+    return 0;
+}
+"""
+
+
+def _object(tmp_path: Path, prefix: str) -> Path:
+    target = target_from_flags("cc", ["-O2"])
+    path = tmp_path / f"{prefix or 'kernels'}.o"
+    path.write_bytes(compile_to_object(str(_module(prefix)), target))
+    return path
+
+
+def _run(program: Path, threads: str) -> str:
+    env = {k: v for k, v in os.environ.items() if k != "PYCC_PARALLEL_ORDER"}
+    env["PYCC_NUM_THREADS"] = threads
+    return subprocess.run([program], env=env, capture_output=True, text=True, check=True).stdout
+
+
+def _link(tmp_path: Path, main: str, objects: list[Path]) -> Path:
+    """cc without -pthread or any library: the objects must carry everything they need."""
+    (tmp_path / "main.c").write_text(main)
+    program = tmp_path / "program"
+    subprocess.run(["cc", tmp_path / "main.c", *objects, "-o", program], check=True)
+    return program
+
+
+def test_object_is_self_contained(tmp_path):
+    program = _link(tmp_path, _MAIN % {"p": ""}, [_object(tmp_path, "")])
+    assert _run(program, "3") == "wrong=0 chunks=3\n"
+    assert _run(program, "1") == "wrong=0 chunks=1\n"
+
+
+def test_objects_with_the_runtime_link_together(tmp_path):
+    objects = [_object(tmp_path, "a_"), _object(tmp_path, "b_")]
+    for path in objects:
+        symbols = subprocess.run(["nm", path], capture_output=True, text=True).stdout
+        assert f"W {PARALLEL_FOR}" in symbols  # a weak (linkonce_odr) definition in each
+    main = (
+        (_MAIN % {"p": "a_"})
+        + (_MAIN % {"p": "b_"}).replace("#include <stdio.h>", "")
+        + "int main(void) { return a_main() + b_main(); }\n"
+    )
+    program = _link(tmp_path, main, objects)
+    assert _run(program, "2") == "a_wrong=0 chunks=2\nb_wrong=0 chunks=2\n"
+    symbols = subprocess.run(["nm", program], capture_output=True, text=True).stdout
+    assert [line.split()[-1] for line in symbols.splitlines()].count(PARALLEL_FOR) == 1
