@@ -13,11 +13,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import I64, PTR, counted_loop
+from conftest import I64, PTR, Kernel, counted_loop, lowered_module
 from llvmlite import ir
+from pycc_stencil.emit.compiler.takeover import Takeover, kernel_module
 from pycc_stencil.emit.host_jit import compile_module
 from pycc_stencil.emit.host_object import compile_to_object
 from pycc_stencil.emit.target import target_from_flags
+from pycc_stencil.frontend import c_types as ct
 from pycc_stencil.runtime.parallel import (
     BODY_TYPE,
     PARALLEL_FOR,
@@ -261,3 +263,38 @@ def test_objects_with_the_runtime_link_together(tmp_path):
     assert _run(program, "2") == "a_wrong=0 chunks=2\nb_wrong=0 chunks=2\n"
     symbols = subprocess.run(["nm", program], capture_output=True, text=True).stdout
     assert [line.split()[-1] for line in symbols.splitlines()].count(PARALLEL_FOR) == 1
+
+
+def test_compiler_mode_keeps_bodies_and_the_shared_runtime(tmp_path):
+    """kernel_module keeps what the kernel reaches only through pointers (the body, the
+    thread entry) and leaves the runtime's one-copy linkage alone."""
+
+    def build(b: ir.IRBuilder, args: list[ir.Argument]) -> None:
+        out, n = args
+        body = _fill_body(b.module, "")
+        emit_parallel_call(b, body, pack_context(b, [out]), ir.Constant(I64, 0), n)
+
+    params = [("out", ct.PointerType(ct.LONG)), ("n", ct.LONG)]
+    lowered = lowered_module(tmp_path / "fill.c", [Kernel("fill", params, build)])
+    target = target_from_flags("cc", ["-O2"])
+    takeover = Takeover(lowered.functions["fill"], "fill")
+    text = kernel_module(lowered, [takeover], target, hidden=False, debug_info=False)
+    path = tmp_path / "fill.o"
+    path.write_bytes(compile_to_object(text, target))
+    assert (
+        f"W {PARALLEL_FOR}" in subprocess.run(["nm", path], capture_output=True, text=True).stdout
+    )
+    main = r"""
+#include <stdio.h>
+void fill(long *out, long n);
+int main(void) {
+    static long out[1001];
+    long wrong = 0;
+    fill(out, 1001);
+    for (long k = 0; k < 1001; k++)
+        wrong += out[k] != k * k + 7;
+    printf("wrong=%ld\n", wrong);
+    return 0;
+}
+"""
+    assert _run(_link(tmp_path, main, [path]), "2") == "wrong=0\n"

@@ -140,7 +140,7 @@ def kernel_module(
             del module.globals[function.name]
         elif function.name in wanted:
             _set_symbol(function, wanted[function.name], hidden)
-        else:
+        elif not function.linkage.startswith("linkonce_odr"):  # runtime/parallel's: one copy
             function.linkage = "internal"
         if function.name in reachable:
             function.attributes.add("uwtable")  # unwind tables, as gcc emits by default
@@ -192,7 +192,8 @@ def _set_symbol(function: ir.Function, takeover: Takeover, hidden: bool) -> None
 
 
 def _reachable(module: ir.Module, roots: set[str]) -> set[str]:
-    """Functions called, directly or not, from `roots`."""
+    """Functions called or passed as pointers (parallel loop bodies, thread entries), directly
+    or not, from `roots`."""
     seen, work = set(), list(roots)
     while work:
         name = work.pop()
@@ -204,9 +205,7 @@ def _reachable(module: ir.Module, roots: set[str]) -> set[str]:
             continue
         for block in function.blocks:
             for instruction in block.instructions:
-                callee = getattr(instruction, "callee", None)
-                if isinstance(callee, ir.Function):
-                    work.append(callee.name)
+                work.extend(o.name for o in instruction.operands if isinstance(o, ir.Function))
     return seen
 
 
