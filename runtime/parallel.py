@@ -56,7 +56,7 @@ _SHUFFLED = "__pycc_parallel_shuffled"
 #: after `define`, so it carries the visibility too).
 _LINKAGE = "linkonce_odr hidden"
 
-#: Upper bound on threads: the per-thread records live on the caller's stack (40 bytes each).
+#: Upper bound on threads: the per-thread records live on the caller's stack (48 bytes each).
 MAX_THREADS = 1024
 #: `_SC_NPROCESSORS_ONLN` in glibc's <bits/confname.h> (the enum is shared by all of glibc's
 #: Linux ports, x86-64 and aarch64 alike; musl uses the same number).

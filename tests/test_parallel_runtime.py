@@ -20,6 +20,7 @@ from pycc_stencil.emit.host_jit import compile_module
 from pycc_stencil.emit.host_object import compile_to_object
 from pycc_stencil.emit.target import target_from_flags
 from pycc_stencil.frontend import c_types as ct
+from pycc_stencil.runtime.isolate import run_isolated
 from pycc_stencil.runtime.parallel import (
     BODY_TYPE,
     PARALLEL_FOR,
@@ -200,6 +201,39 @@ def test_shuffle_is_deterministic_per_seed(jit, env):
     assert _shuffled(jit, env, n, "shuffle:5") == _shuffled(jit, env, n, "shuffle:5")
     assert _shuffled(jit, env, n, "shuffle:5") != _shuffled(jit, env, n, "shuffle:6")
     assert _shuffled(jit, env, n, "shuffle") == _shuffled(jit, env, n, "shuffle:0")
+
+
+def test_runs_in_the_harness_child_process(jit, env):
+    """check and tune run kernels in a forked child: threads start there as well."""
+    env.setenv("PYCC_NUM_THREADS", "2")
+    calls, threads = run_isolated(lambda: _record(jit, 10), timeout=60)
+    assert sorted(calls) == [(LO, LO + 5), (LO + 5, LO + 10)] and len(set(threads)) == 2
+
+
+def test_context_packed_in_a_loop_lives_in_the_entry_block(env):
+    """`repeat(out, lo, hi, times)` packs and runs the fill once per trip of a loop; the
+    context's alloca must not grow the stack per trip."""
+    module = ir.Module(name="repeat")
+    body = _fill_body(module, "")
+    repeat = ir.Function(module, ir.FunctionType(ir.VoidType(), [PTR, I64, I64, I64]), "repeat")
+    out, lo, hi, times = repeat.args
+    b = ir.IRBuilder(repeat.append_basic_block("entry"))
+
+    def trip(b: ir.IRBuilder, _: ir.Value) -> None:
+        emit_parallel_call(b, body, pack_context(b, [out]), lo, hi)
+
+    counted_loop(b, ir.Constant(I64, 0), times, trip)
+    b.ret_void()
+    allocas = [i for block in repeat.blocks for i in block.instructions if i.opname == "alloca"]
+    assert len(allocas) == 1 and all(i.parent is repeat.entry_basic_block for i in allocas)
+    jit = compile_module(module, export=["repeat"])
+    buffer = np.full(12, GUARD, dtype=np.int64)
+    signature = ctypes.CFUNCTYPE(None, ctypes.c_void_p, *[ctypes.c_int64] * 3)
+    env.setenv("PYCC_NUM_THREADS", "2")
+    signature(jit.function_address("repeat"))(buffer.ctypes.data, 0, 9, 3)
+    expected = np.full(12, GUARD, dtype=np.int64)
+    expected[:9] = np.arange(9) ** 2 + 7
+    np.testing.assert_array_equal(buffer, expected)
 
 
 # ------------------------------------------------------------------ compiler mode (objects)
