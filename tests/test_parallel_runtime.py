@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import I64, PTR, Kernel, counted_loop, lowered_module
+from conftest import I64, PTR, Kernel, counted_loop, element, lowered_module
 from llvmlite import ir
 from pycc_stencil.emit.compiler.takeover import Takeover, kernel_module
 from pycc_stencil.emit.host_jit import compile_module
@@ -33,20 +33,20 @@ LO = 3  # ranges start away from 0, so a runtime that ignores `lo` is caught
 GUARD = -1
 
 
-def _element(b: ir.IRBuilder, base: ir.Value, index: ir.Value) -> ir.Value:
-    return b.gep(base, [index], inbounds=True, source_etype=I64)
+I32 = ir.IntType(32)
+SEVEN = ir.Constant(I32, 7)  # packed next to `out`: a context mixing types
 
 
 def _fill_body(module: ir.Module, prefix: str) -> ir.Function:
-    """out[k] = k*k + 7 for k in [lo, hi); ctx = {out}."""
+    """out[k] = k*k + seven for k in [lo, hi); ctx = {out, i32 seven}."""
     body = ir.Function(module, BODY_TYPE, f"{prefix}fill_body")
     body.linkage = "internal"
     ctx, lo, hi = body.args
     b = ir.IRBuilder(body.append_basic_block("entry"))
-    (out,) = unpack_context(b, ctx, [PTR])
+    out, seven = unpack_context(b, ctx, [PTR, I32])
 
     def store(b: ir.IRBuilder, k: ir.Value) -> None:
-        b.store(b.add(b.mul(k, k), ir.Constant(I64, 7)), _element(b, out, k))
+        b.store(b.add(b.mul(k, k), b.sext(seven, I64)), element(b, out, k, I64))
 
     counted_loop(b, lo, hi, store)
     b.ret_void()
@@ -63,31 +63,34 @@ def _record_body(module: ir.Module, prefix: str) -> ir.Function:
     calls, counter, threads = unpack_context(b, ctx, [PTR, PTR, PTR])
     position = b.atomic_rmw("add", counter, ir.Constant(I64, 1), "seq_cst")
     pair = b.mul(position, ir.Constant(I64, 2))
-    b.store(lo, _element(b, calls, pair))
-    b.store(hi, _element(b, calls, b.add(pair, ir.Constant(I64, 1))))
+    b.store(lo, element(b, calls, pair, I64))
+    b.store(hi, element(b, calls, b.add(pair, ir.Constant(I64, 1)), I64))
     self_type = ir.FunctionType(I64, [])
     pthread_self = module.globals.get("pthread_self") or ir.Function(
         module, self_type, "pthread_self"
     )
-    b.store(b.call(pthread_self, []), _element(b, threads, position))
+    b.store(b.call(pthread_self, []), element(b, threads, position, I64))
     b.ret_void()
     return body
 
 
-def _driver(module: ir.Module, name: str, body: ir.Function, pointers: int) -> None:
-    """`void name(ptr p1, ..., ptr pN, i64 lo, i64 hi)`: runs body over [lo, hi) in parallel."""
+def _driver(
+    module: ir.Module, name: str, body: ir.Function, pointers: int, extra: tuple = ()
+) -> None:
+    """`void name(ptr p1, ..., ptr pN, i64 lo, i64 hi)`: runs body over [lo, hi) in parallel
+    with the context {p1, ..., pN, *extra}."""
     signature = ir.FunctionType(ir.VoidType(), [PTR] * pointers + [I64, I64])
     driver = ir.Function(module, signature, name)
     *values, lo, hi = driver.args
     b = ir.IRBuilder(driver.append_basic_block("entry"))
-    emit_parallel_call(b, body, pack_context(b, list(values)), lo, hi)
+    emit_parallel_call(b, body, pack_context(b, [*values, *extra]), lo, hi)
     b.ret_void()
 
 
 def _module(prefix: str = "") -> ir.Module:
     """`{prefix}fill(out, lo, hi)` and `{prefix}record(calls, counter, threads, lo, hi)`."""
     module = ir.Module(name=f"{prefix}parallel")
-    _driver(module, f"{prefix}fill", _fill_body(module, prefix), 1)
+    _driver(module, f"{prefix}fill", _fill_body(module, prefix), 1, (SEVEN,))
     _driver(module, f"{prefix}record", _record_body(module, prefix), 3)
     return module
 
@@ -220,7 +223,7 @@ def test_context_packed_in_a_loop_lives_in_the_entry_block(env):
     b = ir.IRBuilder(repeat.append_basic_block("entry"))
 
     def trip(b: ir.IRBuilder, _: ir.Value) -> None:
-        emit_parallel_call(b, body, pack_context(b, [out]), lo, hi)
+        emit_parallel_call(b, body, pack_context(b, [out, SEVEN]), lo, hi)
 
     counted_loop(b, ir.Constant(I64, 0), times, trip)
     b.ret_void()
@@ -306,7 +309,7 @@ def test_compiler_mode_keeps_bodies_and_the_shared_runtime(tmp_path):
     def build(b: ir.IRBuilder, args: list[ir.Argument]) -> None:
         out, n = args
         body = _fill_body(b.module, "")
-        emit_parallel_call(b, body, pack_context(b, [out]), ir.Constant(I64, 0), n)
+        emit_parallel_call(b, body, pack_context(b, [out, SEVEN]), ir.Constant(I64, 0), n)
 
     params = [("out", ct.PointerType(ct.LONG)), ("n", ct.LONG)]
     lowered = lowered_module(tmp_path / "fill.c", [Kernel("fill", params, build)])
