@@ -17,7 +17,9 @@ created its chunk runs on the calling thread, which is slower but still correct.
 `PYCC_PARALLEL_ORDER=reverse` or `shuffle[:SEED]` runs the iterations serially, one per call
 (`body(ctx, k, k + 1)`), in reverse order or in a seeded pseudo-random permutation: the tests'
 proof that iterations the schedule calls independent really are (a hidden dependence changes
-the result). Both variables are read on every call, so a test can change them in-process.
+the result). Other values are ignored (the loop runs in parallel). Both variables are read on
+every call, so a test can change them in-process (CPython's os.environ writes through putenv).
+Nested parallel calls (a body that calls the runtime) are correct but oversubscribe the cores.
 """
 
 from __future__ import annotations
