@@ -801,11 +801,12 @@ def bench_kernel_size(k: Kernel, size: str, builds, variants, args, gomp: Gomp, 
 
     # Correctness: one call each from the same inputs, compared with gcc -O3.
     refs: dict[str, list[np.ndarray]] = {}
+    first_call: dict[str, float] = {}
     for key in ["gcc", "gcc-nofma"] + [x for x in funcs if x not in ("gcc", "gcc-nofma")]:
         if key not in funcs:
             continue
         restore()
-        call(key)
+        first_call[key] = call(key)
         outs = [work[i] for i in written]
         if key in ("gcc", "gcc-nofma"):
             refs[key] = [o.copy() for o in outs]
@@ -832,6 +833,11 @@ def bench_kernel_size(k: Kernel, size: str, builds, variants, args, gomp: Gomp, 
     timed = [key for key in timed if not results[key].wrong]
     if "gcc" not in timed:
         return list(results.values())
+    for key in [x for x in timed if x != "gcc" and args.max_call]:
+        if first_call[key] > args.max_call:  # its checked call is its one measurement
+            results[key].times = [first_call[key]]
+            results[key].check += " (1 call)"
+            timed.remove(key)
     # Calibrate: repeat the call so that one measurement of the fastest variant takes at least
     # --min-time (every variant makes the same number of calls).
     fastest = math.inf
@@ -1165,6 +1171,14 @@ def add_common_options(p: argparse.ArgumentParser) -> None:
         help="seconds one measurement lasts at least (repeated calls; default 0.02)",
     )
     p.add_argument(
+        "--max-call",
+        type=float,
+        default=0,
+        metavar="S",
+        help="a variant whose checked call took over S seconds is not repeated: that call is "
+        "its one measurement, marked '(1 call)' (default 0: no limit)",
+    )
+    p.add_argument(
         "--best",
         action="store_true",
         help="report the best (minimum) of the repetitions instead of the median: on a busy "
@@ -1447,6 +1461,8 @@ def print_legend(kernels, sizes, results) -> None:
         "  An `iterated` kernel (a time loop) is above 100 % BW on a DRAM-sized grid only when "
         "the code reuses data across time steps (temporal tiling)."
     )
+    if any(r.check.endswith("(1 call)") for r in results):
+        print("  (1 call) = the checked call took over --max-call seconds: it is the only one.")
     print("kernels:")
     for k in kernels:
         per = []
