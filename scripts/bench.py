@@ -449,13 +449,19 @@ def pycc_pass_variants(pycc: str, pipelines: list[str], threads: list[int]) -> l
     return vs
 
 
+# A time loop: what the tiling pipelines of the pycc-tile variants are for
 PROBE = """
-void probe(int n, double A[n][n], double B[n][n])
+void probe(int tsteps, int n, double A[n][n], double B[n][n])
 {
-  int i, j;
-  for (i = 1; i < n - 1; i++)
-    for (j = 1; j < n - 1; j++)
-      B[i][j] = 0.25 * (A[i - 1][j] + A[i + 1][j] + A[i][j - 1] + A[i][j + 1]);
+  int t, i, j;
+  for (t = 0; t < tsteps; t++) {
+    for (i = 1; i < n - 1; i++)
+      for (j = 1; j < n - 1; j++)
+        B[i][j] = 0.25 * (A[i - 1][j] + A[i + 1][j] + A[i][j - 1] + A[i][j + 1]);
+    for (i = 1; i < n - 1; i++)
+      for (j = 1; j < n - 1; j++)
+        A[i][j] = 0.25 * (B[i - 1][j] + B[i + 1][j] + B[i][j - 1] + B[i][j + 1]);
+  }
 }
 """
 
@@ -1396,7 +1402,7 @@ def main(argv=None) -> int:
             print_table(summary, summary_title, use_rich, SUMMARY_COLUMNS)
         print_legend(kernels, args.sizes, results)
         notes = geomean_lines(results, args.sizes) + parallel_notes(builds, variants)
-        notes += pycc_notes(builds)
+        notes += pycc_notes(builds) + pass_remark_lines(builds)
         for n in notes:
             print(n)
         if args.markdown:
@@ -1522,6 +1528,21 @@ def parallel_notes(builds, variants) -> list[str]:
             names = "any kernel" if every else ", ".join(serial)
             out.append(f"{v.label} {v.threads}T: no parallel code (no OpenMP, thread or "
                        f"PYCC_NUM_THREADS use) for {names}: not run")  # fmt: skip
+    return out
+
+
+def pass_remark_lines(builds) -> list[str]:
+    """What the passes of each pycc-tile pipeline said (passed, missed) about each kernel, from
+    the 1-thread build (the T-thread ones are the same code)."""
+    out = []
+    for (kname, _key), b in builds.items():
+        v = b.variant
+        if v.family != "pycc-tile" or v.threads != 1 or not b.lib:
+            continue
+        said = dict.fromkeys(
+            r.split(" remark: ", 1)[-1] for r in b.pycc_remarks if "-Rpass-analysis" not in r
+        )
+        out.append(f"{v.label} / {kname}: " + ("; ".join(said) or "no remark"))
     return out
 
 
