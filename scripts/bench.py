@@ -99,20 +99,8 @@ class Kernel:
         return KERNEL_DIR / self.source
 
 
-def _k(
-    name,
-    source,
-    elem,
-    pts,
-    flops,
-    nbytes,
-    points_doc,
-    sizes,
-    args,
-    points,
-    integer=False,
-    iterated=False,
-):
+def _k(name, source, elem, pts, flops, nbytes, points_doc, sizes, args, points, **flags):
+    """A Kernel from a table row; `flags`: integer, iterated."""
     return Kernel(
         name=name,
         source=source,
@@ -125,17 +113,16 @@ def _k(
         sizes=sizes,
         args=args,
         points=points,
-        integer=integer,
-        iterated=iterated,
+        **flags,
     )
 
 
 D, F, U8 = "float64", "float32", "uint8"
 
 
-def _grid2(n: str = "n"):
-    """Two n x n double grids A, B (the two-sweep forms)."""
-    return lambda p: [p["tsteps"], p[n], Array("A", (p[n],) * 2, D), Array("B", (p[n],) * 2, D)]
+def _grids2(p):
+    """Two n x n double grids A and B: the two-sweep forms."""
+    return [p["tsteps"], p["n"], Array("A", (p["n"],) * 2, D), Array("B", (p["n"],) * 2, D)]
 
 
 def _planes2(p):
@@ -164,7 +151,7 @@ KERNELS = [
         "jacobi-2d", "jacobi_2d.c", "double", 5, 5, 16, "2*tsteps*(n-2)^2",
         {"small": dict(n=250, tsteps=20), "l3": dict(n=1300, tsteps=2),
          "large": dict(n=2800, tsteps=2), "tiling": dict(n=2800, tsteps=50)},
-        _grid2(),
+        _grids2,
         lambda p: 2 * p["tsteps"] * (p["n"] - 2) ** 2,
         iterated=True,
     ),
@@ -180,7 +167,7 @@ KERNELS = [
         "heat-2d", "heat_2d.c", "double", 5, 10, 16, "2*tsteps*(n-2)^2",
         {"small": dict(n=250, tsteps=20), "l3": dict(n=1300, tsteps=2),
          "large": dict(n=2800, tsteps=2), "tiling": dict(n=2600, tsteps=32)},
-        _grid2(),
+        _grids2,
         lambda p: 2 * p["tsteps"] * (p["n"] - 2) ** 2,
         iterated=True,
     ),
