@@ -784,8 +784,9 @@ def bench_kernel_size(k: Kernel, size: str, builds, variants, args, gomp: Gomp, 
         v = next(v for v in variants if v.key == key)
         if v.omp_runtime:
             gomp.set_threads(v.threads)
-        if v.pycc:
+        if v.pycc:  # read by pycc-stencil's parallel runtime at each parallel loop
             os.environ["PYCC_NUM_THREADS"] = str(v.threads)
+            os.environ.pop("PYCC_PARALLEL_ORDER", None)  # a test's setting: serial, one by one
         f = funcs[key]
         t0 = time.perf_counter()
         for _ in range(times):
