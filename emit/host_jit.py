@@ -67,6 +67,7 @@ def optimize(
     opt_level: int = 3,
     target_machine: llvm.TargetMachine | None = None,
     size_level: int = 0,
+    *,
     loop_transforms: bool = True,
     loop_vectorize: bool | None = None,
     slp_vectorize: bool | None = None,

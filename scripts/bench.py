@@ -57,7 +57,11 @@ SIZE_CLASSES = {
     "small": "cache-resident (PolyBench MEDIUM shapes, ~1 MB working set)",
     "l3": "last-level-cache sized (PolyBench LARGE shapes, 27-32 MB)",
     "large": "DRAM-sized (PolyBench EXTRALARGE shapes, 100-260 MB)",
+    "tiling": "DRAM-sized, many time steps (issue 5: 64-270 MB; time-iterated stencils and "
+    "multi-stage pipelines only)",
 }
+DRAM_SIZES = {"large", "tiling"}  # the classes whose working sets are well beyond the L3
+DEFAULT_PYCC_PASSES = "time-tile"
 
 
 # --------------------------------------------------------------------------------------------
@@ -86,13 +90,17 @@ class Kernel:
     args: Callable[[dict[str, int]], list]  # scalar ints and Array specs, in call order
     points: Callable[[dict[str, int]], int]
     integer: bool = False
+    # a time loop sweeps the grid again and again: only temporal tiling can beat the DRAM
+    # roofline on a grid beyond the caches (the roofline counts every sweep's own traffic)
+    iterated: bool = False
 
     @property
     def path(self) -> Path:
         return KERNEL_DIR / self.source
 
 
-def _k(name, source, elem, pts, flops, nbytes, points_doc, sizes, args, points, integer=False):
+def _k(name, source, elem, pts, flops, nbytes, points_doc, sizes, args, points, **flags):
+    """A Kernel from a table row; `flags`: integer, iterated."""
     return Kernel(
         name=name,
         source=source,
@@ -105,58 +113,106 @@ def _k(name, source, elem, pts, flops, nbytes, points_doc, sizes, args, points, 
         sizes=sizes,
         args=args,
         points=points,
-        integer=integer,
+        **flags,
     )
 
 
 D, F, U8 = "float64", "float32", "uint8"
 
+
+def _grids2(p):
+    """Two n x n double grids A and B: the two-sweep forms."""
+    return [p["tsteps"], p["n"], Array("A", (p["n"],) * 2, D), Array("B", (p["n"],) * 2, D)]
+
+
+def _planes2(p):
+    """One double A[2][n][n]: the two time planes of a `%2` form."""
+    return [p["tsteps"], p["n"], Array("A", (2, p["n"], p["n"]), D)]
+
+
+def _images(*written: str):
+    """Float h x w images after the h, w parameters: the input, then the written ones."""
+    return lambda p: (
+        [p["h"], p["w"], Array("in", (p["h"], p["w"]), F, written=False)]
+        + [Array(name, (p["h"], p["w"]), F) for name in written]
+    )
+
+
 KERNELS = [
     _k(
         "jacobi-1d", "jacobi_1d.c", "double", 3, 3, 16, "2*tsteps*(n-2)",
         {"small": dict(n=400, tsteps=1000), "l3": dict(n=2_000_000, tsteps=2),
-         "large": dict(n=8_000_000, tsteps=1)},
+         "large": dict(n=8_000_000, tsteps=1), "tiling": dict(n=4_000_000, tsteps=50)},
         lambda p: [p["tsteps"], p["n"], Array("A", (p["n"],), D), Array("B", (p["n"],), D)],
         lambda p: 2 * p["tsteps"] * (p["n"] - 2),
+        iterated=True,
     ),
     _k(
         "jacobi-2d", "jacobi_2d.c", "double", 5, 5, 16, "2*tsteps*(n-2)^2",
         {"small": dict(n=250, tsteps=20), "l3": dict(n=1300, tsteps=2),
-         "large": dict(n=2800, tsteps=2)},
-        lambda p: [p["tsteps"], p["n"], Array("A", (p["n"],) * 2, D),
-                   Array("B", (p["n"],) * 2, D)],
+         "large": dict(n=2800, tsteps=2), "tiling": dict(n=2800, tsteps=50)},
+        _grids2,
         lambda p: 2 * p["tsteps"] * (p["n"] - 2) ** 2,
+        iterated=True,
+    ),
+    _k(
+        "jacobi-2d-mod2", "jacobi_2d_mod2.c", "double", 5, 5, 16, "tsteps*(n-2)^2",
+        {"small": dict(n=250, tsteps=40), "l3": dict(n=1300, tsteps=4),
+         "large": dict(n=2800, tsteps=4), "tiling": dict(n=2800, tsteps=100)},
+        _planes2,
+        lambda p: p["tsteps"] * (p["n"] - 2) ** 2,
+        iterated=True,
+    ),
+    _k(
+        "heat-2d", "heat_2d.c", "double", 5, 10, 16, "2*tsteps*(n-2)^2",
+        {"small": dict(n=250, tsteps=20), "l3": dict(n=1300, tsteps=2),
+         "large": dict(n=2800, tsteps=2), "tiling": dict(n=2600, tsteps=32)},
+        _grids2,
+        lambda p: 2 * p["tsteps"] * (p["n"] - 2) ** 2,
+        iterated=True,
+    ),
+    _k(
+        "heat-2d-mod2", "heat_2d_mod2.c", "double", 5, 10, 16, "tsteps*(n-2)^2",
+        {"small": dict(n=250, tsteps=40), "l3": dict(n=1300, tsteps=4),
+         "large": dict(n=2800, tsteps=4), "tiling": dict(n=2600, tsteps=64)},
+        _planes2,
+        lambda p: p["tsteps"] * (p["n"] - 2) ** 2,
+        iterated=True,
     ),
     _k(
         "heat-3d", "heat_3d.c", "double", 7, 15, 16, "2*tsteps*(n-2)^3",
         {"small": dict(n=40, tsteps=20), "l3": dict(n=120, tsteps=2),
-         "large": dict(n=200, tsteps=1)},
+         "large": dict(n=200, tsteps=1), "tiling": dict(n=200, tsteps=20)},
         lambda p: [p["tsteps"], p["n"], Array("A", (p["n"],) * 3, D),
                    Array("B", (p["n"],) * 3, D)],
         lambda p: 2 * p["tsteps"] * (p["n"] - 2) ** 3,
+        iterated=True,
     ),
     _k(
         "fdtd-2d", "fdtd_2d.c", "double", 9, 11, 80, "tmax*nx*ny",
         {"small": dict(nx=200, ny=240, tmax=20), "l3": dict(nx=1000, ny=1200, tmax=2),
-         "large": dict(nx=2000, ny=2600, tmax=2)},
+         "large": dict(nx=2000, ny=2600, tmax=2), "tiling": dict(nx=2000, ny=2600, tmax=40)},
         lambda p: [p["tmax"], p["nx"], p["ny"], Array("ex", (p["nx"], p["ny"]), D),
                    Array("ey", (p["nx"], p["ny"]), D), Array("hz", (p["nx"], p["ny"]), D),
                    Array("_fict_", (p["tmax"],), D, written=False)],
         lambda p: p["tmax"] * p["nx"] * p["ny"],
+        iterated=True,
     ),
     _k(
         "seidel-2d", "seidel_2d.c", "double", 9, 9, 16, "tsteps*(n-2)^2",
         {"small": dict(n=400, tsteps=10), "l3": dict(n=2000, tsteps=1),
-         "large": dict(n=4000, tsteps=1)},
+         "large": dict(n=4000, tsteps=1), "tiling": dict(n=4000, tsteps=8)},
         lambda p: [p["tsteps"], p["n"], Array("A", (p["n"],) * 2, D)],
         lambda p: p["tsteps"] * (p["n"] - 2) ** 2,
+        iterated=True,
     ),
     _k(
         "star-3d", "star_3d.c", "double", 7, 8, 16, "tsteps*(n-2)^3",
         {"small": dict(n=40, tsteps=40), "l3": dict(n=120, tsteps=4),
-         "large": dict(n=200, tsteps=2)},
+         "large": dict(n=200, tsteps=2), "tiling": dict(n=256, tsteps=8)},
         lambda p: [p["tsteps"], p["n"], Array("A", (2,) + (p["n"],) * 3, D)],
         lambda p: p["tsteps"] * (p["n"] - 2) ** 3,
+        iterated=True,
     ),
     _k(
         "laplace-2d", "laplace_2d.c", "double", 5, 6, 16, "(n-2)*(m-2), one sweep",
@@ -170,16 +226,14 @@ KERNELS = [
         "blur3x3-f32", "blur3x3_f32.c", "float", 9, 9, 8, "(h-2)*(w-2), one sweep",
         {"small": dict(h=320, w=320), "l3": dict(h=2048, w=2048),
          "large": dict(h=4096, w=4096)},
-        lambda p: [p["h"], p["w"], Array("in", (p["h"], p["w"]), F, written=False),
-                   Array("out", (p["h"], p["w"]), F)],
+        _images("out"),
         lambda p: (p["h"] - 2) * (p["w"] - 2),
     ),
     _k(
         "gauss5x5-f32", "gauss5x5_f32.c", "float", 25, 50, 8, "(h-4)*(w-4), one sweep",
         {"small": dict(h=320, w=320), "l3": dict(h=2048, w=2048),
          "large": dict(h=4096, w=4096)},
-        lambda p: [p["h"], p["w"], Array("in", (p["h"], p["w"]), F, written=False),
-                   Array("out", (p["h"], p["w"]), F)],
+        _images("out"),
         lambda p: (p["h"] - 4) * (p["w"] - 4),
     ),
     _k(
@@ -190,6 +244,21 @@ KERNELS = [
                    Array("out", (p["h"], p["w"]), U8)],
         lambda p: (p["h"] - 2) * (p["w"] - 2),
         integer=True,
+    ),
+    _k(
+        "blur-sharpen-f32", "blur_sharpen_f32.c", "float", 11, 11, 24,
+        "(h-4)*(w-4), three stages",
+        {"small": dict(h=320, w=320), "l3": dict(h=1024, w=1024),
+         "large": dict(h=4096, w=4096), "tiling": dict(h=4096, w=4096)},
+        _images("bx", "by", "out"),
+        lambda p: (p["h"] - 4) * (p["w"] - 4),
+    ),
+    _k(
+        "unsharp-f32", "unsharp_f32.c", "float", 12, 23, 44, "(h-4)*(w-4), four stages",
+        {"small": dict(h=320, w=320), "l3": dict(h=1024, w=1024),
+         "large": dict(h=3072, w=3072), "tiling": dict(h=3072, w=3072)},
+        _images("blurx", "blury", "sharpen", "out"),
+        lambda p: (p["h"] - 4) * (p["w"] - 4),
     ),
 ]  # fmt: skip
 
@@ -207,8 +276,16 @@ class Variant:
     link: list[str] = field(default_factory=list)
     pycc: bool = False
     omp_runtime: bool = False  # thread count set with omp_set_num_threads before each call
+    # the thread count is a run-time knob of this pycc-stencil variant (PYCC_NUM_THREADS, which
+    # its parallel runtime reads at each parallel loop; bench.py sets it to `threads` before
+    # every call of every pycc-stencil variant)
+    pycc_threads: bool = False
     reference_only: bool = False  # built and checked against, never timed
     unavailable: str | None = None
+    family: str = ""  # what --variants names it by (default: the key without its thread count)
+
+    def __post_init__(self) -> None:
+        self.family = self.family or re.sub(r"\d+$", "", self.key)
 
     @property
     def parallel(self) -> bool:
@@ -216,6 +293,13 @@ class Variant:
 
     def flags_text(self) -> str:
         return " ".join([Path(self.command[0]).name, *self.command[1:], *self.link])
+
+    def env_text(self) -> str:
+        """The environment the build and the calls run in, as a command-line prefix."""
+        if not self.pycc:
+            return ""
+        threads = "T" if self.pycc_threads else str(self.threads)
+        return f"PYCC_CC={os.environ.get('PYCC_CC', 'gcc')} PYCC_NUM_THREADS={threads} "
 
 
 def run(cmd, env=None, timeout=600) -> subprocess.CompletedProcess:
@@ -304,6 +388,7 @@ def make_variants(args, gcc: str, clang: str | None, pycc: str | None) -> list[V
         ]
     if pycc:
         vs.append(Variant("pycc", "pycc-stencil", [pycc, *OPT], pycc=True))
+        vs += pycc_pass_variants(pycc, args.pycc_passes, args.threads)
     for t in args.threads:
         if t == 1:
             continue
@@ -315,28 +400,55 @@ def make_variants(args, gcc: str, clang: str | None, pycc: str | None) -> list[V
                      f"-ftree-parallelize-loops={t}"], threads=t),
         ]  # fmt: skip
         if clang:
-            vs.append(
-                Variant(f"polly-par{t}", "clang+polly parallel",
-                        [clang, *OPT, "-mllvm", "-polly", "-mllvm", "-polly-parallel",
-                         "-mllvm", f"-polly-num-threads={t}"], threads=t, link=["-lgomp"])
-            )  # fmt: skip
+            polly_par = [clang, *OPT, "-mllvm", "-polly", "-mllvm", "-polly-parallel",
+                         "-mllvm", f"-polly-num-threads={t}"]  # fmt: skip
+            # Polly declines parallel loops it finds unprofitable (heat-3d, the `%2` forms):
+            # -polly-parallel-force parallelizes every parallel loop it proves.
+            vs += [
+                Variant(f"polly-par{t}", "clang+polly parallel", polly_par, threads=t,
+                        link=["-lgomp"]),
+                Variant(f"polly-force{t}", "clang+polly parallel forced",
+                        [*polly_par, "-mllvm", "-polly-parallel-force"], threads=t,
+                        link=["-lgomp"]),
+            ]  # fmt: skip
         vs.append(
             Variant(f"omp{t}", "gcc OpenMP", [gcc, *OPT, "-fopenmp"], threads=t,
                     omp_runtime=True)
         )  # fmt: skip
     if args.variants:
         keep = set(args.variants) | {"gcc", "gcc-nofma"}
-        vs = [v for v in vs if v.key in keep or re.sub(r"\d+$", "", v.key) in keep]
+        vs = [v for v in vs if v.key in keep or v.family in keep]
     return vs
 
 
+def pycc_pass_variants(pycc: str, pipelines: list[str], threads: list[int]) -> list[Variant]:
+    """pycc-stencil with `-fpycc-passes=PIPELINE`, per pipeline and thread count: family
+    `pycc-tile`, keys pycc-tile, pycc-tile2 for the first pipeline, then pycc-tile-b, ...
+    A pipeline this pycc-stencil cannot run fails the probe and shows as unavailable."""
+    vs = []
+    for i, pipeline in enumerate(pipelines):
+        stem = "pycc-tile" + ("" if i == 0 else "-" + chr(ord("a") + i))
+        command = [pycc, *OPT, f"-fpycc-passes={pipeline}"]
+        for t in threads:
+            key = stem if t == 1 else f"{stem}{t}"
+            vs.append(Variant(key, f"pycc-stencil {pipeline}", command, threads=t, pycc=True,
+                              pycc_threads=True, family="pycc-tile"))  # fmt: skip
+    return vs
+
+
+# A time loop: what the tiling pipelines of the pycc-tile variants are for
 PROBE = """
-void probe(int n, double A[n][n], double B[n][n])
+void probe(int tsteps, int n, double A[n][n], double B[n][n])
 {
-  int i, j;
-  for (i = 1; i < n - 1; i++)
-    for (j = 1; j < n - 1; j++)
-      B[i][j] = 0.25 * (A[i - 1][j] + A[i + 1][j] + A[i][j - 1] + A[i][j + 1]);
+  int t, i, j;
+  for (t = 0; t < tsteps; t++) {
+    for (i = 1; i < n - 1; i++)
+      for (j = 1; j < n - 1; j++)
+        B[i][j] = 0.25 * (A[i - 1][j] + A[i + 1][j] + A[i][j - 1] + A[i][j + 1]);
+    for (i = 1; i < n - 1; i++)
+      for (j = 1; j < n - 1; j++)
+        A[i][j] = 0.25 * (B[i - 1][j] + B[i + 1][j] + B[i][j - 1] + B[i][j + 1]);
+  }
 }
 """
 
@@ -382,16 +494,21 @@ class Build:
     variant: Variant
     lib: Path | None = None
     error: str | None = None
-    parallel_code: bool = False  # the library calls into libgomp
+    parallel_code: bool = False  # the library starts threads (has_parallel_code)
     pycc_status: str | None = None  # "pycc-stencil", "cc: REASON", "no report"
     pycc_ms: float | None = None
     pycc_version: str | None = None
     pycc_remarks: list[str] = field(default_factory=list)  # the passes' remarks on the kernel
 
 
-def imports_gomp(lib: Path) -> bool:
+PARALLEL_IMPORTS = re.compile(r"\b(GOMP_\w+|__kmpc_fork\w*|pthread_create\w*|_*pycc\w*)")
+
+
+def has_parallel_code(lib: Path) -> bool:
+    """The library starts threads: it calls into an OpenMP runtime (libgomp, libomp), creates
+    threads itself, calls a pycc-stencil runtime function, or reads PYCC_NUM_THREADS."""
     r = run(["nm", "-D", "--undefined-only", str(lib)], timeout=60)
-    return "GOMP_" in r.stdout
+    return bool(PARALLEL_IMPORTS.search(r.stdout)) or b"PYCC_NUM_THREADS" in lib.read_bytes()
 
 
 def read_pycc_report(b: Build, report: Path) -> None:
@@ -446,7 +563,7 @@ def build_all(kernels, variants, build: Path, cache: Path | None) -> dict[tuple[
             if cached.exists():
                 shutil.copyfile(cached, out)
                 b.lib = out
-                b.parallel_code = imports_gomp(out)
+                b.parallel_code = has_parallel_code(out)
                 return b
         r = compile_variant(v, k.path, out, report)
         if r.returncode != 0 or not out.exists():
@@ -458,7 +575,7 @@ def build_all(kernels, variants, build: Path, cache: Path | None) -> dict[tuple[
             shutil.copyfile(out, tmp)
             os.replace(tmp, cached)
         b.lib = out
-        b.parallel_code = imports_gomp(out)
+        b.parallel_code = has_parallel_code(out)
         if v.pycc:
             read_pycc_report(b, report)
         return b
@@ -667,6 +784,9 @@ def bench_kernel_size(k: Kernel, size: str, builds, variants, args, gomp: Gomp, 
         v = next(v for v in variants if v.key == key)
         if v.omp_runtime:
             gomp.set_threads(v.threads)
+        if v.pycc:  # read by pycc-stencil's parallel runtime at each parallel loop
+            os.environ["PYCC_NUM_THREADS"] = str(v.threads)
+            os.environ.pop("PYCC_PARALLEL_ORDER", None)  # a test's setting: serial, one by one
         f = funcs[key]
         t0 = time.perf_counter()
         for _ in range(times):
@@ -675,11 +795,12 @@ def bench_kernel_size(k: Kernel, size: str, builds, variants, args, gomp: Gomp, 
 
     # Correctness: one call each from the same inputs, compared with gcc -O3.
     refs: dict[str, list[np.ndarray]] = {}
+    first_call: dict[str, float] = {}
     for key in ["gcc", "gcc-nofma"] + [x for x in funcs if x not in ("gcc", "gcc-nofma")]:
         if key not in funcs:
             continue
         restore()
-        call(key)
+        first_call[key] = call(key)
         outs = [work[i] for i in written]
         if key in ("gcc", "gcc-nofma"):
             refs[key] = [o.copy() for o in outs]
@@ -706,6 +827,11 @@ def bench_kernel_size(k: Kernel, size: str, builds, variants, args, gomp: Gomp, 
     timed = [key for key in timed if not results[key].wrong]
     if "gcc" not in timed:
         return list(results.values())
+    for key in [x for x in timed if x != "gcc" and args.max_call]:
+        if first_call[key] > args.max_call:  # its checked call is its one measurement
+            results[key].times = [first_call[key]]
+            results[key].check += " (1 call)"
+            timed.remove(key)
     # Calibrate: repeat the call so that one measurement of the fastest variant takes at least
     # --min-time (every variant makes the same number of calls).
     fastest = math.inf
@@ -728,7 +854,8 @@ def bench_kernel_size(k: Kernel, size: str, builds, variants, args, gomp: Gomp, 
 # Reporting
 
 
-def metrics(r: Result, k: Kernel, base: Result | None, bw: float) -> dict:
+def metrics(r: Result, k: Kernel, base: Result | None, bw: float, polly: float | None = None):
+    """The row's numbers; `polly` is the time it is compared with for "vs polly"."""
     t = r.time
     if t is None:
         return {}
@@ -742,7 +869,19 @@ def metrics(r: Result, k: Kernel, base: Result | None, bw: float) -> dict:
         "gbs": gbs,
         "bw_fraction": gbs / bw if bw else None,
         "vs_gcc": (base.time / t) if base is not None and base.time else None,
+        "vs_polly": polly / t if polly and not is_polly(r) else None,
     }
+
+
+def is_polly(r: Result) -> bool:
+    return r.variant.startswith("polly")
+
+
+def polly_time(rs: list[Result], threads: int) -> float | None:
+    """The fastest clang+polly time with at most `threads` threads: a user who may use that
+    many cores takes the better of Polly's serial and parallel code."""
+    times = [r.time for r in rs if is_polly(r) and r.threads <= threads and r.time]
+    return min(times, default=None)
 
 
 def variant_label(r: Result) -> str:
@@ -758,15 +897,28 @@ def variant_label(r: Result) -> str:
 
 COLUMNS = ["kernel", "size", "T", "variant", "ms", "±", "GSt/s", "GFLOP/s", "GB/s", "BW",
            "vs gcc", "check"]  # fmt: skip
+POLLY_COLUMNS = COLUMNS[:-1] + ["vs polly", "check"]
+TEXT_COLUMNS = {"kernel", "size", "variant", "check", "goals"}  # left-aligned
 
 
-def table_rows(results: list[Result], kernels: dict[str, Kernel], bw: float) -> list[list]:
-    """Rows of COLUMNS (None = the start of a new kernel/size group)."""
-    rows: list[list] = []
+def group_results(results: list[Result]) -> dict[tuple[str, str], list[Result]]:
+    """The results by (kernel, size), in their order."""
     groups: dict[tuple[str, str], list[Result]] = {}
     for r in results:
         groups.setdefault((r.kernel, r.size), []).append(r)
-    for (kname, size), rs in groups.items():
+    return groups
+
+
+def ratio(x: float | None) -> str:
+    return f"{x:.2f}x" if x else ""
+
+
+def table_rows(results: list[Result], kernels: dict[str, Kernel], bw: float,
+               vs_polly: bool = False) -> list[list]:  # fmt: skip
+    """Rows of COLUMNS, or POLLY_COLUMNS with `vs_polly` (None = the start of a new
+    kernel/size group)."""
+    rows: list[list] = []
+    for (kname, size), rs in group_results(results).items():
         k = kernels[kname]
         base = next((r for r in rs if r.variant == "gcc"), None)
         if rows:
@@ -774,32 +926,75 @@ def table_rows(results: list[Result], kernels: dict[str, Kernel], bw: float) -> 
         for r in rs:
             if r.variant == "gcc-nofma" or r.note.startswith("no parallel code"):
                 continue  # the latter are listed once below the tables (parallel_notes)
-            m = metrics(r, k, base, bw)
+            m = metrics(r, k, base, bw, polly_time(rs, r.threads))
+            polly_cell = [ratio(m.get("vs_polly"))] if vs_polly else []
             if not m:
                 note = r.note or (r.check if r.wrong else "")
                 note = note if len(note) <= 70 else note[:69] + "…"
                 rows.append([kname, size, str(r.threads), variant_label(r), "", "", "", "", "",
-                             "", "", note])  # fmt: skip
+                             "", "", *polly_cell, note])  # fmt: skip
                 continue
             gfl = f"{m['gflops']:.2f}" + (" op" if k.integer else "")
             rows.append([
                 kname, size, str(r.threads), variant_label(r), f"{m['ms']:.3f}",
                 f"{100 * m['spread']:.0f}%", f"{m['gstencil']:.3f}", gfl, f"{m['gbs']:.1f}",
                 f"{100 * m['bw_fraction']:.0f}%" if m["bw_fraction"] is not None else "",
-                f"{m['vs_gcc']:.2f}x" if m["vs_gcc"] else "", r.check,
+                ratio(m["vs_gcc"]), *polly_cell, r.check,
             ])  # fmt: skip
     return rows
 
 
-def print_table(rows, title: str, use_rich: bool) -> None:
+SUMMARY_COLUMNS = ["kernel", "size", "variant", "vs gcc", "GSt/s", "roofline", "vs polly",
+                   "beats polly", "goals"]  # fmt: skip
+
+
+def summary_rows(results: list[Result], kernels: dict[str, Kernel], bw: float) -> list[list]:
+    """Every pycc-stencil row against issue 5's goals: on DRAM-sized grids, a time-iterated
+    stencil at least 2x gcc -O3 on one thread (above the roofline: temporal tiling) and a
+    single sweep at >= 90 % of the roofline; never slower than gcc; ahead of Polly."""
+    rows: list[list] = []
+    for (kname, size), rs in group_results(results).items():
+        k = kernels[kname]
+        base = next((r for r in rs if r.variant == "gcc"), None)
+        mine = [r for r in rs if r.variant.startswith("pycc") and not r.copied_from_serial
+                and not r.note.startswith("no parallel code")]  # fmt: skip
+        if rows and mine:
+            rows.append(None)
+        for r in mine:
+            m = metrics(r, k, base, bw, polly_time(rs, r.threads))
+            if not m or not m["vs_gcc"]:
+                note = r.note or r.check
+                note = note if len(note) <= 70 else note[:69] + "…"
+                rows.append([kname, size, variant_label(r), "", "", "", "", "", note])
+                continue
+            goals = []
+            if size in DRAM_SIZES and k.iterated and r.threads == 1:
+                goals.append(f"2x gcc: {yes_no(m['vs_gcc'] >= 2.0)}")
+            if size in DRAM_SIZES and not k.iterated and m["bw_fraction"] is not None:
+                goals.append(f"90% roofline: {yes_no(m['bw_fraction'] >= 0.9)}")
+            goals.append(f"not slower than gcc: {yes_no(m['vs_gcc'] >= 1.0)}")
+            beats = "" if m["vs_polly"] is None else yes_no(m["vs_polly"] > 1.0)
+            rows.append([
+                kname, size, variant_label(r), ratio(m["vs_gcc"]), f"{m['gstencil']:.3f}",
+                f"{100 * m['bw_fraction']:.0f}%" if m["bw_fraction"] is not None else "",
+                ratio(m["vs_polly"]), beats, "; ".join(goals),
+            ])  # fmt: skip
+    return rows
+
+
+def yes_no(flag: bool) -> str:
+    return "yes" if flag else "no"
+
+
+def print_table(rows, title: str, use_rich: bool, columns: list[str] = COLUMNS) -> None:
     if use_rich:
         from rich.console import Console
         from rich.table import Table
 
         t = Table(title=title, title_justify="left", show_edge=False, pad_edge=False)
-        for c in COLUMNS:
-            t.add_column(c, justify="left" if c in ("kernel", "size", "variant", "check")
-                         else "right", no_wrap=c != "check")  # fmt: skip
+        for c in columns:
+            t.add_column(c, justify="left" if c in TEXT_COLUMNS else "right",
+                         no_wrap=c not in ("check", "goals"))  # fmt: skip
         for row in rows:
             if row is None:
                 t.add_section()
@@ -812,20 +1007,20 @@ def print_table(rows, title: str, use_rich: bool) -> None:
         return
     print(title)
     body = [r for r in rows if r is not None]
-    widths = [max(len(c), *(len(r[i]) for r in body)) for i, c in enumerate(COLUMNS)]
+    widths = [max(len(c), *(len(r[i]) for r in body)) for i, c in enumerate(columns)]
     fmt_row = lambda r: "  ".join(  # noqa: E731
-        v.ljust(w) if COLUMNS[i] in ("kernel", "size", "variant", "check") else v.rjust(w)
+        v.ljust(w) if columns[i] in TEXT_COLUMNS else v.rjust(w)
         for i, (v, w) in enumerate(zip(r, widths))
     )
-    print(fmt_row(COLUMNS))
+    print(fmt_row(columns))
     print("  ".join("-" * w for w in widths))
     for row in rows:
         print("" if row is None else fmt_row(row))
     print()
 
 
-def markdown_table(rows) -> str:
-    out = ["| " + " | ".join(COLUMNS) + " |", "|" + "|".join("---" for _ in COLUMNS) + "|"]
+def markdown_table(rows, columns: list[str] = COLUMNS) -> str:
+    out = ["| " + " | ".join(columns) + " |", "|" + "|".join("---" for _ in columns) + "|"]
     for row in rows:
         if row is not None:
             out.append("| " + " | ".join(c.replace("|", "\\|") for c in row) + " |")
@@ -970,6 +1165,14 @@ def add_common_options(p: argparse.ArgumentParser) -> None:
         help="seconds one measurement lasts at least (repeated calls; default 0.02)",
     )
     p.add_argument(
+        "--max-call",
+        type=float,
+        default=0,
+        metavar="S",
+        help="a variant whose checked call took over S seconds is not repeated: that call is "
+        "its one measurement, marked '(1 call)' (default 0: no limit)",
+    )
+    p.add_argument(
         "--best",
         action="store_true",
         help="report the best (minimum) of the repetitions instead of the median: on a busy "
@@ -1012,7 +1215,16 @@ def parse_args(argv):
     p.add_argument(
         "--variants",
         help="comma-separated subset of variant keys (gcc always runs): "
-        "graphite, clang, polly, pycc, autopar, graphite-par, polly-par, omp",
+        "graphite, clang, polly, pycc, pycc-tile, autopar, graphite-par, polly-par, "
+        "polly-force, omp",
+    )
+    p.add_argument(
+        "--pycc-passes",
+        default=DEFAULT_PYCC_PASSES,
+        metavar="PIPELINES",
+        help="';'-separated pycc-stencil pipelines, one `pycc-tile` variant each, built with "
+        "-fpycc-passes=PIPELINE and run on every --threads count (PYCC_NUM_THREADS); "
+        f"'' for none (default {DEFAULT_PYCC_PASSES!r})",
     )
     p.add_argument(
         "--quick",
@@ -1050,6 +1262,7 @@ def parse_args(argv):
     if a.reps < 1 or min(a.threads) < 1:
         p.error("--reps and --threads must be >= 1")
     a.variants = a.variants.split(",") if a.variants else None
+    a.pycc_passes = [x.strip() for x in a.pycc_passes.split(";") if x.strip()]
     return a
 
 
@@ -1062,9 +1275,11 @@ def main(argv=None) -> int:
             sizes = "; ".join(
                 f"{s}: " + " ".join(f"{n}={v}" for n, v in k.sizes[s].items()) for s in k.sizes
             )
-            print(f"{k.name:13} {k.elem:6} {k.stencil_points:2} pts {k.flops:2} flop/pt "
-                  f"{k.bytes:2} B/pt  points/call {k.points_doc}  [{sizes}]")  # fmt: skip
+            print(f"{k.name:16} {k.elem:6} {k.stencil_points:2} pts {k.flops:2} flop/pt "
+                  f"{k.bytes:2} B/pt{' iterated' * k.iterated}  points/call {k.points_doc}  "
+                  f"[{sizes}]")  # fmt: skip
         return 0
+    kernels = [k for k in kernels if any(s in k.sizes for s in args.sizes)]
     t_start = time.perf_counter()
     load_start = loadavg()
 
@@ -1125,7 +1340,8 @@ def main(argv=None) -> int:
         for size in args.sizes:
             log(f"size {size}: {SIZE_CLASSES[size]}")
             for k in kernels:
-                results += bench_kernel_size(k, size, builds, variants, args, gomp, log)
+                if size in k.sizes:  # the single sweeps have no `tiling` size
+                    results += bench_kernel_size(k, size, builds, variants, args, gomp, log)
         triads_end = measure_triad(triad_libs, gomp, triad_reps)
         for t, tr in triads_end.items():
             best = max(tr.best, triads[t].best)
@@ -1162,20 +1378,28 @@ def main(argv=None) -> int:
         print("\n".join(lines[len(header) :]))
         print()
         rows_by_size = {}
+        polly = any(is_polly(r) and r.time for r in results)
+        columns = POLLY_COLUMNS if polly else COLUMNS
         for size in args.sizes:
-            rows = table_rows([r for r in results if r.size == size], by_name, bw)
+            rows = table_rows([r for r in results if r.size == size], by_name, bw, polly)
             rows_by_size[size] = rows
-            print_table(rows, f"{size}: {SIZE_CLASSES[size]}", use_rich)
+            print_table(rows, f"{size}: {SIZE_CLASSES[size]}", use_rich, columns)
+        summary = summary_rows(results, by_name, bw)
+        summary_title = "pycc-stencil against issue 5's goals (vs gcc: gcc -O3 on 1 thread)"
+        if summary:
+            print_table(summary, summary_title, use_rich, SUMMARY_COLUMNS)
         print_legend(kernels, args.sizes, results)
         notes = geomean_lines(results, args.sizes) + parallel_notes(builds, variants)
-        notes += pycc_notes(builds)
+        notes += pycc_notes(builds) + pass_remark_lines(builds)
         for n in notes:
             print(n)
         if args.markdown:
             md = ["```", *lines, "```", ""]
             for size in args.sizes:
-                md += [f"**{size}**: {SIZE_CLASSES[size]}", "", markdown_table(rows_by_size[size]),
-                       ""]  # fmt: skip
+                md += [f"**{size}**: {SIZE_CLASSES[size]}", "",
+                       markdown_table(rows_by_size[size], columns), ""]  # fmt: skip
+            if summary:
+                md += [f"**{summary_title}**", "", markdown_table(summary, SUMMARY_COLUMNS), ""]
             md += [f"- {n}" for n in notes]
             Path(args.markdown).write_text("\n".join(md) + "\n")
         if args.json:
@@ -1187,10 +1411,10 @@ def main(argv=None) -> int:
                 "variants": [v.__dict__ for v in variants],
                 "results": [
                     {**r.__dict__, "median": r.median,
-                     **metrics(r, by_name[r.kernel],
-                               next((x for x in results if x.kernel == r.kernel and
-                                     x.size == r.size and x.variant == "gcc"), None), bw)}
-                    for r in results
+                     **metrics(r, by_name[r.kernel], next((x for x in group if x.variant == "gcc"),
+                                                          None),
+                               bw, polly_time(group, r.threads))}
+                    for group in group_results(results).values() for r in group
                 ],
             }  # fmt: skip
             Path(args.json).write_text(json.dumps(data, indent=1, default=str))
@@ -1223,17 +1447,28 @@ def print_legend(kernels, sizes, results) -> None:
         "  †cc = pycc-stencil fell back to cc for this kernel; (serial) = pycc-stencil has no "
         "parallel code: its 1-thread result, repeated."
     )
+    print(
+        "  BW is the fraction of the DRAM roofline (GSt/s / (triad GB/s / bytes/point)); vs "
+        "polly = the fastest clang+polly time on at most as many threads / this time."
+    )
+    print(
+        "  An `iterated` kernel (a time loop) is above 100 % BW on a DRAM-sized grid only when "
+        "the code reuses data across time steps (temporal tiling)."
+    )
+    if any(r.check.endswith("(1 call)") for r in results):
+        print("  (1 call) = the checked call took over --max-call seconds: it is the only one.")
     print("kernels:")
     for k in kernels:
         per = []
-        for s in sizes:
+        for s in [s for s in sizes if s in k.sizes]:
             rs = [r for r in results if r.kernel == k.name and r.size == s and r.inner]
             inner = max((r.inner for r in rs), default=1)
             prm = " ".join(f"{n}={v}" for n, v in k.sizes[s].items())
             per.append(f"{s} {prm} ({k.points(k.sizes[s]) / 1e6:.2f} M pts/call, x{inner})")
         print(
-            f"  {k.name:13} {k.elem:6} {k.stencil_points:2}-pt {k.flops:2} "
-            f"{'op' if k.integer else 'flop'}/pt {k.bytes:2} B/pt; {'; '.join(per)}"
+            f"  {k.name:16} {k.elem:6} {k.stencil_points:2}-pt {k.flops:2} "
+            f"{'op' if k.integer else 'flop'}/pt {k.bytes:2} B/pt{' iterated' * k.iterated}; "
+            f"{'; '.join(per)}"
         )
     print()
 
@@ -1247,9 +1482,7 @@ def variant_lines(variants) -> list[str]:
         extra = f"  [unavailable: {v.unavailable}]" if v.unavailable else ""
         flags = v.flags_text().replace(f"-polly-num-threads={v.threads}", "-polly-num-threads=T")
         flags = flags.replace(f"-ftree-parallelize-loops={v.threads}", "-ftree-parallelize-loops=T")
-        if v.pycc:
-            flags = f"PYCC_CC={os.environ.get('PYCC_CC', 'gcc')} {flags}"
-        out.append(f"  {v.label:22} {flags} -shared -fPIC{extra}")
+        out.append(f"  {v.label:22} {v.env_text()}{flags} -shared -fPIC{extra}")
     return out
 
 
@@ -1281,8 +1514,23 @@ def parallel_notes(builds, variants) -> list[str]:
         if serial:
             every = len(serial) == sum(1 for (_, key) in builds if key == v.key)
             names = "any kernel" if every else ", ".join(serial)
-            out.append(f"{v.label} {v.threads}T: no parallel code (no libgomp call) for "
-                       f"{names}: not run")  # fmt: skip
+            out.append(f"{v.label} {v.threads}T: no parallel code (no OpenMP, thread or "
+                       f"PYCC_NUM_THREADS use) for {names}: not run")  # fmt: skip
+    return out
+
+
+def pass_remark_lines(builds) -> list[str]:
+    """What the passes of each pycc-tile pipeline said (passed, missed) about each kernel, from
+    the 1-thread build (the T-thread ones are the same code)."""
+    out = []
+    for (kname, _key), b in builds.items():
+        v = b.variant
+        if v.family != "pycc-tile" or v.threads != 1 or not b.lib:
+            continue
+        said = dict.fromkeys(
+            r.split(" remark: ", 1)[-1] for r in b.pycc_remarks if "-Rpass-analysis" not in r
+        )
+        out.append(f"{v.label} / {kname}: " + ("; ".join(said) or "no remark"))
     return out
 
 

@@ -163,6 +163,22 @@ def test_vectorizer_switches_reach_llvm(tmp_path, loop, slp):
     assert vector == {"add": loop is not False, "add4": slp}
 
 
+@pytest.mark.parametrize(
+    "flags, vector", [(["-O3"], True), (["-O3", "-fno-tree-vectorize"], False)]
+)
+def test_compiler_mode_code_is_vectorized_at_O3(tmp_path, flags, vector):
+    """The object/assembly path keeps LLVM's loop vectorizer on at -O3 unless the flags turn
+    it off (SSE2's packed addps: every x86-64 has it)."""
+    from pycc_stencil.emit.host_object import compile_to_assembly
+
+    source = tmp_path / "v.c"
+    source.write_text(VECTORIZABLE)
+    module = str(lower_file(str(source), []).module)
+    assembly = compile_to_assembly(module, target_from_flags("cc", flags))
+    add = assembly.split("add4:")[0]
+    assert bool(re.search(r"\bv?addps\b", add)) == vector
+
+
 def test_integer_and_stack_options():
     assert target_from_flags("cc", ["-fwrapv"]).wrapv
     assert not target_from_flags("cc", ["-fwrapv", "-fno-wrapv"]).wrapv
