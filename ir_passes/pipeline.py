@@ -213,7 +213,7 @@ def verify_passes_default() -> bool:
 
 def _load_passes() -> None:
     """Import the modules whose `@register` fill REGISTRY."""
-    from . import align, auto, full_unroll, loop_info, simd, unroll, unroll_jam  # noqa: F401
+    from . import align, auto, full_unroll, loop_info, simd, tiling, unroll, unroll_jam  # noqa: F401
 
 
 _ITEM = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_-]*)\s*(?:\(([^()]*)\))?\s*$")

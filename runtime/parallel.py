@@ -126,11 +126,15 @@ def unpack_context(
     builder: ir.IRBuilder, ctx_ptr: ir.Value, types: list[ir.Type]
 ) -> list[ir.Value]:
     """Load the values `pack_context` stored (their types in the same order) in the body."""
+    return [context_value(builder, ctx_ptr, types[: k + 1]) for k in range(len(types))]
+
+
+def context_value(builder: ir.IRBuilder, ctx_ptr: ir.Value, types: list[ir.Type]) -> ir.Value:
+    """Load the last of `types` from a context packed with values of these types first: a
+    field's offset depends only on the fields before it, so a body can read each value as it
+    discovers that it needs it, before the whole context is known."""
     record_type = ir.LiteralStructType(types)
-    return [
-        builder.load(_field(builder, record_type, ctx_ptr, index), typ=typ)
-        for index, typ in enumerate(types)
-    ]
+    return builder.load(_field(builder, record_type, ctx_ptr, len(types) - 1), typ=types[-1])
 
 
 def _field(builder: ir.IRBuilder, record_type: ir.Type, record: ir.Value, index: int) -> ir.Value:

@@ -1,0 +1,74 @@
+"""Drivers of the polyhedral passes: `tile(s1,...)` and `time-tile(st,s1,...)`.
+
+Each finds the SCoPs of every function (polyhedral/scop.py), computes their dependences,
+asks the transformation (polyhedral/schedule/) for a new schedule, which is legal or refused,
+and regenerates the nests from it (polyhedral/codegen.py). Sizes left out (or 0) come from the
+host's cache sizes. Remarks say what was tiled, what was refused and why, and which nests are
+not SCoPs (and which construct makes them non-affine).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from llvmlite import ir
+
+from ..polyhedral.codegen import generate
+from ..polyhedral.deps import compute_dependences
+from ..polyhedral.schedule.outcome import Outcome
+from ..polyhedral.schedule.tile import tile as tile_schedule
+from ..polyhedral.schedule.time_tile import time_tile as time_tile_schedule
+from ..polyhedral.scop import Scop, extract_scops
+from .pipeline import PassContext, register
+
+
+class TileSize(int):
+    """A tile size: an integer >= 1, or 0 for "from the cache model"."""
+
+    def __new__(cls, value: object) -> TileSize:
+        number = int.__new__(cls, value)
+        if number < 0:
+            raise ValueError(f"tile size must be >= 0, not {number}")
+        return number
+
+
+TileSize.__name__ = "tile size (an integer >= 1, 0 = from the cache model)"
+_SIZES = (TileSize,) * 4
+
+
+def _run(
+    module: ir.Module,
+    sizes: tuple[int, ...],
+    transform: Callable[[Scop, object, list[int]], Outcome],
+    context: PassContext,
+    merge: bool = True,
+) -> ir.Module:
+    wanted = [s for s in sizes if s]
+    for function in list(module.functions):
+        if not function.blocks:
+            continue
+        scops, rejected = extract_scops(function, merge)
+        for why in rejected:
+            context.missed(f"loop nest is not a SCoP: {why.reason}", at=why.at)
+        for scop in scops:
+            outcome = transform(scop, compute_dependences(scop), wanted)
+            at = scop.entry.terminator
+            for reason in outcome.refused:
+                context.missed(f"refused: {reason}", at=at)
+            if outcome.changed:
+                generate(scop, outcome.schedule)
+                for message in outcome.done:
+                    context.passed(message, at=at)
+    return module
+
+
+@register("tile", _SIZES, defaults=(0, 0, 0, 0))
+def tile(module: ir.Module, *sizes: int, context: PassContext) -> ir.Module:
+    """Rectangular tiles of the outermost legally tileable band of each nest."""
+    return _run(module, sizes, tile_schedule, context)
+
+
+@register("time-tile", _SIZES, defaults=(0, 0, 0, 0))
+def time_tile(module: ir.Module, *sizes: int, context: PassContext) -> ir.Module:
+    """Skewed tiles across the time loop of iterated stencils, wavefronts in parallel."""
+    return _run(module, sizes, time_tile_schedule, context, merge=False)

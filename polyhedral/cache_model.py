@@ -1,0 +1,52 @@
+"""Tile sizes from the host's caches, read at run time (Linux sysfs; documented defaults
+elsewhere), so a build on another machine picks sizes for that machine's caches."""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+
+_SYSFS = Path("/sys/devices/system/cpu/cpu0/cache")
+#: used when sysfs does not tell (bytes): common x86/arm server sizes
+_DEFAULT = {1: 32 << 10, 2: 512 << 10, 3: 8 << 20}
+
+
+@functools.cache
+def cache_bytes(level: int) -> int:
+    """The data (or unified) cache size of `level` (1, 2, 3) of CPU 0."""
+    try:
+        for index in sorted(_SYSFS.glob("index*")):
+            kind = (index / "type").read_text().strip()
+            if int((index / "level").read_text()) == level and kind in ("Data", "Unified"):
+                return _parse_size((index / "size").read_text().strip())
+    except (OSError, ValueError):
+        pass
+    return _DEFAULT[level]
+
+
+def _parse_size(text: str) -> int:
+    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+    if text and text[-1].upper() in units:
+        return int(text[:-1]) * units[text[-1].upper()]
+    return int(text)
+
+
+def spatial_tile(depth: int, bytes_per_point: int, innermost: int = 256) -> list[int]:
+    """Rectangular tile sizes whose data (`bytes_per_point` per iteration point, all arrays
+    together) fill half the L2 cache: a long innermost extent for vector loops, the outer
+    extents equal."""
+    if depth == 1:
+        return [max(64, cache_bytes(2) // 2 // max(1, bytes_per_point))]
+    budget = cache_bytes(2) // 2 // max(1, bytes_per_point * innermost)
+    side = max(4, int(budget ** (1 / (depth - 1))))
+    return [side] * (depth - 1) + [innermost]
+
+
+def time_tile(depth: int, bytes_per_point: int) -> list[int]:
+    """Sizes (time, space...) of skewed time tiles for a `depth`-dimensional stencil: the
+    tile's footprint (grown by the skew) within half the L2 cache."""
+    if depth == 1:
+        return [64, 2048]
+    if depth == 2:
+        return [16, 32, 512]
+    return [8, 8, 16, 256][: depth + 1] if depth == 3 else [4] * (depth + 1)

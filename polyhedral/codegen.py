@@ -1,0 +1,401 @@
+"""isl AST -> LLVM IR: replace a SCoP's loop nests by the code of a new schedule.
+
+isl generates the loop structure (`AstBuild.node_from_schedule`); this module walks that AST
+and builds IR: 64-bit counted loops for `for` nodes, branches for `if` nodes, and for each
+`user` node S(e1, ..., ek) a copy of statement S's block with its induction variables replaced
+by the values of e1..ek. Values a statement takes from outside its block are either defined
+before the SCoP (used as they are) or pure arithmetic on induction variables and parameters
+inside the loop headers (recomputed next to the copy).
+
+The new code is versioned: a run-time check before it compares the byte ranges every array of
+the SCoP covers (from isl: the minimum and maximum of each subscript over the domain), and when
+two pointer arguments overlap where one is written the original nests run instead, because the
+polyhedral model treats distinct pointers as distinct arrays and C without `restrict` does not
+promise that.
+
+A `for` node under a mark named `PARALLEL_MARK` is outlined into a function
+`void body(ptr ctx, i64 lo, i64 hi)` that runs iterations [lo, hi); values it needs from the
+enclosing function travel in `ctx` (a record of them), and the loop is handed to the
+parallel runtime (runtime/parallel.py), which may run the iterations on several threads and in
+any order.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import islpy as isl
+from llvmlite import ir
+from llvmlite.ir import instructions as ins
+
+from ..ir_passes.affine import size_of
+from ..ir_passes.loops import invalidate
+from ..ir_passes.rewrite import copy_instruction, remap_operands
+from ..ir_passes.unroll import branch_to
+from ..runtime.parallel import context_value, emit_parallel_call, pack_context
+from .scop import Scop, Statement, used_values
+
+PARALLEL_MARK = "pycc.parallel"
+I64 = ir.IntType(64)
+_OP = isl.ast_expr_op_type
+
+
+@dataclass
+class TwoLevel:
+    """A program in two levels: `outer` runs `TILE[t0..td]` instances; each runs the AST of
+    `inner`, whose parameters `tile_params` take the instance's coordinates."""
+
+    outer: isl.Schedule
+    inner: isl.Schedule
+    tile_params: list[str]
+
+
+class CodegenError(Exception):
+    """An AST construct the generator does not handle (a bug, not a user error)."""
+
+
+def generate(scop: Scop, program: isl.Schedule | TwoLevel) -> None:
+    """Rewrite `scop.function` so the SCoP runs in the order of `program`."""
+    function = scop.function
+    build = isl.AstBuild.from_context(scop.context())
+    inner = None
+    if isinstance(program, TwoLevel):
+        names = ", ".join([*scop.params, *program.tile_params])
+        inner_build = isl.AstBuild.from_context(isl.Set(f"[{names}] -> {{ : }}"))
+        inner = (inner_build.node_from_schedule(program.inner), program.tile_params)
+        program = program.outer
+    ast = build.node_from_schedule(program)
+    entry = scop.entry
+    before = _single_predecessor(function, entry)
+    check = function.append_basic_block("poly.check")
+    start = function.append_basic_block("poly.start")
+    branch_to(before, check)
+    builder = ir.IRBuilder(check)
+    params = {
+        name: builder.sext(v, I64) if v.type.width < 64 else v for name, v in scop.params.items()
+    }
+    region = _region_blocks(scop)
+    gen = _Generator(function, scop, region, dict(params), external=lambda v: v, inner=inner)
+    disjoint = gen.arrays_disjoint(builder, build)
+    builder.cbranch(disjoint, start, entry)
+    gen.builder = ir.IRBuilder(start)
+    gen.node(ast)
+    branch_to(gen.builder.block, scop.exit)
+    invalidate(function)
+
+
+def _single_predecessor(function: ir.Function, block: ir.Block) -> ir.Block:
+    preds = [b for b in function.blocks if block in _targets(b)]
+    if len(preds) != 1:
+        raise CodegenError(f"{block.name} has {len(preds)} predecessors")
+    return preds[0]
+
+
+def _targets(block: ir.Block) -> list[ir.Block]:
+    term = block.terminator
+    return [op for op in (term.operands if term else []) if isinstance(op, ir.Block)]
+
+
+def _region_blocks(scop: Scop) -> set[ir.Block]:
+    return {b for nest in scop.nests for lp in nest.loop.descendants() for b in lp.blocks}
+
+
+class _Generator:
+    """Builds the IR of one AST (or, for an outlined parallel loop, of one subtree)."""
+
+    def __init__(
+        self, function, scop: Scop, region, ids: dict[str, ir.Value], external, inner=None
+    ):
+        self.function = function
+        self.scop = scop
+        self.region = region
+        self.ids = ids  # isl identifier -> i64 value
+        self.external = external  # a value of the original function -> the value to use here
+        self.builder: ir.IRBuilder | None = None
+        self.inner = inner  # (AST run by each TILE instance, its tile parameters) or None
+
+    # -- nodes -------------------------------------------------------------------------------
+
+    def node(self, node: isl.AstNode) -> None:
+        kind = node.get_type()
+        if kind == isl.ast_node_type.block:
+            children = node.block_get_children()
+            for k in range(children.n_ast_node()):
+                self.node(children.get_at(k))
+        elif kind == isl.ast_node_type.for_:
+            self.for_loop(node)
+        elif kind == isl.ast_node_type.if_:
+            self.if_node(node)
+        elif kind == isl.ast_node_type.user:
+            self.user(node.user_get_expr())
+        elif kind == isl.ast_node_type.mark:
+            child = node.mark_get_node()
+            if (
+                node.mark_get_id().get_name() == PARALLEL_MARK
+                and child.get_type() == isl.ast_node_type.for_
+                and self.parallel_loop(child)
+            ):
+                return
+            self.node(child)
+        else:
+            raise CodegenError(f"AST node type {kind}")
+
+    def for_loop(self, node: isl.AstNode) -> None:
+        name = node.for_get_iterator().get_id().get_name()
+        init = self.expr(node.for_get_init())
+        self.counted_loop(
+            name,
+            init,
+            lambda: self.expr(node.for_get_cond()),
+            self.expr(node.for_get_inc()),
+            node.for_get_body(),
+        )
+
+    def counted_loop(self, name, init, condition, step, body: isl.AstNode) -> None:
+        b = self.builder
+        pre = b.block
+        header = self.function.append_basic_block(f"poly.{name}")
+        loop_body = self.function.append_basic_block(f"poly.{name}.body")
+        done = self.function.append_basic_block(f"poly.{name}.exit")
+        b.branch(header)
+        b.position_at_end(header)
+        phi = b.phi(I64, name=name)
+        phi.add_incoming(init, pre)
+        shadowed = self.ids.get(name)  # a TILE's point loops reuse the tile loops' names
+        self.ids[name] = phi
+        b.cbranch(condition(), loop_body, done)
+        b.position_at_end(loop_body)
+        self.node(body)
+        b = self.builder
+        b.position_at_end(b.block)
+        nxt = b.add(phi, step, name=f"{name}.next", flags=["nsw"])
+        phi.add_incoming(nxt, b.block)
+        b.branch(header)
+        b.position_at_end(done)
+        if shadowed is None:
+            del self.ids[name]
+        else:
+            self.ids[name] = shadowed
+
+    def if_node(self, node: isl.AstNode) -> None:
+        b = self.builder
+        cond = self.expr(node.if_get_cond())
+        then = self.function.append_basic_block("poly.then")
+        join = self.function.append_basic_block("poly.join")
+        other = self.function.append_basic_block("poly.else") if node.if_has_else_node() else join
+        b.cbranch(cond, then, other)
+        b.position_at_end(then)
+        self.node(node.if_get_then_node())
+        self.builder.branch(join)
+        if other is not join:
+            self.builder.position_at_end(other)
+            self.node(node.if_get_else_node())
+            self.builder.branch(join)
+        self.builder.position_at_end(join)
+
+    # -- statements --------------------------------------------------------------------------
+
+    def user(self, call: isl.AstExpr) -> None:
+        name = call.op_get_arg(0).get_id().get_name()
+        args = [self.expr(call.op_get_arg(k + 1)) for k in range(call.op_get_n_arg() - 1)]
+        if name == "TILE":
+            ast, params = self.inner
+            self.ids.update(zip(params, args))
+            self.node(ast)
+            for param in params:
+                del self.ids[param]
+            return
+        stmt = self.scop.statement(name)
+        values: dict[ir.Value, ir.Value] = {}
+        b = self.builder
+        for phi, value in zip(stmt.phis, args):
+            values[phi] = b.trunc(value, phi.type) if phi.type.width < 64 else value
+        self.copy_statement(stmt, values)
+
+    def copy_statement(self, stmt: Statement, values: dict) -> None:
+        block = self.builder.block
+        for instr in stmt.block.instructions[:-1]:
+            for op in used_values(instr):
+                self.resolve(op, values, block)
+            values[instr] = _clone(instr, block, values)
+        self.builder.position_at_end(block)
+
+    def resolve(self, value: ir.Value, values: dict, block: ir.Block) -> None:
+        """Make `values[value]` what a copy should use for `value` (an operand)."""
+        if value in values or not isinstance(value, (ir.Instruction, ir.Argument)):
+            return
+        if isinstance(value, ir.Argument) or value.parent not in self.region:
+            values[value] = self.external(value)
+            return
+        if value.parent is not None and isinstance(value, ins.PhiInstr):
+            raise CodegenError(f"induction variable {value.name} without a value")
+        for op in used_values(value):  # pure arithmetic of the loop headers: recompute
+            self.resolve(op, values, block)
+        values[value] = _clone(value, block, values)
+
+    # -- parallel loops ----------------------------------------------------------------------
+
+    def parallel_loop(self, node: isl.AstNode) -> bool:
+        """Outline a unit-step `for` with an upper bound `it <= e` / `it < e` and hand it to
+        the parallel runtime; False (generate it serially) for any other shape."""
+        inc = node.for_get_inc()
+        cond = node.for_get_cond()
+        name = node.for_get_iterator().get_id().get_name()
+        if inc.get_type() != isl.ast_expr_type.int or inc.get_val().to_python() != 1:
+            return False
+        if cond.get_type() != isl.ast_expr_type.op or cond.op_get_type() not in (_OP.le, _OP.lt):
+            return False
+        left = cond.op_get_arg(0)
+        if left.get_type() != isl.ast_expr_type.id or left.get_id().get_name() != name:
+            return False
+        lo = self.expr(node.for_get_init())
+        hi = self.expr(cond.op_get_arg(1))
+        if cond.op_get_type() == _OP.le:
+            hi = self.builder.add(hi, ir.Constant(I64, 1), flags=["nsw"])
+        body, captured = self.outline(name, node.for_get_body())
+        ctx = pack_context(self.builder, captured)
+        emit_parallel_call(self.builder, body, ctx, lo, hi)
+        return True
+
+    def outline(self, name: str, body: isl.AstNode) -> tuple[ir.Function, list[ir.Value]]:
+        module = self.function.module
+        ptr = ir.PointerType()
+        fnty = ir.FunctionType(ir.VoidType(), [ptr, I64, I64])
+        fn = ir.Function(module, fnty, module.get_unique_name(f"{self.function.name}.par"))
+        fn.linkage = "internal"
+        ctx, lo, hi = fn.args
+        entry = fn.append_basic_block("entry")
+        loads = ir.IRBuilder(entry)
+        captured: list[ir.Value] = []
+        slots: dict[int, ir.Value] = {}
+
+        def capture(value: ir.Value) -> ir.Value:
+            """The value of the enclosing function `value` stands for, read from ctx."""
+            if id(value) not in slots:
+                captured.append(value)
+                slots[id(value)] = context_value(loads, ctx, [v.type for v in captured])
+            return slots[id(value)]
+
+        outer_ids = {key: capture(v) for key, v in self.ids.items()}
+        inner = _Generator(
+            fn,
+            self.scop,
+            self.region,
+            outer_ids,
+            external=lambda v: capture(self.external(v)),
+            inner=self.inner,
+        )
+        start = fn.append_basic_block("body")
+        inner.builder = ir.IRBuilder(start)
+        inner.counted_loop(
+            name,
+            lo,
+            lambda: inner.builder.icmp_signed("<", inner.ids[name], hi),
+            ir.Constant(I64, 1),
+            body,
+        )
+        inner.builder.ret_void()
+        loads.branch(start)
+        return fn, captured
+
+    # -- run-time alias check ----------------------------------------------------------------
+
+    def arrays_disjoint(self, b: ir.IRBuilder, build: isl.AstBuild) -> ir.Value:
+        """i1: no written array shares a byte with another array of the SCoP."""
+        self.builder = b
+        scop = self.scop
+        accessed = scop.reads().union(scop.writes()).range()
+        written = {a.array.name for s in scop.statements for a in s.accesses if a.is_write}
+        sets: list[isl.Set] = []
+        accessed.foreach_set(sets.append)
+        bounds = {}
+        for array in scop.arrays:
+            if not isinstance(array.base, ir.Argument):
+                continue
+            cells = next((c for c in sets if c.get_tuple_name() == array.name), None)
+            if cells is None or cells.is_empty():
+                continue
+            bounds[array.name] = self.byte_range(array, cells, build)
+        result = ir.Constant(ir.IntType(1), 1)
+        names = sorted(bounds)
+        for x in range(len(names)):
+            for y in range(x + 1, len(names)):
+                if names[x] not in written and names[y] not in written:
+                    continue
+                (lo_a, hi_a), (lo_b, hi_b) = bounds[names[x]], bounds[names[y]]
+                apart = b.or_(b.icmp_signed("<=", hi_a, lo_b), b.icmp_signed("<=", hi_b, lo_a))
+                result = b.and_(result, apart)
+        return result
+
+    def byte_range(self, array, cells: isl.Set, build: isl.AstBuild):
+        """[first byte, one past the last byte] of the cells, as i64 addresses."""
+        b = self.builder
+        strides = [ir.Constant(I64, 1)]
+        for size in reversed(array.sizes):
+            strides.insert(0, b.mul(strides[0], self.ids[size], flags=["nsw"]))
+        lo = hi = ir.Constant(I64, 0)
+        for k in range(array.rank):
+            low = self.expr(build.expr_from_pw_aff(cells.dim_min(k)))
+            high = self.expr(build.expr_from_pw_aff(cells.dim_max(k)))
+            lo = b.add(lo, b.mul(low, strides[k]))
+            hi = b.add(hi, b.mul(high, strides[k]))
+        size = ir.Constant(I64, size_of(array.element))
+        base = b.ptrtoint(array.base, I64)
+        first = b.add(base, b.mul(lo, size))
+        last = b.add(base, b.mul(b.add(hi, ir.Constant(I64, 1)), size))
+        return first, last
+
+    # -- expressions -------------------------------------------------------------------------
+
+    def expr(self, e: isl.AstExpr) -> ir.Value:
+        kind = e.get_type()
+        if kind == isl.ast_expr_type.int:
+            return ir.Constant(I64, e.get_val().to_python())
+        if kind == isl.ast_expr_type.id:
+            return self.ids[e.get_id().get_name()]
+        if kind != isl.ast_expr_type.op:
+            raise CodegenError(f"AST expression {e.to_C_str()}")
+        op = e.op_get_type()
+        args = [self.expr(e.op_get_arg(k)) for k in range(e.op_get_n_arg())]
+        b = self.builder
+        if op == _OP.add:
+            return b.add(args[0], args[1], flags=["nsw"])
+        if op == _OP.sub:
+            return b.sub(args[0], args[1], flags=["nsw"])
+        if op == _OP.mul:
+            return b.mul(args[0], args[1], flags=["nsw"])
+        if op == _OP.minus:
+            return b.sub(ir.Constant(I64, 0), args[0], flags=["nsw"])
+        if op in (_OP.div, _OP.pdiv_q):
+            return b.sdiv(args[0], args[1])
+        if op in (_OP.pdiv_r, _OP.zdiv_r):
+            return b.srem(args[0], args[1])
+        if op == _OP.fdiv_q:  # floor division by a positive constant
+            negative = b.icmp_signed("<", args[0], ir.Constant(I64, 0))
+            adjust = b.select(negative, b.sub(args[1], ir.Constant(I64, 1)), ir.Constant(I64, 0))
+            return b.sdiv(b.sub(args[0], adjust), args[1])
+        if op in (_OP.min, _OP.max):
+            pred = "<" if op == _OP.min else ">"
+            value = args[0]
+            for other in args[1:]:
+                value = b.select(b.icmp_signed(pred, value, other), value, other)
+            return value
+        if op in (_OP.cond, _OP.select):
+            return b.select(args[0], args[1], args[2])
+        compare = {_OP.eq: "==", _OP.le: "<=", _OP.lt: "<", _OP.ge: ">=", _OP.gt: ">"}
+        if op in compare:
+            return b.icmp_signed(compare[op], args[0], args[1])
+        if op in (_OP.and_, _OP.and_then):
+            return b.and_(args[0], args[1])
+        if op in (_OP.or_, _OP.or_else):
+            return b.or_(args[0], args[1])
+        raise CodegenError(f"AST operator in {e.to_C_str()}")
+
+
+def _clone(instr: ir.Instruction, block: ir.Block, values: dict) -> ir.Instruction:
+    """A copy of `instr` appended to `block`, every operand (arguments too) mapped by
+    `values`."""
+    new = copy_instruction(instr, block)
+    remap_operands(new, lambda v: values.get(v, v))
+    block.instructions.append(new)
+    return new

@@ -1,0 +1,77 @@
+"""Dependences of a SCoP and the legality of a new schedule.
+
+Flow dependences are exact dataflow (isl's `compute_flow`: each read is paired with the last
+write before it of the same element, so a write that is overwritten before anyone reads it
+creates no flow dependence). Anti (read, later write) and output (write, later write)
+dependences are memory-based: the storage is reused as the program reuses it (`A[(t+1)%2]`
+writes over values read two steps before), so every later write of an element must stay after
+every earlier access of it. A schedule is legal when it runs the source of every dependence
+before its sink; anything else a transformation proposes is refused, never generated.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import islpy as isl
+
+from .scop import Scop
+
+
+@dataclass
+class Dependences:
+    flow: isl.UnionMap  # write -> read of the value it wrote (exact)
+    anti: isl.UnionMap  # read -> a later write of the same element
+    output: isl.UnionMap  # write -> a later write of the same element
+
+    @property
+    def all(self) -> isl.UnionMap:
+        return self.flow.union(self.anti).union(self.output).coalesce()
+
+
+def compute_dependences(scop: Scop, schedule: isl.Schedule | None = None) -> Dependences:
+    """The dependences of `scop` under its original (or the given) execution order."""
+    schedule = schedule or scop.schedule()
+    reads, writes = scop.reads(), scop.writes()
+    flow_info = isl.UnionAccessInfo.from_sink(reads).set_must_source(writes).set_schedule(schedule)
+    flow = flow_info.compute_flow().get_must_dependence()
+    order = schedule.get_map()
+    before = order.lex_lt_union_map(order)  # a -> b: a runs before b
+    anti = reads.apply_range(writes.reverse()).intersect(before)
+    output = writes.apply_range(writes.reverse()).intersect(before)
+    return Dependences(flow.coalesce(), anti.coalesce(), output.coalesce())
+
+
+def violated(dependences: isl.UnionMap, schedule: isl.UnionMap) -> isl.UnionMap:
+    """The dependences whose sink `schedule` does not run strictly after their source."""
+    not_after = schedule.lex_ge_union_map(schedule)  # a -> b: a runs at or after b
+    return dependences.intersect(not_after)
+
+
+def is_legal(dependences: Dependences, schedule: isl.Schedule | isl.UnionMap) -> bool:
+    order = schedule.get_map() if isinstance(schedule, isl.Schedule) else schedule
+    return violated(dependences.all, order).is_empty()
+
+
+def carried_at(dependences: isl.UnionMap, schedule: isl.UnionMap, depth: int) -> bool:
+    """Whether a dependence is carried by dimension `depth` of `schedule`: its source and sink
+    agree on the dimensions before `depth` and differ at `depth`. A dimension that carries
+    none runs its iterations in any order (in parallel) for fixed outer dimensions."""
+    prefix = _prefix(schedule, depth + 1)
+    outer = _prefix(schedule, depth)
+    same_outer = outer.apply_range(outer.reverse())
+    pairs = dependences.intersect(same_outer)
+    same_full = prefix.apply_range(prefix.reverse())
+    return not pairs.subtract(same_full).is_empty()
+
+
+def _prefix(schedule: isl.UnionMap, depth: int) -> isl.UnionMap:
+    """`schedule` restricted to its first `depth` output dimensions."""
+    out = isl.UnionMap.empty(schedule.get_space())
+    maps: list[isl.Map] = []
+    schedule.foreach_map(maps.append)
+    for m in maps:
+        n = m.dim(isl.dim_type.out)
+        part = m.project_out(isl.dim_type.out, depth, n - depth) if n > depth else m
+        out = out.union(isl.UnionMap.from_map(part))
+    return out

@@ -1,0 +1,26 @@
+"""What a schedule transformation returns: the new schedule (if any part was transformed)
+and, for the remarks, what it did and what it refused and why."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import islpy as isl
+
+from ..codegen import TwoLevel
+
+
+@dataclass
+class Outcome:
+    schedule: isl.Schedule | TwoLevel
+    changed: bool = False
+    done: list[str] = field(default_factory=list)
+    refused: list[str] = field(default_factory=list)
+
+    def accept(self, schedule: isl.Schedule | TwoLevel, message: str) -> None:
+        self.schedule = schedule
+        self.changed = True
+        self.done.append(message)
+
+    def refuse(self, reason: str) -> None:
+        self.refused.append(reason)
