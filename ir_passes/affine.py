@@ -163,6 +163,8 @@ def _gep_offset(gep: ir.Instruction) -> Polynomial | None:
     """The byte offset a GEP adds to its pointer (None for struct indices we do not model)."""
     element = gep.source_etype
     indices = list(gep.indices)
+    if isinstance(element, ir.BaseStructType):
+        return None
     offset = integer_polynomial(indices[0]).scaled(size_of(element))
     for index in indices[1:]:
         if not isinstance(element, ir.ArrayType):

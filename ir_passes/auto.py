@@ -1,4 +1,5 @@
-"""`auto`: apply to each function the strategy `tune --target host` chooses for it.
+"""`auto`: time-tile the iterated stencils, then apply to each other function the strategy
+`tune --target host` chooses for it.
 
 The one pass driven by back-end feedback: for every function with a loop it runs the strategy
 search (`ir_passes.strategy`) with the host's cycles (`emit.x86_cost`: llvm-mca, or its
@@ -89,14 +90,30 @@ def _choose(tuner, name: str, built: float | None) -> tuple[str | None, str]:
     )
 
 
+def _tile_for_locality(module: ir.Module, context: PassContext) -> set[str]:
+    """Time-tile the iterated stencils (memory-bound sweeps repeated over time gain most from
+    locality, and their tiled loops are left to LLVM's vectorizer); the names of the functions
+    tiled. Nests that are not iterated stencils stay as they are, without a remark."""
+    applied = run_passes(module, parse_pipeline("time-tile"), verify=False)
+    done = [r for r in applied.remarks if r.kind == "passed"]
+    context.remarks.extend(done)
+    return {r.function for r in done}
+
+
 @register("auto")
 def auto(module: ir.Module, *, context: PassContext) -> ir.Module:
     """Tune each looping function for the host and apply its best strategy."""
     from ..emit.tuning import Tuner
 
     module = fresh_copy(module)
+    originals = {f.name for f in module.functions if f.blocks}
+    tiled = _tile_for_locality(module, context)
     tuner = None
-    looping = [f for f in module.functions if f.blocks and loops_of(f).loops]
+    looping = [
+        f
+        for f in module.functions
+        if f.blocks and f.name in originals - tiled and loops_of(f).loops
+    ]
     keys = {f.name: _key(f) for f in looping}
     for function in looping:
         forget_strings(function)  # printed by _key

@@ -48,5 +48,5 @@ def time_tile(depth: int, bytes_per_point: int) -> list[int]:
     if depth == 1:
         return [64, 2048]
     if depth == 2:
-        return [16, 32, 512]
+        return [64, 16, 1024]
     return [8, 8, 16, 256][: depth + 1] if depth == 3 else [4] * (depth + 1)

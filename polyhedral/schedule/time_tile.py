@@ -50,8 +50,10 @@ def time_tile(scop: Scop, deps: Dependences, sizes: list[int]) -> Outcome:
             continue
         # the sizes given first (time, then space outermost first), the cache model's after
         want = [*sizes, *default_sizes(space, scop.bytes_per_point())[len(sizes) :]][: space + 1]
-        # sizes count time steps: a tile holds whole steps of all K sweeps
-        tiles = [want[0] * len(nest.children), *want[1:]]
+        # the time size counts sweeps (rounded up to whole steps), so the one-sweep `%2`
+        # form and the K-sweep form of a stencil get the same tiles
+        per_step = len(nest.children)
+        tiles = [-(-want[0] // per_step) * per_step, *want[1:]]
         schedule = _tiled(scop, outcome.schedule, path, nest, y, tiles, deps)
         if schedule is None:
             outcome.refuse("the time-tiled schedule would violate a dependence")
@@ -224,10 +226,11 @@ def _tile_loops(scop: Scop, y, sizes: list[int], parallel: bool) -> isl.Schedule
     )
     image = scop.domain().apply(isl.UnionMap(f"{scop.param_prefix}{{ {maps} }}"))
     (tiles,) = _sets(image)
+    tiles = tiles.remove_divs()  # a superset without integer divisions: simpler loop bounds
     box = None
     for k in range(len(sizes)):
         others = tiles.project_out(isl.dim_type.set, k + 1, len(sizes) - k - 1)
-        others = others.project_out(isl.dim_type.set, 0, k)
+        others = others.project_out(isl.dim_type.set, 0, k).remove_divs().coalesce()
         box = others if box is None else box.flat_product(others)
     box = box.set_tuple_name("TILE").coalesce()
     schedule = isl.Schedule.from_domain(isl.UnionSet.from_set(box))
