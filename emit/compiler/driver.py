@@ -40,6 +40,17 @@ class UnitResult:
     time_ms: dict[str, float] = field(default_factory=dict)  # frontend, codegen
 
 
+#: what `-O3` (and `-Ofast`) run without `-fpycc-passes=`: locality for iterated stencils (a
+#: nest that is not one is left alone); `-fpycc-passes=` (empty) turns it off
+O3_PASSES = "time-tile"
+
+
+def default_passes(flags: list[str]) -> str:
+    """The pass pipeline the optimization level of `flags` implies."""
+    level = next((f for f in reversed(flags) if f.startswith("-O")), "-O0")
+    return O3_PASSES if level in ("-O3", "-Ofast") else ""
+
+
 class Driver:
     """One `cc` command line with C inputs to compile (`-c`, `-S` or a full build)."""
 
@@ -48,7 +59,9 @@ class Driver:
         self.command = command
         self.flags = command.compile_flags()
         self.report_path = command.pycc_options.get("report") or os.environ.get("PYCC_REPORT")
-        self.passes = command.pycc_options.get("passes", "")
+        self.passes = command.pycc_options.get("passes")
+        if self.passes is None:
+            self.passes = default_passes(self.flags)
         #: -fpycc-row-align=N (validated by the entry point)
         self.row_align = command.pycc_options.get("row-align")
         self.cc_seconds = 0.0  # time spent in cc, for the report
