@@ -210,11 +210,18 @@ class _Generator:
         b = self.builder
         for phi, value in zip(stmt.phis, args):
             values[phi] = b.trunc(value, phi.type) if phi.type.width < 64 else value
+        for instr in stmt.block.instructions:
+            # sext(iv) is the 64-bit value itself (the counter fits its type): without the
+            # trunc/sext pair LLVM's dependence analysis sees the affine subscripts
+            if instr.opname == "sext" and instr.operands[0] in stmt.phis and instr.type == I64:
+                values[instr] = args[stmt.phis.index(instr.operands[0])]
         self.copy_statement(stmt, values)
 
     def copy_statement(self, stmt: Statement, values: dict) -> None:
         block = self.builder.block
         for instr in stmt.block.instructions[:-1]:
+            if instr in values:
+                continue
             for op in used_values(instr):
                 self.resolve(op, values, block)
             values[instr] = _clone(instr, block, values)
