@@ -91,7 +91,7 @@ def remove_dead(function: ir.Function, candidates: Iterable[ir.Instruction]) -> 
     uses: dict[ir.Value, int] = {}
     for block in function.blocks:
         for instr in block.instructions:
-            for op in _used_values(instr):
+            for op in used_values(instr):
                 uses[op] = uses.get(op, 0) + 1
     work = [i for i in candidates if i.opname in _PURE_OPS]
     while work:
@@ -100,13 +100,14 @@ def remove_dead(function: ir.Function, candidates: Iterable[ir.Instruction]) -> 
             continue
         remove_instruction(instr)
         instr.parent = None
-        for op in _used_values(instr):
+        for op in used_values(instr):
             uses[op] -= 1
             if isinstance(op, ir.Instruction) and op.opname in _PURE_OPS and not uses[op]:
                 work.append(op)
 
 
-def _used_values(instr: ir.Instruction) -> list[ir.Value]:
+def used_values(instr: ir.Instruction) -> list[ir.Value]:
+    """The values `instr` reads (llvmlite keeps a GEP's pointer and indices apart)."""
     if isinstance(instr, ins.PhiInstr):
         return [v for v, _ in instr.incomings]
     used = list(instr.operands)

@@ -30,10 +30,10 @@ from llvmlite.ir import instructions as ins
 
 from ..ir_passes.affine import size_of
 from ..ir_passes.loops import invalidate
-from ..ir_passes.rewrite import copy_instruction, remap_operands
+from ..ir_passes.rewrite import copy_instruction, remap_operands, used_values
 from ..ir_passes.unroll import branch_to
 from ..runtime.parallel import context_value, emit_parallel_call, pack_context
-from .scop import Scop, Statement, used_values
+from .scop import Scop, Statement
 
 PARALLEL_MARK = "pycc.parallel"
 I64 = ir.IntType(64)

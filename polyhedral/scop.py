@@ -32,6 +32,7 @@ from llvmlite.ir import instructions as ins
 from ..ir_passes.affine import Polynomial, address_of, size_of
 from ..ir_passes.debuginfo import describe
 from ..ir_passes.loops import BinOp, Const, Expr, Loop, Symbol, analyses
+from ..ir_passes.rewrite import used_values
 
 #: instructions a statement may contain besides loads and stores (no side effects, no control)
 _COMPUTE = frozenset(
@@ -581,16 +582,6 @@ def _recomputable(value: ir.Instruction, ivs: set, region: set, owner: dict) -> 
         not isinstance(op, ir.Instruction) or _recomputable(op, ivs, region, owner)
         for op in used_values(value)
     )
-
-
-def used_values(instr: ir.Instruction) -> list[ir.Value]:
-    """The values `instr` reads (llvmlite keeps a GEP's pointer and indices apart)."""
-    if isinstance(instr, ins.PhiInstr):
-        return [v for v, _ in instr.incomings]
-    used = list(instr.operands)
-    if isinstance(instr, ins.GEPInstr):
-        used += [instr.pointer, *instr.indices]
-    return used
 
 
 def _signed(constant: ir.Constant) -> int:
