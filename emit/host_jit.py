@@ -19,7 +19,12 @@ from dataclasses import dataclass, field
 import llvmlite.binding as llvm
 from llvmlite import ir
 
+from ..runtime.parallel import PARALLEL_FOR
+
 _initialized = False
+#: Engines whose code hosts the parallel runtime's worker threads: those threads outlive the
+#: call that started them (they wait for the next one), so their code must never be freed.
+_PINNED: list[llvm.ExecutionEngine] = []
 
 
 class IRVerificationError(RuntimeError):
@@ -143,4 +148,6 @@ def compile_module(module: ir.Module | str, export: Iterable[str], opt_level: in
     global_names = frozenset(g.name for g in parsed.global_variables)
     engine = llvm.create_mcjit_compiler(parsed, host_target_machine(opt_level))
     engine.finalize_object()
+    if any(function.name == PARALLEL_FOR for function in parsed.functions):
+        _PINNED.append(engine)
     return JitModule(engine, exported, global_names)

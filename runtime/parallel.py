@@ -58,15 +58,33 @@ _SHUFFLED = "__pycc_parallel_shuffled"
 #: after `define`, so it carries the visibility too).
 _LINKAGE = "linkonce_odr hidden"
 
-#: Upper bound on threads: the per-thread records live on the caller's stack (48 bytes each).
+#: Upper bound on threads: the pool has a ticket per thread.
 MAX_THREADS = 1024
 #: `_SC_NPROCESSORS_ONLN` in glibc's <bits/confname.h> (the enum is shared by all of glibc's
 #: Linux ports, x86-64 and aarch64 alike; musl uses the same number).
 _SC_NPROCESSORS_ONLN = 84
 
-#: One thread's work: {body, ctx, lo, hi, pthread_t handle, started (i32 flag)}.
-_TASK = ir.LiteralStructType([_BODY_PTR, _PTR, _I64, _I64, _I64, _I32])
-_TASK_BODY, _TASK_CTX, _TASK_LO, _TASK_HI, _TASK_HANDLE, _TASK_STARTED = range(6)
+_POOL_NAME = "__pycc_parallel_pool"
+_WORKER = "__pycc_parallel_worker"
+#: glibc's pthread_mutex_t and pthread_cond_t are 40 and 48 bytes on x86-64 (48 and 48 on
+#: aarch64): 64-byte slots hold either, and all-zero bytes are their static initializers.
+_SYNC = ir.ArrayType(_I8, 64)
+#: Checks of a wait condition, each followed by sched_yield, before a thread sleeps on a
+#: condition variable: long enough to bridge the gap between the wavefronts of a tiled loop
+#: (microseconds), short enough not to burn a shared machine's core when the program idles.
+_SPINS = 2000
+#: The pool, one per program: {busy (i32: a call owns the pool), pid (i32: the process that
+#: started the workers), workers (threads started), pending (workers still running the job),
+#: online (cached CPU count, 0 = unknown), the job: body, ctx, lo, q, r, the mutex, the
+#: condition variables `work` (tickets moved) and `done` (pending reached 0), and a ticket per
+#: worker (bumped by the caller to hand worker t chunk t of the job)}.
+_POOL = ir.LiteralStructType(
+    [_I32, _I32, _I64, _I64, _I64, _BODY_PTR, _PTR, _I64, _I64, _I64, _SYNC, _SYNC, _SYNC]
+    + [ir.ArrayType(_I64, MAX_THREADS)]
+)
+(_POOL_BUSY, _POOL_PID, _POOL_WORKERS, _POOL_PENDING, _POOL_ONLINE) = range(5)
+(_POOL_BODY, _POOL_CTX, _POOL_LO, _POOL_Q, _POOL_R) = range(5, 10)
+(_POOL_MUTEX, _POOL_WORK, _POOL_DONE, _POOL_TICKETS) = range(10, 14)
 
 #: glibc functions the runtime calls, with their C signatures on LP64 Linux.
 _LIBC = {
@@ -76,7 +94,12 @@ _LIBC = {
     "strtoll": ir.FunctionType(_I64, [_PTR, _PTR, _I32]),
     "sysconf": ir.FunctionType(_I64, [_I32]),
     "pthread_create": ir.FunctionType(_I32, [_PTR, _PTR, _PTR, _PTR]),
-    "pthread_join": ir.FunctionType(_I32, [_I64, _PTR]),
+    "pthread_mutex_lock": ir.FunctionType(_I32, [_PTR]),
+    "pthread_mutex_unlock": ir.FunctionType(_I32, [_PTR]),
+    "pthread_cond_wait": ir.FunctionType(_I32, [_PTR, _PTR]),
+    "pthread_cond_broadcast": ir.FunctionType(_I32, [_PTR]),
+    "sched_yield": ir.FunctionType(_I32, []),
+    "getpid": ir.FunctionType(_I32, []),
 }
 
 
@@ -211,7 +234,7 @@ class _RuntimeBuilder:
         with b.if_then(b.icmp_signed("==", threads, _i64(1))):
             b.call(body, [ctx, lo, hi])
             b.ret_void()
-        self.fork_join(b, body, ctx, lo, n, threads)
+        self.pool_call(b, body, ctx, lo, n, threads)
         b.ret_void()
         return run
 
@@ -253,13 +276,25 @@ class _RuntimeBuilder:
         parse = [env, ir.Constant(_PTR, None), ir.Constant(_I32, 10)]
         is_set = b.icmp_unsigned("!=", env, ir.Constant(_PTR, None))
         asked = _when(b, is_set, lambda: b.call(self.libc("strtoll"), parse), _i64(0))
-        online = [ir.Constant(_I32, _SC_NPROCESSORS_ONLN)]
         unset = b.icmp_signed("<", asked, _i64(1))
-        count = _when(b, unset, lambda: b.call(self.libc("sysconf"), online), asked)
+        count = _when(b, unset, lambda: self.online_processors(b), asked)
         count = _select(b, ">", count, _i64(1))
         return _select(b, "<", _select(b, "<", count, n), _i64(MAX_THREADS))
 
-    def fork_join(
+    def online_processors(self, b: ir.IRBuilder) -> ir.Value:
+        """sysconf(_SC_NPROCESSORS_ONLN), read from /sys once per process (tens of
+        microseconds: more than a whole call to the pool)."""
+        cache = _field(b, _POOL, self.pool(), _POOL_ONLINE)
+        cached = b.load_atomic(cache, "monotonic", 8, typ=_I64)
+
+        def ask() -> ir.Value:
+            online = b.call(self.libc("sysconf"), [ir.Constant(_I32, _SC_NPROCESSORS_ONLN)])
+            _atomic_store(b, online, cache, "monotonic")
+            return online
+
+        return _when(b, _is_zero(b, cached), ask, cached)
+
+    def pool_call(
         self,
         b: ir.IRBuilder,
         body: ir.Value,
@@ -268,52 +303,150 @@ class _RuntimeBuilder:
         n: ir.Value,
         threads: ir.Value,
     ) -> None:
-        """Chunk t is [lo + t*q + min(t, r), +q + (t < r)) with q, r = divmod(n, threads);
-        chunks 1.. go to new threads, chunk 0 runs here, then the threads are joined."""
+        """Chunk t is [lo + t*q + min(t, r), +q + (t < r)) with q, r = divmod(n, threads).
+
+        Takes the pool (else runs [lo, hi) here: a nested or concurrent call), grows it to
+        threads - 1 workers, publishes the job, hands chunks 1.. to workers by bumping their
+        tickets, runs chunk 0 (and the chunks of workers that could not be created) here and
+        waits until every worker is done."""
+        pool = self.pool()
         q, r = b.sdiv(n, threads, name="q"), b.srem(n, threads, name="r")
+        free, one = ir.Constant(_I32, 0), ir.Constant(_I32, 1)
+        taken = b.cmpxchg(_field(b, _POOL, pool, _POOL_BUSY), free, one, "acquire", "monotonic")
+        with b.if_then(b.not_(b.extract_value(taken, 1))):
+            b.call(body, [ctx, lo, b.add(lo, n)])
+            b.ret_void()
+        self.forget_forked_pool(b, pool)
+        workers = self.grow(b, pool, threads)
+        helpers = _select(b, "<", b.sub(threads, _i64(1)), workers)
+        job = ((_POOL_BODY, body), (_POOL_CTX, ctx), (_POOL_LO, lo), (_POOL_Q, q), (_POOL_R, r))
+        for index, value in (*job, (_POOL_PENDING, helpers)):
+            b.store(value, _field(b, _POOL, pool, index))
+        with _counting(b, _i64(1), b.add(helpers, _i64(1))) as t:
+            ticket = _ticket(b, pool, t)
+            _atomic_store(b, b.add(b.load(ticket, typ=_I64), _i64(1)), ticket, "release")
+        self.broadcast(b, pool, _POOL_WORK)
+        b.call(body, [ctx, *_chunk(b, lo, q, r, _i64(0))])
+        with _counting(b, b.add(helpers, _i64(1)), threads) as t:
+            b.call(body, [ctx, *_chunk(b, lo, q, r, t)])  # no worker for this chunk
+        pending = _field(b, _POOL, pool, _POOL_PENDING)
+        self.wait_until(b, pool, _POOL_DONE, lambda: _is_zero(b, _acquire(b, pending)))
+        _atomic_store(b, free, _field(b, _POOL, pool, _POOL_BUSY), "release")
 
-        def chunk(t: ir.Value) -> tuple[ir.Value, ir.Value]:
-            start = b.add(b.add(lo, b.mul(t, q)), _select(b, "<", t, r))
-            return start, b.add(b.add(start, q), b.zext(b.icmp_signed("<", t, r), _I64))
+    def pool(self) -> ir.Value:
+        """The pool's state, one per program: `linkonce_odr hidden` like the functions, so
+        objects that each carry the runtime share it. All-zero bytes are the initial state
+        (no workers; glibc's static mutex and condition variable initializers are zeros)."""
+        pool = self.module.globals.get(_POOL_NAME)
+        if pool is None:
+            pool = ir.GlobalVariable(self.module, _POOL, name=_POOL_NAME)
+            pool.linkage = _LINKAGE
+            pool.initializer = ir.Constant(_POOL, None)
+            pool.align = 64
+        return opaque(pool)
 
-        tasks = opaque(b.alloca(_TASK, threads, name="tasks"))
-        with _counting(b, _i64(1), threads) as t:
-            task = b.gep(tasks, [t], True, source_etype=_TASK)
-            start, end = chunk(t)
-            for index, value in ((_TASK_BODY, body), (_TASK_CTX, ctx)):
-                b.store(value, _field(b, _TASK, task, index))
-            b.store(start, _field(b, _TASK, task, _TASK_LO))
-            b.store(end, _field(b, _TASK, task, _TASK_HI))
-            handle = _field(b, _TASK, task, _TASK_HANDLE)
+    def forget_forked_pool(self, b: ir.IRBuilder, pool: ir.Value) -> None:
+        """A forked child (check and tune run kernels in one) inherits the pool's state but
+        not its threads, and maybe a mutex a worker held: it starts a fresh pool."""
+        pid = b.call(self.libc("getpid"), [])
+        owner = _field(b, _POOL, pool, _POOL_PID)
+        with b.if_then(b.icmp_signed("!=", b.load(owner, typ=_I32), pid)):
+            b.store(pid, owner)
+            b.store(_i64(0), _field(b, _POOL, pool, _POOL_WORKERS))
+            for index in (_POOL_MUTEX, _POOL_WORK, _POOL_DONE):
+                b.store(ir.Constant(_SYNC, None), _field(b, _POOL, pool, index))
+
+    def grow(self, b: ir.IRBuilder, pool: ir.Value, threads: ir.Value) -> ir.Value:
+        """Starts workers until there are threads - 1 (or pthread_create fails: their chunks
+        then run on the caller); returns the number of workers."""
+        count = _field(b, _POOL, pool, _POOL_WORKERS)
+        entry = ir.IRBuilder(b.function.entry_basic_block)
+        entry.position_at_start(b.function.entry_basic_block)
+        handle = entry.alloca(_I64, name="handle")  # pthread_create's output, unused
+        with _counting(b, b.add(b.load(count, typ=_I64), _i64(1)), threads) as t:
+            b.store(_i64(0), _ticket(b, pool, t))  # a new worker has seen ticket 0
             null = ir.Constant(_PTR, None)
-            created = b.call(self.libc("pthread_create"), [handle, null, self.thread_entry(), task])
-            started = b.icmp_signed("==", created, ir.Constant(_I32, 0))
-            b.store(b.zext(started, _I32), _field(b, _TASK, task, _TASK_STARTED))
-            with b.if_then(b.not_(started)):
-                b.call(body, [ctx, start, end])  # no thread: this one does the chunk
-        b.call(body, [ctx, *chunk(_i64(0))])
-        with _counting(b, _i64(1), threads) as t:
-            task = b.gep(tasks, [t], True, source_etype=_TASK)
-            started = b.load(_field(b, _TASK, task, _TASK_STARTED), typ=_I32)
-            with b.if_then(b.icmp_signed("!=", started, ir.Constant(_I32, 0))):
-                handle = b.load(_field(b, _TASK, task, _TASK_HANDLE), typ=_I64)
-                b.call(self.libc("pthread_join"), [handle, ir.Constant(_PTR, None)])
+            worker = [handle, null, self.worker(), b.inttoptr(t, _PTR)]
+            created = b.call(self.libc("pthread_create"), worker)
+            with b.if_then(b.icmp_signed("==", created, ir.Constant(_I32, 0))):
+                b.store(t, count)
+        return b.load(count, typ=_I64)
 
-    def thread_entry(self) -> ir.Function:
-        """`ptr __pycc_parallel_thread(ptr task)`: pthread's start routine for one chunk."""
-        existing = self.module.globals.get(_THREAD_ENTRY)
+    def worker(self) -> ir.Function:
+        """`ptr __pycc_parallel_worker(ptr t)`: worker t's loop, forever: wait for its ticket
+        to move, run chunk t of the published job, count itself done (the last one wakes the
+        caller)."""
+        existing = self.module.globals.get(_WORKER)
         if existing is not None:
             return existing
-        entry = self.function(_THREAD_ENTRY, ir.FunctionType(_PTR, [_PTR]), ("task",))
-        (task,) = entry.args
-        b = ir.IRBuilder(entry.append_basic_block("entry"))
-        body, ctx, lo, hi = (
-            b.load(_field(b, _TASK, task, index), typ=_TASK.elements[index])
-            for index in (_TASK_BODY, _TASK_CTX, _TASK_LO, _TASK_HI)
+        worker = self.function(_WORKER, ir.FunctionType(_PTR, [_PTR]), ("t",))
+        pool = self.pool()
+        b = ir.IRBuilder(worker.append_basic_block("entry"))
+        t = b.ptrtoint(worker.args[0], _I64, name="t")
+        ticket = _ticket(b, pool, t)
+        entry, loop = b.block, worker.append_basic_block("job")
+        b.branch(loop)
+        b.position_at_end(loop)
+        seen = b.phi(_I64, "seen")
+        seen.add_incoming(_i64(0), entry)
+        moved = lambda: b.not_(_is_equal(b, _acquire(b, ticket), seen))  # noqa: E731
+        self.wait_until(b, pool, _POOL_WORK, moved)
+        current = _acquire(b, ticket)
+        body, ctx, lo, q, r = (
+            b.load(_field(b, _POOL, pool, index), typ=_POOL.elements[index])
+            for index in (_POOL_BODY, _POOL_CTX, _POOL_LO, _POOL_Q, _POOL_R)
         )
-        b.call(body, [ctx, lo, hi])
-        b.ret(ir.Constant(_PTR, None))
-        return entry
+        b.call(body, [ctx, *_chunk(b, lo, q, r, t)])
+        pending = _field(b, _POOL, pool, _POOL_PENDING)
+        left = b.atomic_rmw("sub", pending, _i64(1), "acq_rel")
+        with b.if_then(_is_equal(b, left, _i64(1))):
+            self.broadcast(b, pool, _POOL_DONE)
+        seen.add_incoming(current, b.block)
+        b.branch(loop)
+        return worker
+
+    def wait_until(
+        self, b: ir.IRBuilder, pool: ir.Value, condition: int, ready: Callable[[], ir.Value]
+    ) -> None:
+        """Returns when `ready()` holds: checks it up to _SPINS times, yielding the core in
+        between (the next job or the last chunk usually comes within microseconds), then
+        sleeps on the pool's condition variable `condition`, whose waker changes what
+        `ready` reads before it broadcasts under the mutex (so no wake-up is lost)."""
+        function = b.function
+        spin, more, sleep, check, wait, woken, go = (
+            function.append_basic_block(name)
+            for name in ("spin", "spin.more", "sleep", "sleep.check", "sleep.wait", "woken", "go")
+        )
+        before = b.block
+        b.branch(spin)
+        b.position_at_end(spin)
+        spins = b.phi(_I64, "spins")
+        spins.add_incoming(_i64(0), before)
+        b.cbranch(ready(), go, more)
+        b.position_at_end(more)
+        b.call(self.libc("sched_yield"), [])
+        spins.add_incoming(b.add(spins, _i64(1)), more)
+        b.cbranch(b.icmp_signed("<", spins, _i64(_SPINS)), spin, sleep)
+        b.position_at_end(sleep)
+        mutex = _field(b, _POOL, pool, _POOL_MUTEX)
+        b.call(self.libc("pthread_mutex_lock"), [mutex])
+        b.branch(check)
+        b.position_at_end(check)
+        b.cbranch(ready(), woken, wait)
+        b.position_at_end(wait)
+        b.call(self.libc("pthread_cond_wait"), [_field(b, _POOL, pool, condition), mutex])
+        b.branch(check)
+        b.position_at_end(woken)
+        b.call(self.libc("pthread_mutex_unlock"), [mutex])
+        b.branch(go)
+        b.position_at_end(go)
+
+    def broadcast(self, b: ir.IRBuilder, pool: ir.Value, condition: int) -> None:
+        """Wakes the threads sleeping on `condition` (under the mutex: see `wait_until`)."""
+        mutex = _field(b, _POOL, pool, _POOL_MUTEX)
+        b.call(self.libc("pthread_mutex_lock"), [mutex])
+        b.call(self.libc("pthread_cond_broadcast"), [_field(b, _POOL, pool, condition)])
+        b.call(self.libc("pthread_mutex_unlock"), [mutex])
 
     def define_shuffled(self) -> ir.Function:
         """`void __pycc_parallel_shuffled(ptr body, ptr ctx, i64 lo, i64 n, i64 seed)`.
@@ -359,6 +492,38 @@ def _mix(b: ir.IRBuilder, value: ir.Value) -> ir.Value:
     z = b.mul(b.xor(z, b.lshr(z, _i64(30))), _i64(0xBF58476D1CE4E5B9))
     z = b.mul(b.xor(z, b.lshr(z, _i64(27))), _i64(0x94D049BB133111EB))
     return b.xor(z, b.lshr(z, _i64(31)))
+
+
+def _chunk(
+    b: ir.IRBuilder, lo: ir.Value, q: ir.Value, r: ir.Value, t: ir.Value
+) -> tuple[ir.Value, ir.Value]:
+    """Chunk t of [lo, lo + n) split in `threads` with q, r = divmod(n, threads):
+    [lo + t*q + min(t, r), +q + (t < r))."""
+    start = b.add(b.add(lo, b.mul(t, q)), _select(b, "<", t, r))
+    return start, b.add(b.add(start, q), b.zext(b.icmp_signed("<", t, r), _I64))
+
+
+def _ticket(b: ir.IRBuilder, pool: ir.Value, t: ir.Value) -> ir.Value:
+    tickets = _field(b, _POOL, pool, _POOL_TICKETS)
+    return b.gep(tickets, [_i64(0), t], True, source_etype=_POOL.elements[_POOL_TICKETS])
+
+
+def _acquire(b: ir.IRBuilder, pointer: ir.Value) -> ir.Value:
+    return b.load_atomic(pointer, "acquire", 8, typ=_I64)
+
+
+def _atomic_store(b: ir.IRBuilder, value: ir.Value, pointer: ir.Value, ordering: str) -> None:
+    """An atomic store, as an exchange whose old value is unused: llvmlite's `store_atomic`
+    needs a typed pointer."""
+    b.atomic_rmw("xchg", pointer, value, ordering)
+
+
+def _is_zero(b: ir.IRBuilder, value: ir.Value) -> ir.Value:
+    return _is_equal(b, value, _i64(0))
+
+
+def _is_equal(b: ir.IRBuilder, x: ir.Value, y: ir.Value) -> ir.Value:
+    return b.icmp_signed("==", x, y)
 
 
 def _select(b: ir.IRBuilder, relation: str, x: ir.Value, y: ir.Value) -> ir.Value:
