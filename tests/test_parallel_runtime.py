@@ -207,8 +207,10 @@ def test_shuffle_is_deterministic_per_seed(jit, env):
 
 
 def test_runs_in_the_harness_child_process(jit, env):
-    """check and tune run kernels in a forked child: threads start there as well."""
+    """check and tune run kernels in a forked child: threads start there as well, although
+    the child inherits the parent's pool state but not its workers."""
     env.setenv("PYCC_NUM_THREADS", "2")
+    assert len(set(_record(jit, 10)[1])) == 2  # the parent's pool has a worker
     calls, threads = run_isolated(lambda: _record(jit, 10), timeout=60)
     assert sorted(calls) == [(LO, LO + 5), (LO + 5, LO + 10)] and len(set(threads)) == 2
 
@@ -237,6 +239,136 @@ def test_context_packed_in_a_loop_lives_in_the_entry_block(env):
     expected = np.full(12, GUARD, dtype=np.int64)
     expected[:9] = np.arange(9) ** 2 + 7
     np.testing.assert_array_equal(buffer, expected)
+
+
+# ------------------------------------------------------------------ the pool of workers
+def _tid_module() -> ir.Module:
+    """`many(tids, counter, lo, hi, times)`: `times` parallel calls over [lo, hi) of a body
+    that appends its thread's kernel id (gettid: unlike pthread_self values, ids of exited
+    threads are not handed out again at once) at an atomic position."""
+    module = ir.Module(name="tids")
+    body = ir.Function(module, BODY_TYPE, "tid_body")
+    body.linkage = "internal"
+    ctx, _, _ = body.args
+    b = ir.IRBuilder(body.append_basic_block("entry"))
+    tids, counter = unpack_context(b, ctx, [PTR, PTR])
+    position = b.atomic_rmw("add", counter, ir.Constant(I64, 1), "seq_cst")
+    gettid = ir.Function(module, ir.FunctionType(I32, []), "gettid")
+    b.store(b.call(gettid, []), element(b, tids, position, I32))
+    b.ret_void()
+    signature = ir.FunctionType(ir.VoidType(), [PTR, PTR, I64, I64, I64])
+    many = ir.Function(module, signature, "many")
+    tids, counter, lo, hi, times = many.args
+    b = ir.IRBuilder(many.append_basic_block("entry"))
+
+    def call(b: ir.IRBuilder, _: ir.Value) -> None:
+        emit_parallel_call(b, body, pack_context(b, [tids, counter]), lo, hi)
+
+    counted_loop(b, ir.Constant(I64, 0), times, call)
+    b.ret_void()
+    return module
+
+
+def _tids(jit, times: int, n: int) -> set[int]:
+    """The threads of `times` calls over n iterations; each call must make min(threads, n)
+    body calls, which the caller checks through the count."""
+    tids = np.zeros(64 * times, dtype=np.int32)
+    counter = np.zeros(1, dtype=np.int64)
+    signature = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, *[ctypes.c_int64] * 3)
+    signature(jit.function_address("many"))(tids.ctypes.data, counter.ctypes.data, 0, n, times)
+    return int(counter[0]), set(tids[: int(counter[0])].tolist())
+
+
+def test_workers_are_reused_across_calls(env):
+    """2000 calls (a tiled loop's wavefronts) run on the same two threads: no thread is
+    started per call; the pool grows when more threads are asked for, and fewer run when
+    fewer are asked."""
+    jit = compile_module(_tid_module(), export=["many"])
+    env.setenv("PYCC_NUM_THREADS", "2")
+    calls, two = _tids(jit, 2000, 7)
+    assert calls == 4000 and len(two) == 2 and os.getpid() in two  # (the caller's tid is the pid)
+    env.setenv("PYCC_NUM_THREADS", "3")
+    calls, three = _tids(jit, 500, 7)
+    assert calls == 1500 and len(three) == 3 and two < three
+    env.setenv("PYCC_NUM_THREADS", "2")
+    calls, again = _tids(jit, 500, 7)
+    assert calls == 1000 and len(again) == 2 and again < three
+
+
+def _nested_module() -> ir.Module:
+    """`grid(out, rows, cols)`: a parallel loop over rows whose body runs a parallel loop over
+    the columns: out[i*cols + j] = i*1000 + j."""
+    module = ir.Module(name="nested")
+    inner = ir.Function(module, BODY_TYPE, "column_body")
+    inner.linkage = "internal"
+    ctx, lo, hi = inner.args
+    b = ir.IRBuilder(inner.append_basic_block("entry"))
+    out, i, cols = unpack_context(b, ctx, [PTR, I64, I64])
+
+    def store(b: ir.IRBuilder, j: ir.Value) -> None:
+        value = b.add(b.mul(i, ir.Constant(I64, 1000)), j)
+        b.store(value, element(b, out, b.add(b.mul(i, cols), j), I64))
+
+    counted_loop(b, lo, hi, store)
+    b.ret_void()
+    outer = ir.Function(module, BODY_TYPE, "row_body")
+    outer.linkage = "internal"
+    ctx, lo, hi = outer.args
+    b = ir.IRBuilder(outer.append_basic_block("entry"))
+    out, cols = unpack_context(b, ctx, [PTR, I64])
+
+    def row(b: ir.IRBuilder, i: ir.Value) -> None:
+        context = pack_context(b, [out, i, cols])
+        emit_parallel_call(b, inner, context, ir.Constant(I64, 0), cols)
+
+    counted_loop(b, lo, hi, row)
+    b.ret_void()
+    signature = ir.FunctionType(ir.VoidType(), [PTR, I64, I64])
+    grid = ir.Function(module, signature, "grid")
+    out, rows, cols = grid.args
+    b = ir.IRBuilder(grid.append_basic_block("entry"))
+    emit_parallel_call(b, outer, pack_context(b, [out, cols]), ir.Constant(I64, 0), rows)
+    b.ret_void()
+    return module
+
+
+@pytest.mark.parametrize("threads", ["2", "3"])
+def test_nested_calls_complete(env, threads):
+    """A body that calls the runtime (the pool is busy) runs its loop itself, without
+    deadlock; in a child process, so a hang fails the test instead of the suite."""
+    jit = compile_module(_nested_module(), export=["grid"])
+    env.setenv("PYCC_NUM_THREADS", threads)
+    rows, cols = 5, 13
+
+    def grid() -> np.ndarray:
+        out = np.full(rows * cols + 1, GUARD, dtype=np.int64)
+        signature = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)
+        for _ in range(50):
+            signature(jit.function_address("grid"))(out.ctypes.data, rows, cols)
+        return out
+
+    expected = np.full(rows * cols + 1, GUARD, dtype=np.int64)
+    expected[:-1] = (np.arange(rows)[:, None] * 1000 + np.arange(cols)).ravel()
+    np.testing.assert_array_equal(run_isolated(grid, timeout=60), expected)
+
+
+def test_concurrent_callers(jit, env):
+    """Two Python threads (ctypes releases the GIL) call the runtime at once: one gets the
+    pool, the other runs its loop itself; both results are right."""
+    env.setenv("PYCC_NUM_THREADS", "2")
+    results: dict[int, list[bool]] = {0: [], 1: []}
+
+    def caller(index: int) -> None:
+        for n in range(1, 300):
+            results[index].append(np.array_equal(_fill(jit, n), _expected(n)))
+
+    callers = [threading.Thread(target=caller, args=(k,)) for k in (0, 1)]
+    for thread in callers:
+        thread.start()
+    for thread in callers:
+        thread.join(timeout=120)
+    assert not any(thread.is_alive() for thread in callers)
+    assert results[0] == results[1] == [True] * 299
 
 
 # ------------------------------------------------------------------ compiler mode (objects)
