@@ -8,18 +8,30 @@ hidden), so a JIT-compiled kernel and an object file of compiler mode are self-c
 only externals are glibc's (pthreads live in libc since glibc 2.34), no library to ship or
 link, and objects that each carry a copy link into one program with a single copy.
 
-The runtime splits [lo, hi) into one contiguous chunk per thread, starts nthreads - 1 POSIX
-threads, runs chunk 0 on the calling thread and joins the others. If a thread cannot be
+The runtime splits [lo, hi) into one contiguous chunk per thread, runs chunk 0 on the calling
+thread and the others on a pool of worker threads that live as long as the process: a tiled
+loop calls the runtime once per wavefront of tiles, thousands of times per kernel, so starting
+threads per call (about 100 us) would eat the parallel gain; handing out a job costs a few
+microseconds. The pool is started by the first parallel call, grows when more threads are
+asked for (workers beyond the current count skip the job), and a forked child starts its own.
+Worker t waits for its ticket to move (checking with sched_yield a bounded number of times,
+then asleep on a condition variable, so an idle program does not burn a core), runs chunk t
+and counts itself done; the caller waits for the count the same way. If a thread cannot be
 created its chunk runs on the calling thread, which is slower but still correct. Thread count:
 `PYCC_NUM_THREADS` if it is set and >= 1, else the online processors
-(`sysconf(_SC_NPROCESSORS_ONLN)`), never more than the iteration count or `MAX_THREADS`.
+(`sysconf(_SC_NPROCESSORS_ONLN)`, read once), never more than the iteration count or
+`MAX_THREADS`.
+
+One call owns the pool at a time: a call that finds it busy (a body calling the runtime, or
+another user thread's call) runs its whole range on its own thread. Worker threads never exit:
+code that hosts them must stay mapped (the JIT pins such engines; a shared library carrying
+the runtime must not be unloaded after a parallel call).
 
 `PYCC_PARALLEL_ORDER=reverse` or `shuffle[:SEED]` runs the iterations serially, one per call
 (`body(ctx, k, k + 1)`), in reverse order or in a seeded pseudo-random permutation: the tests'
 proof that iterations the schedule calls independent really are (a hidden dependence changes
 the result). Other values are ignored (the loop runs in parallel). Both variables are read on
 every call, so a test can change them in-process (CPython's os.environ writes through putenv).
-Nested parallel calls (a body that calls the runtime) are correct but oversubscribe the cores.
 """
 
 from __future__ import annotations
@@ -130,8 +142,8 @@ def pack_context(builder: ir.IRBuilder, values: list[ir.Value]) -> ir.Value:
     """Store `values` in a stack record of the current function and return its address.
 
     The record is allocated in the entry block, so packing inside a loop does not grow the
-    stack per iteration; it stays valid during the parallel call because the runtime joins
-    every thread before it returns.
+    stack per iteration; it stays valid during the parallel call because the runtime waits
+    for every chunk before it returns.
     """
     record_type = ir.LiteralStructType([value.type for value in values])
     entry = builder.function.entry_basic_block

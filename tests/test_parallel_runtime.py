@@ -269,7 +269,7 @@ def _tid_module() -> ir.Module:
     return module
 
 
-def _tids(jit, times: int, n: int) -> set[int]:
+def _tids(jit, times: int, n: int) -> tuple[int, set[int]]:
     """The threads of `times` calls over n iterations; each call must make min(threads, n)
     body calls, which the caller checks through the count."""
     tids = np.zeros(64 * times, dtype=np.int32)
