@@ -369,19 +369,22 @@ class _RuntimeBuilder:
                 b.store(ir.Constant(_SYNC, None), _field(b, _POOL, pool, index))
 
     def grow(self, b: ir.IRBuilder, pool: ir.Value, threads: ir.Value) -> ir.Value:
-        """Starts workers until there are threads - 1 (or pthread_create fails: their chunks
-        then run on the caller); returns the number of workers."""
+        """Starts workers until there are threads - 1, stopping at the first that
+        pthread_create refuses (workers are numbered 1..count without gaps; the chunks of the
+        missing ones run on the caller); returns the number of workers."""
         count = _field(b, _POOL, pool, _POOL_WORKERS)
         entry = ir.IRBuilder(b.function.entry_basic_block)
         entry.position_at_start(b.function.entry_basic_block)
         handle = entry.alloca(_I64, name="handle")  # pthread_create's output, unused
         with _counting(b, b.add(b.load(count, typ=_I64), _i64(1)), threads) as t:
-            b.store(_i64(0), _ticket(b, pool, t))  # a new worker has seen ticket 0
-            null = ir.Constant(_PTR, None)
-            worker = [handle, null, self.worker(), b.inttoptr(t, _PTR)]
-            created = b.call(self.libc("pthread_create"), worker)
-            with b.if_then(b.icmp_signed("==", created, ir.Constant(_I32, 0))):
-                b.store(t, count)
+            previous_started = _is_equal(b, b.load(count, typ=_I64), b.sub(t, _i64(1)))
+            with b.if_then(previous_started):
+                b.store(_i64(0), _ticket(b, pool, t))  # a new worker has seen ticket 0
+                null = ir.Constant(_PTR, None)
+                worker = [handle, null, self.worker(), b.inttoptr(t, _PTR)]
+                created = b.call(self.libc("pthread_create"), worker)
+                with b.if_then(b.icmp_signed("==", created, ir.Constant(_I32, 0))):
+                    b.store(t, count)
         return b.load(count, typ=_I64)
 
     def worker(self) -> ir.Function:

@@ -418,6 +418,17 @@ def test_object_is_self_contained(tmp_path):
     assert _run(program, "1") == "wrong=0 chunks=1\n"
 
 
+def test_threads_that_cannot_start_leave_their_chunks_to_the_caller(tmp_path):
+    """glibc gives a thread a stack of RLIMIT_STACK bytes: a 4 GB stack limit under a 3 GB
+    address-space limit makes every pthread_create fail."""
+    program = _link(tmp_path, _MAIN % {"p": ""}, [_object(tmp_path, "")])
+    env = {k: v for k, v in os.environ.items() if k != "PYCC_PARALLEL_ORDER"}
+    env["PYCC_NUM_THREADS"] = "3"
+    limited = f"ulimit -s 4000000 && ulimit -v 3000000 && exec {program}"
+    run = subprocess.run(["sh", "-c", limited], env=env, capture_output=True, text=True, timeout=60)
+    assert run.stdout == "wrong=0 chunks=3\n"
+
+
 def test_objects_with_the_runtime_link_together(tmp_path):
     objects = [_object(tmp_path, "a_"), _object(tmp_path, "b_")]
     for path in objects:
