@@ -14,8 +14,8 @@ loop calls the runtime once per wavefront of tiles, thousands of times per kerne
 threads per call (about 100 us) would eat the parallel gain; handing out a job costs a few
 microseconds. The pool is started by the first parallel call, grows when more threads are
 asked for (workers beyond the current count skip the job), and a forked child starts its own.
-Worker t waits for its ticket to move (checking with sched_yield a bounded number of times,
-then asleep on a condition variable, so an idle program does not burn a core), runs chunk t
+Worker t waits for its ticket to move (checking a bounded number of times, then asleep on a
+condition variable, so an idle program does not burn a core), runs chunk t
 and counts itself done; the caller waits for the count the same way. If a thread cannot be
 created its chunk runs on the calling thread, which is slower but still correct. Thread count:
 `PYCC_NUM_THREADS` if it is set and >= 1, else the online processors
@@ -81,10 +81,12 @@ _WORKER = "__pycc_parallel_worker"
 #: glibc's pthread_mutex_t and pthread_cond_t are 40 and 48 bytes on x86-64 (48 and 48 on
 #: aarch64): 64-byte slots hold either, and all-zero bytes are their static initializers.
 _SYNC = ir.ArrayType(_I8, 64)
-#: Checks of a wait condition, each followed by sched_yield, before a thread sleeps on a
-#: condition variable: long enough to bridge the gap between the wavefronts of a tiled loop
-#: (microseconds), short enough not to burn a shared machine's core when the program idles.
-_SPINS = 2000
+#: Checks of a wait condition (about a nanosecond each) before a thread sleeps on a condition
+#: variable: enough to bridge the gap between the wavefronts of a tiled loop (tens of
+#: microseconds), short enough not to burn a shared machine's core when the program idles.
+#: No sched_yield in between: on a loaded machine it sends the thread behind every other
+#: runnable one (milliseconds), while a futex wake-up is scheduled at once.
+_SPINS = 50000
 #: The pool, one per program: {busy (i32: a call owns the pool), pid (i32: the process that
 #: started the workers), workers (threads started), pending (workers still running the job),
 #: online (cached CPU count, 0 = unknown), the job: body, ctx, lo, q, r, the mutex, the
@@ -110,7 +112,6 @@ _LIBC = {
     "pthread_mutex_unlock": ir.FunctionType(_I32, [_PTR]),
     "pthread_cond_wait": ir.FunctionType(_I32, [_PTR, _PTR]),
     "pthread_cond_broadcast": ir.FunctionType(_I32, [_PTR]),
-    "sched_yield": ir.FunctionType(_I32, []),
     "getpid": ir.FunctionType(_I32, []),
 }
 
@@ -423,14 +424,14 @@ class _RuntimeBuilder:
     def wait_until(
         self, b: ir.IRBuilder, pool: ir.Value, condition: int, ready: Callable[[], ir.Value]
     ) -> None:
-        """Returns when `ready()` holds: checks it up to _SPINS times, yielding the core in
-        between (the next job or the last chunk usually comes within microseconds), then
-        sleeps on the pool's condition variable `condition`, whose waker changes what
-        `ready` reads before it broadcasts under the mutex (so no wake-up is lost)."""
+        """Returns when `ready()` holds: checks it up to _SPINS times (the next job or the last
+        chunk usually comes within microseconds), then sleeps on the pool's condition variable
+        `condition`, whose waker changes what `ready` reads before it broadcasts under the
+        mutex (so no wake-up is lost)."""
         function = b.function
         spin, more, sleep, check, wait, woken, go = (
             function.append_basic_block(name)
-            for name in ("spin", "spin.more", "sleep", "sleep.check", "sleep.wait", "woken", "go")
+            for name in ("spin", "spin.again", "sleep", "sleep.check", "sleep.wait", "woken", "go")
         )
         before = b.block
         b.branch(spin)
@@ -439,7 +440,6 @@ class _RuntimeBuilder:
         spins.add_incoming(_i64(0), before)
         b.cbranch(ready(), go, more)
         b.position_at_end(more)
-        b.call(self.libc("sched_yield"), [])
         spins.add_incoming(b.add(spins, _i64(1)), more)
         b.cbranch(b.icmp_signed("<", spins, _i64(_SPINS)), spin, sleep)
         b.position_at_end(sleep)
