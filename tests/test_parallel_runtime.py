@@ -442,7 +442,9 @@ def test_objects_with_the_runtime_link_together(tmp_path):
     program = _link(tmp_path, main, objects)
     assert _run(program, "2") == "a_wrong=0 chunks=2\nb_wrong=0 chunks=2\n"
     symbols = subprocess.run(["nm", program], capture_output=True, text=True).stdout
-    assert [line.split()[-1] for line in symbols.splitlines()].count(PARALLEL_FOR) == 1
+    names = [line.split()[-1] for line in symbols.splitlines()]
+    assert names.count(PARALLEL_FOR) == 1
+    assert names.count("__pycc_parallel_pool") == 1  # one pool for both objects' calls
 
 
 def test_compiler_mode_keeps_bodies_and_the_shared_runtime(tmp_path):
