@@ -236,7 +236,7 @@ class _RuntimeBuilder:
             ir.FunctionType(_VOID, [_BODY_PTR, _PTR, _I64, _I64]),
             ("body", "ctx", "lo", "hi"),
         )
-        run.attributes.add("noinline")  # thread start-up dwarfs a call; one copy per program
+        run.attributes.add("noinline")  # a pool hand-off dwarfs a call; one copy per program
         body, ctx, lo, hi = run.args
         b = ir.IRBuilder(run.append_basic_block("entry"))
         n = b.sub(hi, lo, name="n")
@@ -316,7 +316,7 @@ class _RuntimeBuilder:
         n: ir.Value,
         threads: ir.Value,
     ) -> None:
-        """Chunk t is [lo + t*q + min(t, r), +q + (t < r)) with q, r = divmod(n, threads).
+        """Runs [lo, lo + n) as `threads` chunks (`_chunk`) on the pool.
 
         Takes the pool (else runs [lo, hi) here: a nested or concurrent call), grows it to
         threads - 1 workers, publishes the job, hands chunks 1.. to workers by bumping their
