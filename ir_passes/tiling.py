@@ -13,6 +13,7 @@ from collections.abc import Callable
 
 from llvmlite import ir
 
+from ..polyhedral.cache_model import cache_bytes
 from ..polyhedral.codegen import generate
 from ..polyhedral.deps import compute_dependences
 from ..polyhedral.schedule.outcome import Outcome
@@ -42,6 +43,7 @@ def _run(
     transform: Callable[[Scop, object, list[int]], Outcome],
     context: PassContext,
     merge: bool = True,
+    min_bytes: int = 0,
 ) -> ir.Module:
     wanted = [s for s in sizes if s]
     for function in list(module.functions):
@@ -56,7 +58,7 @@ def _run(
             for reason in outcome.refused:
                 context.missed(f"refused: {reason}", at=at)
             if outcome.changed:
-                generate(scop, outcome.schedule)
+                generate(scop, outcome.schedule, min_bytes)
                 for message in outcome.done:
                     context.passed(message, at=at)
     return module
@@ -72,3 +74,11 @@ def tile(module: ir.Module, *sizes: int, context: PassContext) -> ir.Module:
 def time_tile(module: ir.Module, *sizes: int, context: PassContext) -> ir.Module:
     """Skewed tiles across the time loop of iterated stencils, wavefronts in parallel."""
     return _run(module, sizes, time_tile_schedule, context, merge=False)
+
+
+@register("time-tile-large", _SIZES, defaults=(0, 0, 0, 0))
+def time_tile_large(module: ir.Module, *sizes: int, context: PassContext) -> ir.Module:
+    """`time-tile` whose tiled code runs only when the nest's arrays exceed the L2 cache
+    (else the original nest: at cache sizes the tile loops cost more than they save); what
+    `-O3` and `auto` use."""
+    return _run(module, sizes, time_tile_schedule, context, merge=False, min_bytes=cache_bytes(2))

@@ -54,8 +54,10 @@ class CodegenError(Exception):
     """An AST construct the generator does not handle (a bug, not a user error)."""
 
 
-def generate(scop: Scop, program: isl.Schedule | TwoLevel) -> None:
-    """Rewrite `scop.function` so the SCoP runs in the order of `program`."""
+def generate(scop: Scop, program: isl.Schedule | TwoLevel, min_bytes: int = 0) -> None:
+    """Rewrite `scop.function` so the SCoP runs in the order of `program` (when its pointer
+    arguments do not overlap and, if `min_bytes`, they span at least that many bytes: locality
+    transformations only pay when the data do not fit in a cache)."""
     function = scop.function
     build = isl.AstBuild.from_context(scop.context())
     inner = None
@@ -76,8 +78,7 @@ def generate(scop: Scop, program: isl.Schedule | TwoLevel) -> None:
     }
     region = _region_blocks(scop)
     gen = _Generator(function, scop, region, dict(params), external=lambda v: v, inner=inner)
-    disjoint = gen.arrays_disjoint(builder, build)
-    builder.cbranch(disjoint, start, entry)
+    builder.cbranch(gen.entry_condition(builder, build, min_bytes), start, entry)
     gen.builder = ir.IRBuilder(start)
     gen.node(ast)
     branch_to(gen.builder.block, scop.exit)
@@ -307,8 +308,9 @@ class _Generator:
 
     # -- run-time alias check ----------------------------------------------------------------
 
-    def arrays_disjoint(self, b: ir.IRBuilder, build: isl.AstBuild) -> ir.Value:
-        """i1: no written array shares a byte with another array of the SCoP."""
+    def entry_condition(self, b: ir.IRBuilder, build: isl.AstBuild, min_bytes: int) -> ir.Value:
+        """i1: no written array shares a byte with another array of the SCoP, and the pointer
+        arguments' byte ranges add up to at least `min_bytes`."""
         self.builder = b
         scop = self.scop
         accessed = scop.reads().union(scop.writes()).range()
@@ -332,6 +334,12 @@ class _Generator:
                 (lo_a, hi_a), (lo_b, hi_b) = bounds[names[x]], bounds[names[y]]
                 apart = b.or_(b.icmp_signed("<=", hi_a, lo_b), b.icmp_signed("<=", hi_b, lo_a))
                 result = b.and_(result, apart)
+        if min_bytes:
+            total = ir.Constant(I64, 0)
+            for first, last in bounds.values():
+                total = b.add(total, b.sub(last, first))
+            large = b.icmp_signed(">=", total, ir.Constant(I64, min_bytes))
+            result = b.and_(result, large)
         return result
 
     def byte_range(self, array, cells: isl.Set, build: isl.AstBuild):
