@@ -1,4 +1,4 @@
-"""Drivers of the polyhedral passes: `tile(s1,...)` and `time-tile(st,s1,...)`.
+"""Drivers of the polyhedral passes: `tile(s1,...)`, `time-tile(st,s1,...)`, `fuse-tile(s1,...)`.
 
 Each finds the SCoPs of every function (polyhedral/scop.py), computes their dependences,
 asks the transformation (polyhedral/schedule/) for a new schedule, which is legal or refused,
@@ -16,6 +16,7 @@ from llvmlite import ir
 from ..polyhedral.cache_model import cache_bytes
 from ..polyhedral.codegen import generate
 from ..polyhedral.deps import compute_dependences
+from ..polyhedral.schedule.fuse_tile import fuse_tile as fuse_tile_schedule
 from ..polyhedral.schedule.outcome import Outcome
 from ..polyhedral.schedule.tile import tile as tile_schedule
 from ..polyhedral.schedule.time_tile import time_tile as time_tile_schedule
@@ -82,3 +83,10 @@ def time_tile_large(module: ir.Module, *sizes: int, context: PassContext) -> ir.
     (else the original nest: at cache sizes the tile loops cost more than they save); what
     `-O3` and `auto` use."""
     return _run(module, sizes, time_tile_schedule, context, merge=False, min_bytes=cache_bytes(2))
+
+
+@register("fuse-tile", _SIZES, defaults=(0, 0, 0, 0))
+def fuse_tile(module: ir.Module, *sizes: int, context: PassContext) -> ir.Module:
+    """Tiles of the last stage of a pipeline of loop nests, the producers fused into each
+    tile (recomputed for it, halos overlapping)."""
+    return _run(module, sizes, fuse_tile_schedule, context)

@@ -1,0 +1,180 @@
+"""`fuse-tile(s1,...)`: tiling after fusion of a multi-stage pipeline (consecutive loop nests,
+e.g. blur x -> blur y -> sharpen), after Zhao & Cohen (MICRO 2020).
+
+Each loop nest of the SCoP is a *stage*. Only the last (live-out) stage is tiled, rectangularly
+on its outer loops. A tile of it needs certain instances of the earlier stages: walking back
+from the last stage, the instances of stage k a tile needs are the exact dataflow sources
+(`compute_flow`) of the instances of later stages the tile needs (the upwards-exposed data
+of the tile, mapped back through the producers' writes). Each tile runs the instances of every
+stage it needs, in stage order, then its own points; neighbouring tiles recompute their halos
+(overlapped tiles). Producer instances no tile needs (the intermediates are pointer arguments,
+visible to the caller, so every element must still be written) run after the tiles.
+
+Recomputation is correct only for pure stages: every array is written by one stage, each
+element at most once, and a stage reads only arrays that earlier stages write or that the
+SCoP never writes (no in-place update, no read of what a later stage overwrites). Then every
+recomputed instance reads the same inputs and writes the same bits as the original one, and
+anything else is refused.
+
+The intermediates stay in the caller's arrays (the front end gives a SCoP no local arrays, so
+there is nothing that could be contracted into per-tile scratch buffers). Overlapping tiles
+write the same values to the shared halo elements; that would be a data race if the tiles
+ran at once, so the tile loop runs in parallel only when no element is written by two tiles
+(e.g. point-wise pipelines), serially otherwise.
+"""
+
+from __future__ import annotations
+
+import islpy as isl
+
+from ..cache_model import spatial_tile
+from ..codegen import PARALLEL_MARK, TwoLevel
+from ..deps import Dependences
+from ..scop import LoopNode, Scop, Statement
+from .outcome import Outcome
+
+
+def fuse_tile(scop: Scop, deps: Dependences, sizes: list[int]) -> Outcome:
+    outcome = Outcome(scop.schedule())
+    stages = [nest.statements() for nest in scop.nests]
+    if len(stages) < 2:
+        outcome.refuse("a single loop nest: no producer stage to fuse (use tile)")
+        return outcome
+    why = _impure(scop, stages)
+    if why:
+        outcome.refuse(why)
+        return outcome
+    last = scop.nests[-1]
+    depth = _perfect_depth(last)
+    want = sizes or spatial_tile(min(depth, 2), scop.bytes_per_point())
+    if len(want) > depth:
+        outcome.refuse(
+            f"the live-out loop nest is {depth} deep, shallower than the {len(want)} tile sizes"
+        )
+        return outcome
+    tile_params = [f"tile{k}" for k in range(len(want))]
+    owner = _tile_of(scop, stages[-1], want)
+    needed = _needed(scop, deps, stages, owner)
+    parallel = _tiles_write_apart(scop, needed)
+    outcome.accept(
+        TwoLevel(
+            outer=_outer(scop, owner, needed, tile_params, parallel),
+            inner=_inner(scop, needed, tile_params),
+            tile_params=tile_params,
+        ),
+        f"fused {len(stages)} loop nests into tiles {'x'.join(map(str, want))} of the last "
+        f"one (producers recomputed per tile), tiles run "
+        + ("in parallel" if parallel else "serially (neighbouring tiles share halo elements)"),
+    )
+    return outcome
+
+
+def _perfect_depth(nest: LoopNode) -> int:
+    """How many loops are perfectly nested from the top of `nest`."""
+    depth = 1
+    while len(nest.children) == 1 and isinstance(nest.children[0], LoopNode):
+        nest = nest.children[0]
+        depth += 1
+    return depth
+
+
+def _impure(scop: Scop, stages: list[list[Statement]]) -> str | None:
+    """Why recomputing the stages per tile could change a value, or None."""
+    writer: dict[str, int] = {}
+    for k, stage in enumerate(stages):
+        for access in (a for s in stage for a in s.accesses if a.is_write):
+            name = access.array.name
+            if writer.setdefault(name, k) != k:
+                return f"{name} is written by loop nests {writer[name] + 1} and {k + 1}"
+    for k, stage in enumerate(stages):
+        for access in (a for s in stage for a in s.accesses if not a.is_write):
+            name = access.array.name
+            if writer.get(name, -1) == k:
+                return f"loop nest {k + 1} updates {name} in place (reads what it writes)"
+            if writer.get(name, -1) > k:
+                return (
+                    f"loop nest {k + 1} reads {name}, which a later loop nest "
+                    f"({writer[name] + 1}) writes"
+                )
+    if not scop.writes().is_injective():
+        return "an array element is written more than once"
+    return None
+
+
+def _tile_of(scop: Scop, stage: list[Statement], sizes: list[int]) -> isl.UnionMap:
+    """The live-out stage's instances -> TILE[t0..]: the tile each belongs to."""
+    parts = []
+    for s in stage:
+        coords = ", ".join(f"floor(({i}) / {z})" for i, z in zip(s.iterators, sizes))
+        parts.append(f"{s.tuple_text()} -> TILE[{coords}]")
+    tiles = isl.UnionMap(f"{scop.param_prefix}{{ {'; '.join(parts)} }}")
+    return tiles.intersect_domain(scop.domain())
+
+
+def _needed(
+    scop: Scop, deps: Dependences, stages: list[list[Statement]], owner: isl.UnionMap
+) -> isl.UnionMap:
+    """TILE -> every instance the tile runs: its own points and, stage by stage backwards, the
+    sources of the values those read (the producer instances it recomputes), widened to their
+    bounding box within the stage's domain (simple loop bounds; the sources of the extra
+    instances are needed too, so they compute the same values as the original ones)."""
+    needed = owner.reverse()
+    for stage in reversed(stages[:-1]):
+        tuples = "; ".join(s.tuple_text() for s in stage)
+        mine = isl.UnionSet(f"{scop.param_prefix}{{ {tuples} }}").intersect(scop.domain())
+        sources = needed.apply_range(deps.flow.reverse()).intersect_range(mine)
+        needed = needed.union(_box(sources).intersect_range(mine)).coalesce()
+    return needed
+
+
+def _box(relation: isl.UnionMap) -> isl.UnionMap:
+    """Each map of `relation` widened to the box of its range for each domain point."""
+    maps: list[isl.Map] = []
+    relation.foreach_map(maps.append)
+    out = isl.UnionMap.empty(relation.get_space())
+    for m in maps:
+        n = m.dim(isl.dim_type.out)
+        box = None
+        for k in range(n):
+            side = m.project_out(isl.dim_type.out, k + 1, n - k - 1)
+            side = side.project_out(isl.dim_type.out, 0, k)
+            box = side if box is None else box.flat_range_product(side)
+        box = box.set_tuple_id(isl.dim_type.out, m.get_tuple_id(isl.dim_type.out))
+        out = out.union(isl.UnionMap.from_map(box))
+    return out
+
+
+def _tiles_write_apart(scop: Scop, needed: isl.UnionMap) -> bool:
+    """Whether no array element is written by two different tiles."""
+    written = needed.apply_range(scop.writes())
+    shared = written.apply_range(written.reverse())
+    return shared.subtract(shared.domain().identity()).is_empty()
+
+
+def _outer(
+    scop: Scop, owner: isl.UnionMap, needed: isl.UnionMap, names: list[str], parallel: bool
+) -> isl.Schedule:
+    """The tile loops over TILE[...], then the producer instances no tile needs (in their
+    original order: each reads only final values of earlier stages)."""
+    tiles = owner.range().coalesce()
+    band = ", ".join(f"{{ TILE[{', '.join(names)}] -> [({n})] }}" for n in names)
+    node = isl.Schedule.from_domain(tiles).get_root().child(0)
+    node = node.insert_partial_schedule(isl.MultiUnionPwAff(f"{scop.param_prefix}[{band}]"))
+    if parallel:
+        if node.band_n_member() > 1:
+            node = node.band_split(1)
+        node = node.insert_mark(isl.Id(PARALLEL_MARK))
+    outer = node.get_schedule()
+    left = scop.domain().subtract(needed.range()).coalesce()
+    if left.is_empty():
+        return outer
+    return outer.sequence(scop.schedule().intersect_domain(left))
+
+
+def _inner(scop: Scop, needed: isl.UnionMap, names: list[str]) -> isl.Schedule:
+    """The instances of one tile (coordinates = parameters `names`) in the original order:
+    the stages in sequence, each stage's own loops."""
+    params = ", ".join([*scop.params, *names])
+    point = isl.UnionSet(f"[{params}] -> {{ TILE[{', '.join(names)}] }}")
+    instances = point.apply(needed).coalesce()
+    return scop.schedule().intersect_domain(instances)
