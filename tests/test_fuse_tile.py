@@ -1,0 +1,127 @@
+"""`fuse-tile(s1,s2)`: tiling after fusion of loop-nest pipelines, bit-exact against cc.
+
+The pipelines: the 3-stage blur x -> blur y -> sharpen benchmark kernel, a 4-stage unsharp
+mask (without the threshold branch, which makes its last nest non-affine), a Harris-like
+pipeline (two stages writing two and three arrays), a point-wise pipeline (tiles independent,
+run in parallel); sizes not divisible by the tiles, smaller than one tile, prime; tile sizes
+from 1 to beyond the image; tiles in reversed and shuffled order; intermediates pre-filled
+with NaN; illegal requests refused with the output still bit-exact.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+from pycc_stencil.runtime.check import CheckOptions, check_file
+from pycc_stencil.runtime.library import load
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+BLUR_SHARPEN = os.path.join(HERE, "..", "scripts", "bench_kernels", "blur_sharpen_f32.c")
+UNSHARP_BENCH = os.path.join(HERE, "..", "scripts", "bench_kernels", "unsharp_f32.c")
+
+
+def pipeline(name: str) -> str:
+    return os.path.join(HERE, "corpus", "pipelines", f"{name}.c")
+
+
+KERNELS = [
+    (BLUR_SHARPEN, "kernel_blur_sharpen_f32", 3),
+    (pipeline("unsharp4"), "unsharp4", 4),
+    (pipeline("harris"), "harris", 3),
+]
+#: (h, w, pipeline): every tile shape on a prime size, sizes smaller than one tile and than
+#: the halo, a larger image with tiles that do not divide it
+CASES = [
+    *((23, 19, t) for t in ("fuse-tile(1,1)", "fuse-tile(4,5)", "fuse-tile(3)", "fuse-tile")),
+    *(
+        (h, w, t)
+        for h, w in ((7, 5), (5, 6), (3, 4))
+        for t in ("fuse-tile(2,3)", "fuse-tile(64,100)")
+    ),
+    (37, 41, "fuse-tile(8,16)"),
+]
+
+
+def _check(path: str, function: str, params: dict, passes: str):
+    remarks = []
+    options = CheckOptions(
+        functions=[function], params={k: str(v) for k, v in params.items()}, passes=passes
+    )
+    (result,) = check_file(path, [], options, remarks=remarks.extend)
+    return result, [r for r in remarks if r.function == function]
+
+
+@pytest.mark.parametrize("path, function, stages", KERNELS, ids=[k[1] for k in KERNELS])
+@pytest.mark.parametrize("h, w, passes", CASES)
+def test_fused_pipeline_is_bit_exact(path, function, stages, h, w, passes):
+    result, remarks = _check(path, function, {"h": h, "w": w}, passes)
+    assert result.status == "OK", str(result)
+    passed = [r.message for r in remarks if r.kind == "passed"]
+    assert len(passed) == 1 and passed[0].startswith(f"fused {stages} loop nests into tiles")
+
+
+@pytest.mark.parametrize("order", ["reverse", "shuffle:3", "shuffle:11"])
+@pytest.mark.parametrize("function", ["pointwise", "harris"])
+def test_tile_order_does_not_matter(monkeypatch, function, order):
+    monkeypatch.setenv("PYCC_PARALLEL_ORDER", order)
+    result, remarks = _check(pipeline(function), function, {"h": 29, "w": 31}, "fuse-tile(4,8)")
+    assert result.status == "OK", str(result)
+    (passed,) = [r.message for r in remarks if r.kind == "passed"]
+    # point-wise stages: no two tiles write one element; stencils share halo elements
+    parallel = "tiles run in parallel" in passed
+    assert parallel == (function == "pointwise")
+
+
+@pytest.mark.parametrize(
+    "function, reason",
+    [
+        ("in_place", "loop nest 2 updates b in place (reads what it writes)"),
+        ("overwrites", "an array element is written more than once"),
+        ("reads_later_write", "loop nest 1 reads a, which a later loop nest (2) writes"),
+    ],
+)
+def test_impure_pipelines_are_refused(function, reason):
+    result, remarks = _check(pipeline(function), function, {"h": 13, "w": 17}, "fuse-tile(4,4)")
+    assert result.status == "OK", str(result)
+    assert [r.message for r in remarks if r.kind == "passed"] == []
+    assert [r.message for r in remarks if r.kind == "missed"] == [f"refused: {reason}"]
+
+
+def test_too_many_tile_sizes_and_single_nests_are_refused():
+    result, remarks = _check(pipeline("harris"), "harris", {"h": 11, "w": 9}, "fuse-tile(2,2,2)")
+    assert result.status == "OK", str(result)
+    assert [r.message for r in remarks] == [
+        "refused: the live-out loop nest is 2 deep, shallower than the 3 tile sizes"
+    ]
+    # the unsharp benchmark's last nest branches: every nest is a SCoP of its own
+    result, remarks = _check(UNSHARP_BENCH, "kernel_unsharp_f32", {"h": 11, "w": 9}, "fuse-tile")
+    assert result.status == "OK", str(result)
+    missed = [r.message for r in remarks if r.kind == "missed"]
+    assert "loop nest is not a SCoP: condition in the loop body" in missed
+    assert "refused: a single loop nest: no producer stage to fuse (use tile)" in missed
+
+
+def _nan_run(library, function: str, h: int, w: int, arrays: int) -> list[np.ndarray]:
+    rng = np.random.default_rng(5)
+    image = rng.uniform(0.5, 2.0, (h, w)).astype(np.float32)
+    buffers = [np.full((h, w), np.nan, dtype=np.float32) for _ in range(arrays)]
+    getattr(library, function)(h, w, image, *buffers)
+    return buffers
+
+
+@pytest.mark.parametrize("passes", ["fuse-tile(4,5)", "fuse-tile(1,3)", "fuse-tile(16,16)"])
+@pytest.mark.parametrize("h, w", [(23, 19), (6, 7)])
+def test_intermediates_prefilled_with_nan(passes, h, w):
+    """A producer value a tile reads but did not compute would be a NaN in the output."""
+    for path, function, arrays in (
+        (pipeline("unsharp4"), "unsharp4", 4),
+        (pipeline("harris"), "harris", 6),
+        (BLUR_SHARPEN, "kernel_blur_sharpen_f32", 3),
+    ):
+        got = _nan_run(load(path, passes=passes), function, h, w, arrays)
+        want = _nan_run(load(path), function, h, w, arrays)
+        for a, b in zip(got, want):
+            np.testing.assert_array_equal(a, b)  # NaN where neither writes, same bits elsewhere
+        assert not np.isnan(got[-1][2 : h - 2, 2 : w - 2]).any()
