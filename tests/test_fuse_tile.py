@@ -62,16 +62,34 @@ def test_fused_pipeline_is_bit_exact(path, function, stages, h, w, passes):
     assert len(passed) == 1 and passed[0].startswith(f"fused {stages} loop nests into tiles")
 
 
+ORDERED = [
+    # point-wise stages: no two tiles write one element
+    (pipeline("pointwise"), "pointwise", "fuse-tile(4,8)", "rows of tiles in parallel"),
+    # halos: rows of tiles t0 and t0 + 1 write common elements, t0 and t0 + 2 do not
+    (pipeline("harris"), "harris", "fuse-tile(4,8)", "in 2 colours (their halos overlap)"),
+    # bx of a row of 4-row tiles: 8 rows; of 3-row tiles: 7 rows (t0 + 2 still overlaps)
+    (BLUR_SHARPEN, "kernel_blur_sharpen_f32", "fuse-tile(4,64)", "in 2 colours"),
+    (BLUR_SHARPEN, "kernel_blur_sharpen_f32", "fuse-tile(3,64)", "in 3 colours"),
+    # one-row tiles, halos of two rows: too close to colour
+    (BLUR_SHARPEN, "kernel_blur_sharpen_f32", "fuse-tile(1,4)", "tiles run serially"),
+]
+
+
 @pytest.mark.parametrize("order", ["reverse", "shuffle:3", "shuffle:11"])
-@pytest.mark.parametrize("function", ["pointwise", "harris"])
-def test_tile_order_does_not_matter(monkeypatch, function, order):
+@pytest.mark.parametrize("path, function, passes, how", ORDERED, ids=[o[2] for o in ORDERED])
+def test_tile_order_does_not_matter(monkeypatch, path, function, passes, how, order):
     monkeypatch.setenv("PYCC_PARALLEL_ORDER", order)
-    result, remarks = _check(pipeline(function), function, {"h": 29, "w": 31}, "fuse-tile(4,8)")
+    result, remarks = _check(path, function, {"h": 29, "w": 31}, passes)
     assert result.status == "OK", str(result)
     (passed,) = [r.message for r in remarks if r.kind == "passed"]
-    # point-wise stages: no two tiles write one element; stencils share halo elements
-    parallel = "tiles run in parallel" in passed
-    assert parallel == (function == "pointwise")
+    assert how in passed
+
+
+def test_parallel_tiles_on_two_threads(monkeypatch):
+    monkeypatch.setenv("PYCC_NUM_THREADS", "2")
+    for path, function, passes, _ in ORDERED:
+        result, _ = _check(path, function, {"h": 61, "w": 47}, passes)
+        assert result.status == "OK", str(result)
 
 
 @pytest.mark.parametrize(

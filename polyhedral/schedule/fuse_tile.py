@@ -18,9 +18,12 @@ anything else is refused.
 
 The intermediates stay in the caller's arrays (the front end gives a SCoP no local arrays, so
 there is nothing that could be contracted into per-tile scratch buffers). Overlapping tiles
-write the same values to the shared halo elements; that would be a data race if the tiles
-ran at once, so the tile loop runs in parallel only when no element is written by two tiles
-(e.g. point-wise pipelines), serially otherwise.
+write the same values to the shared halo elements; tiles run in any order, but two tiles that
+write one element must not run at once (a data race, even with equal values). So rows of
+tiles (the first tile coordinate t0) are coloured t0 mod k with the smallest k (up to
+_MAX_COLOURS) for which rows of one colour write disjoint elements: the colours run one after
+the other, the rows of a colour in parallel, the tiles of a row serially. Point-wise
+pipelines need one colour, stencils with halos narrower than a tile two.
 """
 
 from __future__ import annotations
@@ -32,6 +35,8 @@ from ..codegen import PARALLEL_MARK, TwoLevel
 from ..deps import Dependences
 from ..scop import LoopNode, Scop, Statement
 from .outcome import Outcome
+
+_MAX_COLOURS = 3
 
 
 def fuse_tile(scop: Scop, deps: Dependences, sizes: list[int]) -> Outcome:
@@ -55,16 +60,15 @@ def fuse_tile(scop: Scop, deps: Dependences, sizes: list[int]) -> Outcome:
     tile_params = [f"tile{k}" for k in range(len(want))]
     owner = _tile_of(scop, stages[-1], want)
     needed = _needed(scop, deps, stages, owner)
-    parallel = _tiles_write_apart(scop, needed)
+    colours = _colours(scop, needed, len(want))
     outcome.accept(
         TwoLevel(
-            outer=_outer(scop, owner, needed, tile_params, parallel),
+            outer=_outer(scop, owner, needed, tile_params, colours),
             inner=_inner(scop, needed, tile_params),
             tile_params=tile_params,
         ),
         f"fused {len(stages)} loop nests into tiles {'x'.join(map(str, want))} of the last "
-        f"one (producers recomputed per tile), tiles run "
-        + ("in parallel" if parallel else "serially (neighbouring tiles share halo elements)"),
+        f"one (producers recomputed per tile), {_how(colours)}",
     )
     return outcome
 
@@ -144,23 +148,50 @@ def _box(relation: isl.UnionMap) -> isl.UnionMap:
     return out
 
 
-def _tiles_write_apart(scop: Scop, needed: isl.UnionMap) -> bool:
-    """Whether no array element is written by two different tiles."""
+def _colours(scop: Scop, needed: isl.UnionMap, dims: int) -> int | None:
+    """The fewest colours t0 mod k that make rows of tiles of one colour write disjoint
+    elements, or None (the tiles run serially)."""
     written = needed.apply_range(scop.writes())
     shared = written.apply_range(written.reverse())
-    return shared.subtract(shared.domain().identity()).is_empty()
+    t = ", ".join(f"t{k}" for k in range(dims))
+    u = ", ".join(f"u{k}" for k in range(dims))
+    for k in range(1, _MAX_COLOURS + 1):
+        rows = f"TILE[{t}] -> TILE[{u}] : t0 != u0 and (t0 - u0) mod {k} = 0"
+        if shared.intersect(isl.UnionMap(f"{scop.param_prefix}{{ {rows} }}")).is_empty():
+            return k
+    return None
+
+
+def _how(colours: int | None) -> str:
+    if colours is None:
+        return "tiles run serially (rows of tiles too close to run apart)"
+    if colours == 1:
+        return "rows of tiles in parallel"
+    return f"rows of tiles in parallel, in {colours} colours (their halos overlap)"
 
 
 def _outer(
-    scop: Scop, owner: isl.UnionMap, needed: isl.UnionMap, names: list[str], parallel: bool
+    scop: Scop,
+    owner: isl.UnionMap,
+    needed: isl.UnionMap,
+    names: list[str],
+    colours: int | None,
 ) -> isl.Schedule:
-    """The tile loops over TILE[...], then the producer instances no tile needs (in their
-    original order: each reads only final values of earlier stages)."""
+    """The tile loops over TILE[...] (the colour, the rows of tiles, the other coordinates),
+    then the producer instances no tile needs (in their original order: each reads only
+    final values of earlier stages)."""
     tiles = owner.range().coalesce()
-    band = ", ".join(f"{{ TILE[{', '.join(names)}] -> [({n})] }}" for n in names)
+    tile = f"TILE[{', '.join(names)}]"
+    first, *rest = names
+    members = [f"floor({first} / {colours or 1})", *rest]
+    if colours and colours > 1:
+        members.insert(0, f"{first} mod {colours}")
+    band = ", ".join(f"{{ {tile} -> [({m})] }}" for m in members)
     node = isl.Schedule.from_domain(tiles).get_root().child(0)
     node = node.insert_partial_schedule(isl.MultiUnionPwAff(f"{scop.param_prefix}[{band}]"))
-    if parallel:
+    if colours:
+        if colours > 1:
+            node = node.band_split(1).child(0)
         if node.band_n_member() > 1:
             node = node.band_split(1)
         node = node.insert_mark(isl.Id(PARALLEL_MARK))
