@@ -59,7 +59,9 @@ def test_fused_pipeline_is_bit_exact(path, function, stages, h, w, passes):
     result, remarks = _check(path, function, {"h": h, "w": w}, passes)
     assert result.status == "OK", str(result)
     passed = [r.message for r in remarks if r.kind == "passed"]
-    assert len(passed) == 1 and passed[0].startswith(f"fused {stages} loop nests into tiles")
+    assert len(passed) == 1 and passed[0].startswith(
+        f"fused {stages} loop nests into tiles (sizes "
+    )
 
 
 ORDERED = [
