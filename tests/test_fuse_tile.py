@@ -64,6 +64,20 @@ def test_fused_pipeline_is_bit_exact(path, function, stages, h, w, passes):
     )
 
 
+@pytest.mark.parametrize("passes", ["fuse-tile(1)", "fuse-tile(5)", "fuse-tile"])
+@pytest.mark.parametrize(
+    "function, params",
+    [("one_d", {"n": 41}), ("one_d", {"n": 6}), ("side", {"h": 13, "w": 11})],
+    ids=["one_d-41", "one_d-6", "side"],
+)
+def test_one_d_pipeline_and_unread_side_output(function, params, passes):
+    """A 1-D pipeline; a stage no tile needs (its output is never read) runs after the
+    tiles and still writes its caller-visible array."""
+    result, remarks = _check(pipeline(function), function, params, passes)
+    assert result.status == "OK", str(result)
+    assert [r.message[:29] for r in remarks] == ["fused 3 loop nests into tiles"]
+
+
 ORDERED = [
     # point-wise stages: no two tiles write one element
     (pipeline("pointwise"), "pointwise", "fuse-tile(4,8)", "rows of tiles in parallel"),

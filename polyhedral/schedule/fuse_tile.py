@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import islpy as isl
 
-from ..cache_model import cache_bytes
+from ..cache_model import cache_bytes, spatial_tile
 from ..codegen import PARALLEL_MARK, TwoLevel
 from ..deps import Dependences
 from ..scop import LoopNode, Scop, Statement
@@ -77,7 +77,9 @@ def _strip(scop: Scop) -> list[int]:
     """Default tiles: strips of whole rows (the outer loop tiled), as many rows as a 512-wide
     slice of all the arrays fits in the L2 cache. Tiles that also cut the rows turn the
     streams over the arrays into short runs: 64x256 tiles ran blur-sharpen at 4096^2 at 0.82x
-    gcc's time, 64-row strips at 1.0-1.2x."""
+    gcc's time, 64-row strips at 1.0-1.2x. A 1-D pipeline gets `tile`'s 1-D size."""
+    if _perfect_depth(scop.nests[-1]) == 1:
+        return spatial_tile(1, scop.bytes_per_point())
     return [max(8, min(256, cache_bytes(2) // (512 * scop.bytes_per_point())))]
 
 
