@@ -12,8 +12,13 @@ from __future__ import annotations
 
 import os
 
+import islpy as isl
 import numpy as np
 import pytest
+from pycc_stencil.frontend import lower_file
+from pycc_stencil.polyhedral.deps import compute_dependences
+from pycc_stencil.polyhedral.schedule.fuse_tile import fuse_tile
+from pycc_stencil.polyhedral.scop import extract_scops
 from pycc_stencil.runtime.check import CheckOptions, check_file
 from pycc_stencil.runtime.library import load
 
@@ -159,3 +164,20 @@ def test_intermediates_prefilled_with_nan(passes, h, w):
         for a, b in zip(got, want):
             np.testing.assert_array_equal(a, b)  # NaN where neither writes, same bits elsewhere
         assert not np.isnan(got[-1][2 : h - 2, 2 : w - 2]).any()
+
+
+def test_tile_footprints_of_blur_sharpen():
+    """For an interior 4x8 tile of the sharpen stage: by over the tile grown by the 5-point
+    stencil's radius (its box: corners included), bx two rows more (the vertical blur)."""
+    function = lower_file(BLUR_SHARPEN).module.get_global("kernel_blur_sharpen_f32")
+    (scop,), _ = extract_scops(function)
+    outcome = fuse_tile(scop, compute_dependences(scop), [4, 8])
+    assert outcome.changed and not outcome.refused
+    fix = isl.Set("[h, w, tile0, tile1] -> { : h = 100 and w = 100 and tile0 = 1 and tile1 = 2 }")
+    instances = outcome.schedule.inner.get_domain().intersect_params(fix)
+    boxes = {}
+    for name, (rows, cols) in {"S0": ((2, 9), (15, 24)), "S1": ((3, 8), (15, 24))}.items():
+        boxes[name] = f"{name}[y, x] : {rows[0]} <= y <= {rows[1]} and {cols[0]} <= x <= {cols[1]}"
+    boxes["S2"] = "S2[y, x] : 4 <= y <= 7 and 16 <= x <= 23"
+    want = isl.UnionSet(f"[h, w, tile0, tile1] -> {{ {'; '.join(boxes.values())} }}")
+    assert instances.is_equal(want.intersect_params(fix))
