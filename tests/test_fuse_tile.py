@@ -181,3 +181,9 @@ def test_tile_footprints_of_blur_sharpen():
     boxes["S2"] = "S2[y, x] : 4 <= y <= 7 and 16 <= x <= 23"
     want = isl.UnionSet(f"[h, w, tile0, tile1] -> {{ {'; '.join(boxes.values())} }}")
     assert instances.is_equal(want.intersect_params(fix))
+
+
+def test_a_parameter_named_like_a_tile_coordinate():
+    result, remarks = _check(pipeline("clash"), "clash", {"tile0": 17, "w": 13}, "fuse-tile(3,4)")
+    assert result.status == "OK", str(result)
+    assert [r.kind for r in remarks] == ["passed"]
