@@ -145,3 +145,15 @@ def mark_parallel(node: isl.ScheduleNode, member: int) -> isl.ScheduleNode:
     if node.band_n_member() > 1:
         node = node.band_split(1)
     return node.insert_mark(isl.Id(PARALLEL_MARK))
+
+
+def tile_parameter_names(params, count: int) -> list[str]:
+    """Names for the coordinates of one tile as isl parameters (`tile0`, ...), with
+    underscores appended where a SCoP parameter already has that name."""
+    names = []
+    for k in range(count):
+        name = f"tile{k}"
+        while name in params:
+            name += "_"
+        names.append(name)
+    return names

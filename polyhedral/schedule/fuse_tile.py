@@ -34,6 +34,7 @@ from ..cache_model import cache_bytes, spatial_tile
 from ..codegen import PARALLEL_MARK, TwoLevel
 from ..deps import Dependences
 from ..scop import LoopNode, Scop, Statement
+from . import bands
 from .outcome import Outcome
 
 _MAX_COLOURS = 3
@@ -57,7 +58,7 @@ def fuse_tile(scop: Scop, deps: Dependences, sizes: list[int]) -> Outcome:
             f"the live-out loop nest is {depth} deep, shallower than the {len(want)} tile sizes"
         )
         return outcome
-    tile_params = [_fresh(f"tile{k}", scop.params) for k in range(len(want))]
+    tile_params = bands.tile_parameter_names(scop.params, len(want))
     owner = _tile_of(scop, stages[-1], want)
     needed = _needed(scop, deps, stages, owner)
     colours = _colours(scop, needed, len(want))
@@ -81,13 +82,6 @@ def _strip(scop: Scop) -> list[int]:
     if _perfect_depth(scop.nests[-1]) == 1:
         return spatial_tile(1, scop.bytes_per_point())
     return [max(8, min(256, cache_bytes(2) // (512 * scop.bytes_per_point())))]
-
-
-def _fresh(name: str, taken) -> str:
-    """`name`, or with underscores appended, not naming a parameter of the SCoP."""
-    while name in taken:
-        name += "_"
-    return name
 
 
 def _perfect_depth(nest: LoopNode) -> int:

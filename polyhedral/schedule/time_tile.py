@@ -191,7 +191,7 @@ def _tiled(scop, schedule, path, nest, y, sizes, deps) -> TwoLevel | None:
     return TwoLevel(
         outer=_tile_loops(scop, y, sizes, parallel),
         inner=_point_loops(scop, y, sizes),
-        tile_params=_tile_names(len(sizes)),
+        tile_params=bands.tile_parameter_names(scop.params, len(sizes)),
     )
 
 
@@ -213,13 +213,9 @@ def _in_program_order(scop: Scop, node: isl.ScheduleNode, order) -> isl.Schedule
     return node.child(0).insert_sequence(filters).parent()
 
 
-def _tile_names(n: int) -> list[str]:
-    return [f"tile{k}" for k in range(n)]
-
-
 def _tile_loops(scop: Scop, y, sizes: list[int], parallel: bool) -> isl.Schedule:
     """TILE[T0..Td] over the box of tile coordinates, wavefront order."""
-    names = _tile_names(len(sizes))
+    names = bands.tile_parameter_names(scop.params, len(sizes))
     maps = "; ".join(
         f"{s.tuple_text()} -> TILE[{', '.join(f'floor(({e}) / {z})' for e, z in zip(ys, sizes))}]"
         for s, ys in y
@@ -250,7 +246,7 @@ def _tile_loops(scop: Scop, y, sizes: list[int], parallel: bool) -> isl.Schedule
 
 def _point_loops(scop: Scop, y, sizes: list[int]) -> isl.Schedule:
     """The points of one tile (its coordinates are parameters tile0..tiled)."""
-    names = _tile_names(len(sizes))
+    names = bands.tile_parameter_names(scop.params, len(sizes))
     params = [*scop.params, *names]
     prefix = f"[{', '.join(params)}] -> "
     parts = []
