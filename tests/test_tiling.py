@@ -187,24 +187,12 @@ def test_corpus_time_tiled_is_bit_exact(entry, variant, params, passes):
         assert_transformed(remarks, "time-tiled")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    run=False,
-    reason="`time-tile` with the cache model's 3-D sizes (8x8x16x256) on heat-3d spends minutes "
-    "in isl_ast_build_node_from_schedule (isl_ast_build_detect_strides): >120 s for n=7",
-)
 def test_default_time_tiles_of_heat_3d_compile_in_reasonable_time():
     entry = next(e for e in KERNELS if e["function"] == "kernel_heat_3d_vla")
     result, remarks = _corpus_check(entry, [], {"tsteps": 0, "n": 7}, "time-tile")
     assert_bit_exact(result, remarks)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    run=False,
-    reason="time-tile(2,3,5,4) on fdtd-2d with VLA extents spends > 3 min CPU in isl AST "
-    "generation (isl_ast_build_detect_strides); the fixed-size file takes ~25 s",
-)
 def test_time_tiles_of_fdtd_2d_vla_compile_in_reasonable_time():
     entry = next(e for e in KERNELS if e["function"] == "kernel_fdtd_2d_vla")
     params = {"tmax": 5, "nx": 23, "ny": 37}
