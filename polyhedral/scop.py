@@ -239,18 +239,29 @@ def _check_loop_shape(loop: Loop) -> None:
         raise NotAffine("loop does not test its condition before the body", where)
     tc, iv = loop.trip_count, loop.trip_count_iv
     if tc is None or iv is None:
-        raise NotAffine(f"loop bound is not computable ({loop.trip_count_reason})", where)
+        kind = "data-dependent loop bound: " if _reads_memory(where) else ""
+        raise NotAffine(f"{kind}loop bound is not computable ({loop.trip_count_reason})", where)
     if tc.step != 1:
         raise NotAffine(f"loop step {tc.step} is not +1", where)
     if tc.predicate not in ("slt", "sle", "ne") or not tc.no_wrap:
         raise NotAffine("loop test is not a signed, non-wrapping comparison", where)
     for phi in loop.header.instructions:
         if isinstance(phi, ins.PhiInstr) and phi is not iv.phi:
+            kind = "pointer swap: " if isinstance(phi.type, ir.PointerType) else ""
             raise NotAffine(
-                f"a value ({_name(phi)}) is carried from one iteration to the next", where
+                f"{kind}a value ({_name(phi)}) is carried from one iteration to the next", where
             )
     for child in loop.children:
         _check_loop_shape(child)
+
+
+def _reads_memory(value: object, depth: int = 8) -> bool:
+    """Whether `value` (an exit test) depends on a load, looking a few operands deep."""
+    if not isinstance(value, ir.Instruction) or depth == 0:
+        return False
+    if value.opname == "load":
+        return True
+    return any(_reads_memory(op, depth - 1) for op in used_values(value))
 
 
 _SANITIZE = re.compile(r"[^A-Za-z0-9_]")

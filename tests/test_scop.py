@@ -178,12 +178,6 @@ def test_row_pointers_are_named(not_affine_c):
         ), mine
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the remark does not name the construct: a data-dependent bound reads 'loop bound "
-    "is not computable (the exit test does not compare an induction variable with an "
-    "invariant)', a pointer swap reads 'a value (a.3) is carried from one iteration to the next'",
-)
 @pytest.mark.parametrize(
     "function, words", [("ragged", "data-dependent"), ("swap_loop", "pointer swap")]
 )
