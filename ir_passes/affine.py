@@ -17,6 +17,8 @@ an address; whether it is affine in the induction variables is a question asked 
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from llvmlite import ir
@@ -131,47 +133,80 @@ class Access:
 _INTEGER_CASTS = frozenset({"sext", "zext", "trunc"})
 
 
-def integer_polynomial(value: ir.Value) -> Polynomial:
-    """`value` (an integer) as a polynomial over the SSA values its arithmetic starts from."""
+def integer_polynomial(
+    value: ir.Value, atom: Callable[[ir.Value], bool] | None = None
+) -> Polynomial:
+    """`value` (an integer) as a polynomial over the SSA values its arithmetic starts from;
+    values `atom` accepts stay symbols (the polyhedral bridge keeps a VLA's extent `n + 2`,
+    computed before the loops, as one stride)."""
     if isinstance(value, ir.Constant) and isinstance(value.type, ir.IntType):
         return Polynomial.constant(int(value.constant))
+    if atom is not None and atom(value):
+        return Polynomial.symbol(value)
     opname = getattr(value, "opname", None)
     operands = getattr(value, "operands", ())
     if opname in _INTEGER_CASTS:
-        return integer_polynomial(operands[0])
+        return integer_polynomial(operands[0], atom)
     if opname in ("add", "sub", "mul") and len(operands) == 2:
-        left, right = (integer_polynomial(o) for o in operands)
+        left, right = (integer_polynomial(o, atom) for o in operands)
         return {"add": left + right, "sub": left - right, "mul": left * right}[opname]
     if opname == "shl" and isinstance(operands[1], ir.Constant):
-        return integer_polynomial(operands[0]).scaled(1 << int(operands[1].constant))
+        return integer_polynomial(operands[0], atom).scaled(1 << int(operands[1].constant))
     return Polynomial.symbol(value)
+
+
+@dataclass(frozen=True)
+class Level:
+    """One index of a `getelementptr` chain: it steps over elements of `rows` nested arrays of
+    constant length (outermost first; none for a scalar element) of `leaf`-byte scalars, so
+    its byte offset is `index` * prod(rows) * leaf. The constant array lengths are the shape
+    the declaration gave (`double A[17][17]`), which a flat byte offset forgets."""
+
+    rows: tuple[int, ...]
+    leaf: int
+    index: Polynomial
+
+    @property
+    def offset(self) -> Polynomial:
+        return self.index.scaled(math.prod(self.rows) * self.leaf)
+
+
+def address_levels(
+    pointer: ir.Value, atom: Callable[[ir.Value], bool] | None = None
+) -> tuple[ir.Value, list[Level]]:
+    """Follow `getelementptr` chains back to the base pointer: the base and every index with
+    the array shape it steps over (a struct index ends the chain: its GEP is the base)."""
+    levels: list[Level] = []
+    while getattr(pointer, "opname", None) == "getelementptr":
+        element = pointer.source_etype
+        if isinstance(element, ir.BaseStructType):
+            break
+        step = []
+        for k, index in enumerate(pointer.indices):
+            if k and not isinstance(element, ir.ArrayType):
+                break
+            if k:
+                element = element.element
+            rows, leaf = [], element
+            while isinstance(leaf, ir.ArrayType):
+                rows.append(leaf.count)
+                leaf = leaf.element
+            step.append(Level(tuple(rows), size_of(leaf), integer_polynomial(index, atom)))
+        else:
+            levels = step + levels
+            pointer = pointer.pointer
+            continue
+        break
+    return pointer, levels
 
 
 def address_of(pointer: ir.Value) -> Address:
     """Follow `getelementptr` chains back to the base pointer, summing the byte offsets."""
+    base, levels = address_levels(pointer)
     offset = Polynomial()
-    while getattr(pointer, "opname", None) == "getelementptr":
-        step = _gep_offset(pointer)
-        if step is None:
-            break
-        offset = offset + step
-        pointer = pointer.pointer
-    return Address(pointer, offset)
-
-
-def _gep_offset(gep: ir.Instruction) -> Polynomial | None:
-    """The byte offset a GEP adds to its pointer (None for struct indices we do not model)."""
-    element = gep.source_etype
-    indices = list(gep.indices)
-    if isinstance(element, ir.BaseStructType):
-        return None
-    offset = integer_polynomial(indices[0]).scaled(size_of(element))
-    for index in indices[1:]:
-        if not isinstance(element, ir.ArrayType):
-            return None
-        element = element.element
-        offset = offset + integer_polynomial(index).scaled(size_of(element))
-    return offset
+    for level in levels:
+        offset = offset + level.offset
+    return Address(base, offset)
 
 
 def size_of(t: ir.Type) -> int:

@@ -60,9 +60,18 @@ def _run(
                 context.missed(f"refused: {reason}", at=at)
             if outcome.changed:
                 generate(scop, outcome.schedule, min_bytes)
+                assumed = _assumption(scop)
                 for message in outcome.done:
-                    context.passed(message, at=at)
+                    context.passed(message + assumed, at=at)
     return module
+
+
+def _assumption(scop: Scop) -> str:
+    """What the tiled code assumes of the parameters (checked at run time), for the remark."""
+    if scop.assumed is None:
+        return ""
+    text = str(scop.assumed)
+    return f" (when {text[text.index(':') + 1 : text.rindex('}')].strip()}, checked at run time)"
 
 
 @register("tile", _SIZES, defaults=(0, 0, 0, 0))

@@ -309,8 +309,9 @@ class _Generator:
     # -- run-time alias check ----------------------------------------------------------------
 
     def entry_condition(self, b: ir.IRBuilder, build: isl.AstBuild, min_bytes: int) -> ir.Value:
-        """i1: no written array shares a byte with another array of the SCoP, and the pointer
-        arguments' byte ranges add up to at least `min_bytes`."""
+        """i1: the parameters satisfy the SCoP's assumptions, no written array shares a byte
+        with another array of the SCoP, and the pointer arguments' byte ranges add up to at
+        least `min_bytes`."""
         self.builder = b
         scop = self.scop
         accessed = scop.reads().union(scop.writes()).range()
@@ -334,6 +335,8 @@ class _Generator:
                 (lo_a, hi_a), (lo_b, hi_b) = bounds[names[x]], bounds[names[y]]
                 apart = b.or_(b.icmp_signed("<=", hi_a, lo_b), b.icmp_signed("<=", hi_b, lo_a))
                 result = b.and_(result, apart)
+        if scop.assumed is not None:  # what the model assumed of the parameters
+            result = b.and_(result, self.expr(build.expr_from_set(scop.assumed)))
         if min_bytes:
             total = ir.Constant(I64, 0)
             for first, last in bounds.values():
@@ -346,8 +349,9 @@ class _Generator:
         """[first byte, one past the last byte] of the cells, as i64 addresses."""
         b = self.builder
         strides = [ir.Constant(I64, 1)]
-        for size in reversed(array.sizes):
-            strides.insert(0, b.mul(strides[0], self.ids[size], flags=["nsw"]))
+        for size in reversed(array.sizes):  # a parameter, or a declared length (`17`)
+            extent = ir.Constant(I64, int(size)) if size.isdigit() else self.ids[size]
+            strides.insert(0, b.mul(strides[0], extent, flags=["nsw"]))
         lo = hi = ir.Constant(I64, 0)
         for k in range(array.rank):
             low = self.expr(build.expr_from_pw_aff(cells.dim_min(k)))

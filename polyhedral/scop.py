@@ -29,7 +29,7 @@ import islpy as isl
 from llvmlite import ir
 from llvmlite.ir import instructions as ins
 
-from ..ir_passes.affine import Polynomial, address_of, size_of
+from ..ir_passes.affine import Polynomial, address_levels, size_of
 from ..ir_passes.debuginfo import describe
 from ..ir_passes.loops import BinOp, Const, Expr, Loop, Symbol, analyses
 from ..ir_passes.rewrite import used_values
@@ -123,6 +123,9 @@ class Scop:
     params: dict[str, ir.Value]  # isl name -> integer IR value defined before the SCoP
     arrays: list[Array]
     statements: list[Statement]
+    #: parameter values the model holds for (a subscript stays in its row only if `n <= 18`,
+    #: ...); already in every statement's domain; the generated code checks it at run time
+    assumed: isl.Set | None = None
 
     # -- isl views ---------------------------------------------------------------------------
 
@@ -286,6 +289,8 @@ class _Builder:
         self.iv_names: dict[int, str] = {}
         #: (isl expression, domain constraints, what) that must hold on a statement's domain
         self.obligations: list[tuple[Statement, str, str, object]] = []
+        #: parameters computed from others before the loops (`v = n + 2`), isl equalities
+        self.definitions: list[str] = []
 
     def fresh(self, stem: str) -> str:
         base = _SANITIZE.sub("_", stem).strip("_") or "v"
@@ -309,7 +314,9 @@ class _Builder:
         ):
             raise NotAffine("the loop nest's preheader or exit is not empty", first.terminator)
         nests = [self.nest(loop, [], []) for loop in self.loops]
-        self.check_obligations()
+        for stmt in self.statements:
+            stmt.constraints += self.definitions
+        assumed = self.check_obligations()
         self.check_scalars()
         for stmt in self.statements:
             stmt.accesses.sort(key=lambda a: stmt.block.instructions.index(a.instruction))
@@ -321,6 +328,7 @@ class _Builder:
             params=self.params,
             arrays=list(self.arrays.values()),
             statements=self.statements,
+            assumed=assumed,
         )
 
     def nest(self, loop: Loop, outer: list[Loop], constraints: list[str]) -> LoopNode:
@@ -391,8 +399,7 @@ class _Builder:
         is_write = instr.opname == "store"
         pointer = instr.operands[1] if is_write else instr.operands[0]
         value_type = instr.operands[0].type if is_write else instr.type
-        address = address_of(pointer)
-        base = address.base
+        base, steps = address_levels(pointer, atom=self.is_stride)
         if not isinstance(base, (ir.Argument, ir.GlobalVariable)):
             if isinstance(base, ins.LoadInstr):
                 raise NotAffine(
@@ -400,9 +407,15 @@ class _Builder:
                 )
             raise NotAffine(f"address based on {_name(base)}, not an argument or global", instr)
         element_size = size_of(value_type)
-        levels = self.levels(address.offset, element_size, stmt, instr)
+        pieces = []
+        for step in steps:
+            if step.rows and step.leaf == element_size:  # a declared shape: `A[17][17]`
+                pieces.append((tuple(map(str, step.rows)), step.index.scaled(element_size)))
+            else:
+                pieces.append(((), step.offset))
+        levels = self.levels(pieces, element_size, stmt, instr)
         array = self.array(base, value_type, [key for key, _ in levels], instr)
-        chain = [()] + [tuple(array.sizes[: k + 1]) for k in range(len(array.sizes))]
+        chain = [()] + [tuple(sorted(array.sizes[: k + 1])) for k in range(len(array.sizes))]
         by_key = dict(levels)
         unknown = set(by_key) - set(chain)
         if unknown:
@@ -420,23 +433,32 @@ class _Builder:
             )
         return Access(instr, is_write, array, subscripts)
 
-    def levels(self, offset: Polynomial, element_size: int, stmt: Statement, at) -> list:
-        """The byte offset grouped by parameter monomial: [(params tuple, isl expression)]."""
+    def levels(
+        self,
+        pieces: list[tuple[tuple[str, ...], Polynomial]],
+        element_size: int,
+        stmt: Statement,
+        at,
+    ) -> list:
+        """The byte offset, given as pieces (the declared constant row lengths a GEP index
+        steps over, its byte offset within them), grouped by the row lengths and parameters
+        multiplied in: [(sizes tuple, isl expression)]."""
         groups: dict[tuple[str, ...], list[str]] = {}
-        for monomial, coefficient in offset.terms:
-            params, inner = [], []
-            for factor in monomial:
-                if self.is_parameter(factor):
-                    params.append(self.param(factor))
-                else:
-                    inner.append(factor)
-            if len(inner) > 1:
-                raise NotAffine("subscript multiplies two loop-dependent values", at)
-            if coefficient % element_size:
-                raise NotAffine("access not aligned to its element size", at)
-            scaled = coefficient // element_size
-            term = self.value_expr(inner[0], stmt.loops, at, stmt) if inner else "1"
-            groups.setdefault(tuple(sorted(params)), []).append(f"{scaled}*({term})")
+        for rows, offset in pieces:
+            for monomial, coefficient in offset.terms:
+                params, inner = list(rows), []
+                for factor in monomial:
+                    if self.is_parameter(factor):
+                        params.append(self.param(factor))
+                    else:
+                        inner.append(factor)
+                if len(inner) > 1:
+                    raise NotAffine("subscript multiplies two loop-dependent values", at)
+                if coefficient % element_size:
+                    raise NotAffine("access not aligned to its element size", at)
+                scaled = coefficient // element_size
+                term = self.value_expr(inner[0], stmt.loops, at, stmt) if inner else "1"
+                groups.setdefault(tuple(sorted(params)), []).append(f"{scaled}*({term})")
         return [(key, " + ".join(terms)) for key, terms in groups.items()]
 
     def array(self, base: ir.Value, element: ir.Type, keys: list, at) -> Array:
@@ -474,6 +496,14 @@ class _Builder:
             return value.parent not in self.region and isinstance(value.type, ir.IntType)
         return False
 
+    def is_stride(self, value: ir.Value) -> bool:
+        """A parameter that is a sum (`n + 2`, a VLA's extent): one stride of its own in a
+        subscript, so `A[2][n + 2]` delinearizes with rows of n + 2 (its definition tells isl
+        how it relates to n). Products (`n * n`) expand into the chain of strides n, n."""
+        while getattr(value, "opname", None) in ("sext", "zext", "trunc"):
+            value = value.operands[0]
+        return self.is_parameter(value) and getattr(value, "opname", None) in ("add", "sub")
+
     def param(self, value: ir.Value) -> str:
         while getattr(value, "opname", None) in ("sext", "zext", "trunc") and self.is_parameter(
             value.operands[0]
@@ -484,6 +514,10 @@ class _Builder:
             name = self.fresh(_name(value))
             self.param_names[id(value)] = name
             self.params[name] = value
+            try:  # computed from other parameters: tell isl how (`v = n + 2`)
+                self.definitions.append(f"{name} = {self.value_expr(value, [], None, expand=True)}")
+            except NotAffine:
+                pass
         return name
 
     def expr(self, e: Expr, loops: list[Loop], at) -> str:
@@ -499,17 +533,25 @@ class _Builder:
         raise NotAffine(f"loop bound {e} is not affine", at)
 
     def value_expr(
-        self, value: ir.Value, loops: list[Loop], at, stmt: Statement | None = None
+        self,
+        value: ir.Value,
+        loops: list[Loop],
+        at,
+        stmt: Statement | None = None,
+        expand: bool = False,
     ) -> str:
         """`value` as a quasi-affine isl expression in the loops' iterators and parameters;
-        `%` and `/` only inside a statement (`stmt`), whose domain must keep them exact."""
+        `%` and `/` only inside a statement (`stmt`), whose domain must keep them exact. A
+        parameter is a name of its own, unless `expand` (its definition from others)."""
         if isinstance(value, ir.Constant) and isinstance(value.type, ir.IntType):
             return f"({_signed(value)})"
         for loop in loops:
             if value is loop.trip_count_iv.phi:
                 return self.iv_names[id(value)]
-        if self.is_parameter(value):
+        if self.is_parameter(value) and not expand:
             return self.param(value)
+        if isinstance(value, ir.Argument):
+            raise NotAffine(f"{_name(value)} is not an affine expression", at)
         op = getattr(value, "opname", None)
         if op is None or not isinstance(value, ir.Instruction):
             raise NotAffine(f"{_name(value)} is not an affine expression", at)
@@ -548,15 +590,40 @@ class _Builder:
 
     # -- checks ------------------------------------------------------------------------------
 
-    def check_obligations(self) -> None:
-        """Each obligation names points of a statement's domain where the model would be wrong;
-        there must be none (for every parameter value)."""
+    def check_obligations(self) -> isl.Set | None:
+        """Each obligation names points of a statement's domain where the model would be wrong.
+        There must be none, for every parameter value or else under an assumption on the
+        parameters (`n <= 18` for `double A[17][17]` walked to a run-time `n`; Polly's assumed
+        context): the assumption joins every statement's domain and the generated code checks
+        it at run time (the original nest runs otherwise). It must be one conjunction without
+        integer divisions and leave every statement that can run something to run."""
         prefix = f"[{', '.join(self.params)}] -> " if self.params else ""
-        for stmt, bad, what, at in self.obligations:
+
+        def domain(stmt: Statement, extra: str = "0 = 0") -> isl.Set:
             cond = " and ".join(stmt.constraints) or "0 = 0"
-            text = f"{prefix}{{ {stmt.tuple_text()} : {cond} and ({bad}) }}"
-            if not isl.Set(text).is_empty():
+            return isl.Set(f"{prefix}{{ {stmt.tuple_text()} : {cond} and ({extra}) }}")
+
+        assumed = isl.Set(f"{prefix}{{ : }}")
+        for stmt, bad, what, at in self.obligations:
+            wrong = domain(stmt, bad).intersect_params(assumed)
+            if wrong.is_empty():
+                continue
+            # where the statement runs nothing the model is trivially right: simplify there
+            allowed = wrong.params().complement().gist(domain(stmt).params())
+            allowed = allowed.intersect(assumed).coalesce()
+            if allowed.n_basic_set() != 1 or allowed.get_basic_sets()[0].dim(isl.dim_type.div):
                 raise NotAffine(what, at)
+            for other in self.statements:
+                whole = domain(other)
+                if not whole.is_empty() and whole.intersect_params(allowed).is_empty():
+                    raise NotAffine(what, at)
+            assumed = allowed
+        if assumed.plain_is_universe():
+            return None
+        conditions = _constraint_texts(assumed.get_basic_sets()[0])
+        for stmt in self.statements:
+            stmt.constraints += conditions
+        return assumed
 
     def check_scalars(self) -> None:
         """Values may flow only within a statement's block, from the induction variables or
@@ -593,6 +660,18 @@ def _recomputable(value: ir.Instruction, ivs: set, region: set, owner: dict) -> 
         not isinstance(op, ir.Instruction) or _recomputable(op, ivs, region, owner)
         for op in used_values(value)
     )
+
+
+def _constraint_texts(conditions: isl.BasicSet) -> list[str]:
+    """The constraints of a parameter set in isl syntax (`18 - n >= 0`)."""
+    out = []
+    for c in conditions.get_constraints():
+        terms = [
+            f"{v.to_python()} * {k}" if k != 1 else str(v.to_python())
+            for k, v in c.get_coefficients_by_name().items()
+        ]
+        out.append(f"{' + '.join(terms) or '0'} {'=' if c.is_equality() else '>='} 0")
+    return out
 
 
 def _signed(constant: ir.Constant) -> int:

@@ -32,6 +32,16 @@ void leaves_row(int n, double *a, double *b) {
     for (int j = 0; j < n; j++)
       b[i * n + j] = a[i * n + j + 1];
 }
+void padded_planes(int T, int N, double A[2][N + 2]) {
+  for (int t = 0; t < T; t++)
+    for (int i = 1; i < N + 1; i++)
+      A[(t + 1) % 2][i] = A[t % 2][i - 1] + A[t % 2][i + 1];
+}
+void fixed_rows(int n, double A[17][17], double B[17][17]) {
+  for (int i = 1; i < n - 1; i++)
+    for (int j = 1; j < n - 1; j++)
+      B[i][j] = A[i - 1][j] + A[i][j + 1];
+}
 void stays_in_row(int n, double *a, double *b) {
   for (int i = 0; i < n; i++)
     for (int j = 0; j < n - 1; j++)
@@ -101,6 +111,34 @@ def test_the_same_subscript_within_its_row_is_delinearized(affine_module):
     scop = _only_scop(affine_module, "stays_in_row")
     dom = "0 <= i < n and 0 <= j < n - 1"
     _equal(scop.reads(), f"[n] -> {{ S0[i, j] -> a[i, j + 1] : {dom} }}")
+
+
+def test_an_extent_computed_before_the_loops_is_a_stride_of_its_own(affine_module):
+    """A[2][N + 2]: rows of N + 2 (a parameter defined as N + 2), not N with a subscript
+    2*(t%2) + i that would leave its row."""
+    scop = _only_scop(affine_module, "padded_planes")
+    (array,) = scop.arrays
+    (stride,) = array.sizes
+    assert stride not in ("N", "T")
+    dom = f"0 <= t < T and 0 < i <= N and {stride} = N + 2"
+    _equal(
+        scop.writes(),
+        f"[T, N, {stride}] -> {{ S0[t, i] -> A[(t + 1) mod 2, i] : {dom} }}",
+    )
+    assert scop.assumed is None
+
+
+def test_declared_rows_walked_to_a_run_time_extent_are_an_assumption(affine_module):
+    """double A[17][17] walked to n: 2-D subscripts under the assumption n <= 17 (rows do
+    not overflow), which joins the domain (and which the generated code checks)."""
+    scop = _only_scop(affine_module, "fixed_rows")
+    _equal(scop.assumed, "[n] -> { : n <= 17 }")
+    dom = "0 < i <= n - 2 and 0 < j <= n - 2 and n <= 17"
+    _equal(
+        scop.reads(),
+        f"[n] -> {{ S0[i, j] -> A[i - 1, j] : {dom}; S0[i, j] -> A[i, j + 1] : {dom} }}",
+    )
+    assert [(a.name, a.sizes) for a in scop.arrays] == [("A", ["17"]), ("B", ["17"])]
 
 
 # --------------------------------------------------------------------------------------------
