@@ -207,13 +207,27 @@ def _build_run(function: ir.Function, run: list[Loop], rejected: list[NotAffine]
         if len(run) == 1:
             rejected.append(why)
             return []
-    # one nest of the run is not affine: try the nests one by one
-    out = []
-    for loop in run:
+    # some nest of the run is not affine (or values flow between them): the maximal runs of
+    # affine nests between the others, each nest alone if its run fails as a whole
+    alone: dict[int, Scop] = {}
+    for k, loop in enumerate(run):
         try:
-            out.append(_Builder(function, [loop]).build())
+            alone[k] = _Builder(function, [loop]).build()
         except NotAffine as why:
             rejected.append(why)
+    out: list[Scop] = []
+    start = 0
+    for k in range(len(run) + 1):
+        if k in alone:
+            continue
+        if k - start > 1 and k - start < len(run):
+            try:
+                out.append(_Builder(function, run[start:k]).build())
+            except NotAffine:
+                out += [alone[j] for j in range(start, k)]
+        else:
+            out += [alone[j] for j in range(start, k)]
+        start = k + 1
     return out
 
 
