@@ -22,7 +22,8 @@ any order.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import os
+from dataclasses import dataclass, field
 
 import islpy as isl
 from llvmlite import ir
@@ -33,21 +34,38 @@ from ..ir_passes.loops import invalidate
 from ..ir_passes.rewrite import copy_instruction, remap_operands, used_values
 from ..ir_passes.unroll import branch_to
 from ..runtime.parallel import context_value, emit_parallel_call, pack_context
-from .scop import Scop, Statement
+from .scop import Array, Scop, Statement
 
 PARALLEL_MARK = "pycc.parallel"
+#: set (when the code is generated) to fill scratch buffers with NaNs: a value a tile reads
+#: but did not compute shows in the output (the tests' proof that tiles are closed)
+POISON_SCRATCH = "PYCC_POISON_SCRATCH"
+_FALSE = ir.Constant(ir.IntType(1), 0)
 I64 = ir.IntType(64)
 _OP = isl.ast_expr_op_type
 
 
 @dataclass
+class Scratch:
+    """A local array contracted to a buffer per tile: the tile touches `rows` consecutive
+    outermost indices of it from `first_row` (over the parameters and the tile coordinates)
+    on, so its accesses go to a buffer of `rows` rows, malloc'ed for the tile."""
+
+    array: Array
+    first_row: isl.PwAff
+    rows: int
+
+
+@dataclass
 class TwoLevel:
     """A program in two levels: `outer` runs `TILE[t0..td]` instances; each runs the AST of
-    `inner`, whose parameters `tile_params` take the instance's coordinates."""
+    `inner`, whose parameters `tile_params` take the instance's coordinates, with the arrays
+    of `scratch` in buffers of its own."""
 
     outer: isl.Schedule
     inner: isl.Schedule
     tile_params: list[str]
+    scratch: list[Scratch] = field(default_factory=list)
 
 
 class CodegenError(Exception):
@@ -64,7 +82,12 @@ def generate(scop: Scop, program: isl.Schedule | TwoLevel, min_bytes: int = 0) -
     if isinstance(program, TwoLevel):
         names = ", ".join([*scop.params, *program.tile_params])
         inner_build = isl.AstBuild.from_context(isl.Set(f"[{names}] -> {{ : }}"))
-        inner = (inner_build.node_from_schedule(program.inner), program.tile_params)
+        inner = _Inner(
+            inner_build.node_from_schedule(program.inner),
+            program.tile_params,
+            program.scratch,
+            inner_build,
+        )
         program = program.outer
     ast = build.node_from_schedule(program)
     entry = scop.entry
@@ -83,6 +106,17 @@ def generate(scop: Scop, program: isl.Schedule | TwoLevel, min_bytes: int = 0) -
     gen.node(ast)
     branch_to(gen.builder.block, scop.exit)
     invalidate(function)
+
+
+@dataclass
+class _Inner:
+    """What a TILE instance runs: its AST, the tile parameters, its scratch arrays, and the
+    build the AST was generated with (for expressions over the tile parameters)."""
+
+    ast: isl.AstNode
+    params: list[str]
+    scratch: list[Scratch]
+    build: isl.AstBuild
 
 
 def _single_predecessor(function: ir.Function, block: ir.Block) -> ir.Block:
@@ -113,7 +147,9 @@ class _Generator:
         self.ids = ids  # isl identifier -> i64 value
         self.external = external  # a value of the original function -> the value to use here
         self.builder: ir.IRBuilder | None = None
-        self.inner = inner  # (AST run by each TILE instance, its tile parameters) or None
+        self.inner: _Inner | None = inner  # what each TILE instance runs
+        self.rebased: dict[ir.Value, ir.Value] = {}  # a contracted array -> this tile's base
+        self.unbounded: set[int] = set()  # ids of addresses derived from a rebased array
 
     # -- nodes -------------------------------------------------------------------------------
 
@@ -200,11 +236,7 @@ class _Generator:
         name = call.op_get_arg(0).get_id().get_name()
         args = [self.expr(call.op_get_arg(k + 1)) for k in range(call.op_get_n_arg() - 1)]
         if name == "TILE":
-            ast, params = self.inner
-            self.ids.update(zip(params, args))
-            self.node(ast)
-            for param in params:
-                del self.ids[param]
+            self.tile(args)
             return
         stmt = self.scop.statement(name)
         values: dict[ir.Value, ir.Value] = {}
@@ -218,6 +250,40 @@ class _Generator:
                 values[instr] = args[stmt.phis.index(instr.operands[0])]
         self.copy_statement(stmt, values)
 
+    def tile(self, args: list[ir.Value]) -> None:
+        """One TILE instance: its coordinates bound, its scratch buffers allocated (each
+        contracted array rebased so the rows the tile touches fall in its buffer), its AST."""
+        inner = self.inner
+        self.ids.update(zip(inner.params, args))
+        b = self.builder
+        module = self.function.module
+        malloc = _libc(module, "malloc", ir.FunctionType(ir.PointerType(), [I64]))
+        free = _libc(module, "free", ir.FunctionType(ir.VoidType(), [ir.PointerType()]))
+        buffers = []
+        for scratch in inner.scratch:
+            array = scratch.array
+            row = ir.Constant(I64, size_of(array.element))
+            for size in array.sizes:
+                row = b.mul(row, self.extent(size), flags=["nsw"])
+            size = b.mul(row, ir.Constant(I64, scratch.rows), flags=["nsw"])
+            memory = b.call(malloc, [size])
+            if os.environ.get(POISON_SCRATCH):  # all bits set: NaN in every float element
+                b.call(_memset(module), [memory, ir.Constant(ir.IntType(8), 255), size, _FALSE])
+            first = self.expr(inner.build.expr_from_pw_aff(scratch.first_row))
+            shift = b.sub(ir.Constant(I64, 0), b.mul(first, row, flags=["nsw"]))
+            self.rebased[array.base] = b.gep(memory, [shift], source_etype=ir.IntType(8))
+            buffers.append(memory)
+        self.node(inner.ast)
+        for memory in buffers:
+            self.builder.call(free, [memory])
+        self.rebased.clear()
+        for param in inner.params:
+            del self.ids[param]
+
+    def extent(self, size: str) -> ir.Value:
+        """An array's inner extent: a parameter's value or a declared length (`17`)."""
+        return ir.Constant(I64, int(size)) if size.isdigit() else self.ids[size]
+
     def copy_statement(self, stmt: Statement, values: dict) -> None:
         block = self.builder.block
         for instr in stmt.block.instructions[:-1]:
@@ -226,11 +292,19 @@ class _Generator:
             for op in used_values(instr):
                 self.resolve(op, values, block)
             values[instr] = _clone(instr, block, values)
+            if instr.opname == "getelementptr" and id(values[instr].pointer) in self.unbounded:
+                # the rebased address points before its buffer: no `inbounds` promise
+                values[instr].inbounds = False
+                self.unbounded.add(id(values[instr]))
         self.builder.position_at_end(block)
 
     def resolve(self, value: ir.Value, values: dict, block: ir.Block) -> None:
         """Make `values[value]` what a copy should use for `value` (an operand)."""
         if value in values or not isinstance(value, (ir.Instruction, ir.Argument)):
+            return
+        if value in self.rebased:
+            values[value] = self.rebased[value]
+            self.unbounded.add(id(values[value]))
             return
         if isinstance(value, ir.Argument) or value.parent not in self.region:
             values[value] = self.external(value)
@@ -349,9 +423,8 @@ class _Generator:
         """[first byte, one past the last byte] of the cells, as i64 addresses."""
         b = self.builder
         strides = [ir.Constant(I64, 1)]
-        for size in reversed(array.sizes):  # a parameter, or a declared length (`17`)
-            extent = ir.Constant(I64, int(size)) if size.isdigit() else self.ids[size]
-            strides.insert(0, b.mul(strides[0], extent, flags=["nsw"]))
+        for size in reversed(array.sizes):
+            strides.insert(0, b.mul(strides[0], self.extent(size), flags=["nsw"]))
         lo = hi = ir.Constant(I64, 0)
         for k in range(array.rank):
             low = self.expr(build.expr_from_pw_aff(cells.dim_min(k)))
@@ -409,6 +482,18 @@ class _Generator:
         if op in (_OP.or_, _OP.or_else):
             return b.or_(args[0], args[1])
         raise CodegenError(f"AST operator in {e.to_C_str()}")
+
+
+def _memset(module: ir.Module) -> ir.Function:
+    signature = ir.FunctionType(
+        ir.VoidType(), [ir.PointerType(), ir.IntType(8), I64, ir.IntType(1)]
+    )
+    return _libc(module, "llvm.memset.p0.i64", signature)
+
+
+def _libc(module: ir.Module, name: str, signature: ir.FunctionType) -> ir.Function:
+    existing = module.globals.get(name)
+    return existing if isinstance(existing, ir.Function) else ir.Function(module, signature, name)
 
 
 def _clone(instr: ir.Instruction, block: ir.Block, values: dict) -> ir.Instruction:

@@ -58,9 +58,10 @@ class NotAffine(Exception):
 
 @dataclass(eq=False)
 class Array:
-    """One memory object the SCoP reads or writes: `base` (a pointer argument or global) viewed
-    as `element[?][sizes[0]]...[sizes[-1]]`; `sizes` are parameter names (the inner extents
-    found by delinearization), outermost extent unknown."""
+    """One memory object the SCoP reads or writes: `base` (a pointer argument, a global or a
+    local array allocated before the loops) viewed as `element[?][sizes[0]]...[sizes[-1]]`;
+    `sizes` are parameter names or declared lengths (the inner extents found by
+    delinearization), outermost extent unknown."""
 
     name: str
     base: ir.Value
@@ -164,6 +165,26 @@ class Scop:
 
     def writes(self) -> isl.UnionMap:
         return self._relation(True)
+
+    def is_private(self, array: Array) -> bool:
+        """Whether `array` is a local array only the SCoP's statements use (as the address of
+        their loads and stores): its values are dead after the SCoP."""
+        if not isinstance(array.base, ins.AllocaInstr):
+            return False
+        blocks = {s.block for s in self.statements}
+        derived = {id(array.base)}
+        for block in self.function.blocks:
+            for instr in block.instructions:
+                uses = [op for op in used_values(instr) if id(op) in derived]
+                if not uses:
+                    continue
+                if instr.opname == "getelementptr" and all(op is instr.pointer for op in uses):
+                    derived.add(id(instr))
+                elif block not in blocks or instr.opname not in ("load", "store"):
+                    return False
+                elif instr.opname == "store" and id(instr.operands[0]) in derived:
+                    return False  # the address itself is stored: it escapes
+        return True
 
     def schedule(self) -> isl.Schedule:
         """The original execution order as an isl schedule tree (bands of one loop each,
@@ -414,12 +435,15 @@ class _Builder:
         pointer = instr.operands[1] if is_write else instr.operands[0]
         value_type = instr.operands[0].type if is_write else instr.type
         base, steps = address_levels(pointer, atom=self.is_stride)
-        if not isinstance(base, (ir.Argument, ir.GlobalVariable)):
+        local = isinstance(base, ins.AllocaInstr) and base.parent not in self.region
+        if not (local or isinstance(base, (ir.Argument, ir.GlobalVariable))):
             if isinstance(base, ins.LoadInstr):
                 raise NotAffine(
                     "pointer loaded from memory (a row pointer or a pointer swap)", instr
                 )
-            raise NotAffine(f"address based on {_name(base)}, not an argument or global", instr)
+            raise NotAffine(
+                f"address based on {_name(base)}, not an argument, global or local array", instr
+            )
         element_size = size_of(value_type)
         pieces = []
         for step in steps:

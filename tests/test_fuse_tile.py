@@ -197,3 +197,58 @@ def test_a_parameter_named_like_a_tile_coordinate():
     result, remarks = _check(pipeline("clash"), "clash", {"tile0": 17, "w": 13}, "fuse-tile(3,4)")
     assert result.status == "OK", str(result)
     assert [r.kind for r in remarks] == ["passed"]
+
+
+# --------------------------------------------------------------------------------------------
+# local intermediates: contracted to a buffer per tile
+
+LOCALS = pipeline("locals")
+CONTRACTED = [
+    ("blur_local", "tmp contracted to buffers per tile"),
+    ("unsharp_local", "bx, by contracted to buffers per tile"),
+]
+
+
+@pytest.mark.parametrize("function, contracted", CONTRACTED, ids=[c[0] for c in CONTRACTED])
+@pytest.mark.parametrize(
+    "h, w, passes",
+    [
+        (23, 19, "fuse-tile(4,5)"),
+        (37, 41, "fuse-tile(8)"),
+        (7, 5, "fuse-tile(64,100)"),
+        (5, 6, "fuse-tile(1,1)"),
+        (3, 4, "fuse-tile"),
+    ],
+)
+@pytest.mark.parametrize("poison", [False, True], ids=["", "nan-buffers"])
+def test_local_intermediates_are_contracted(
+    monkeypatch, function, contracted, h, w, passes, poison
+):
+    """Bit-exact; with the buffers filled with NaN when allocated (PYCC_POISON_SCRATCH at code
+    generation), a value a tile reads but did not compute would show in the output."""
+    if poison:
+        monkeypatch.setenv("PYCC_POISON_SCRATCH", "1")
+    result, remarks = _check(LOCALS, function, {"h": h, "w": w}, passes)
+    assert result.status == "OK", str(result)
+    (done,) = [r.message for r in remarks if r.kind == "passed"]
+    assert done.endswith(contracted), done
+
+
+@pytest.mark.parametrize("order", ["reverse", "shuffle:5"])
+def test_contracted_tiles_in_any_order_and_on_two_threads(monkeypatch, order):
+    monkeypatch.setenv("PYCC_PARALLEL_ORDER", order)
+    for function, _ in CONTRACTED:
+        result, _ = _check(LOCALS, function, {"h": 41, "w": 29}, "fuse-tile(3,7)")
+        assert result.status == "OK", str(result)
+    monkeypatch.delenv("PYCC_PARALLEL_ORDER")
+    monkeypatch.setenv("PYCC_NUM_THREADS", "2")
+    for function, _ in CONTRACTED:
+        result, _ = _check(LOCALS, function, {"h": 67, "w": 53}, "fuse-tile(5)")
+        assert result.status == "OK", str(result)
+
+
+def test_a_local_read_after_the_loops_is_not_contracted():
+    result, remarks = _check(LOCALS, "read_after", {"h": 19, "w": 23}, "fuse-tile(4,5)")
+    assert result.status == "OK", str(result)
+    (done,) = [r.message for r in remarks if r.kind == "passed"]
+    assert done.startswith("fused 2 loop nests") and "contracted" not in done

@@ -31,7 +31,7 @@ from __future__ import annotations
 import islpy as isl
 
 from ..cache_model import cache_bytes, spatial_tile
-from ..codegen import PARALLEL_MARK, TwoLevel
+from ..codegen import PARALLEL_MARK, Scratch, TwoLevel
 from ..deps import Dependences
 from ..scop import LoopNode, Scop, Statement
 from . import bands
@@ -61,17 +61,64 @@ def fuse_tile(scop: Scop, deps: Dependences, sizes: list[int]) -> Outcome:
     tile_params = bands.tile_parameter_names(scop.params, len(want))
     owner = _tile_of(scop, stages[-1], want)
     needed = _needed(scop, deps, stages, owner)
-    colours = _colours(scop, needed, len(want))
+    scratch, left = _contracted(scop, stages, needed, tile_params)
+    private = {s.array.name for s in scratch}
+    colours = _colours(scop, needed, len(want), private)
     outcome.accept(
         TwoLevel(
-            outer=_outer(scop, owner, needed, tile_params, colours),
+            outer=_outer(scop, owner, left, tile_params, colours),
             inner=_inner(scop, needed, tile_params),
             tile_params=tile_params,
+            scratch=scratch,
         ),
         f"fused {len(stages)} loop nests into tiles (sizes {'x'.join(map(str, want))}) of the last "
-        f"one (producers recomputed per tile), {_how(colours)}",
+        f"one (producers recomputed per tile), {_how(colours)}"
+        + (f", {', '.join(sorted(private))} contracted to buffers per tile" if private else ""),
     )
     return outcome
+
+
+def _contracted(
+    scop: Scop, stages: list[list[Statement]], needed: isl.UnionMap, names: list[str]
+) -> tuple[list[Scratch], isl.UnionSet]:
+    """The intermediates that live in a buffer per tile, and the instances to run after the
+    tiles (those no tile needs). An intermediate is contracted when it is a local array only
+    the SCoP uses (dead after it) and the rows a tile touches are a window of constant height;
+    its instances no tile needs are then dead too, unless a remaining one reads it (then
+    nothing is contracted)."""
+    left = scop.domain().subtract(needed.range()).coalesce()
+    outputs = {a.array.name for s in stages[-1] for a in s.accesses if a.is_write}
+    params = ", ".join([*scop.params, *names])
+    tile = isl.UnionSet(f"[{params}] -> {{ TILE[{', '.join(names)}] }}").apply(needed)
+    touched = {c.get_tuple_name(): c for c in _sets(tile.apply(scop.reads().union(scop.writes())))}
+    scratch = []
+    for array in scop.arrays:
+        if array.name in outputs or array.name not in touched or not scop.is_private(array):
+            continue
+        first, last = touched[array.name].dim_min(0), touched[array.name].dim_max(0)
+        rows = last.sub(first).max_val()
+        if rows.is_int():
+            scratch.append(Scratch(array, first.coalesce(), rows.to_python() + 1))
+    if not scratch:
+        return [], left
+    private = {s.array.name for s in scratch}
+    dead = [
+        s.tuple_text()
+        for s in scop.statements
+        if all(a.array.name in private for a in s.accesses if a.is_write)
+    ]
+    if dead:
+        left = left.subtract(isl.UnionSet(f"{scop.param_prefix}{{ {'; '.join(dead)} }}"))
+    read = {c.get_tuple_name() for c in _sets(left.apply(scop.reads()))}
+    if read & private:
+        return [], scop.domain().subtract(needed.range()).coalesce()
+    return scratch, left
+
+
+def _sets(union: isl.UnionSet) -> list[isl.Set]:
+    out: list[isl.Set] = []
+    union.foreach_set(out.append)
+    return out
 
 
 def _strip(scop: Scop) -> list[int]:
@@ -159,10 +206,14 @@ def _box(relation: isl.UnionMap) -> isl.UnionMap:
     return out
 
 
-def _colours(scop: Scop, needed: isl.UnionMap, dims: int) -> int | None:
+def _colours(scop: Scop, needed: isl.UnionMap, dims: int, private: set[str]) -> int | None:
     """The fewest colours t0 mod k that make rows of tiles of one colour write disjoint
-    elements, or None (the tiles run serially)."""
-    written = needed.apply_range(scop.writes())
+    elements (of the arrays not in buffers per tile), or None (the tiles run serially)."""
+    shared = [a for a in scop.arrays if a.name not in private]
+    cells = "; ".join(f"{a.name}[{', '.join(f'e{k}' for k in range(a.rank))}]" for a in shared)
+    written = needed.apply_range(
+        scop.writes().intersect_range(isl.UnionSet(f"{scop.param_prefix}{{ {cells} }}"))
+    )
     shared = written.apply_range(written.reverse())
     t = ", ".join(f"t{k}" for k in range(dims))
     u = ", ".join(f"u{k}" for k in range(dims))
@@ -184,7 +235,7 @@ def _how(colours: int | None) -> str:
 def _outer(
     scop: Scop,
     owner: isl.UnionMap,
-    needed: isl.UnionMap,
+    left: isl.UnionSet,
     names: list[str],
     colours: int | None,
 ) -> isl.Schedule:
@@ -207,7 +258,6 @@ def _outer(
             node = node.band_split(1)
         node = node.insert_mark(isl.Id(PARALLEL_MARK))
     outer = node.get_schedule()
-    left = scop.domain().subtract(needed.range()).coalesce()
     if left.is_empty():
         return outer
     return outer.sequence(scop.schedule().intersect_domain(left))
