@@ -34,6 +34,7 @@ from .copying import forget_strings, fresh_copy
 from .loops import invalidate, loops_of
 from .pipeline import PassContext, parse_pipeline, register, run_passes
 from .strategy import SearchOptions
+from .tiling import LOCALITY_PASSES
 
 OPTIONS = SearchOptions(max_unroll=4, min_unroll=1, eps=1, min_gain=0.02)
 _chosen: dict[str, tuple[str | None, str]] = {}
@@ -91,10 +92,10 @@ def _choose(tuner, name: str, built: float | None) -> tuple[str | None, str]:
 
 
 def _tile_for_locality(module: ir.Module, context: PassContext) -> set[str]:
-    """Time-tile the iterated stencils, for data beyond the L2 cache (memory-bound sweeps
-    repeated over time gain most from locality; the tiled loops are left to LLVM's
+    """Time-tile the iterated stencils and fuse-tile the pipelines, for data beyond the L2
+    cache (memory-bound sweeps gain most from locality; the tiled loops are left to LLVM's
     vectorizer); the names of the functions tiled. Other nests stay as they are, silently."""
-    applied = run_passes(module, parse_pipeline("time-tile-large"), verify=False)
+    applied = run_passes(module, parse_pipeline(LOCALITY_PASSES), verify=False)
     done = [r for r in applied.remarks if r.kind == "passed"]
     context.remarks.extend(done)
     return {r.function for r in done}

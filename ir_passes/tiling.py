@@ -1,4 +1,5 @@
-"""Drivers of the polyhedral passes: `tile(s1,...)`, `time-tile(st,s1,...)`, `fuse-tile(s1,...)`.
+"""Drivers of the polyhedral passes: `tile(s1,...)`, `time-tile(st,s1,...)`, `fuse-tile(s1,...)`
+(and the `-large` forms `-O3` runs).
 
 Each finds the SCoPs of every function (polyhedral/scop.py), computes their dependences,
 asks the transformation (polyhedral/schedule/) for a new schedule, which is legal or refused,
@@ -22,6 +23,10 @@ from ..polyhedral.schedule.tile import tile as tile_schedule
 from ..polyhedral.schedule.time_tile import time_tile as time_tile_schedule
 from ..polyhedral.scop import Scop, extract_scops
 from .pipeline import PassContext, register
+
+#: the locality passes `-O3` and `auto` run: iterated stencils and pipelines of loop nests are
+#: tiled when their data exceed the L2 cache
+LOCALITY_PASSES = "time-tile-large,fuse-tile-large"
 
 
 class TileSize(int):
@@ -99,3 +104,10 @@ def fuse_tile(module: ir.Module, *sizes: int, context: PassContext) -> ir.Module
     """Tiles of the last stage of a pipeline of loop nests, the producers fused into each
     tile (recomputed for it, halos overlapping)."""
     return _run(module, sizes, fuse_tile_schedule, context)
+
+
+@register("fuse-tile-large", _SIZES, defaults=(0, 0, 0, 0))
+def fuse_tile_large(module: ir.Module, *sizes: int, context: PassContext) -> ir.Module:
+    """`fuse-tile` whose fused code runs only when the pipeline's arrays exceed the L2 cache
+    (what `-O3` and `auto` use, like `time-tile-large`)."""
+    return _run(module, sizes, fuse_tile_schedule, context, min_bytes=cache_bytes(2))

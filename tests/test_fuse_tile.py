@@ -11,12 +11,17 @@ with NaN; illegal requests refused with the output still bit-exact.
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
+import subprocess
+import sys
 
 import islpy as isl
 import numpy as np
 import pytest
 from pycc_stencil.frontend import lower_file
+from pycc_stencil.polyhedral.cache_model import cache_bytes
 from pycc_stencil.polyhedral.deps import compute_dependences
 from pycc_stencil.polyhedral.schedule.fuse_tile import fuse_tile
 from pycc_stencil.polyhedral.scop import extract_scops
@@ -203,6 +208,9 @@ def test_a_parameter_named_like_a_tile_coordinate():
 # local intermediates: contracted to a buffer per tile
 
 LOCALS = pipeline("locals")
+PYCC = shutil.which(
+    "pycc-stencil", path=os.pathsep.join([os.path.dirname(sys.executable), os.defpath])
+)
 CONTRACTED = [
     ("blur_local", "tmp contracted to buffers per tile"),
     ("unsharp_local", "bx, by contracted to buffers per tile"),
@@ -252,3 +260,54 @@ def test_a_local_read_after_the_loops_is_not_contracted():
     assert result.status == "OK", str(result)
     (done,) = [r.message for r in remarks if r.kind == "passed"]
     assert done.startswith("fused 2 loop nests") and "contracted" not in done
+
+
+LOCALS_MAIN = r"""
+#include <stdio.h>
+#include <stdlib.h>
+void unsharp_local(int h, int w, const float in[h][w], float out[h][w]);
+int main(int argc, char **argv) {
+  int h = atoi(argv[1]), w = atoi(argv[2]);
+  float (*in)[w] = malloc(sizeof(float) * h * w), (*out)[w] = calloc(h * w, sizeof(float));
+  for (int y = 0; y < h; y++)
+    for (int x = 0; x < w; x++) in[y][x] = (float)((y * 7 + x * 13) % 17) / 3.0f;
+  unsharp_local(h, w, in, out);
+  double s = 0.0;
+  for (int y = 0; y < h; y++)
+    for (int x = 0; x < w; x++) s = s * 1.0000001 + out[y][x];
+  printf("%a\n", s);
+  return 0;
+}
+"""
+
+
+@pytest.mark.skipif(PYCC is None, reason="pycc-stencil is not installed")
+def test_o3_fuses_a_pipeline_with_local_intermediates(tmp_path):
+    """`pycc-stencil -O3` (compiler mode, its default passes) fuses and contracts the pipeline;
+    the fused code runs when the images exceed the L2 cache, the original nests otherwise:
+    the program prints what the cc build prints in both cases."""
+    (tmp_path / "main.c").write_text(LOCALS_MAIN)
+    (tmp_path / "kernels.c").write_text(open(LOCALS).read())
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYCC_")}
+    env.update(LC_ALL="C", PYCC_CACHE_DIR=str(tmp_path / "cache"))
+    report = tmp_path / "report.json"
+    sources = [str(tmp_path / "main.c"), str(tmp_path / "kernels.c")]
+    for compiler, out, extra in (("cc", "ref", {}), (PYCC, "fused", {"PYCC_REPORT": str(report)})):
+        cmd = [compiler, "-O3", "-std=c99", *sources, "-o", str(tmp_path / out)]
+        proc = subprocess.run(cmd, env=dict(env, **extra), capture_output=True, text=True)
+        assert proc.returncode == 0, proc.stderr
+    units = [json.loads(line) for line in report.read_text().splitlines() if line.strip()]
+    (unit,) = [u for u in units if u.get("source", "").endswith("kernels.c")]
+    (record,) = [f for f in unit["functions"] if f["name"] == "unsharp_local"]
+    assert any("bx, by contracted" in r for r in record["remarks"]), record
+    large = cache_bytes(2) // (4 * 512) + 67  # each float image of large x 512 exceeds L2
+    for h, w in [(large, 512), (61, 37), (3, 5)]:
+        want = subprocess.run([tmp_path / "ref", str(h), str(w)], capture_output=True, text=True)
+        got = subprocess.run(
+            [tmp_path / "fused", str(h), str(w)],
+            capture_output=True,
+            text=True,
+            env=dict(env, PYCC_NUM_THREADS="2"),
+        )
+        assert want.returncode == got.returncode == 0, got.stderr
+        assert got.stdout == want.stdout, (h, w)

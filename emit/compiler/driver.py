@@ -20,6 +20,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 
+from ...ir_passes.tiling import LOCALITY_PASSES
 from ..output_files import write_atomically
 from . import cache
 from .command_line import CompilerCommand, Input, default_output
@@ -40,10 +41,10 @@ class UnitResult:
     time_ms: dict[str, float] = field(default_factory=dict)  # frontend, codegen
 
 
-#: what `-O3` (and `-Ofast`) run without `-fpycc-passes=`: locality for iterated stencils whose
-#: data exceed the L2 cache (a nest that is not one is left alone); `-fpycc-passes=` (empty)
-#: turns it off
-O3_PASSES = "time-tile-large"
+#: what `-O3` (and `-Ofast`) run without `-fpycc-passes=`: locality for iterated stencils and
+#: pipelines of loop nests whose data exceed the L2 cache (other nests are left alone);
+#: `-fpycc-passes=` (empty) turns it off
+O3_PASSES = LOCALITY_PASSES
 
 
 def default_passes(flags: list[str]) -> str:
