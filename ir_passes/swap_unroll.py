@@ -36,10 +36,18 @@ from dataclasses import dataclass
 from llvmlite import ir
 from llvmlite.ir import instructions as ins
 
-from .loops import InductionVariable, Loop, invalidate, loops_of
+from .loops import InductionVariable, Loop
 from .pipeline import PassContext, register
 from .rewrite import remove_dead, replace_in, used_values
-from .unroll import Decline, block_maker, branch_to, clone_iteration, clone_slice, exit_test
+from .unroll import (
+    Decline,
+    block_maker,
+    branch_to,
+    clone_iteration,
+    clone_slice,
+    exit_test,
+    transform_until_done,
+)
 
 #: the largest period unrolled: a loop body is copied 2p - 1 times (p in the main loop, p - 1
 #: guarded for the remainder)
@@ -306,7 +314,6 @@ def unroll_swap(function: ir.Function, swap: SwapLoop) -> None:
     function.blocks[:] = [blk for blk in function.blocks if blk not in originals]
     function.blocks[position:position] = new_blocks
     remove_dead(function, [i for blk in new_blocks for i in blk.instructions])
-    invalidate(function)
 
 
 def _counter(b: ir.IRBuilder, iv: InductionVariable, offset: ir.Value, k: int) -> ir.Value:
@@ -346,35 +353,20 @@ def _users(function: ir.Function) -> dict[ir.Value, list[ir.Instruction]]:
 
 def unroll_pointer_swaps(module: ir.Module, context: PassContext) -> None:
     """Rewrite every pointer-swap loop of `module` (remarks to `context`)."""
-    for function in module.functions:
-        if not function.blocks:
-            continue
-        declined: set[ir.Block] = set()
-        while True:
-            loop = next(
-                (
-                    lp
-                    for lp in loops_of(function).loops
-                    if lp.header not in declined and is_candidate(lp)
-                ),
-                None,
-            )
-            if loop is None:
-                break
-            try:
-                swap = recognise(loop, _users(function))
-            except Decline as reason:
-                context.missed(f"pointer-swap loop not unrolled: {reason}", at=loop.header)
-                declined.add(loop.header)
-                continue
-            at = loop.header.terminator
-            unroll_swap(function, swap)
-            context.passed(
-                f"pointer-swap loop unrolled by {swap.period} into sweeps {swap.describe()}: "
-                f"(trip count) / {swap.period} periods, then (trip count) % {swap.period} "
-                "guarded sweep(s)",
-                at=at,
-            )
+
+    def transform(function: ir.Function, loop: Loop) -> str:
+        swap = recognise(loop, _users(function))
+        unroll_swap(function, swap)
+        return (
+            f"pointer-swap loop unrolled by {swap.period} into sweeps {swap.describe()}: "
+            f"(trip count) / {swap.period} periods, then (trip count) % {swap.period} "
+            "guarded sweep(s)"
+        )
+
+    def wanted(function: ir.Function, loop: Loop) -> bool:
+        return is_candidate(loop)
+
+    transform_until_done(module, context, wanted, transform, "pointer-swap loop not unrolled")
 
 
 @register("swap-unroll")
