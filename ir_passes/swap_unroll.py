@@ -86,12 +86,19 @@ class SwapLoop:
         return out
 
     def describe(self) -> str:
-        """The phases as sweeps `reads->writes` of the initial pointers' names."""
+        """The phases as sweeps `reads->writes`, each pointer named by its initial value (an
+        argument, or `q0` for the initial value of the C pointer `q`)."""
+        names = {
+            self.initial[p]: _name(self.initial[p])
+            if isinstance(self.initial[p], (ir.Argument, ir.GlobalValue))
+            else f"{_c_name(p)}0"
+            for p in self.rotation
+        }
         sweeps = []
         for k in range(self.period):
             values = self.phase(k)
-            reads = ",".join(_name(values[p]) for p in self.reads)
-            writes = ",".join(_name(values[p]) for p in self.writes)
+            reads = ",".join(names[values[p]] for p in self.reads)
+            writes = ",".join(names[values[p]] for p in self.writes)
             sweeps.append(f"{reads}->{writes}")
         return ", ".join(sweeps)
 

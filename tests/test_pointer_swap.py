@@ -85,6 +85,15 @@ void damped(int T, int n, double *a, double *b) {
     q = y;
   }
 }
+/* both planes in one buffer: p = buf, q = buf + n */
+void halves(int T, int n, double *buf) {
+  double *p = buf, *q = buf + n;
+  for (int t = 0; t < T; t++) {
+    for (int i = 1; i < n - 1; i++)
+      q[i] = 0.25 * (p[i - 1] + 2.0 * p[i] + p[i + 1]);
+    double *tmp = p; p = q; q = tmp;
+  }
+}
 /* three planes rotating: the newest is computed from the two before it */
 void leapfrog(int T, int n, double *a, double *b, double *c) {
   double *old = a, *cur = b, *next = c;
@@ -184,6 +193,7 @@ KERNEL_SWEEPS = {
     "heat3d": "a->b, b->a",
     "damped": "a->b, b->a",
     "leapfrog": "a,b->c, b,c->a, c,a->b",
+    "halves": "buf->q0, q0->buf",
     "jacobi1d_result": "a->b, b->a",
 }
 STEPS = [-3, 0, 1, 2, 3, 4, 7]
