@@ -23,8 +23,9 @@ signed or `!=` test: the shape a SCoP needs), its header carries nothing but the
 the pointers, and the pointers are used inside the loop only as the bases of addresses (GEPs,
 loads, stores) and by each other's phis: a pointer that is compared, stored, passed to a call
 or swapped under a condition keeps the loop as it is, with a missed remark saying which.
-The `time-tile` passes run this first (`prepare`), so a swap loop is time-tiled by `time-tile`,
-`time-tile-large` and -O3 without a pass of its own in the pipeline.
+`time-tile` and `time-tile-large` run this before they extract SCoPs (`unroll_pointer_swaps`),
+so a swap loop is time-tiled by them and by -O3 with no pass of its own in the pipeline; they
+leave the remainder copies alone (`remainder_blocks`).
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ from .unroll import (
     clone_iteration,
     clone_slice,
     exit_test,
+    set_terminator,
     transform_until_done,
 )
 
@@ -345,8 +347,7 @@ def _terminate(block: ir.Block, operands: list, metadata: dict) -> None:
     """End `block` with `br operands[0], operands[1], operands[2]` (the loop test's location)."""
     branch = ins.ConditionalBranch(block, "br", operands)
     branch.metadata.update(metadata)
-    block.instructions.append(branch)
-    block.terminator = branch
+    set_terminator(block, branch)
 
 
 def _users(function: ir.Function) -> dict[ir.Value, list[ir.Instruction]]:

@@ -240,6 +240,8 @@ TIME_TILE_CASES = [
     ("damped", {"T": 7, "n": 37}, "time-tile(4,9)"),
     ("damped", {"T": 4, "n": 5}, "time-tile(3,7)"),
     ("leapfrog", {"T": 8, "n": 41}, "time-tile(3,7)"),
+    ("halves", {"T": 9, "n": 37}, "time-tile(4,8)"),
+    ("halves", {"T": 4, "n": 6}, "time-tile(3,5)"),
     ("leapfrog", {"T": 5, "n": 31}, "time-tile(6,5)"),
     ("jacobi1d_result", {"T": 5, "n": 29}, "time-tile(4,6)"),
     ("jacobi1d_result", {"T": 8, "n": 29}, "time-tile(4,6)"),

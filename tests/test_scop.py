@@ -42,6 +42,16 @@ void fixed_rows(int n, double A[17][17], double B[17][17]) {
     for (int j = 1; j < n - 1; j++)
       B[i][j] = A[i - 1][j] + A[i][j + 1];
 }
+/* two planes of one buffer: the first access (p[i]) is seen before the array has rows */
+void halves(int T, int n, double *buf) {
+  double *p = buf, *q = buf + n;
+  for (int t = 0; t < T; t++) {
+    for (int i = 1; i < n - 1; i++)
+      q[i] = p[i - 1] + p[i + 1];
+    for (int i = 1; i < n - 1; i++)
+      p[i] = q[i - 1] + q[i + 1];
+  }
+}
 void stays_in_row(int n, double *a, double *b) {
   for (int i = 0; i < n; i++)
     for (int j = 0; j < n - 1; j++)
@@ -105,6 +115,21 @@ def test_an_inner_subscript_that_may_leave_its_row_is_refused(affine_module):
     scops, rejected = extract_scops(affine_module.get_global("leaves_row"))
     assert not scops
     assert [r.reason for r in rejected] == ["subscript of a leaves its row"]
+
+
+def test_an_access_seen_before_the_array_gets_rows_is_given_them(affine_module):
+    """p = buf, q = buf + n: buf[?][n], p[i - 1] is buf[0][i - 1] (not a 1-D subscript)."""
+    scop = _only_scop(affine_module, "halves")
+    dom = "0 <= t < T and 0 < i <= n - 2"
+    _equal(
+        scop.writes(),
+        f"[T, n] -> {{ S0[t, i] -> buf[1, i] : {dom}; S1[t, i] -> buf[0, i] : {dom} }}",
+    )
+    _equal(
+        scop.reads(),
+        f"[T, n] -> {{ S0[t, i] -> buf[0, i - 1] : {dom}; S0[t, i] -> buf[0, i + 1] : {dom}; "
+        f"S1[t, i] -> buf[1, i - 1] : {dom}; S1[t, i] -> buf[1, i + 1] : {dom} }}",
+    )
 
 
 def test_the_same_subscript_within_its_row_is_delinearized(affine_module):
