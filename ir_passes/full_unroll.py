@@ -21,7 +21,7 @@ from __future__ import annotations
 from llvmlite import ir
 from llvmlite.ir import instructions as ins
 
-from .loops import Loop, invalidate, invariant_expr, loops_of
+from .loops import Loop, invariant_expr
 from .pipeline import PassContext, register
 from .rewrite import merge_straight_line, remove_dead, replace_in
 from .unroll import (
@@ -31,6 +31,7 @@ from .unroll import (
     branch_to,
     clone_iteration,
     is_remainder,
+    transform_until_done,
     unrolled_loops,
 )
 
@@ -158,30 +159,17 @@ def _wrapped(value: int, width: int) -> int:
 @register("unroll-full", (PositiveInt,), defaults=(DEFAULT_LIMIT,))
 def unroll_full(module: ir.Module, limit: int, *, context: PassContext) -> ir.Module:
     """Flatten every loop with a small constant trip count, innermost first, repeatedly."""
-    for function in module.functions:
-        if not function.blocks:
-            continue
-        declined: set[ir.Block] = set()
-        while True:
-            loop = next(
-                (
-                    lp
-                    for lp in loops_of(function).loops
-                    if lp.innermost
-                    and lp.header not in declined
-                    and not is_remainder(lp)
-                    and lp.header not in unrolled_loops(function)
-                ),
-                None,
-            )
-            if loop is None:
-                break
-            try:
-                count = flatten_loop(function, loop, int(limit))
-            except Decline as reason:
-                declined.add(loop.header)
-                context.missed(f"loop not fully unrolled: {reason}", at=loop.header)
-                continue
-            context.passed(f"loop fully unrolled ({count} iterations)", at=loop.header)
-            invalidate(function)
+
+    def wanted(function: ir.Function, loop: Loop) -> bool:
+        return (
+            loop.innermost
+            and not is_remainder(loop)
+            and loop.header not in unrolled_loops(function)
+        )
+
+    def transform(function: ir.Function, loop: Loop) -> str:
+        count = flatten_loop(function, loop, int(limit))
+        return f"loop fully unrolled ({count} iterations)"
+
+    transform_until_done(module, context, wanted, transform, "loop not fully unrolled")
     return module

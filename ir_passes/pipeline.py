@@ -213,7 +213,17 @@ def verify_passes_default() -> bool:
 
 def _load_passes() -> None:
     """Import the modules whose `@register` fill REGISTRY."""
-    from . import align, auto, full_unroll, loop_info, simd, tiling, unroll, unroll_jam  # noqa: F401
+    from . import (  # noqa: F401
+        align,
+        auto,
+        full_unroll,
+        loop_info,
+        simd,
+        swap_unroll,
+        tiling,
+        unroll,
+        unroll_jam,
+    )
 
 
 _ITEM = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_-]*)\s*(?:\(([^()]*)\))?\s*$")

@@ -5,7 +5,8 @@ Each finds the SCoPs of every function (polyhedral/scop.py), computes their depe
 asks the transformation (polyhedral/schedule/) for a new schedule, which is legal or refused,
 and regenerates the nests from it (polyhedral/codegen.py). Sizes left out (or 0) come from the
 host's cache sizes. Remarks say what was tiled, what was refused and why, and which nests are
-not SCoPs (and which construct makes them non-affine).
+not SCoPs (and which construct makes them non-affine). The time-tiling passes first unroll
+pointer-swap time loops (`swap_unroll.py`) into the K-sweep form they tile.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from ..polyhedral.schedule.tile import tile as tile_schedule
 from ..polyhedral.schedule.time_tile import time_tile as time_tile_schedule
 from ..polyhedral.scop import Scop, extract_scops
 from .pipeline import PassContext, register
+from .swap_unroll import remainder_blocks, unroll_pointer_swaps
 
 #: the locality passes `-O3` and `auto` run: iterated stencils and pipelines of loop nests are
 #: tiled when their data exceed the L2 cache
@@ -50,8 +52,11 @@ def _run(
     context: PassContext,
     merge: bool = True,
     min_bytes: int = 0,
+    swaps: bool = False,
 ) -> ir.Module:
     wanted = [s for s in sizes if s]
+    if swaps:  # pointer-swap time loops become the K-sweep form first
+        unroll_pointer_swaps(module, context)
     for function in list(module.functions):
         if not function.blocks:
             continue
@@ -59,6 +64,8 @@ def _run(
         for why in rejected:
             context.missed(f"loop nest is not a SCoP: {why.reason}", at=why.at)
         for scop in scops:
+            if swaps and scop.entry in remainder_blocks(function):
+                continue  # a remainder sweep of a swap loop: no time loop
             outcome = transform(scop, compute_dependences(scop), wanted)
             at = scop.entry.terminator
             for reason in outcome.refused:
@@ -88,7 +95,7 @@ def tile(module: ir.Module, *sizes: int, context: PassContext) -> ir.Module:
 @register("time-tile", _SIZES, defaults=(0, 0, 0, 0))
 def time_tile(module: ir.Module, *sizes: int, context: PassContext) -> ir.Module:
     """Skewed tiles across the time loop of iterated stencils, wavefronts in parallel."""
-    return _run(module, sizes, time_tile_schedule, context, merge=False)
+    return _run(module, sizes, time_tile_schedule, context, merge=False, swaps=True)
 
 
 @register("time-tile-large", _SIZES, defaults=(0, 0, 0, 0))
@@ -96,7 +103,15 @@ def time_tile_large(module: ir.Module, *sizes: int, context: PassContext) -> ir.
     """`time-tile` whose tiled code runs only when the nest's arrays exceed the L2 cache
     (else the original nest: at cache sizes the tile loops cost more than they save); what
     `-O3` and `auto` use."""
-    return _run(module, sizes, time_tile_schedule, context, merge=False, min_bytes=cache_bytes(2))
+    return _run(
+        module,
+        sizes,
+        time_tile_schedule,
+        context,
+        merge=False,
+        min_bytes=cache_bytes(2),
+        swaps=True,
+    )
 
 
 @register("fuse-tile", _SIZES, defaults=(0, 0, 0, 0))

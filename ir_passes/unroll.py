@@ -515,6 +515,36 @@ def transform_loops(module: ir.Module, context: PassContext, wanted, transform, 
             invalidate(function)
 
 
+def transform_until_done(module: ir.Module, context: PassContext, wanted, transform, declined: str):
+    """Run `transform(function, loop) -> passed-remark message` on the first loop of a
+    function with `wanted(function, loop)`, find the loops again, and repeat until no loop is
+    left (for rewrites that make new loops or change the nesting); a loop that raises
+    `Decline` gets the missed-remark `declined: reason` and is not offered again."""
+    for function in module.functions:
+        if not function.blocks:
+            continue
+        refused: set[ir.Block] = set()
+        while True:
+            loop = next(
+                (
+                    lp
+                    for lp in loops_of(function).loops
+                    if lp.header not in refused and wanted(function, lp)
+                ),
+                None,
+            )
+            if loop is None:
+                break
+            try:
+                message = transform(function, loop)
+            except Decline as reason:
+                refused.add(loop.header)
+                context.missed(f"{declined}: {reason}", at=loop.header)
+                continue
+            context.passed(message, at=loop.header)
+            invalidate(function)
+
+
 @register("unroll", (PositiveInt,))
 def unroll(module: ir.Module, factor: int, *, context: PassContext) -> ir.Module:
     """Unroll every innermost loop of the supported shape by `factor`, with a remainder loop."""

@@ -78,7 +78,11 @@ class Access:
     instruction: ir.Instruction
     is_write: bool
     array: Array
-    subscripts: list[str]  # isl expressions in the statement's iterators and the parameters
+    #: isl expressions in the statement's iterators and the parameters, one per dimension of
+    #: the array (set once every access is seen: a later access may give the array more rows)
+    subscripts: list[str]
+    #: the byte offset grouped by parameter monomial (see `_Builder.levels`)
+    levels: dict[tuple[str, ...], str] = field(default_factory=dict)
 
 
 @dataclass(eq=False)
@@ -351,6 +355,8 @@ class _Builder:
         nests = [self.nest(loop, [], []) for loop in self.loops]
         for stmt in self.statements:
             stmt.constraints += self.definitions
+            for access in stmt.accesses:
+                self.subscripts(access, stmt)
         assumed = self.check_obligations()
         self.check_scalars()
         for stmt in self.statements:
@@ -453,23 +459,28 @@ class _Builder:
                 pieces.append(((), step.offset))
         levels = self.levels(pieces, element_size, stmt, instr)
         array = self.array(base, value_type, [key for key, _ in levels], instr)
+        return Access(instr, is_write, array, [], dict(levels))
+
+    def subscripts(self, access: Access, stmt: Statement) -> None:
+        """`access`'s subscripts in its array's final shape (`p = buf, q = buf + n` gives
+        `buf[0][i]` and `buf[1][i]`), each inner one obliged to stay within its row."""
+        array, by_key = access.array, access.levels
         chain = [()] + [tuple(sorted(array.sizes[: k + 1])) for k in range(len(array.sizes))]
-        by_key = dict(levels)
-        unknown = set(by_key) - set(chain)
-        if unknown:
-            raise NotAffine(f"subscript of {array.name} does not match its shape", instr)
-        subscripts = [by_key.get(key, "0") for key in reversed(chain)]
+        if set(by_key) - set(chain):
+            raise NotAffine(
+                f"subscript of {array.name} does not match its shape", access.instruction
+            )
+        access.subscripts = [by_key.get(key, "0") for key in reversed(chain)]
         for k, size in enumerate(reversed(array.sizes)):
-            sub = subscripts[k + 1]
+            sub = access.subscripts[k + 1]
             self.obligations.append(
                 (
                     stmt,
                     f"{sub} < 0 or {sub} >= {size}",
                     f"subscript of {array.name} leaves its row",
-                    instr,
+                    access.instruction,
                 )
             )
-        return Access(instr, is_write, array, subscripts)
 
     def levels(
         self,
