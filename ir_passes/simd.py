@@ -888,6 +888,17 @@ def _vector_epilogue(function: ir.Function, header: ir.Block, lanes: int) -> str
     return f", and a {half}-wide epilogue"
 
 
+def _all_in_vectors(loop: Loop, factor: int) -> str:
+    """With a constant trip count that is a multiple of the unroll factor (the point loops of
+    a full tile, see polyhedral/codegen.py) the vector loop runs every iteration and the
+    scalar remainder none (unless a run-time overlap check fails): a narrower epilogue would
+    only add code. The remark's suffix, or "" for any other loop."""
+    count = loop.trip_count.constant if loop.trip_count is not None else None
+    if not count or count % factor:
+        return ""
+    return f", trip count {count}: no iteration left to the scalar remainder"
+
+
 def _width_for(module: ir.Module, plan: _Plan, width: int | None) -> int:
     if width is not None:
         return int(width)
@@ -933,7 +944,8 @@ def simd(
                 _choose_neighbours(module, plan, lanes, record.factor, neighbours)
                 _bind(function, plan, record, lanes)
                 peeled = _peel_for_alignment(plan, record, lanes)
-                peeled += _vector_epilogue(function, plan.loop.header, lanes)
+                exact = "" if peeled else _all_in_vectors(plan.loop, record.factor)
+                peeled += exact or _vector_epilogue(function, plan.loop.header, lanes)
             except Decline as reason:
                 context.missed(f"loop not vectorized: {reason}", at=loop.header)
                 continue

@@ -66,6 +66,10 @@ class TwoLevel:
     inner: isl.Schedule
     tile_params: list[str]
     scratch: list[Scratch] = field(default_factory=list)
+    #: parameter values (SCoP parameters and tile coordinates) of the full tiles, or None: for
+    #: them `inner` is generated a second time under this context, where isl drops the
+    #: bounds the tile's box implies (point loops with constant trip counts)
+    full: isl.Set | None = None
 
 
 class CodegenError(Exception):
@@ -88,6 +92,9 @@ def generate(scop: Scop, program: isl.Schedule | TwoLevel, min_bytes: int = 0) -
             program.scratch,
             inner_build,
         )
+        if program.full is not None and not program.full.is_empty():
+            inner.condition = inner_build.expr_from_set(program.full)
+            inner.full = isl.AstBuild.from_context(program.full).node_from_schedule(program.inner)
         program = program.outer
     ast = build.node_from_schedule(program)
     entry = scop.entry
@@ -117,6 +124,9 @@ class _Inner:
     params: list[str]
     scratch: list[Scratch]
     build: isl.AstBuild
+    #: for full tiles (where `condition` holds): the AST generated under TwoLevel.full
+    full: isl.AstNode | None = None
+    condition: isl.AstExpr | None = None
 
 
 def _single_predecessor(function: ir.Function, block: ir.Block) -> ir.Block:
@@ -178,17 +188,37 @@ class _Generator:
             raise CodegenError(f"AST node type {kind}")
 
     def for_loop(self, node: isl.AstNode) -> None:
+        """A counted loop. Its bound is computed before it (isl's bounds depend only on outer
+        iterators and parameters), so the exit test compares the counter with an invariant;
+        when the bound is the start plus a constant (the point loops of a full tile), the
+        counter runs from 0 to that constant and the iterator is start + counter: a literal
+        constant trip count, which `simd` and LLVM bind without remainder loops."""
         name = node.for_get_iterator().get_id().get_name()
-        init = self.expr(node.for_get_init())
-        self.counted_loop(
-            name,
-            init,
-            lambda: self.expr(node.for_get_cond()),
-            self.expr(node.for_get_inc()),
-            node.for_get_body(),
-        )
+        start = node.for_get_init()
+        init = self.expr(start)
+        step = self.expr(node.for_get_inc())
+        body = node.for_get_body()
+        cond = node.for_get_cond()
+        bound = _upper_bound(cond, name)
+        if bound is None:
+            self.counted_loop(name, init, lambda _: self.expr(cond), step, body)
+            return
+        predicate, limit = bound
+        span = _constant_difference(limit, start)
+        high = self.expr(limit) if span is None else ir.Constant(I64, span)
 
-    def counted_loop(self, name, init, condition, step, body: isl.AstNode) -> None:
+        def test(counter: ir.Value) -> ir.Value:
+            return self.builder.icmp_signed(predicate, counter, high)
+
+        if span is None:
+            self.counted_loop(name, init, test, step, body)
+        else:
+            self.counted_loop(name, ir.Constant(I64, 0), test, step, body, offset=init)
+
+    def counted_loop(self, name, init, condition, step, body: isl.AstNode, offset=None) -> None:
+        """A loop whose counter (a phi from `init` by `step`, tested by `condition(counter)`)
+        is the iterator `name`, or with an `offset`, counts iterations of `name` = offset +
+        counter."""
         b = self.builder
         pre = b.block
         header = self.function.append_basic_block(f"poly.{name}")
@@ -196,16 +226,18 @@ class _Generator:
         done = self.function.append_basic_block(f"poly.{name}.exit")
         b.branch(header)
         b.position_at_end(header)
-        phi = b.phi(I64, name=name)
+        phi = b.phi(I64, name=name if offset is None else f"{name}.count")
         phi.add_incoming(init, pre)
         shadowed = self.ids.get(name)  # a TILE's point loops reuse the tile loops' names
         self.ids[name] = phi
-        b.cbranch(condition(), loop_body, done)
+        b.cbranch(condition(phi), loop_body, done)
         b.position_at_end(loop_body)
+        if offset is not None:
+            self.ids[name] = b.add(offset, phi, name=name, flags=["nsw"])
         self.node(body)
         b = self.builder
         b.position_at_end(b.block)
-        nxt = b.add(phi, step, name=f"{name}.next", flags=["nsw"])
+        nxt = b.add(phi, step, name=f"{phi.name}.next", flags=["nsw"])
         phi.add_incoming(nxt, b.block)
         b.branch(header)
         b.position_at_end(done)
@@ -215,18 +247,21 @@ class _Generator:
             self.ids[name] = shadowed
 
     def if_node(self, node: isl.AstNode) -> None:
+        other = node.if_get_else_node() if node.if_has_else_node() else None
+        self.branch(self.expr(node.if_get_cond()), node.if_get_then_node(), other)
+
+    def branch(self, cond: ir.Value, then: isl.AstNode, other: isl.AstNode | None) -> None:
         b = self.builder
-        cond = self.expr(node.if_get_cond())
-        then = self.function.append_basic_block("poly.then")
+        then_block = self.function.append_basic_block("poly.then")
         join = self.function.append_basic_block("poly.join")
-        other = self.function.append_basic_block("poly.else") if node.if_has_else_node() else join
-        b.cbranch(cond, then, other)
-        b.position_at_end(then)
-        self.node(node.if_get_then_node())
+        else_block = join if other is None else self.function.append_basic_block("poly.else")
+        b.cbranch(cond, then_block, else_block)
+        b.position_at_end(then_block)
+        self.node(then)
         self.builder.branch(join)
-        if other is not join:
-            self.builder.position_at_end(other)
-            self.node(node.if_get_else_node())
+        if other is not None:
+            self.builder.position_at_end(else_block)
+            self.node(other)
             self.builder.branch(join)
         self.builder.position_at_end(join)
 
@@ -273,7 +308,10 @@ class _Generator:
             shift = b.sub(ir.Constant(I64, 0), b.mul(first, row, flags=["nsw"]))
             self.rebased[array.base] = b.gep(memory, [shift], source_etype=ir.IntType(8))
             buffers.append(memory)
-        self.node(inner.ast)
+        if inner.full is None:
+            self.node(inner.ast)
+        else:
+            self.branch(self.expr(inner.condition), inner.full, inner.ast)
         for memory in buffers:
             self.builder.call(free, [memory])
         self.rebased.clear()
@@ -372,7 +410,7 @@ class _Generator:
         inner.counted_loop(
             name,
             lo,
-            lambda: inner.builder.icmp_signed("<", inner.ids[name], hi),
+            lambda counter: inner.builder.icmp_signed("<", counter, hi),
             ir.Constant(I64, 1),
             body,
         )
@@ -494,6 +532,70 @@ def _memset(module: ir.Module) -> ir.Function:
 def _libc(module: ir.Module, name: str, signature: ir.FunctionType) -> ir.Function:
     existing = module.globals.get(name)
     return existing if isinstance(existing, ir.Function) else ir.Function(module, signature, name)
+
+
+def _upper_bound(cond: isl.AstExpr, name: str) -> tuple[str, isl.AstExpr] | None:
+    """("<=" or "<", e) for a loop condition `name <= e` / `name < e` with `e` free of
+    `name`, else None."""
+    if cond.get_type() != isl.ast_expr_type.op:
+        return None
+    predicate = {_OP.le: "<=", _OP.lt: "<"}.get(cond.op_get_type())
+    left, right = cond.op_get_arg(0), cond.op_get_arg(1)
+    if predicate is None or left.get_type() != isl.ast_expr_type.id:
+        return None
+    if left.get_id().get_name() != name or name in _identifiers(right):
+        return None
+    return predicate, right
+
+
+def _identifiers(e: isl.AstExpr) -> set[str]:
+    kind = e.get_type()
+    if kind == isl.ast_expr_type.id:
+        return {e.get_id().get_name()}
+    if kind != isl.ast_expr_type.op:
+        return set()
+    return set().union(*(_identifiers(e.op_get_arg(k)) for k in range(e.op_get_n_arg())))
+
+
+def _constant_difference(a: isl.AstExpr, b: isl.AstExpr) -> int | None:
+    """a - b if it is a constant (both affine in the same identifiers), else None."""
+    left, right = _linear(a), _linear(b)
+    if left is None or right is None:
+        return None
+    difference = {k: left.get(k, 0) - right.get(k, 0) for k in left.keys() | right.keys()}
+    if any(c for k, c in difference.items() if k):
+        return None
+    return difference.get("", 0)
+
+
+def _linear(e: isl.AstExpr) -> dict[str, int] | None:
+    """`e` as {identifier: coefficient, "": constant term}, or None if it is not affine
+    (divisions, min/max, conditions)."""
+    kind = e.get_type()
+    if kind == isl.ast_expr_type.int:
+        return {"": e.get_val().to_python()}
+    if kind == isl.ast_expr_type.id:
+        return {e.get_id().get_name(): 1}
+    if kind != isl.ast_expr_type.op:
+        return None
+    op = e.op_get_type()
+    args = [_linear(e.op_get_arg(k)) for k in range(e.op_get_n_arg())]
+    if any(a is None for a in args):
+        return None
+    if op == _OP.minus:
+        return {k: -c for k, c in args[0].items()}
+    if op in (_OP.add, _OP.sub):
+        sign = 1 if op == _OP.add else -1
+        out = dict(args[0])
+        for k, c in args[1].items():
+            out[k] = out.get(k, 0) + sign * c
+        return out
+    if op == _OP.mul:
+        factor, other = (args[0], args[1]) if set(args[0]) <= {""} else (args[1], args[0])
+        if not set(factor) <= {""}:
+            return None
+        return {k: c * factor.get("", 0) for k, c in other.items()}
+    return None
 
 
 def _clone(instr: ir.Instruction, block: ir.Block, values: dict) -> ir.Instruction:

@@ -64,13 +64,14 @@ def fuse_tile(scop: Scop, deps: Dependences, sizes: list[int]) -> Outcome:
     scratch, left = _contracted(scop, stages, needed, tile_params)
     private = {s.array.name for s in scratch}
     colours = _colours(scop, needed, len(want), private)
+    program = TwoLevel(
+        outer=_outer(scop, owner, left, tile_params, colours),
+        inner=_inner(scop, needed, tile_params),
+        tile_params=tile_params,
+        scratch=scratch,
+    )
     outcome.accept(
-        TwoLevel(
-            outer=_outer(scop, owner, left, tile_params, colours),
-            inner=_inner(scop, needed, tile_params),
-            tile_params=tile_params,
-            scratch=scratch,
-        ),
+        bands.separate_full_tiles(program),
         f"fused {len(stages)} loop nests into tiles (sizes {'x'.join(map(str, want))}) of the last "
         f"one (producers recomputed per tile), {_how(colours)}"
         + (f", {', '.join(sorted(private))} contracted to buffers per tile" if private else ""),
@@ -265,8 +266,13 @@ def _outer(
 
 def _inner(scop: Scop, needed: isl.UnionMap, names: list[str]) -> isl.Schedule:
     """The instances of one tile (coordinates = parameters `names`) in the original order:
-    the stages in sequence, each stage's own loops."""
+    the stages in sequence, each stage's own loops (its perfectly nested ones in one band,
+    so that a full tile is one box per stage: see bands.separate_full_tiles)."""
     params = ", ".join([*scop.params, *names])
     point = isl.UnionSet(f"[{params}] -> {{ TILE[{', '.join(names)}] }}")
     instances = point.apply(needed).coalesce()
-    return scop.schedule().intersect_domain(instances)
+    schedule = scop.schedule().intersect_domain(instances)
+    for path in [bands.path_of(n) for n in bands.chain_starts(schedule.get_root())]:
+        node = bands.node_at(schedule, path)
+        schedule = bands.merge_chain(node, bands.chain_depth(node)).get_schedule()
+    return schedule

@@ -34,7 +34,7 @@ def tile(scop, deps: Dependences, sizes: list[int]) -> Outcome:
             )
             pending += _inner(node)
             continue
-        tiled = _mark(tiled, deps.all)
+        tiled = _mark(bands.isolate_full_tiles(tiled.child(0)).parent(), deps.all)
         outcome.accept(
             bands.atomic(tiled.get_schedule()),
             f"tiled a {len(want)}-deep band with sizes {'x'.join(map(str, want))}",

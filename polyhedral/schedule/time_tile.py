@@ -188,11 +188,12 @@ def _tiled(scop, schedule, path, nest, y, sizes, deps) -> TwoLevel | None:
     if not is_legal(deps, tiles.get_schedule()):
         return None
     parallel = bands.member_is_parallel(tiles, deps.all, 1)
-    return TwoLevel(
+    program = TwoLevel(
         outer=_tile_loops(scop, y, sizes, parallel),
         inner=_point_loops(scop, y, sizes),
         tile_params=bands.tile_parameter_names(scop.params, len(sizes)),
     )
+    return bands.separate_full_tiles(program)
 
 
 def _band(scop: Scop, y, prefix: str | None = None) -> isl.MultiUnionPwAff:
