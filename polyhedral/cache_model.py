@@ -50,3 +50,15 @@ def time_tile(depth: int, bytes_per_point: int) -> list[int]:
     if depth == 2:
         return [64, 16, 1024]
     return [8, 8, 16, 256][: depth + 1] if depth == 3 else [4] * (depth + 1)
+
+
+def diamond_tile(depth: int, bytes_per_point: int) -> list[int]:
+    """Sizes (time, space...) of diamond time tiles (the diamond's width along x_1 equals its
+    height, so the second size repeats the first): the tile's footprint, x_1 extent times the
+    skewed extents of the other dimensions, within half the L2 cache."""
+    budget = cache_bytes(2) // 2 // max(1, bytes_per_point)
+    if depth == 1:
+        return [min(1024, budget)] * 2
+    if depth == 2:
+        return [32, 32, 512]
+    return [8, 8, 16, 256][: depth + 1] if depth == 3 else [4] * (depth + 1)
