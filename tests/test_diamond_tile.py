@@ -25,6 +25,7 @@ from test_tiling import (
     assert_bit_exact,
     assert_refused,
     check_tiled,
+    in_order,
     missed,
     passed,
 )
@@ -240,9 +241,7 @@ ORDER_CASES = [
 def test_diamond_tiles_in_any_order_are_bit_exact(
     stencil, monkeypatch, env, function, params, passes
 ):
-    monkeypatch.delenv("PYCC_PARALLEL_ORDER", raising=False)
-    for name, value in env.items():
-        monkeypatch.setenv(name, value)
+    in_order(monkeypatch, env)
     result, remarks = check_tiled(stencil(function), function, params, passes)
     assert_bit_exact(result, remarks)
     assert_shape(remarks, DIAMOND)
@@ -250,9 +249,7 @@ def test_diamond_tiles_in_any_order_are_bit_exact(
 
 @pytest.mark.parametrize("env", ORDERS, ids=lambda e: ",".join(f"{k}={v}" for k, v in e.items()))
 def test_corpus_heat3d_diamonds_in_any_order_are_bit_exact(monkeypatch, env):
-    monkeypatch.delenv("PYCC_PARALLEL_ORDER", raising=False)
-    for name, value in env.items():
-        monkeypatch.setenv(name, value)
+    in_order(monkeypatch, env)
     entry = _corpus("kernel_heat_3d_vla")
     result, remarks = _corpus_check(entry, [], {"tsteps": 3, "n": 11}, "diamond-tile(3,0,5,4)")
     assert_bit_exact(result, remarks)

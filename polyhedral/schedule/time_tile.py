@@ -1,17 +1,37 @@
-"""`time-tile(st,s1,...)`: skewed (parallelogram) tiling across the time loop of an iterated
-stencil, tiles run in wavefronts whose tiles are independent.
+"""`time-tile(st,s1,...)`: diamond or skewed (parallelogram) tiling across the time loop of an
+iterated stencil, tiles run in wavefronts whose tiles are independent.
 
 An iterated stencil is a time loop `t` whose body is K sweeps, each a perfect nest over the
 same space (jacobi-1d/2d's A->B, B->A; heat-3d; one sweep `A[(t+1)%2] = f(A[t%2])`; Gauss-
 Seidel in place). Sweep k of step t becomes time step tau = K*t + k, so both forms of the same
-stencil get the same schedule. Space is skewed by time, y_m = x_m + sum_l c_ml * y_l (l < m,
-y_0 = tau), with the smallest non-negative coefficients that make every dependence distance
-non-negative in every y (the band is then fully permutable; deps are exact, see deps.py):
-jacobi needs y = x + tau, seidel-2d (tau, tau + i, 2 tau + i + j). The band is tiled with the
-given sizes (or sizes from the cache model), and the tile loops become a wavefront
-w = sum of tile coordinates: tiles with the same w never depend on each other, so the next
-tile loop runs in parallel. Every schedule is checked against the dependences before it is
-used.
+stencil get the same schedule.
+
+Parallelogram tiles: space is skewed by time, y_m = x_m + sum_l c_ml * y_l (l < m, y_0 = tau),
+with the smallest non-negative coefficients that make every dependence distance non-negative
+in every y (the band is then fully permutable; deps are exact, see deps.py): jacobi needs
+y = x + tau, seidel-2d (tau, tau + i, 2 tau + i + j). The band is tiled with the given sizes
+(or sizes from the cache model), and the tile loops become a wavefront w = sum of tile
+coordinates: tiles with the same w never depend on each other, so the next tile loop runs in
+parallel. The first wavefront is one corner tile, and a time band starts only when the one
+below it has advanced: with few time tiles (jacobi-1d: T*K <= 64 sweeps is one) the tiles run
+nearly serially.
+
+Diamond tiles (Bandishti, Pananilath, Bondhugula, SC'12; Pluto's concurrent start): the first
+two hyperplanes are a*tau - x_1 and a*tau + x_1 (smallest a, 1 for radius-1 stencils), the
+others y_m = x_m + c*tau + ... as above; both are tiled with the same size S, so a tile is a
+diamond S/a steps high and S points wide along x_1, and the wavefront w = T_0 + T_1 is a time
+band: all its ~N/S tiles along x_1 start together. The other tile coordinates run serially
+inside each parallel T_1, and the points of a tile run in the original order (tau, x_1, ...).
+A dependence inside one time step along x_1 (in-place Gauss-Seidel) is negative in
+a*tau - x_1 for every a: no diamond exists, and parallelogram tiles are used.
+
+The choice (`time-tile`, `time-tile-large`): diamond tiles whenever they are legal,
+parallelogram tiles otherwise (the remark says which and why). Measured (docs/polyhedral.md):
+on one thread diamonds are within a few per cent of parallelograms, on two threads they are
+up to 2.8x faster (jacobi-1d), because the thread count is only known at run time
+(PYCC_NUM_THREADS) the compile-time rule cannot depend on it. `diamond-tile` and
+`parallelogram-tile` force a shape. Every schedule is checked against the dependences before
+it is used.
 """
 
 from __future__ import annotations
@@ -59,7 +79,7 @@ def time_tile(scop: Scop, deps: Dependences, sizes: list[int], shape: str = "aut
             why_not = f"; not diamond tiles: {done}"
         done = _attempt(scop, deps, outcome.schedule, path, nest, sweeps, sizes, False)
         if isinstance(done, str):
-            outcome.refuse(done)
+            outcome.refuse(done + why_not)
         else:
             outcome.accept(done[0], done[1] + why_not)
     return outcome
