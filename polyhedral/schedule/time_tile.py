@@ -49,6 +49,10 @@ from . import bands
 from .outcome import Outcome
 
 _MAX_SKEW = 3
+#: the remark's reason for choosing diamond tiles (see the module docstring)
+_WHY_DIAMOND = (
+    "; diamond tiles because they are legal (parallelogram wavefronts start with one tile)"
+)
 
 
 def time_tile(scop: Scop, deps: Dependences, sizes: list[int], shape: str = "auto") -> Outcome:
@@ -71,7 +75,8 @@ def time_tile(scop: Scop, deps: Dependences, sizes: list[int], shape: str = "aut
         if shape != "parallelogram":
             done = _attempt(scop, deps, outcome.schedule, path, nest, sweeps, sizes, True)
             if not isinstance(done, str):
-                outcome.accept(*done)
+                why = "" if shape == "diamond" else _WHY_DIAMOND
+                outcome.accept(done[0], done[1] + why)
                 continue
             if shape == "diamond":
                 outcome.refuse(f"no diamond tiles: {done}")
@@ -275,7 +280,7 @@ def _tiled(scop, schedule, path, y, sizes, deps, points=None) -> TwoLevel | None
     for k in range(1, _wave_depth(len(sizes), points is not None)):
         wave = wave.add(members.get_at(k))
     tiles = bands.replace_band(tiles, members.set_at(0, wave))
-    if points:
+    if points is not None:
         tiles = tiles.child(0).delete().insert_partial_schedule(_band(scop, points)).parent()
     if not is_legal(deps, tiles.get_schedule()):
         return None
