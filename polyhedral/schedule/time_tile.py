@@ -27,11 +27,10 @@ a*tau - x_1 for every a: no diamond exists, and parallelogram tiles are used.
 
 The choice (`time-tile`, `time-tile-large`): diamond tiles whenever they are legal,
 parallelogram tiles otherwise (the remark says which and why). Measured (docs/polyhedral.md):
-on one thread diamonds are within a few per cent of parallelograms, on two threads they are
-up to 2.8x faster (jacobi-1d), because the thread count is only known at run time
-(PYCC_NUM_THREADS) the compile-time rule cannot depend on it. `diamond-tile` and
-`parallelogram-tile` force a shape. Every schedule is checked against the dependences before
-it is used.
+on one thread diamonds are within +-10 % of parallelograms, on two threads up to 2.8x faster
+(jacobi-1d). The thread count is known only at run time (PYCC_NUM_THREADS), so the rule does
+not depend on it. `diamond-tile` and `parallelogram-tile` force a shape. Every schedule is
+checked against the dependences before it is used.
 """
 
 from __future__ import annotations
