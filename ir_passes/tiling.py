@@ -1,5 +1,6 @@
-"""Drivers of the polyhedral passes: `tile(s1,...)`, `time-tile(st,s1,...)`, `fuse-tile(s1,...)`
-(and the `-large` forms `-O3` runs).
+"""Drivers of the polyhedral passes: `tile(s1,...)`, `time-tile(st,s1,...)` (and its forced
+shapes `diamond-tile`, `parallelogram-tile`), `fuse-tile(s1,...)`, and the `-large` forms
+`-O3` runs.
 
 Each finds the SCoPs of every function (polyhedral/scop.py), computes their dependences,
 asks the transformation (polyhedral/schedule/) for a new schedule, which is legal or refused,
@@ -11,6 +12,7 @@ pointer-swap time loops (`swap_unroll.py`) into the K-sweep form they tile.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 from llvmlite import ir
@@ -94,8 +96,23 @@ def tile(module: ir.Module, *sizes: int, context: PassContext) -> ir.Module:
 
 @register("time-tile", _SIZES, defaults=(0, 0, 0, 0))
 def time_tile(module: ir.Module, *sizes: int, context: PassContext) -> ir.Module:
-    """Skewed tiles across the time loop of iterated stencils, wavefronts in parallel."""
+    """Tiles across the time loop of iterated stencils, wavefronts in parallel: diamond tiles
+    where legal, else skewed parallelograms (polyhedral/schedule/time_tile.py)."""
     return _run(module, sizes, time_tile_schedule, context, merge=False, swaps=True)
+
+
+@register("diamond-tile", _SIZES, defaults=(0, 0, 0, 0))
+def diamond_tile(module: ir.Module, *sizes: int, context: PassContext) -> ir.Module:
+    """`time-tile` with diamond tiles only (refused where they are illegal)."""
+    transform = functools.partial(time_tile_schedule, shape="diamond")
+    return _run(module, sizes, transform, context, merge=False, swaps=True)
+
+
+@register("parallelogram-tile", _SIZES, defaults=(0, 0, 0, 0))
+def parallelogram_tile(module: ir.Module, *sizes: int, context: PassContext) -> ir.Module:
+    """`time-tile` with skewed parallelogram tiles only."""
+    transform = functools.partial(time_tile_schedule, shape="parallelogram")
+    return _run(module, sizes, transform, context, merge=False, swaps=True)
 
 
 @register("time-tile-large", _SIZES, defaults=(0, 0, 0, 0))

@@ -4,6 +4,7 @@ elsewhere), so a build on another machine picks sizes for that machine's caches.
 from __future__ import annotations
 
 import functools
+import math
 from pathlib import Path
 
 _SYSFS = Path("/sys/devices/system/cpu/cpu0/cache")
@@ -50,3 +51,15 @@ def time_tile(depth: int, bytes_per_point: int) -> list[int]:
     if depth == 2:
         return [64, 16, 1024]
     return [8, 8, 16, 256][: depth + 1] if depth == 3 else [4] * (depth + 1)
+
+
+def diamond_tile(depth: int, bytes_per_point: int) -> list[int]:
+    """Sizes (time, space...) of diamond time tiles. A diamond of size S is S sweeps high and
+    S points wide along x_1 (the second size repeats the first); its points run step by step,
+    so what must stay cached is one step's slab, S times the extents of the other dimensions
+    (the parallelogram's, with 512 innermost for 2-D): S is the largest power of two (>= 8)
+    for which the slab fits half the L2 cache."""
+    others = {1: [], 2: [512]}.get(depth) or time_tile(depth, bytes_per_point)[2:]
+    budget = cache_bytes(2) // 2 // max(1, bytes_per_point * math.prod(others))
+    side = max(8, 1 << max(0, budget.bit_length() - 1))
+    return [side, side, *others]

@@ -24,7 +24,14 @@ from pycc_stencil.frontend import lower_file
 from pycc_stencil.ir_passes.pipeline import Remark, parse_pipeline, run_passes
 from pycc_stencil.runtime.check import CheckOptions, CheckResult, check_file
 
-TILING_PASSES = ("tile", "time-tile", "time-tile-large", "swap-unroll")
+TILING_PASSES = (
+    "tile",
+    "time-tile",
+    "time-tile-large",
+    "swap-unroll",
+    "diamond-tile",
+    "parallelogram-tile",
+)
 
 
 def check_tiled(
@@ -75,10 +82,12 @@ def assert_refused(remarks: list[Remark], words: str) -> None:
 # --------------------------------------------------------------------------------------------
 # 1. the PolyBench-shaped corpus
 
-TIME_TILE = ["time-tile(2,3,5,4)", "time-tile(3,7,2,3)", "time-tile"]
+#: `time-tile` chooses diamond tiles where they are legal; `parallelogram-tile` keeps the
+#: skewed parallelograms covered on every kernel too
+TIME_TILE = ["time-tile(2,3,5,4)", "parallelogram-tile(3,7,2,3)", "time-tile"]
 #: 3-D: the cache model's default tiles (8x8x16x256) make isl's AST generation run for minutes
 #: (see test_default_time_tiles_of_heat_3d_compile_in_reasonable_time); a larger tile instead
-TIME_TILE_3D = ["time-tile(2,3,5,4)", "time-tile(3,7,2,3)", "time-tile(2,3,4,11)"]
+TIME_TILE_3D = ["time-tile(2,3,5,4)", "parallelogram-tile(3,7,2,3)", "time-tile(2,3,4,11)"]
 #: spatial tiles that divide none of the corpus extents, one per space dimensionality
 SPATIAL_TILE = {1: "tile(5)", 2: "tile(4,5)", 3: "tile(3,7,5)"}
 
@@ -438,6 +447,15 @@ ORDERS = [
     {"PYCC_PARALLEL_ORDER": "shuffle:12345"},
     {"PYCC_NUM_THREADS": "2"},
 ]
+
+
+def in_order(monkeypatch, env: dict[str, str]) -> None:
+    """Run the tiles as `env` (one of ORDERS) says, whatever the caller's environment."""
+    monkeypatch.delenv("PYCC_PARALLEL_ORDER", raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+
+
 PARALLEL_CASES = [
     ("jacobi2d_mod2", {"T": 5, "n": 23}, "time-tile(2,3,5)"),
     ("heat2d_two", {"T": 3, "n": 19}, "time-tile(2,4,3)"),
@@ -458,9 +476,7 @@ def test_tiles_run_in_parallel_code(stencil, function, params, passes):
 def test_tiles_in_reversed_shuffled_or_threaded_order_are_bit_exact(
     stencil, monkeypatch, env, function, params, passes
 ):
-    monkeypatch.delenv("PYCC_PARALLEL_ORDER", raising=False)
-    for name, value in env.items():
-        monkeypatch.setenv(name, value)
+    in_order(monkeypatch, env)
     result, remarks = check_tiled(stencil(function), function, params, passes)
     assert_bit_exact(result, remarks)
     assert passed(remarks), remarks
@@ -469,9 +485,7 @@ def test_tiles_in_reversed_shuffled_or_threaded_order_are_bit_exact(
 @pytest.mark.parametrize("env", ORDERS, ids=lambda e: ",".join(f"{k}={v}" for k, v in e.items()))
 def test_corpus_heat3d_in_any_tile_order_is_bit_exact(monkeypatch, env):
     entry = next(e for e in KERNELS if e["function"] == "kernel_heat_3d_vla")
-    monkeypatch.delenv("PYCC_PARALLEL_ORDER", raising=False)
-    for name, value in env.items():
-        monkeypatch.setenv(name, value)
+    in_order(monkeypatch, env)
     result, remarks = _corpus_check(entry, [], {"tsteps": 3, "n": 11}, "time-tile(2,3,5,4)")
     assert_bit_exact(result, remarks)
     assert_transformed(remarks, "time-tiled")

@@ -1,17 +1,36 @@
-"""`time-tile(st,s1,...)`: skewed (parallelogram) tiling across the time loop of an iterated
-stencil, tiles run in wavefronts whose tiles are independent.
+"""`time-tile(st,s1,...)`: diamond or skewed (parallelogram) tiling across the time loop of an
+iterated stencil, tiles run in wavefronts whose tiles are independent.
 
 An iterated stencil is a time loop `t` whose body is K sweeps, each a perfect nest over the
 same space (jacobi-1d/2d's A->B, B->A; heat-3d; one sweep `A[(t+1)%2] = f(A[t%2])`; Gauss-
 Seidel in place). Sweep k of step t becomes time step tau = K*t + k, so both forms of the same
-stencil get the same schedule. Space is skewed by time, y_m = x_m + sum_l c_ml * y_l (l < m,
-y_0 = tau), with the smallest non-negative coefficients that make every dependence distance
-non-negative in every y (the band is then fully permutable; deps are exact, see deps.py):
-jacobi needs y = x + tau, seidel-2d (tau, tau + i, 2 tau + i + j). The band is tiled with the
-given sizes (or sizes from the cache model), and the tile loops become a wavefront
-w = sum of tile coordinates: tiles with the same w never depend on each other, so the next
-tile loop runs in parallel. Every schedule is checked against the dependences before it is
-used.
+stencil get the same schedule.
+
+Parallelogram tiles: space is skewed by time, y_m = x_m + sum_l c_ml * y_l (l < m, y_0 = tau),
+with the smallest non-negative coefficients that make every dependence distance non-negative
+in every y (the band is then fully permutable; deps are exact, see deps.py): jacobi needs
+y = x + tau, seidel-2d (tau, tau + i, 2 tau + i + j). The band is tiled with the given sizes
+(or sizes from the cache model), and the tile loops become a wavefront w = sum of tile
+coordinates: tiles with the same w never depend on each other, so the next tile loop runs in
+parallel. The first wavefront is one corner tile, and a time band starts only when the one
+below it has advanced: with few time tiles (jacobi-1d: T*K <= 64 sweeps is one) the tiles run
+nearly serially.
+
+Diamond tiles (Bandishti, Pananilath, Bondhugula, SC'12; Pluto's concurrent start): the first
+two hyperplanes are a*tau - x_1 and a*tau + x_1 (smallest a, 1 for radius-1 stencils), the
+others y_m = x_m + c*tau + ... as above; both are tiled with the same size S, so a tile is a
+diamond S/a steps high and S points wide along x_1, and the wavefront w = T_0 + T_1 is a time
+band: all its ~N/S tiles along x_1 start together. The other tile coordinates run serially
+inside each parallel T_1, and the points of a tile run in the original order (tau, x_1, ...).
+A dependence inside one time step along x_1 (in-place Gauss-Seidel) is negative in
+a*tau - x_1 for every a: no diamond exists, and parallelogram tiles are used.
+
+The choice (`time-tile`, `time-tile-large`): diamond tiles whenever they are legal,
+parallelogram tiles otherwise (the remark says which and why). Measured (docs/polyhedral.md):
+on one thread diamonds are within +-10 % of parallelograms, on two threads up to 2.8x faster
+(jacobi-1d). The thread count is known only at run time (PYCC_NUM_THREADS), so the rule does
+not depend on it. `diamond-tile` and `parallelogram-tile` force a shape. Every schedule is
+checked against the dependences before it is used.
 """
 
 from __future__ import annotations
@@ -20,6 +39,7 @@ import itertools
 
 import islpy as isl
 
+from ..cache_model import diamond_tile as diamond_sizes
 from ..cache_model import time_tile as default_sizes
 from ..codegen import PARALLEL_MARK, TwoLevel
 from ..deps import Dependences, carried_at, is_legal
@@ -28,9 +48,16 @@ from . import bands
 from .outcome import Outcome
 
 _MAX_SKEW = 3
+#: the remark's reason for choosing diamond tiles (see the module docstring)
+_WHY_DIAMOND = (
+    "; diamond tiles because they are legal (parallelogram wavefronts start with one tile)"
+)
 
 
-def time_tile(scop: Scop, deps: Dependences, sizes: list[int]) -> Outcome:
+def time_tile(scop: Scop, deps: Dependences, sizes: list[int], shape: str = "auto") -> Outcome:
+    """Time-tile every iterated stencil of `scop`; `shape` is "diamond" or "parallelogram"
+    (refused when that shape is illegal) or "auto": diamond tiles when they are legal,
+    parallelogram tiles otherwise (see the module docstring for why)."""
     outcome = Outcome(scop.schedule())
     starts = [bands.path_of(n) for n in bands.chain_starts(outcome.schedule.get_root())]
     for path, nest in zip(starts, scop.nests):
@@ -43,29 +70,62 @@ def time_tile(scop: Scop, deps: Dependences, sizes: list[int]) -> Outcome:
                 "the outer loop carries no dependence: not an iterated stencil (use tile)"
             )
             continue
-        space = _space_depth(sweeps)
-        y = _skewed(scop, deps, nest, sweeps, space)
-        if isinstance(y, str):
-            outcome.refuse(y)
-            continue
-        # the sizes given first (time, then space outermost first), the cache model's after
-        want = [*sizes, *default_sizes(space, scop.bytes_per_point())[len(sizes) :]][: space + 1]
-        # the time size counts sweeps (rounded up to whole steps), so the one-sweep `%2`
-        # form and the K-sweep form of a stencil get the same tiles
-        per_step = len(nest.children)
-        tiles = [-(-want[0] // per_step) * per_step, *want[1:]]
-        schedule = _tiled(scop, outcome.schedule, path, nest, y, tiles, deps)
-        if schedule is None:
-            outcome.refuse("the time-tiled schedule would violate a dependence")
-            continue
-        skew = ", ".join(y[0][1])
-        outcome.accept(
-            schedule,
-            f"time-tiled {len(sweeps)} sweep(s) per step over "
-            f"{space}-D space (skewed schedule [{skew}]) with tiles "
-            f"{'x'.join(map(str, want))}, wavefronts of tiles in parallel",
-        )
+        why_not = ""
+        if shape != "parallelogram":
+            done = _attempt(scop, deps, outcome.schedule, path, nest, sweeps, sizes, True)
+            if not isinstance(done, str):
+                why = "" if shape == "diamond" else _WHY_DIAMOND
+                outcome.accept(done[0], done[1] + why)
+                continue
+            if shape == "diamond":
+                outcome.refuse(f"no diamond tiles: {done}")
+                continue
+            why_not = f"; not diamond tiles: {done}"
+        done = _attempt(scop, deps, outcome.schedule, path, nest, sweeps, sizes, False)
+        if isinstance(done, str):
+            outcome.refuse(done + why_not)
+        else:
+            outcome.accept(done[0], done[1] + why_not)
     return outcome
+
+
+def _attempt(
+    scop: Scop, deps: Dependences, schedule, path, nest: LoopNode, sweeps, sizes, diamond: bool
+) -> tuple[TwoLevel, str] | str:
+    """The time-tiled program of one nest and its remark, or why it cannot be built."""
+    space = _space_depth(sweeps)
+    y = _skewed(scop, deps, nest, sweeps, space, diamond)
+    if isinstance(y, str):
+        return y
+    # the sizes given first (time, then space outermost first), the cache model's after
+    defaults = (diamond_sizes if diamond else default_sizes)(space, scop.bytes_per_point())
+    want = [*sizes, *defaults[len(sizes) :]][: space + 1]
+    # the time size counts sweeps (rounded up to whole steps), so the one-sweep `%2`
+    # form and the K-sweep form of a stencil get the same tiles
+    per_step = len(nest.children)
+    tiles = [-(-want[0] // per_step) * per_step, *want[1:]]
+    points = None
+    if diamond:  # a diamond is as wide along x_1 as it is high: s1 is not used
+        tiles[1] = tiles[0]
+        want[1] = want[0]
+        base = _base(scop, nest, sweeps, space)
+        points = [(s, base[s.name]) for s, _ in y]
+    program = _tiled(scop, schedule, path, y, tiles, deps, points)
+    if program is None:
+        return "the time-tiled schedule would violate a dependence"
+    skew = ", ".join(y[0][1])
+    head = f"time-tiled {len(sweeps)} sweep(s) per step over {space}-D space"
+    if diamond:
+        along = next(xs[0] for _, xs in sweeps if len(xs) == space)
+        return program, (
+            f"{head} with diamond tiles (concurrent start: the tiles along {along} of a time "
+            f"band start together; schedule [{skew}]) of {'x'.join(map(str, want))}, "
+            f"wavefronts of tiles in parallel"
+        )
+    return program, (
+        f"{head} with parallelogram tiles (skewed schedule [{skew}]) of "
+        f"{'x'.join(map(str, want))}, wavefronts of tiles in parallel"
+    )
 
 
 def node_map(scop: Scop, nest: LoopNode) -> isl.UnionMap:
@@ -118,18 +178,29 @@ def _base(scop: Scop, nest: LoopNode, sweeps, space: int) -> dict[str, list[str]
     return out
 
 
-def _skewed(scop, deps: Dependences, nest, sweeps, space: int):
-    """[(statement, [y_0..y_space] expressions)] with minimal skews, or why not."""
+def _skewed(scop, deps: Dependences, nest, sweeps, space: int, diamond: bool = False):
+    """[(statement, [y_0..y_space] expressions)] with minimal skews, or why not.
+
+    Parallelogram: y_0 = tau, y_m = x_m + sum_{l<m} c_l*y_l. Diamond: y_0, y_1 = a*tau -+ x_1
+    with the smallest a (y_0 + y_1 = 2a*tau: equal tile sizes start tiles along x_1
+    concurrently), then y_m = x_m + c_0*tau + sum_{2<=l<m} c_l*y_l (Pluto's tau + j)."""
     base = _base(scop, nest, sweeps, space)
     stmts = [s for s, _ in sweeps]
     y = {s.name: [base[s.name][0]] for s in stmts}
     every = deps.all
     if not _nonnegative(scop, stmts, y, every, 0):
         return "a dependence goes backwards in time"
-    for m in range(1, space + 1):
-        for coefficients in _candidates(m):
+    first = 1
+    if diamond:
+        y = _diamond_pair(scop, stmts, base, every)
+        if isinstance(y, str):
+            return y
+        first = 2
+    for m in range(first, space + 1):
+        for coefficients in _candidates(m - first + 1):
             trial = {
-                s.name: y[s.name] + [_combine(base[s.name][m], coefficients, y[s.name])]
+                s.name: y[s.name]
+                + [_combine(base[s.name][m], coefficients, [base[s.name][0], *y[s.name][first:]])]
                 for s in stmts
             }
             if _nonnegative(scop, stmts, trial, every, m):
@@ -138,6 +209,23 @@ def _skewed(scop, deps: Dependences, nest, sweeps, space: int):
         else:
             return f"no skew up to {_MAX_SKEW} makes space dimension {m} permutable with time"
     return [(s, y[s.name]) for s in stmts]
+
+
+def _diamond_pair(scop, stmts, base, every: isl.UnionMap) -> dict[str, list[str]] | str:
+    """{statement: [a*tau - x_1, a*tau + x_1]} with the smallest a <= _MAX_SKEW that makes
+    both non-negative on every dependence, or why there is none (Gauss-Seidel in place: a
+    dependence within a time step along x_1 is negative in a*tau - x_1 for every a)."""
+    for a in range(1, _MAX_SKEW + 1):
+        pair = {
+            s.name: [
+                f"{a}*({base[s.name][0]}) - ({base[s.name][1]})",
+                f"{a}*({base[s.name][0]}) + ({base[s.name][1]})",
+            ]
+            for s in stmts
+        }
+        if _nonnegative(scop, stmts, pair, every, 0) and _nonnegative(scop, stmts, pair, every, 1):
+            return pair
+    return f"no a <= {_MAX_SKEW} makes both a*tau - x_1 and a*tau + x_1 permutable"
 
 
 def _candidates(m: int):
@@ -167,8 +255,14 @@ def _nonnegative(scop, stmts, y, deps: isl.UnionMap, m: int) -> bool:
     return distances.intersect(negative).is_empty()
 
 
-def _tiled(scop, schedule, path, nest, y, sizes, deps) -> TwoLevel | None:
+def _tiled(scop, schedule, path, y, sizes, deps, points=None) -> TwoLevel | None:
     """The wavefront-of-tiles program, or None if it would violate a dependence.
+
+    `points`: the point loops of diamond tiles, in the original order (tau, x_1..x_d: within
+    a tile that order is legal because the original one is, and its inner loop is
+    contiguous); the wavefront is then y_0 + y_1 alone, the other tile loops serial inside
+    each parallel T_1 (fewer, fuller wavefronts). None: parallelogram tiles, point loops in y,
+    wavefront over all tile coordinates.
 
     isl could generate the whole tiled, skewed, wavefront schedule as one AST, but its exact
     tile-loop bounds split into many cases (minutes of AST generation for fdtd-2d). The code is
@@ -182,15 +276,17 @@ def _tiled(scop, schedule, path, nest, y, sizes, deps) -> TwoLevel | None:
     tiles = bands.tile_band(node, sizes)
     members = tiles.band_get_partial_schedule()
     wave = members.get_at(0)
-    for k in range(1, members.dim(isl.dim_type.out)):
+    for k in range(1, _wave_depth(len(sizes), points is not None)):
         wave = wave.add(members.get_at(k))
     tiles = bands.replace_band(tiles, members.set_at(0, wave))
+    if points is not None:
+        tiles = tiles.child(0).delete().insert_partial_schedule(_band(scop, points)).parent()
     if not is_legal(deps, tiles.get_schedule()):
         return None
     parallel = bands.member_is_parallel(tiles, deps.all, 1)
     program = TwoLevel(
-        outer=_tile_loops(scop, y, sizes, parallel),
-        inner=_point_loops(scop, y, sizes),
+        outer=_tile_loops(scop, y, sizes, parallel, diamond=points is not None),
+        inner=_point_loops(scop, y, sizes, points),
         tile_params=bands.tile_parameter_names(scop.params, len(sizes)),
     )
     return bands.separate_full_tiles(program)
@@ -214,8 +310,14 @@ def _in_program_order(scop: Scop, node: isl.ScheduleNode, order) -> isl.Schedule
     return node.child(0).insert_sequence(filters).parent()
 
 
-def _tile_loops(scop: Scop, y, sizes: list[int], parallel: bool) -> isl.Schedule:
-    """TILE[T0..Td] over the box of tile coordinates, wavefront order."""
+def _wave_depth(count: int, diamond: bool) -> int:
+    """How many leading tile coordinates the wavefront sums (see `_tiled`)."""
+    return 2 if diamond else count
+
+
+def _tile_loops(scop: Scop, y, sizes: list[int], parallel: bool, diamond: bool) -> isl.Schedule:
+    """TILE[T0..Td] over the box of tile coordinates, wavefront order. Diamond tiles: (T0, T1)
+    over their exact projection instead (its box would be mostly empty tiles, ~(N/S)^2)."""
     names = bands.tile_parameter_names(scop.params, len(sizes))
     maps = "; ".join(
         f"{s.tuple_text()} -> TILE[{', '.join(f'floor(({e}) / {z})' for e, z in zip(ys, sizes))}]"
@@ -225,13 +327,14 @@ def _tile_loops(scop: Scop, y, sizes: list[int], parallel: bool) -> isl.Schedule
     (tiles,) = _sets(image)
     tiles = tiles.remove_divs()  # a superset without integer divisions: simpler loop bounds
     box = None
-    for k in range(len(sizes)):
-        others = tiles.project_out(isl.dim_type.set, k + 1, len(sizes) - k - 1)
-        others = others.project_out(isl.dim_type.set, 0, k).remove_divs().coalesce()
+    joint = 2 if diamond else 1
+    for lo, hi in [(0, joint), *((k, k + 1) for k in range(joint, len(sizes)))]:
+        others = tiles.project_out(isl.dim_type.set, hi, len(sizes) - hi)
+        others = others.project_out(isl.dim_type.set, 0, lo).remove_divs().coalesce()
         box = others if box is None else box.flat_product(others)
     box = box.set_tuple_name("TILE").coalesce()
     schedule = isl.Schedule.from_domain(isl.UnionSet.from_set(box))
-    wave = " + ".join(names)
+    wave = " + ".join(names[: _wave_depth(len(sizes), diamond)])
     band = isl.MultiUnionPwAff(
         f"{scop.param_prefix}[{{ TILE[{', '.join(names)}] -> [({wave})] }}, "
         + ", ".join(f"{{ TILE[{', '.join(names)}] -> [({n})] }}" for n in names[1:])
@@ -245,8 +348,9 @@ def _tile_loops(scop: Scop, y, sizes: list[int], parallel: bool) -> isl.Schedule
     return node.get_schedule()
 
 
-def _point_loops(scop: Scop, y, sizes: list[int]) -> isl.Schedule:
-    """The points of one tile (its coordinates are parameters tile0..tiled)."""
+def _point_loops(scop: Scop, y, sizes: list[int], points=None) -> isl.Schedule:
+    """The points of one tile (its coordinates are parameters tile0..tiled), in the order of
+    `points` (default: y)."""
     names = bands.tile_parameter_names(scop.params, len(sizes))
     params = [*scop.params, *names]
     prefix = f"[{', '.join(params)}] -> "
@@ -258,7 +362,7 @@ def _point_loops(scop: Scop, y, sizes: list[int]) -> isl.Schedule:
         parts.append(f"{s.tuple_text()} : {' and '.join(s.constraints) or '0 = 0'} and {inside}")
     domain = isl.UnionSet(f"{prefix}{{ {'; '.join(parts)} }}")
     node = isl.Schedule.from_domain(domain).get_root().child(0)
-    node = node.insert_partial_schedule(_band(scop, y, prefix))
+    node = node.insert_partial_schedule(_band(scop, points or y, prefix))
     return _in_program_order(scop, node, [s for s, _ in y]).get_schedule()
 
 

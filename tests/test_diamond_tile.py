@@ -1,0 +1,256 @@
+"""Diamond (concurrent-start) time tiles: bit-exact against `cc`, really diamond, really
+concurrent, refused (and replaced by parallelogram tiles) where illegal.
+
+`diamond-tile(st,s1,s2,..)` forces the shape (st: the diamond's height in sweeps, also its
+width along x_1; s1 is not used; s2.. tile the other space dimensions); `time-tile` chooses.
+Every case checks the bits AND the remark; sizes do not divide the extents, are larger than
+the grid, T = 0, 1, odd; tiles run reversed, shuffled and on 2 threads.
+"""
+
+from __future__ import annotations
+
+import islpy as isl
+import pytest
+import test_tiling
+from corpus.manifest import KERNELS
+from pycc_stencil.frontend import lower_file
+from pycc_stencil.polyhedral.codegen import TwoLevel
+from pycc_stencil.polyhedral.deps import compute_dependences
+from pycc_stencil.polyhedral.schedule import time_tile as time_tile_module
+from pycc_stencil.polyhedral.scop import extract_scops
+from test_tiling import (
+    ORDERS,
+    _corpus_check,
+    _outlined_parallel_loops,
+    assert_bit_exact,
+    assert_refused,
+    check_tiled,
+    in_order,
+    missed,
+    passed,
+)
+
+stencil = test_tiling.stencil  # the fixture: the path of one kernel of STENCILS_C
+
+DIAMOND = "diamond tiles (concurrent start"
+PARALLELOGRAM = "parallelogram tiles"
+
+
+def _corpus(function: str) -> dict:
+    return next(e for e in KERNELS if e["function"] == function)
+
+
+def assert_shape(remarks, shape: str) -> str:
+    """The one time-tiled remark, which names `shape`."""
+    (message,) = [m for m in passed(remarks) if m.startswith("time-tiled")]
+    assert shape in message, message
+    return message
+
+
+# --------------------------------------------------------------------------------------------
+# 1. bit-exact diamond tiles: sizes not dividing the extents, larger than the grid, T = 0, 1, odd
+
+#: (params, pipeline): sizes smaller and larger than the grid, not dividing it
+CORPUS_CASES = {
+    "kernel_jacobi_1d_vla": [
+        ({"tsteps": 0, "n": 13}, "diamond-tile(4)"),
+        ({"tsteps": 1, "n": 101}, "diamond-tile(3)"),
+        ({"tsteps": 7, "n": 53}, "diamond-tile(5)"),
+        ({"tsteps": 6, "n": 3}, "diamond-tile(4)"),
+        ({"tsteps": 9, "n": 41}, "diamond-tile(64)"),
+        ({"tsteps": 5, "n": 97}, "diamond-tile"),
+    ],
+    "kernel_jacobi_2d_vla": [
+        ({"tsteps": 0, "n": 13}, "diamond-tile(3,0,5)"),
+        ({"tsteps": 1, "n": 37}, "diamond-tile(4,0,3)"),
+        ({"tsteps": 5, "n": 23}, "diamond-tile(3,0,7)"),
+        ({"tsteps": 3, "n": 4}, "diamond-tile(5,0,2)"),
+        ({"tsteps": 4, "n": 19}, "diamond-tile"),
+    ],
+    "kernel_heat_3d_vla": [
+        ({"tsteps": 0, "n": 7}, "diamond-tile(3,0,3,5)"),
+        ({"tsteps": 1, "n": 9}, "diamond-tile(4,0,2,3)"),
+        ({"tsteps": 3, "n": 11}, "diamond-tile(3,0,5,4)"),
+        ({"tsteps": 2, "n": 4}, "diamond-tile(2,0,3,3)"),
+    ],
+    "kernel_fdtd_2d_vla": [
+        ({"tmax": 5, "nx": 23, "ny": 37}, "diamond-tile(3,0,5)"),
+        ({"tmax": 1, "nx": 7, "ny": 5}, "diamond-tile(4,0,3)"),
+    ],
+    "kernel_star_3d_vla": [({"tsteps": 3, "n": 11}, "diamond-tile(3,0,4,5)")],
+}
+
+
+def _corpus_cases():
+    for function, cases in CORPUS_CASES.items():
+        for params, passes in cases:
+            label = f"{function}-{'-'.join(f'{k}={v}' for k, v in params.items())}-{passes}"
+            yield pytest.param(function, params, passes, id=label)
+
+
+@pytest.mark.parametrize("function, params, passes", list(_corpus_cases()))
+def test_corpus_diamond_tiles_are_bit_exact(function, params, passes):
+    result, remarks = _corpus_check(_corpus(function), [], params, passes)
+    assert_bit_exact(result, remarks)
+    assert_shape(remarks, DIAMOND)
+
+
+#: both forms of jacobi-2d and heat-2d, a radius-2 3-D star in `%2` form, heat-1d
+STENCIL_CASES = [
+    ("jacobi2d_mod2", {"T": 5, "n": 23}, "diamond-tile(3,0,4)"),
+    ("jacobi2d_mod2", {"T": 1, "n": 7}, "diamond-tile(5,0,3)"),
+    ("jacobi2d_two", {"T": 5, "n": 23}, "diamond-tile(3,0,4)"),
+    ("jacobi2d_two", {"T": 0, "n": 9}, "diamond-tile(2,0,3)"),
+    ("heat2d_mod2", {"T": 7, "n": 17}, "diamond-tile(4,0,5)"),
+    ("heat2d_two", {"T": 3, "n": 19}, "diamond-tile(5,0,3)"),
+    ("heat2d_two", {"T": 2, "n": 3}, "diamond-tile(4,0,4)"),
+    ("star3d_r2", {"T": 3, "n": 11}, "diamond-tile(3,0,4,5)"),
+    ("star3d_r2", {"T": 1, "n": 6}, "diamond-tile(4,0,3,3)"),
+    ("heat1d_n", {"T": 9, "n": 61}, "diamond-tile(4)"),
+    ("jacobi2d_lin", {"T": 4, "n": 17}, "diamond-tile(3,0,5)"),
+]
+
+
+@pytest.mark.parametrize("function, params, passes", STENCIL_CASES)
+def test_iterated_stencils_in_diamond_tiles_are_bit_exact(stencil, function, params, passes):
+    result, remarks = check_tiled(stencil(function), function, params, passes)
+    assert_bit_exact(result, remarks)
+    assert_shape(remarks, DIAMOND)
+
+
+def test_radius_2_star_gets_the_steeper_diamond(stencil):
+    """(2 tau - i, 2 tau + i): a = 1 would break the distance (1, +-2)."""
+    _, remarks = check_tiled(stencil("star3d_r2"), "star3d_r2", {"T": 2, "n": 9}, "diamond-tile")
+    message = assert_shape(remarks, DIAMOND)
+    assert "2*(t) - (i), 2*(t) + (i)" in message, message
+
+
+# --------------------------------------------------------------------------------------------
+# 2. the choice: diamond where legal, parallelogram (with the reason) where not
+
+
+@pytest.mark.parametrize("function", ["jacobi2d_two", "jacobi2d_mod2"])
+def test_time_tile_chooses_diamond_tiles_where_legal(stencil, function):
+    result, remarks = check_tiled(stencil(function), function, {"T": 4, "n": 21}, "time-tile")
+    assert_bit_exact(result, remarks)
+    assert "diamond tiles because they are legal" in assert_shape(remarks, DIAMOND)
+
+
+SEIDEL = ("kernel_seidel_2d_vla", [({"tsteps": 3, "n": 23}), ({"tsteps": 0, "n": 7})])
+
+
+@pytest.mark.parametrize("params", SEIDEL[1])
+def test_seidel_2d_falls_back_to_parallelogram_tiles(params):
+    """In-place Gauss-Seidel reads A[i-1][j] of the same step: tau - i goes backwards."""
+    result, remarks = _corpus_check(_corpus(SEIDEL[0]), [], params, "time-tile(3,4,5)")
+    assert_bit_exact(result, remarks)
+    message = assert_shape(remarks, PARALLELOGRAM)
+    assert "not diamond tiles: no a <= 3 makes both" in message, message
+
+
+def test_diamond_tiles_of_seidel_2d_are_refused():
+    result, remarks = _corpus_check(
+        _corpus(SEIDEL[0]), [], {"tsteps": 3, "n": 23}, "diamond-tile(3,0,5)"
+    )
+    assert_bit_exact(result, remarks)
+    assert_refused(remarks, "refused: no diamond tiles: no a <= 3")
+
+
+def test_without_the_checks_diamond_tiles_of_seidel_2d_miscompile(monkeypatch):
+    """The refusal is not luck: accepting every skew and schedule gives wrong results."""
+    monkeypatch.setattr(time_tile_module, "_nonnegative", lambda *args: True)
+    monkeypatch.setattr(time_tile_module, "is_legal", lambda deps, schedule: True)
+    result, remarks = _corpus_check(
+        _corpus(SEIDEL[0]), [], {"tsteps": 3, "n": 23}, "diamond-tile(3,0,5)"
+    )
+    assert_shape(remarks, DIAMOND)
+    assert result.status == "MISMATCH", str(result)
+
+
+def test_parallelogram_tile_forces_the_old_shape(stencil):
+    result, remarks = check_tiled(
+        stencil("jacobi2d_two"), "jacobi2d_two", {"T": 3, "n": 17}, "parallelogram-tile(2,3,5)"
+    )
+    assert_bit_exact(result, remarks)
+    assert_shape(remarks, PARALLELOGRAM)
+    assert not missed(remarks), remarks
+
+
+# --------------------------------------------------------------------------------------------
+# 3. concurrent start: the first wavefront holds many tiles (parallelogram: one)
+
+
+def _first_wavefront(path: str, function: str, shape: str, params: dict, sizes: list[int]):
+    """How many non-empty tiles the first wavefront of `function`'s tiles has."""
+    module = lower_file(path).module
+    (scop,), _ = extract_scops(module.get_global(function), merge=False)
+    outcome = time_tile_module.time_tile(scop, compute_dependences(scop), sizes, shape)
+    program = outcome.schedule
+    assert isinstance(program, TwoLevel), outcome.refused
+    occupied = program.inner.get_domain().params()  # parameter values with some point
+    for name, value in params.items():
+        position = occupied.find_dim_by_name(isl.dim_type.param, name)
+        occupied = occupied.fix_val(isl.dim_type.param, position, isl.Val(value))
+    first = occupied.find_dim_by_name(isl.dim_type.param, program.tile_params[0])
+    tiles = occupied.move_dims(isl.dim_type.set, 0, isl.dim_type.param, first, 2)
+    tiles = tiles.project_out(isl.dim_type.param, 0, tiles.dim(isl.dim_type.param))
+    tiles = tiles.project_out(isl.dim_type.set, 2, tiles.dim(isl.dim_type.set) - 2)
+    # the wavefront of a diamond is T0 + T1 (parallelogram: the sum of all, here T0 + T1)
+    waves = tiles.apply(isl.Map("{ [a, b] -> [a + b] }"))
+    start = waves.lexmin().sample_point().get_coordinate_val(isl.dim_type.set, 0)
+    first_wave = tiles.intersect(isl.Set(f"{{ [a, b] : a + b = {start} }}"))
+    return first_wave.count_val().to_python()
+
+
+def test_diamond_tiles_start_concurrently(stencil):
+    """jacobi-1d, n = 400, tiles of 8: the first wavefront of diamonds spans the grid (~n/8
+    tiles); the first of parallelograms is the single corner tile."""
+    path = stencil("heat1d_n")
+    params = {"T": 20, "n": 400}
+    diamond = _first_wavefront(path, "heat1d_n", "diamond", params, [8])
+    parallelogram = _first_wavefront(path, "heat1d_n", "parallelogram", params, [8, 8])
+    assert parallelogram == 1
+    assert diamond >= 400 // 8, diamond
+
+
+@pytest.mark.parametrize(
+    "function, params, passes",
+    [
+        ("heat1d_n", {"T": 9, "n": 61}, "diamond-tile(4)"),
+        ("jacobi2d_two", {"T": 3, "n": 19}, "diamond-tile(3,0,4)"),
+        ("star3d_r2", {"T": 3, "n": 11}, "diamond-tile(3,0,3,4)"),
+    ],
+)
+def test_diamond_tiles_run_in_parallel_code(stencil, function, params, passes):
+    assert _outlined_parallel_loops(stencil(function), function, passes)
+
+
+# --------------------------------------------------------------------------------------------
+# 4. independent tiles in any order and on real threads
+
+ORDER_CASES = [
+    ("heat1d_n", {"T": 9, "n": 61}, "diamond-tile(4)"),
+    ("jacobi2d_mod2", {"T": 5, "n": 23}, "diamond-tile(3,0,5)"),
+    ("heat2d_two", {"T": 3, "n": 19}, "diamond-tile(2,0,3)"),
+    ("star3d_r2", {"T": 3, "n": 11}, "diamond-tile(3,0,3,4)"),
+]
+
+
+@pytest.mark.parametrize("env", ORDERS, ids=lambda e: ",".join(f"{k}={v}" for k, v in e.items()))
+@pytest.mark.parametrize("function, params, passes", ORDER_CASES)
+def test_diamond_tiles_in_any_order_are_bit_exact(
+    stencil, monkeypatch, env, function, params, passes
+):
+    in_order(monkeypatch, env)
+    result, remarks = check_tiled(stencil(function), function, params, passes)
+    assert_bit_exact(result, remarks)
+    assert_shape(remarks, DIAMOND)
+
+
+@pytest.mark.parametrize("env", ORDERS, ids=lambda e: ",".join(f"{k}={v}" for k, v in e.items()))
+def test_corpus_heat3d_diamonds_in_any_order_are_bit_exact(monkeypatch, env):
+    in_order(monkeypatch, env)
+    entry = _corpus("kernel_heat_3d_vla")
+    result, remarks = _corpus_check(entry, [], {"tsteps": 3, "n": 11}, "diamond-tile(3,0,5,4)")
+    assert_bit_exact(result, remarks)
+    assert_shape(remarks, DIAMOND)
