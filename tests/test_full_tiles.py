@@ -1,12 +1,12 @@
 """Full/partial tile separation: the point loops of a full tile have constant trip counts.
 
-`tile`, `time-tile` and `fuse-tile` generate the point loops of full tiles (entirely inside
-the domain) apart from the partial ones (polyhedral/schedule/bands.py `full_tiles`). Checked
-here: the full-tile condition against a count of every tile's points; the LLVM loops the
-passes generate (constant trip counts where full, min/max bounds where partial); `simd`
-binding the full-tile loops with nothing left to its scalar remainder; bit-exactness against
-cc with sizes that do not divide the extents, smaller than one tile, exact multiples (only
-full tiles) and T = 0, 1, odd.
+`tile`, `time-tile` (parallelogram tiles: a diamond is never a box) and `fuse-tile` generate
+the point loops of full tiles (entirely inside the domain) apart from the partial ones
+(polyhedral/schedule/bands.py `full_tiles`). Checked here: the full-tile condition against a
+count of every tile's points; the LLVM loops the passes generate (constant trip counts where
+full, min/max bounds where partial); `simd` binding the full-tile loops with nothing left to
+its scalar remainder; bit-exactness against cc with sizes that do not divide the extents,
+smaller than one tile, exact multiples (only full tiles) and T = 0, 1, odd.
 """
 
 from __future__ import annotations
@@ -114,6 +114,11 @@ def _program(path: str, function: str, transform, sizes: list[int]):
     return outcome.schedule
 
 
+def parallelogram(scop, deps, sizes):
+    """`time-tile` with parallelogram tiles (a diamond tile is never a box: never full)."""
+    return time_tile(scop, deps, sizes, shape="parallelogram")
+
+
 @pytest.mark.parametrize(
     "function, sizes, values",
     [
@@ -128,7 +133,7 @@ def test_full_time_tiles_are_exactly_the_tiles_with_all_their_points(
     kernel, function, sizes, values
 ):
     """A full time tile has a point (one statement instance) at every point of its box."""
-    program = _program(kernel(function), function, time_tile, sizes)
+    program = _program(kernel(function), function, parallelogram, sizes)
     extent = {2: 5, 3: 4, 4: 5}[len(sizes)]
     _assert_exact_full_tiles(program, values, extent, most=math.prod(sizes))
 
@@ -147,12 +152,12 @@ def test_full_fused_tiles_are_exactly_the_tiles_with_all_their_points():
 @pytest.mark.parametrize(
     "function, passes, constant",
     [
-        ("jacobi2d_two", "time-tile(4,8,16)", {16}),
-        ("jacobi2d_mod2", "time-tile(3,5,7)", {7}),
-        ("heat1d_n", "time-tile(4,16)", {16}),
+        ("jacobi2d_two", "parallelogram-tile(4,8,16)", {16}),
+        ("jacobi2d_mod2", "parallelogram-tile(3,5,7)", {7}),
+        ("heat1d_n", "parallelogram-tile(4,16)", {16}),
         ("jacobi2d_two", "tile(8,16)", {16}),
         ("scale2d", "tile(8,16)", {16}),
-        ("star3d_r2", "time-tile(2,3,4,8)", {8}),
+        ("star3d_r2", "parallelogram-tile(2,3,4,8)", {8}),
     ],
 )
 def test_full_tile_point_loops_have_constant_trip_counts(kernel, function, passes, constant):
@@ -174,7 +179,7 @@ def test_fused_full_tiles_have_constant_trip_counts_with_halos():
 @pytest.mark.parametrize(
     "function, params, passes",
     [
-        ("jacobi2d_two", {"T": 5, "n": 41}, "time-tile(4,8,16),simd"),
+        ("jacobi2d_two", {"T": 5, "n": 41}, "parallelogram-tile(4,8,16),simd"),
         ("jacobi2d_two", {"T": 3, "n": 41}, "tile(8,16),simd"),
         ("scale2d", {"n": 32, "m": 64}, "tile(8,16),simd"),
     ],
@@ -193,17 +198,17 @@ def test_simd_binds_full_tiles_without_remainder(kernel, function, params, passe
 
 
 CASES = [
-    ("jacobi2d_two", {"T": 0, "n": 13}, "time-tile(4,8,16)"),
-    ("jacobi2d_two", {"T": 1, "n": 7}, "time-tile(4,8,16)"),
-    ("jacobi2d_two", {"T": 7, "n": 53}, "time-tile(4,8,16),simd"),
-    ("jacobi2d_two", {"T": 5, "n": 34}, "time-tile(2,8,8)"),
+    ("jacobi2d_two", {"T": 0, "n": 13}, "parallelogram-tile(4,8,16)"),
+    ("jacobi2d_two", {"T": 1, "n": 7}, "parallelogram-tile(4,8,16)"),
+    ("jacobi2d_two", {"T": 7, "n": 53}, "parallelogram-tile(4,8,16),simd"),
+    ("jacobi2d_two", {"T": 5, "n": 34}, "parallelogram-tile(2,8,8)"),
     ("jacobi2d_two", {"T": 3, "n": 18}, "tile(8,16),simd"),
     ("jacobi2d_two", {"T": 2, "n": 5}, "tile(8,16)"),
-    ("jacobi2d_mod2", {"T": 9, "n": 29}, "time-tile(3,5,7)"),
-    ("jacobi2d_mod2", {"T": 1, "n": 2}, "time-tile(3,5,7)"),
-    ("heat1d_n", {"T": 9, "n": 61}, "time-tile(4,16)"),
-    ("heat1d_n", {"T": 4, "n": 66}, "time-tile(4,16)"),
-    ("star3d_r2", {"T": 3, "n": 15}, "time-tile(2,3,4,8)"),
+    ("jacobi2d_mod2", {"T": 9, "n": 29}, "parallelogram-tile(3,5,7)"),
+    ("jacobi2d_mod2", {"T": 1, "n": 2}, "parallelogram-tile(3,5,7)"),
+    ("heat1d_n", {"T": 9, "n": 61}, "parallelogram-tile(4,16)"),
+    ("heat1d_n", {"T": 4, "n": 66}, "parallelogram-tile(4,16)"),
+    ("star3d_r2", {"T": 3, "n": 15}, "parallelogram-tile(2,3,4,8)"),
     ("scale2d", {"n": 32, "m": 64}, "tile(8,16)"),
     ("scale2d", {"n": 33, "m": 63}, "tile(8,16),simd"),
     ("scale2d", {"n": 3, "m": 5}, "tile(8,16)"),
