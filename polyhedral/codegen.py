@@ -61,6 +61,7 @@ def generate(scop: Scop, program: isl.Schedule | TwoLevel, min_bytes: int = 0) -
     function = scop.function
     build = isl.AstBuild.from_context(scop.context())
     inner = None
+    scratch = getattr(program, "scratch", None)  # overlapped tiles' buffers (scratch.py)
     if isinstance(program, TwoLevel):
         names = ", ".join([*scop.params, *program.tile_params])
         inner_build = isl.AstBuild.from_context(isl.Set(f"[{names}] -> {{ : }}"))
@@ -77,10 +78,16 @@ def generate(scop: Scop, program: isl.Schedule | TwoLevel, min_bytes: int = 0) -
         name: builder.sext(v, I64) if v.type.width < 64 else v for name, v in scop.params.items()
     }
     region = _region_blocks(scop)
-    gen = _Generator(function, scop, region, dict(params), external=lambda v: v, inner=inner)
+    gen = _Generator(
+        function, scop, region, dict(params), external=lambda v: v, inner=inner, scratch=scratch
+    )
     builder.cbranch(gen.entry_condition(builder, build, min_bytes), start, entry)
     gen.builder = ir.IRBuilder(start)
+    if scratch is not None:
+        scratch.open(gen, build)
     gen.node(ast)
+    if scratch is not None:
+        scratch.close(gen)
     branch_to(gen.builder.block, scop.exit)
     invalidate(function)
 
@@ -105,7 +112,14 @@ class _Generator:
     """Builds the IR of one AST (or, for an outlined parallel loop, of one subtree)."""
 
     def __init__(
-        self, function, scop: Scop, region, ids: dict[str, ir.Value], external, inner=None
+        self,
+        function,
+        scop: Scop,
+        region,
+        ids: dict[str, ir.Value],
+        external,
+        inner=None,
+        scratch=None,
     ):
         self.function = function
         self.scop = scop
@@ -114,6 +128,8 @@ class _Generator:
         self.external = external  # a value of the original function -> the value to use here
         self.builder: ir.IRBuilder | None = None
         self.inner = inner  # (AST run by each TILE instance, its tile parameters) or None
+        self.scratch = scratch  # a ScratchPlan (private buffers of overlapped tiles) or None
+        self.frame = None  # where this function allocates private buffers (scratch.py)
 
     # -- nodes -------------------------------------------------------------------------------
 
@@ -206,6 +222,9 @@ class _Generator:
             for param in params:
                 del self.ids[param]
             return
+        if self.scratch is not None and self.scratch.emits(name):
+            self.scratch.emit(self, name, args)
+            return
         stmt = self.scop.statement(name)
         values: dict[ir.Value, ir.Value] = {}
         b = self.builder
@@ -216,7 +235,16 @@ class _Generator:
             # trunc/sext pair LLVM's dependence analysis sees the affine subscripts
             if instr.opname == "sext" and instr.operands[0] in stmt.phis and instr.type == I64:
                 values[instr] = args[stmt.phis.index(instr.operands[0])]
+        if self.scratch is None:
+            self.copy_statement(stmt, values)
+            return
+        # redirected subscripts are AST expressions in the statement's iterators
+        hidden = {it: self.ids[it] for it in stmt.iterators if it in self.ids}
+        self.ids.update(zip(stmt.iterators, args))
         self.copy_statement(stmt, values)
+        for it in stmt.iterators:
+            del self.ids[it]
+        self.ids.update(hidden)
 
     def copy_statement(self, stmt: Statement, values: dict) -> None:
         block = self.builder.block
@@ -226,6 +254,8 @@ class _Generator:
             for op in used_values(instr):
                 self.resolve(op, values, block)
             values[instr] = _clone(instr, block, values)
+            if self.scratch is not None:
+                self.scratch.redirect(self, instr, values[instr])
         self.builder.position_at_end(block)
 
     def resolve(self, value: ir.Value, values: dict, block: ir.Block) -> None:
@@ -292,9 +322,12 @@ class _Generator:
             outer_ids,
             external=lambda v: capture(self.external(v)),
             inner=self.inner,
+            scratch=self.scratch,
         )
         start = fn.append_basic_block("body")
         inner.builder = ir.IRBuilder(start)
+        if self.scratch is not None:  # private buffers: once per call (chunk of iterations)
+            self.scratch.enter(inner, loads)
         inner.counted_loop(
             name,
             lo,
@@ -302,6 +335,8 @@ class _Generator:
             ir.Constant(I64, 1),
             body,
         )
+        if self.scratch is not None:
+            self.scratch.leave(inner)
         inner.builder.ret_void()
         loads.branch(start)
         return fn, captured
@@ -400,9 +435,13 @@ class _Generator:
         compare = {_OP.eq: "==", _OP.le: "<=", _OP.lt: "<", _OP.ge: ">=", _OP.gt: ">"}
         if op in compare:
             return b.icmp_signed(compare[op], args[0], args[1])
-        if op in (_OP.and_, _OP.and_then):
-            return b.and_(args[0], args[1])
-        if op in (_OP.or_, _OP.or_else):
+        if op in (_OP.and_, _OP.and_then, _OP.or_, _OP.or_else):
+            # isl may write a condition that always holds as the integer 1
+            args = [
+                b.icmp_signed("!=", x, ir.Constant(I64, 0)) if x.type == I64 else x for x in args
+            ]
+            if op in (_OP.and_, _OP.and_then):
+                return b.and_(args[0], args[1])
             return b.or_(args[0], args[1])
         raise CodegenError(f"AST operator in {e.to_C_str()}")
 

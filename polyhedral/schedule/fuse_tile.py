@@ -35,6 +35,7 @@ from ..codegen import PARALLEL_MARK, TwoLevel
 from ..deps import Dependences
 from ..scop import LoopNode, Scop, Statement
 from . import bands
+from .footprint import with_sources
 from .outcome import Outcome
 
 _MAX_COLOURS = 3
@@ -137,26 +138,8 @@ def _needed(
     for stage in reversed(stages[:-1]):
         tuples = "; ".join(s.tuple_text() for s in stage)
         mine = isl.UnionSet(f"{scop.param_prefix}{{ {tuples} }}").intersect(scop.domain())
-        sources = needed.apply_range(deps.flow.reverse()).intersect_range(mine)
-        needed = needed.union(_box(sources).intersect_range(mine)).coalesce()
+        needed = with_sources(needed, deps.flow, mine)
     return needed
-
-
-def _box(relation: isl.UnionMap) -> isl.UnionMap:
-    """Each map of `relation` widened to the box of its range for each domain point."""
-    maps: list[isl.Map] = []
-    relation.foreach_map(maps.append)
-    out = isl.UnionMap.empty(relation.get_space())
-    for m in maps:
-        n = m.dim(isl.dim_type.out)
-        box = None
-        for k in range(n):
-            side = m.project_out(isl.dim_type.out, k + 1, n - k - 1)
-            side = side.project_out(isl.dim_type.out, 0, k)
-            box = side if box is None else box.flat_range_product(side)
-        box = box.set_tuple_id(isl.dim_type.out, m.get_tuple_id(isl.dim_type.out))
-        out = out.union(isl.UnionMap.from_map(box))
-    return out
 
 
 def _colours(scop: Scop, needed: isl.UnionMap, dims: int) -> int | None:

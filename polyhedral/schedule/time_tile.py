@@ -34,7 +34,7 @@ def time_tile(scop: Scop, deps: Dependences, sizes: list[int]) -> Outcome:
     outcome = Outcome(scop.schedule())
     starts = [bands.path_of(n) for n in bands.chain_starts(outcome.schedule.get_root())]
     for path, nest in zip(starts, scop.nests):
-        sweeps = _sweeps(nest)
+        sweeps = sweeps_of(nest)
         if isinstance(sweeps, str):
             outcome.refuse(sweeps)
             continue
@@ -43,7 +43,7 @@ def time_tile(scop: Scop, deps: Dependences, sizes: list[int]) -> Outcome:
                 "the outer loop carries no dependence: not an iterated stencil (use tile)"
             )
             continue
-        space = _space_depth(sweeps)
+        space = space_depth(sweeps)
         y = _skewed(scop, deps, nest, sweeps, space)
         if isinstance(y, str):
             outcome.refuse(y)
@@ -77,7 +77,7 @@ def node_map(scop: Scop, nest: LoopNode) -> isl.UnionMap:
     return full.intersect_domain(keep)
 
 
-def _sweeps(nest: LoopNode) -> list[tuple[Statement, list[str]]] | str:
+def sweeps_of(nest: LoopNode) -> list[tuple[Statement, list[str]]] | str:
     """[(statement, its spatial iterators)] for a time loop of perfect sweeps, or why not."""
     if not nest.children:
         return "empty loop"
@@ -100,11 +100,11 @@ def _sweeps(nest: LoopNode) -> list[tuple[Statement, list[str]]] | str:
     return out
 
 
-def _space_depth(sweeps) -> int:
+def space_depth(sweeps) -> int:
     return max(len(space) for _, space in sweeps)
 
 
-def _base(scop: Scop, nest: LoopNode, sweeps, space: int) -> dict[str, list[str]]:
+def base_coordinates(scop: Scop, nest: LoopNode, sweeps, space: int) -> dict[str, list[str]]:
     """Per statement: [tau, x_1..x_space] (a sweep of fewer dimensions is aligned to the
     innermost ones, the missing outer coordinates are 0)."""
     k_of = {stmt.name: k for k, sweep in enumerate(nest.children) for stmt in sweep.statements()}
@@ -120,7 +120,7 @@ def _base(scop: Scop, nest: LoopNode, sweeps, space: int) -> dict[str, list[str]
 
 def _skewed(scop, deps: Dependences, nest, sweeps, space: int):
     """[(statement, [y_0..y_space] expressions)] with minimal skews, or why not."""
-    base = _base(scop, nest, sweeps, space)
+    base = base_coordinates(scop, nest, sweeps, space)
     stmts = [s for s, _ in sweeps]
     y = {s.name: [base[s.name][0]] for s in stmts}
     every = deps.all
