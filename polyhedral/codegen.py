@@ -381,7 +381,7 @@ class _Generator:
         """[first byte, one past the last byte] of the cells, as i64 addresses."""
         b = self.builder
         strides = [ir.Constant(I64, 1)]
-        for size in reversed(array.sizes):
+        for size in array.sizes:  # innermost extent first (scop.py)
             strides.insert(0, b.mul(strides[0], self.ids[size], flags=["nsw"]))
         lo = hi = ir.Constant(I64, 0)
         for k in range(array.rank):

@@ -309,6 +309,7 @@ class _Builder:
         ):
             raise NotAffine("the loop nest's preheader or exit is not empty", first.terminator)
         nests = [self.nest(loop, [], []) for loop in self.loops]
+        self.pad_subscripts()
         self.check_obligations()
         self.check_scalars()
         for stmt in self.statements:
@@ -419,6 +420,28 @@ class _Builder:
                 )
             )
         return Access(instr, is_write, array, subscripts)
+
+    def pad_subscripts(self) -> None:
+        """Accesses read before a later access revealed more of their array's shape (fdtd's
+        `ey[0][j]`, a flat `j`, before `ey[i][j]`) get the leading subscripts 0, and their
+        old outermost subscript must now stay within its row; without this, isl would see
+        two different arrays and miss their dependences."""
+        for stmt in self.statements:
+            for access in stmt.accesses:
+                missing = access.array.rank - len(access.subscripts)
+                if missing <= 0:
+                    continue
+                access.subscripts = ["0"] * missing + access.subscripts
+                sub = access.subscripts[missing]
+                size = list(reversed(access.array.sizes))[missing - 1]
+                self.obligations.append(
+                    (
+                        stmt,
+                        f"{sub} < 0 or {sub} >= {size}",
+                        f"subscript of {access.array.name} leaves its row",
+                        access.instruction,
+                    )
+                )
 
     def levels(self, offset: Polynomial, element_size: int, stmt: Statement, at) -> list:
         """The byte offset grouped by parameter monomial: [(params tuple, isl expression)]."""

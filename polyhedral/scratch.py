@@ -96,7 +96,7 @@ class ScratchPlan:
         function runs itself are allocated here too (lazily, in the same block)."""
         b = gen.builder
         for buf in self.buffers:
-            first, last = gen.byte_range(buf.array, buf.cells, build)
+            first, last = self._span(gen, buf, build)
             memory = _allocate(b, b.sub(last, first))
             moved = b.gep(memory, [b.sub(b.ptrtoint(buf.array.base, I64), first)], source_etype=_I8)
             self.shadows[buf.array.name] = (memory, moved)
@@ -166,9 +166,19 @@ class ScratchPlan:
         """&X[e] for an array laid out like X at `base`."""
         b = gen.builder
         flat = es[0]
-        for size, e in zip(buf.array.sizes, es[1:]):
+        for size, e in zip(reversed(buf.array.sizes), es[1:]):  # sizes: innermost first
             flat = b.add(b.mul(flat, gen.ids[size], flags=["nsw"]), e, flags=["nsw"])
         return b.gep(base, [flat], source_etype=buf.array.element)
+
+    def _span(self, gen, buf: Buffer, build: isl.AstBuild) -> tuple[ir.Value, ir.Value]:
+        """[first byte, one past the last byte] of the array's accessed box, as i64."""
+        b = gen.builder
+        corners = []
+        for bound in (buf.cells.dim_min, buf.cells.dim_max):
+            es = [gen.expr(build.expr_from_pw_aff(bound(k))) for k in range(buf.array.rank)]
+            corners.append(b.ptrtoint(self._element(gen, buf, buf.array.base, es), I64))
+        size = ir.Constant(I64, size_of(buf.array.element))
+        return corners[0], b.add(corners[1], size)
 
     def _private(self, gen, buf: Buffer, es: list[ir.Value]) -> ir.Value:
         """&P[e - lo] in the private buffer of `buf` of the tile being run."""

@@ -100,7 +100,11 @@ class _Plan:
             return "the tiles do not perform every last write (coverage check failed)"
         run = self._closed(own, flow)
         if run is None:
-            return "the tiles' instances do not close under the dependences"
+            return (
+                "what a tile needs grows with every round of closing it under the "
+                "dependences: a sweep reads values of the same sweep (in-place "
+                "Gauss-Seidel), each tile would recompute everything before it"
+            )
         if not run.apply_range(flow.reverse()).is_subset(run):
             return "a tile would read a value it does not compute (closure check failed)"
         buffers = self._buffers(run, owners)
