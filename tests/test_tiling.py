@@ -24,7 +24,7 @@ from pycc_stencil.frontend import lower_file
 from pycc_stencil.ir_passes.pipeline import Remark, parse_pipeline, run_passes
 from pycc_stencil.runtime.check import CheckOptions, CheckResult, check_file
 
-TILING_PASSES = ("tile", "time-tile")
+TILING_PASSES = ("tile", "time-tile", "overlap-tile")
 
 
 def check_tiled(

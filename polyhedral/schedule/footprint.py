@@ -32,10 +32,17 @@ def box(relation: isl.UnionMap, exact: int = 0) -> isl.UnionMap:
     return out
 
 
+def sources(
+    needed: isl.UnionMap, flow: isl.UnionMap, within: isl.UnionSet, exact: int = 0
+) -> isl.UnionMap:
+    """The flow sources of the instances of `needed` (tile -> instances) that lie in
+    `within`, widened by `box` (with `exact`) and kept within `within`."""
+    found = needed.apply_range(flow.reverse()).intersect_range(within)
+    return box(found, exact).intersect_range(within)
+
+
 def with_sources(
     needed: isl.UnionMap, flow: isl.UnionMap, within: isl.UnionSet, exact: int = 0
 ) -> isl.UnionMap:
-    """`needed` (tile -> instances it runs) with the flow sources of those instances that lie
-    in `within`, the sources widened by `box` (with `exact`) and kept within `within`."""
-    sources = needed.apply_range(flow.reverse()).intersect_range(within)
-    return needed.union(box(sources, exact).intersect_range(within)).coalesce()
+    """`needed` with `sources` of its instances."""
+    return needed.union(sources(needed, flow, within, exact)).coalesce()

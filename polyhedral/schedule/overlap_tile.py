@@ -31,7 +31,7 @@ from ..deps import Dependences, carried_at
 from ..scop import Scop, Statement
 from ..scratch import Buffer, Overlapped, ScratchPlan
 from . import bands
-from .footprint import box, with_sources
+from .footprint import box, sources
 from .outcome import Outcome
 from .time_tile import base_coordinates, node_map, space_depth, sweeps_of
 
@@ -92,20 +92,21 @@ class _Plan:
             return owners
         time = self._time_tile_of(first)
         same = time.apply_range(time.reverse())
-        flow = self.deps.flow.intersect(same)
+        flow = self.deps.flow
         overwritten = self.deps.output.intersect(same).domain()
         last = writes.subtract_domain(overwritten).domain()
-        own = self._own(first, owners).intersect_range(last)
+        window = self._window(first)
+        own = self._own(owners).intersect(window).intersect_range(last)
         if not last.is_subset(own.range()):
             return "the tiles do not perform every last write (coverage check failed)"
-        run = self._closed(own, flow)
+        run = self._closed(own, window)
         if run is None:
             return (
                 "what a tile needs grows with every round of closing it under the "
                 "dependences: a sweep reads values of the same sweep (in-place "
                 "Gauss-Seidel), each tile would recompute everything before it"
             )
-        if not run.apply_range(flow.reverse()).is_subset(run):
+        if not run.apply_range(flow.reverse()).intersect(window).is_subset(run):
             return "a tile would read a value it does not compute (closure check failed)"
         buffers = self._buffers(run, owners)
         if isinstance(buffers, str):
@@ -187,30 +188,38 @@ class _Plan:
                 parts.append(f"{size}*{b} <= {e} < {size}*{b} + {size}")
         return " and ".join(parts)
 
-    def _own(self, first: int, owners) -> isl.UnionMap:
-        """TILE -> the instances of its time tile writing an element it owns."""
-        st = self.sizes[0]
+    def _window(self, first: int) -> isl.UnionMap:
+        """TILE -> the instances of its time tile (no integer division: simpler sets)."""
+        st, n = self.sizes[0], self.names[0]
+        lo = f"{st}*{n} + {first}"
+        return self._map(
+            lambda s: f"{self.tile} : {lo} <= {self.base[s.name][0]} < {lo} + {st}"
+        ).reverse()
+
+    def _own(self, owners) -> isl.UnionMap:
+        """TILE -> the instances writing an element it owns (in any time tile)."""
         parts = []
         for s in self.stmts:
             (write,) = [a for a in s.accesses if a.is_write]
             inside = self._owned(owners[write.array.name], write.subscripts)
-            tau = self.base[s.name][0]
-            parts.append(
-                f"{s.tuple_text()} -> {self.tile} : {self.names[0]} = floor(({tau} - {first}) / "
-                f"{st}) and {inside}"
-            )
+            parts.append(f"{s.tuple_text()} -> {self.tile} : {inside}")
         relation = isl.UnionMap(f"{self.scop.param_prefix}{{ {'; '.join(parts)} }}")
         return relation.intersect_domain(self.scop.domain()).reverse()
 
-    def _closed(self, own: isl.UnionMap, flow: isl.UnionMap) -> isl.UnionMap | None:
-        """TILE -> every instance it runs: the fixpoint of adding flow sources (within the
-        time tile), boxed per time row; it takes about one round per sweep of the tile."""
-        run = box(own, exact=1).intersect_range(self.scop.domain()).coalesce()
+    def _closed(self, own: isl.UnionMap, window: isl.UnionMap) -> isl.UnionMap | None:
+        """TILE -> every instance it runs: Own and, round by round, the flow sources (within
+        the time tile, `window`) of what the last round found, boxed per time row, until a
+        round finds nothing new; it takes about one round per sweep of the tile."""
+        domain = self.scop.domain()
+        run = box(own, exact=1).intersect_range(domain).coalesce()
+        added = run
         for _ in range(2 * self.sizes[0] + 4):
-            wider = with_sources(run, flow, self.scop.domain(), exact=1)
-            if wider.is_equal(run):
+            # the sources of the last round's instances only (not minus `run`: isl's
+            # difference of these sets can take seconds)
+            added = sources(added, self.deps.flow, domain, exact=1).intersect(window).coalesce()
+            if added.is_subset(run):
                 return run
-            run = wider
+            run = run.union(added).coalesce()
         return None
 
     # -- buffers -----------------------------------------------------------------------------
