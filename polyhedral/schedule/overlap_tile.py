@@ -27,13 +27,13 @@ import islpy as isl
 
 from ..cache_model import overlap_tile as default_sizes
 from ..codegen import PARALLEL_MARK
-from ..deps import Dependences, carried_at
+from ..deps import Dependences
 from ..scop import Scop, Statement
 from ..scratch import Buffer, Overlapped, ScratchPlan
 from . import bands
 from .footprint import box, sources
 from .outcome import Outcome
-from .time_tile import base_coordinates, node_map, space_depth, sweeps_of
+from .time_tile import base_coordinates, iterated_sweeps, space_depth
 
 #: elements of one private buffer beyond which tiles are refused (a mistaken mapping, not a tile)
 _MAX_PRIVATE = 1 << 26
@@ -42,14 +42,9 @@ _MAX_PRIVATE = 1 << 26
 def overlap_tile(scop: Scop, deps: Dependences, sizes: list[int]) -> Outcome:
     outcome = Outcome(scop.schedule())
     for nest in scop.nests:
-        sweeps = sweeps_of(nest)
+        sweeps = iterated_sweeps(scop, deps, nest)
         if isinstance(sweeps, str):
             outcome.refuse(sweeps)
-            continue
-        if not carried_at(deps.all, node_map(scop, nest), 0):
-            outcome.refuse(
-                "the outer loop carries no dependence: not an iterated stencil (use tile)"
-            )
             continue
         space = space_depth(sweeps)
         base = base_coordinates(scop, nest, sweeps, space)

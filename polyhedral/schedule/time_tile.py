@@ -34,14 +34,9 @@ def time_tile(scop: Scop, deps: Dependences, sizes: list[int]) -> Outcome:
     outcome = Outcome(scop.schedule())
     starts = [bands.path_of(n) for n in bands.chain_starts(outcome.schedule.get_root())]
     for path, nest in zip(starts, scop.nests):
-        sweeps = sweeps_of(nest)
+        sweeps = iterated_sweeps(scop, deps, nest)
         if isinstance(sweeps, str):
             outcome.refuse(sweeps)
-            continue
-        if not carried_at(deps.all, node_map(scop, nest), 0):
-            outcome.refuse(
-                "the outer loop carries no dependence: not an iterated stencil (use tile)"
-            )
             continue
         space = space_depth(sweeps)
         y = _skewed(scop, deps, nest, sweeps, space)
@@ -75,6 +70,15 @@ def node_map(scop: Scop, nest: LoopNode) -> isl.UnionMap:
     tuples = "; ".join(scop.statement(n).tuple_text() for n in sorted(names))
     keep = isl.UnionSet(f"{scop.param_prefix}{{ {tuples} }}")
     return full.intersect_domain(keep)
+
+
+def iterated_sweeps(scop: Scop, deps: Dependences, nest: LoopNode):
+    """`sweeps_of(nest)` if its outer loop carries a dependence (an iterated stencil), or
+    why not."""
+    sweeps = sweeps_of(nest)
+    if isinstance(sweeps, str) or carried_at(deps.all, node_map(scop, nest), 0):
+        return sweeps
+    return "the outer loop carries no dependence: not an iterated stencil (use tile)"
 
 
 def sweeps_of(nest: LoopNode) -> list[tuple[Statement, list[str]]] | str:
