@@ -1,6 +1,6 @@
 """Drivers of the polyhedral passes: `tile(s1,...)`, `time-tile(st,s1,...)` (and its forced
-shapes `diamond-tile`, `parallelogram-tile`), `fuse-tile(s1,...)`, and the `-large` forms
-`-O3` runs.
+shapes `diamond-tile`, `parallelogram-tile`), `overlap-tile(st,s1,...)`, `fuse-tile(s1,...)`,
+and the `-large` forms `-O3` runs.
 
 Each finds the SCoPs of every function (polyhedral/scop.py), computes their dependences,
 asks the transformation (polyhedral/schedule/) for a new schedule, which is legal or refused,
@@ -22,6 +22,7 @@ from ..polyhedral.codegen import generate
 from ..polyhedral.deps import compute_dependences
 from ..polyhedral.schedule.fuse_tile import fuse_tile as fuse_tile_schedule
 from ..polyhedral.schedule.outcome import Outcome
+from ..polyhedral.schedule.overlap_tile import overlap_tile as overlap_tile_schedule
 from ..polyhedral.schedule.tile import tile as tile_schedule
 from ..polyhedral.schedule.time_tile import time_tile as time_tile_schedule
 from ..polyhedral.scop import Scop, extract_scops
@@ -143,3 +144,10 @@ def fuse_tile_large(module: ir.Module, *sizes: int, context: PassContext) -> ir.
     """`fuse-tile` whose fused code runs only when the pipeline's arrays exceed the L2 cache
     (what `-O3` and `auto` use, like `time-tile-large`)."""
     return _run(module, sizes, fuse_tile_schedule, context, min_bytes=cache_bytes(2))
+
+
+@register("overlap-tile", _SIZES, defaults=(0, 0, 0, 0))
+def overlap_tile(module: ir.Module, *sizes: int, context: PassContext) -> ir.Module:
+    """Overlapped time tiles of iterated stencils: the space tiles of a time tile run in
+    parallel on private buffers, each recomputing the halo it needs."""
+    return _run(module, sizes, overlap_tile_schedule, context, merge=False, swaps=True)

@@ -46,7 +46,7 @@ _OP = isl.ast_expr_op_type
 
 
 @dataclass
-class Scratch:
+class Contraction:
     """A local array contracted to a buffer per tile: the tile touches `rows` consecutive
     outermost indices of it from `first_row` (over the parameters and the tile coordinates)
     on, so its accesses go to a buffer of `rows` rows, malloc'ed for the tile."""
@@ -60,12 +60,12 @@ class Scratch:
 class TwoLevel:
     """A program in two levels: `outer` runs `TILE[t0..td]` instances; each runs the AST of
     `inner`, whose parameters `tile_params` take the instance's coordinates, with the arrays
-    of `scratch` in buffers of its own."""
+    of `contracted` in buffers of its own."""
 
     outer: isl.Schedule
     inner: isl.Schedule
     tile_params: list[str]
-    scratch: list[Scratch] = field(default_factory=list)
+    contracted: list[Contraction] = field(default_factory=list)
     #: parameter values (SCoP parameters and tile coordinates) of the full tiles, or None: for
     #: them `inner` is generated a second time under this context, where isl drops the
     #: bounds the tile's box implies (point loops with constant trip counts)
@@ -83,13 +83,14 @@ def generate(scop: Scop, program: isl.Schedule | TwoLevel, min_bytes: int = 0) -
     function = scop.function
     build = isl.AstBuild.from_context(scop.context())
     inner = None
+    scratch = getattr(program, "plan", None)  # overlapped tiles' buffers (scratch.py)
     if isinstance(program, TwoLevel):
         names = ", ".join([*scop.params, *program.tile_params])
         inner_build = isl.AstBuild.from_context(isl.Set(f"[{names}] -> {{ : }}"))
         inner = _Inner(
             inner_build.node_from_schedule(program.inner),
             program.tile_params,
-            program.scratch,
+            program.contracted,
             inner_build,
         )
         if program.full is not None and not program.full.is_empty():
@@ -107,22 +108,28 @@ def generate(scop: Scop, program: isl.Schedule | TwoLevel, min_bytes: int = 0) -
         name: builder.sext(v, I64) if v.type.width < 64 else v for name, v in scop.params.items()
     }
     region = _region_blocks(scop)
-    gen = _Generator(function, scop, region, dict(params), external=lambda v: v, inner=inner)
+    gen = _Generator(
+        function, scop, region, dict(params), external=lambda v: v, inner=inner, scratch=scratch
+    )
     builder.cbranch(gen.entry_condition(builder, build, min_bytes), start, entry)
     gen.builder = ir.IRBuilder(start)
+    if scratch is not None:
+        scratch.open(gen, build)
     gen.node(ast)
+    if scratch is not None:
+        scratch.close(gen)
     branch_to(gen.builder.block, scop.exit)
     invalidate(function)
 
 
 @dataclass
 class _Inner:
-    """What a TILE instance runs: its AST, the tile parameters, its scratch arrays, and the
+    """What a TILE instance runs: its AST, the tile parameters, its contracted arrays, and the
     build the AST was generated with (for expressions over the tile parameters)."""
 
     ast: isl.AstNode
     params: list[str]
-    scratch: list[Scratch]
+    contracted: list[Contraction]
     build: isl.AstBuild
     #: for full tiles (where `condition` holds): the AST generated under TwoLevel.full
     full: isl.AstNode | None = None
@@ -149,7 +156,14 @@ class _Generator:
     """Builds the IR of one AST (or, for an outlined parallel loop, of one subtree)."""
 
     def __init__(
-        self, function, scop: Scop, region, ids: dict[str, ir.Value], external, inner=None
+        self,
+        function,
+        scop: Scop,
+        region,
+        ids: dict[str, ir.Value],
+        external,
+        inner=None,
+        scratch=None,
     ):
         self.function = function
         self.scop = scop
@@ -160,6 +174,8 @@ class _Generator:
         self.inner: _Inner | None = inner  # what each TILE instance runs
         self.rebased: dict[ir.Value, ir.Value] = {}  # a contracted array -> this tile's base
         self.unbounded: set[int] = set()  # ids of addresses derived from a rebased array
+        self.scratch = scratch  # a ScratchPlan (private buffers of overlapped tiles) or None
+        self.frame = None  # where this function allocates private buffers (scratch.py)
 
     # -- nodes -------------------------------------------------------------------------------
 
@@ -273,6 +289,9 @@ class _Generator:
         if name == "TILE":
             self.tile(args)
             return
+        if self.scratch is not None and self.scratch.emits(name):
+            self.scratch.emit(self, name, args)
+            return
         stmt = self.scop.statement(name)
         values: dict[ir.Value, ir.Value] = {}
         b = self.builder
@@ -283,7 +302,16 @@ class _Generator:
             # trunc/sext pair LLVM's dependence analysis sees the affine subscripts
             if instr.opname == "sext" and instr.operands[0] in stmt.phis and instr.type == I64:
                 values[instr] = args[stmt.phis.index(instr.operands[0])]
+        if self.scratch is None:
+            self.copy_statement(stmt, values)
+            return
+        # redirected subscripts are AST expressions in the statement's iterators
+        hidden = {it: self.ids[it] for it in stmt.iterators if it in self.ids}
+        self.ids.update(zip(stmt.iterators, args))
         self.copy_statement(stmt, values)
+        for it in stmt.iterators:
+            del self.ids[it]
+        self.ids.update(hidden)
 
     def tile(self, args: list[ir.Value]) -> None:
         """One TILE instance: its coordinates bound, its scratch buffers allocated (each
@@ -291,20 +319,14 @@ class _Generator:
         inner = self.inner
         self.ids.update(zip(inner.params, args))
         b = self.builder
-        module = self.function.module
-        malloc = _libc(module, "malloc", ir.FunctionType(ir.PointerType(), [I64]))
-        free = _libc(module, "free", ir.FunctionType(ir.VoidType(), [ir.PointerType()]))
         buffers = []
-        for scratch in inner.scratch:
-            array = scratch.array
+        for window in inner.contracted:
+            array = window.array
             row = ir.Constant(I64, size_of(array.element))
             for size in array.sizes:
                 row = b.mul(row, self.extent(size), flags=["nsw"])
-            size = b.mul(row, ir.Constant(I64, scratch.rows), flags=["nsw"])
-            memory = b.call(malloc, [size])
-            if os.environ.get(POISON_SCRATCH):  # all bits set: NaN in every float element
-                b.call(_memset(module), [memory, ir.Constant(ir.IntType(8), 255), size, _FALSE])
-            first = self.expr(inner.build.expr_from_pw_aff(scratch.first_row))
+            memory = allocate(b, b.mul(row, ir.Constant(I64, window.rows), flags=["nsw"]))
+            first = self.expr(inner.build.expr_from_pw_aff(window.first_row))
             shift = b.sub(ir.Constant(I64, 0), b.mul(first, row, flags=["nsw"]))
             self.rebased[array.base] = b.gep(memory, [shift], source_etype=ir.IntType(8))
             buffers.append(memory)
@@ -313,7 +335,7 @@ class _Generator:
         else:
             self.branch(self.expr(inner.condition), inner.full, inner.ast)
         for memory in buffers:
-            self.builder.call(free, [memory])
+            release(self.builder, memory)
         self.rebased.clear()
         for param in inner.params:
             del self.ids[param]
@@ -334,6 +356,8 @@ class _Generator:
                 # the rebased address points before its buffer: no `inbounds` promise
                 values[instr].inbounds = False
                 self.unbounded.add(id(values[instr]))
+            if self.scratch is not None:
+                self.scratch.redirect(self, instr, values[instr])
         self.builder.position_at_end(block)
 
     def resolve(self, value: ir.Value, values: dict, block: ir.Block) -> None:
@@ -404,9 +428,12 @@ class _Generator:
             outer_ids,
             external=lambda v: capture(self.external(v)),
             inner=self.inner,
+            scratch=self.scratch,
         )
         start = fn.append_basic_block("body")
         inner.builder = ir.IRBuilder(start)
+        if self.scratch is not None:  # private buffers: once per call (chunk of iterations)
+            self.scratch.enter(inner, loads)
         inner.counted_loop(
             name,
             lo,
@@ -414,6 +441,8 @@ class _Generator:
             ir.Constant(I64, 1),
             body,
         )
+        if self.scratch is not None:
+            self.scratch.leave(inner)
         inner.builder.ret_void()
         loads.branch(start)
         return fn, captured
@@ -461,7 +490,7 @@ class _Generator:
         """[first byte, one past the last byte] of the cells, as i64 addresses."""
         b = self.builder
         strides = [ir.Constant(I64, 1)]
-        for size in reversed(array.sizes):
+        for size in array.sizes:  # innermost extent first (scop.py)
             strides.insert(0, b.mul(strides[0], self.extent(size), flags=["nsw"]))
         lo = hi = ir.Constant(I64, 0)
         for k in range(array.rank):
@@ -515,23 +544,41 @@ class _Generator:
         compare = {_OP.eq: "==", _OP.le: "<=", _OP.lt: "<", _OP.ge: ">=", _OP.gt: ">"}
         if op in compare:
             return b.icmp_signed(compare[op], args[0], args[1])
-        if op in (_OP.and_, _OP.and_then):
-            return b.and_(args[0], args[1])
-        if op in (_OP.or_, _OP.or_else):
+        if op in (_OP.and_, _OP.and_then, _OP.or_, _OP.or_else):
+            # isl may write a condition that always holds as the integer 1
+            args = [
+                b.icmp_signed("!=", x, ir.Constant(I64, 0)) if x.type == I64 else x for x in args
+            ]
+            if op in (_OP.and_, _OP.and_then):
+                return b.and_(args[0], args[1])
             return b.or_(args[0], args[1])
         raise CodegenError(f"AST operator in {e.to_C_str()}")
 
 
-def _memset(module: ir.Module) -> ir.Function:
-    signature = ir.FunctionType(
-        ir.VoidType(), [ir.PointerType(), ir.IntType(8), I64, ir.IntType(1)]
-    )
-    return _libc(module, "llvm.memset.p0.i64", signature)
+def allocate(builder: ir.IRBuilder, size: ir.Value) -> ir.Value:
+    """`malloc(size)`; filled with NaNs (all bits set) when POISON_SCRATCH is set while the
+    code is generated."""
+    memory = builder.call(_libc(builder.module, "malloc"), [size])
+    if os.environ.get(POISON_SCRATCH):
+        memset = builder.module.declare_intrinsic("llvm.memset", [ir.PointerType(), I64])
+        builder.call(memset, [memory, ir.Constant(ir.IntType(8), 255), size, _FALSE])
+    return memory
 
 
-def _libc(module: ir.Module, name: str, signature: ir.FunctionType) -> ir.Function:
+def release(builder: ir.IRBuilder, memory: ir.Value) -> None:
+    """`free(memory)`."""
+    builder.call(_libc(builder.module, "free"), [memory])
+
+
+_LIBC = {
+    "malloc": ir.FunctionType(ir.PointerType(), [I64]),
+    "free": ir.FunctionType(ir.VoidType(), [ir.PointerType()]),
+}
+
+
+def _libc(module: ir.Module, name: str) -> ir.Function:
     existing = module.globals.get(name)
-    return existing if isinstance(existing, ir.Function) else ir.Function(module, signature, name)
+    return existing if isinstance(existing, ir.Function) else ir.Function(module, _LIBC[name], name)
 
 
 def _upper_bound(cond: isl.AstExpr, name: str) -> tuple[str, isl.AstExpr] | None:

@@ -31,6 +31,7 @@ TILING_PASSES = (
     "swap-unroll",
     "diamond-tile",
     "parallelogram-tile",
+    "overlap-tile",
 )
 
 

@@ -31,10 +31,11 @@ from __future__ import annotations
 import islpy as isl
 
 from ..cache_model import cache_bytes, spatial_tile
-from ..codegen import PARALLEL_MARK, Scratch, TwoLevel
+from ..codegen import PARALLEL_MARK, Contraction, TwoLevel
 from ..deps import Dependences
 from ..scop import LoopNode, Scop, Statement
 from . import bands
+from .footprint import with_sources
 from .outcome import Outcome
 
 _MAX_COLOURS = 3
@@ -68,7 +69,7 @@ def fuse_tile(scop: Scop, deps: Dependences, sizes: list[int]) -> Outcome:
         outer=_outer(scop, owner, left, tile_params, colours),
         inner=_inner(scop, needed, tile_params),
         tile_params=tile_params,
-        scratch=scratch,
+        contracted=scratch,
     )
     outcome.accept(
         bands.separate_full_tiles(program),
@@ -81,7 +82,7 @@ def fuse_tile(scop: Scop, deps: Dependences, sizes: list[int]) -> Outcome:
 
 def _contracted(
     scop: Scop, stages: list[list[Statement]], needed: isl.UnionMap, names: list[str]
-) -> tuple[list[Scratch], isl.UnionSet]:
+) -> tuple[list[Contraction], isl.UnionSet]:
     """The intermediates that live in a buffer per tile, and the instances to run after the
     tiles (those no tile needs). An intermediate is contracted when it is a local array only
     the SCoP uses (dead after it) and the rows a tile touches are a window of constant height;
@@ -99,7 +100,7 @@ def _contracted(
         first, last = touched[array.name].dim_min(0), touched[array.name].dim_max(0)
         rows = last.sub(first).max_val()
         if rows.is_int():
-            scratch.append(Scratch(array, first.coalesce(), rows.to_python() + 1))
+            scratch.append(Contraction(array, first.coalesce(), rows.to_python() + 1))
     if not scratch:
         return [], left
     private = {s.array.name for s in scratch}
@@ -185,26 +186,8 @@ def _needed(
     for stage in reversed(stages[:-1]):
         tuples = "; ".join(s.tuple_text() for s in stage)
         mine = isl.UnionSet(f"{scop.param_prefix}{{ {tuples} }}").intersect(scop.domain())
-        sources = needed.apply_range(deps.flow.reverse()).intersect_range(mine)
-        needed = needed.union(_box(sources).intersect_range(mine)).coalesce()
+        needed = with_sources(needed, deps.flow, mine)
     return needed
-
-
-def _box(relation: isl.UnionMap) -> isl.UnionMap:
-    """Each map of `relation` widened to the box of its range for each domain point."""
-    maps: list[isl.Map] = []
-    relation.foreach_map(maps.append)
-    out = isl.UnionMap.empty(relation.get_space())
-    for m in maps:
-        n = m.dim(isl.dim_type.out)
-        box = None
-        for k in range(n):
-            side = m.project_out(isl.dim_type.out, k + 1, n - k - 1)
-            side = side.project_out(isl.dim_type.out, 0, k)
-            box = side if box is None else box.flat_range_product(side)
-        box = box.set_tuple_id(isl.dim_type.out, m.get_tuple_id(isl.dim_type.out))
-        out = out.union(isl.UnionMap.from_map(box))
-    return out
 
 
 def _colours(scop: Scop, needed: isl.UnionMap, dims: int, private: set[str]) -> int | None:

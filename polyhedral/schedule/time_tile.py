@@ -61,14 +61,9 @@ def time_tile(scop: Scop, deps: Dependences, sizes: list[int], shape: str = "aut
     outcome = Outcome(scop.schedule())
     starts = [bands.path_of(n) for n in bands.chain_starts(outcome.schedule.get_root())]
     for path, nest in zip(starts, scop.nests):
-        sweeps = _sweeps(nest)
+        sweeps = iterated_sweeps(scop, deps, nest)
         if isinstance(sweeps, str):
             outcome.refuse(sweeps)
-            continue
-        if not carried_at(deps.all, node_map(scop, nest), 0):
-            outcome.refuse(
-                "the outer loop carries no dependence: not an iterated stencil (use tile)"
-            )
             continue
         why_not = ""
         if shape != "parallelogram":
@@ -93,7 +88,7 @@ def _attempt(
     scop: Scop, deps: Dependences, schedule, path, nest: LoopNode, sweeps, sizes, diamond: bool
 ) -> tuple[TwoLevel, str] | str:
     """The time-tiled program of one nest and its remark, or why it cannot be built."""
-    space = _space_depth(sweeps)
+    space = space_depth(sweeps)
     y = _skewed(scop, deps, nest, sweeps, space, diamond)
     if isinstance(y, str):
         return y
@@ -108,7 +103,7 @@ def _attempt(
     if diamond:  # a diamond is as wide along x_1 as it is high: s1 is not used
         tiles[1] = tiles[0]
         want[1] = want[0]
-        base = _base(scop, nest, sweeps, space)
+        base = base_coordinates(scop, nest, sweeps, space)
         points = [(s, base[s.name]) for s, _ in y]
     program = _tiled(scop, schedule, path, y, tiles, deps, points)
     if program is None:
@@ -137,7 +132,16 @@ def node_map(scop: Scop, nest: LoopNode) -> isl.UnionMap:
     return full.intersect_domain(keep)
 
 
-def _sweeps(nest: LoopNode) -> list[tuple[Statement, list[str]]] | str:
+def iterated_sweeps(scop: Scop, deps: Dependences, nest: LoopNode):
+    """`sweeps_of(nest)` if its outer loop carries a dependence (an iterated stencil), or
+    why not."""
+    sweeps = sweeps_of(nest)
+    if isinstance(sweeps, str) or carried_at(deps.all, node_map(scop, nest), 0):
+        return sweeps
+    return "the outer loop carries no dependence: not an iterated stencil (use tile)"
+
+
+def sweeps_of(nest: LoopNode) -> list[tuple[Statement, list[str]]] | str:
     """[(statement, its spatial iterators)] for a time loop of perfect sweeps, or why not."""
     if not nest.children:
         return "empty loop"
@@ -160,11 +164,11 @@ def _sweeps(nest: LoopNode) -> list[tuple[Statement, list[str]]] | str:
     return out
 
 
-def _space_depth(sweeps) -> int:
+def space_depth(sweeps) -> int:
     return max(len(space) for _, space in sweeps)
 
 
-def _base(scop: Scop, nest: LoopNode, sweeps, space: int) -> dict[str, list[str]]:
+def base_coordinates(scop: Scop, nest: LoopNode, sweeps, space: int) -> dict[str, list[str]]:
     """Per statement: [tau, x_1..x_space] (a sweep of fewer dimensions is aligned to the
     innermost ones, the missing outer coordinates are 0)."""
     k_of = {stmt.name: k for k, sweep in enumerate(nest.children) for stmt in sweep.statements()}
@@ -184,7 +188,7 @@ def _skewed(scop, deps: Dependences, nest, sweeps, space: int, diamond: bool = F
     Parallelogram: y_0 = tau, y_m = x_m + sum_{l<m} c_l*y_l. Diamond: y_0, y_1 = a*tau -+ x_1
     with the smallest a (y_0 + y_1 = 2a*tau: equal tile sizes start tiles along x_1
     concurrently), then y_m = x_m + c_0*tau + sum_{2<=l<m} c_l*y_l (Pluto's tau + j)."""
-    base = _base(scop, nest, sweeps, space)
+    base = base_coordinates(scop, nest, sweeps, space)
     stmts = [s for s, _ in sweeps]
     y = {s.name: [base[s.name][0]] for s in stmts}
     every = deps.all

@@ -1,0 +1,259 @@
+"""`overlap-tile(...)`: overlapped time tiles are bit-exact against `cc` and really overlapped.
+
+Every case runs the kernel through `check` (JIT after the pipeline vs the cc-built original on
+the same buffers with guard zones) AND asserts the pass's remark. Sizes do not divide the
+extents, are larger than the arrays, smaller than the halo; T = 0, 1, odd and even (an odd or
+even number of time tiles: the final state ends in the caller's array or in the shadow);
+tiles run in reversed and shuffled order and on 2 threads; private buffers and shadows filled
+with NaN show a missing copy-in; what the model does not cover is refused.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from corpus.manifest import CORPUS_DIR, KERNELS
+from corpus_check import case_label, corpus_cflags, corpus_extents
+from pycc_stencil.polyhedral.scratch import Buffer
+from test_tiling import (
+    HEAT1D_SIZES,
+    ILLEGAL_C,
+    NOT_SCOP,
+    ORDERS,
+    SIZES_2D,
+    SIZES_3D,
+    STENCILS_C,
+    _outlined_parallel_loops,
+    _split_functions,
+    assert_bit_exact,
+    assert_refused,
+    assert_transformed,
+    check_tiled,
+    passed,
+)
+
+DONE = "overlap-tiled"
+#: sizes for 1-D, 2-D, 3-D alike (the extra ones are ignored): odd, smaller than the halo
+#: (2x2 tiles of 5 sweeps), the cache model's defaults
+OVERLAP = [
+    "overlap-tile(3,5,4,3)",
+    "overlap-tile(2,7,3,4)",
+    "overlap-tile(5,2,2,2)",
+    "overlap-tile",
+]
+
+EXTRA_C = r"""
+/* a 3-D array whose two inner extents differ (the private buffer's and shadow's layout) */
+void rect_mod2(int T, int n, int m, double A[2][n][m]) {
+  for (int t = 0; t < T; t++)
+    for (int i = 1; i < n - 1; i++)
+      for (int j = 1; j < m - 1; j++)
+        A[(t + 1) % 2][i][j] = 0.2 * (A[t % 2][i][j] + A[t % 2][i][j - 1] + A[t % 2][i][j + 1]
+                                      + A[t % 2][i - 1][j] + A[t % 2][i + 1][j]);
+}
+/* jacobi-1d, two sweeps, the time loop starting at 1 */
+void jacobi1d(int T, int n, double A[n], double B[n]) {
+  for (int t = 1; t <= T; t++) {
+    for (int i = 1; i < n - 1; i++)
+      B[i] = 0.33333 * (A[i - 1] + A[i] + A[i + 1]);
+    for (int i = 1; i < n - 1; i++)
+      A[i] = 0.33333 * (B[i - 1] + B[i] + B[i + 1]);
+  }
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def stencil(tmp_path_factory):
+    """The path of a C file holding only the named kernel (of test_tiling's or EXTRA_C)."""
+    folder = tmp_path_factory.mktemp("overlap")
+    for text in (STENCILS_C, EXTRA_C):
+        for name, source in _split_functions(text).items():
+            (folder / f"{name}.c").write_text(source)
+    return lambda name: str(folder / f"{name}.c")
+
+
+def _check(entry, variant, params, passes):
+    return check_tiled(
+        os.path.join(CORPUS_DIR, entry["file"]),
+        entry["function"],
+        params,
+        passes,
+        corpus_cflags(entry, variant),
+        corpus_extents(entry, variant, params),
+    )
+
+
+def _entry(function: str) -> dict:
+    return next(e for e in KERNELS if e["function"] == function)
+
+
+# --------------------------------------------------------------------------------------------
+# 1. the corpus's iterated stencils in VLA and pointer form (fdtd-2d included)
+
+
+def _corpus_cases():
+    for entry in KERNELS:
+        name = entry["file"]
+        if not name.startswith("polybench/") or "fixed" in name or "macro" in name:
+            continue
+        if "seidel" in name or entry["function"] in NOT_SCOP:
+            continue
+        variant = entry["variants"][0]
+        for k, params in enumerate(entry["params"]):
+            passes = OVERLAP[k % len(OVERLAP)]
+            label = case_label(entry, variant, params, passes)
+            yield pytest.param(entry, variant, params, passes, id=label)
+
+
+@pytest.mark.parametrize("entry, variant, params, passes", list(_corpus_cases()))
+def test_corpus_overlap_tiled_is_bit_exact(entry, variant, params, passes):
+    result, remarks = _check(entry, variant, params, passes)
+    assert_bit_exact(result, remarks)
+    assert_transformed(remarks, DONE)
+
+
+# --------------------------------------------------------------------------------------------
+# 2. both forms of jacobi/heat, linearized pointers, a radius-2 3-D star, unequal extents
+
+
+def _stencil_cases():
+    kernels = {
+        "jacobi2d_mod2": SIZES_2D,
+        "jacobi2d_two": SIZES_2D,
+        "heat2d_mod2": SIZES_2D,
+        "heat2d_two": SIZES_2D,
+        "jacobi2d_lin": SIZES_2D,
+        "jacobi2d_lin_mod2": SIZES_2D,
+        "star3d_r2": SIZES_3D,
+    }
+    for name, sizes in kernels.items():
+        for k, (steps, n) in enumerate(sizes):
+            passes = OVERLAP[k % len(OVERLAP)]
+            if name == "star3d_r2" and "5,2" in passes:
+                passes = "overlap-tile(2,3,4,5)"  # radius 2, 5 sweeps: minutes of AST generation
+            yield pytest.param(
+                name, {"T": steps, "n": n}, passes, id=f"{name}-{steps}-{n}-{passes}"
+            )
+    for k, params in enumerate([{"T": 5, "n": 13, "m": 29}, {"T": 4, "n": 31, "m": 7}]):
+        yield pytest.param("rect_mod2", params, OVERLAP[k], id=f"rect_mod2-{k}")
+    for k, steps in enumerate([0, 1, 2, 5, 8]):
+        passes = OVERLAP[k % len(OVERLAP)]
+        yield pytest.param("jacobi1d", {"T": steps, "n": 37}, passes, id=f"jacobi1d-{steps}")
+
+
+@pytest.mark.parametrize("function, params, passes", list(_stencil_cases()))
+def test_iterated_stencils_are_overlap_tiled_bit_exact(stencil, function, params, passes):
+    result, remarks = check_tiled(stencil(function), function, params, passes)
+    assert_bit_exact(result, remarks)
+    assert_transformed(remarks, DONE)
+
+
+@pytest.mark.parametrize("steps, N", HEAT1D_SIZES)
+@pytest.mark.parametrize("passes", ["overlap-tile(4,16)", "overlap-tile(32,12)"])
+def test_heat1d_of_the_flextended_reference(stencil, steps, N, passes):
+    """The reference's right-edge case (h = 4, W = 16, N = 59: pitfall P2, a last tile whose
+    late rows own points its early rows do not), with the extent as parameter n = N + 2."""
+    result, remarks = check_tiled(stencil("heat1d_n"), "heat1d_n", {"T": steps, "n": N + 2}, passes)
+    assert_bit_exact(result, remarks)
+    assert_transformed(remarks, DONE)
+
+
+@pytest.mark.parametrize(
+    "function, passes, halos",
+    [
+        ("heat1d_n", "overlap-tile(4,16)", "halos 4+4"),  # 3 rows recomputed + the input
+        ("jacobi1d", "overlap-tile(4,16)", "halos 4+4"),  # 4 sweeps = 2 steps
+        ("jacobi2d_mod2", "overlap-tile(3,8,8)", "halos 3+3x3+3"),
+        ("jacobi2d_two", "overlap-tile(3,8,8)", "halos 3+3x3+3"),  # both forms alike
+        ("star3d_r2", "overlap-tile(2,4,4,4)", "halos 4+4x4+4x4+4"),  # radius 2
+    ],
+)
+def test_halos_grow_with_the_time_tile_and_the_radius(stencil, function, passes, halos):
+    """The recomputed halo is radius x sweeps per time tile, the same in both forms."""
+    result, remarks = check_tiled(stencil(function), function, {"T": 5, "n": 40}, passes)
+    assert_bit_exact(result, remarks)
+    assert any(halos in m for m in passed(remarks)), remarks
+
+
+# --------------------------------------------------------------------------------------------
+# 3. tiles of a time tile are independent: any order, real threads, private buffers
+
+
+PARALLEL_CASES = [
+    ("jacobi2d_mod2", {"T": 7, "n": 29}, "overlap-tile(3,5,4)"),
+    ("heat2d_two", {"T": 3, "n": 19}, "overlap-tile(2,4,3)"),
+    ("star3d_r2", {"T": 3, "n": 13}, "overlap-tile(2,3,3,4)"),
+    ("heat1d_n", {"T": 9, "n": 61}, "overlap-tile(4,16)"),
+    ("jacobi1d", {"T": 6, "n": 101}, "overlap-tile(5,7)"),
+]
+
+
+@pytest.mark.parametrize("function, params, passes", PARALLEL_CASES)
+def test_space_tiles_run_in_parallel_code(stencil, function, params, passes):
+    assert _outlined_parallel_loops(stencil(function), function, passes)
+
+
+@pytest.mark.parametrize("env", ORDERS, ids=lambda e: ",".join(f"{k}={v}" for k, v in e.items()))
+@pytest.mark.parametrize("function, params, passes", PARALLEL_CASES)
+def test_tiles_in_reversed_shuffled_or_threaded_order_are_bit_exact(
+    stencil, monkeypatch, env, function, params, passes
+):
+    monkeypatch.delenv("PYCC_PARALLEL_ORDER", raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    result, remarks = check_tiled(stencil(function), function, params, passes)
+    assert_bit_exact(result, remarks)
+    assert_transformed(remarks, DONE)
+
+
+@pytest.mark.parametrize("function, params, passes", PARALLEL_CASES)
+def test_with_poisoned_scratch_memory_is_bit_exact(stencil, monkeypatch, function, params, passes):
+    """Shadows and private buffers start as NaN: every value read was copied in."""
+    monkeypatch.setenv("PYCC_POISON_SCRATCH", "1")
+    monkeypatch.setenv("PYCC_PARALLEL_ORDER", "reverse")
+    result, remarks = check_tiled(stencil(function), function, params, passes)
+    assert_bit_exact(result, remarks)
+    assert_transformed(remarks, DONE)
+
+
+@pytest.mark.parametrize("function, params, passes", PARALLEL_CASES[:2] + PARALLEL_CASES[4:])
+def test_poison_shows_a_missing_copy_in(stencil, monkeypatch, function, params, passes):
+    """The poison test can fail: copying in one element less per tile gives NaN results."""
+    box_text = Buffer.box_text
+    monkeypatch.setattr(Buffer, "box_text", lambda self, t: box_text(self, t).replace("<=", "<", 1))
+    monkeypatch.setenv("PYCC_POISON_SCRATCH", "1")
+    result, remarks = check_tiled(stencil(function), function, params, passes)
+    assert_transformed(remarks, DONE)
+    assert result.status != "OK", result
+
+
+# --------------------------------------------------------------------------------------------
+# 4. refusals
+
+
+def test_in_place_gauss_seidel_is_refused():
+    """seidel-2d reads values of its own sweep: a tile would need everything before it."""
+    result, remarks = _check(
+        _entry("kernel_seidel_2d_vla"), [], {"tsteps": 3, "n": 23}, "overlap-tile(2,4,5)"
+    )
+    assert_bit_exact(result, remarks)
+    assert_refused(remarks, "a sweep reads values of the same sweep")
+
+
+def test_a_nest_without_time_loop_is_refused(tmp_path):
+    path = tmp_path / "blur.c"
+    path.write_text(ILLEGAL_C)
+    result, remarks = check_tiled(str(path), "blur", {"n": 19, "m": 23}, "overlap-tile")
+    assert_bit_exact(result, remarks)
+    assert_refused(remarks, "carries no dependence: not an iterated stencil")
+
+
+def test_constant_size_arrays_keep_their_declared_rows():
+    """[N][N][N] arrays with a constant N: the declared rows give each space loop its
+    dimension, so the tiles own their elements."""
+    entry = _entry("kernel_heat_3d")
+    result, remarks = _check(entry, ["-DN=11"], {"tsteps": 3}, "overlap-tile(2,4,4,4)")
+    assert_bit_exact(result, remarks)
+    assert_transformed(remarks, DONE)
