@@ -61,7 +61,7 @@ def test_requested_skipped_function_fails(capsys, c_file):
         (["check", "{path}", "-DSCALE=2", "--function", "nope"], "no function named 'nope'"),
         (
             ["check", "{path}", "-DSCALE=2", "--passes", "vectorize(8)"],
-            "unknown pass 'vectorize' (valid passes: align, auto, fuse-tile, loop-info, ",
+            "unknown pass 'vectorize' (valid passes: align, auto, ",
         ),
         (["check", "{path}", "--param", "n"], "expected NAME=VALUE"),
         (["check", "{path}", "--seed", "-3"], "argument --seed: expected an integer >= 0"),
