@@ -30,6 +30,7 @@ from test_tiling import (
     assert_refused,
     assert_transformed,
     check_tiled,
+    in_order,
     passed,
 )
 
@@ -200,9 +201,7 @@ def test_space_tiles_run_in_parallel_code(stencil, function, params, passes):
 def test_tiles_in_reversed_shuffled_or_threaded_order_are_bit_exact(
     stencil, monkeypatch, env, function, params, passes
 ):
-    monkeypatch.delenv("PYCC_PARALLEL_ORDER", raising=False)
-    for name, value in env.items():
-        monkeypatch.setenv(name, value)
+    in_order(monkeypatch, env)
     result, remarks = check_tiled(stencil(function), function, params, passes)
     assert_bit_exact(result, remarks)
     assert_transformed(remarks, DONE)
