@@ -10,28 +10,27 @@ with NaN show a missing copy-in; what the model does not cover is refused.
 
 from __future__ import annotations
 
-import os
-
 import pytest
-from corpus.manifest import CORPUS_DIR, KERNELS
-from corpus_check import case_label, corpus_cflags, corpus_extents
+from corpus.manifest import KERNELS
+from corpus_check import case_label
 from pycc_stencil.polyhedral.scratch import Buffer
 from test_tiling import (
     HEAT1D_SIZES,
     ILLEGAL_C,
     NOT_SCOP,
-    ORDERS,
     SIZES_2D,
     SIZES_3D,
     STENCILS_C,
-    _outlined_parallel_loops,
+    _corpus_check,
     _split_functions,
     assert_bit_exact,
     assert_refused,
     assert_transformed,
     check_tiled,
-    in_order,
     passed,
+)
+from test_tiling import (
+    PARALLEL_CASES as TILED_IN_PARALLEL,
 )
 
 DONE = "overlap-tiled"
@@ -75,17 +74,6 @@ def stencil(tmp_path_factory):
     return lambda name: str(folder / f"{name}.c")
 
 
-def _check(entry, variant, params, passes):
-    return check_tiled(
-        os.path.join(CORPUS_DIR, entry["file"]),
-        entry["function"],
-        params,
-        passes,
-        corpus_cflags(entry, variant),
-        corpus_extents(entry, variant, params),
-    )
-
-
 def _entry(function: str) -> dict:
     return next(e for e in KERNELS if e["function"] == function)
 
@@ -110,7 +98,7 @@ def _corpus_cases():
 
 @pytest.mark.parametrize("entry, variant, params, passes", list(_corpus_cases()))
 def test_corpus_overlap_tiled_is_bit_exact(entry, variant, params, passes):
-    result, remarks = _check(entry, variant, params, passes)
+    result, remarks = _corpus_check(entry, variant, params, passes)
     assert_bit_exact(result, remarks)
     assert_transformed(remarks, DONE)
 
@@ -182,29 +170,8 @@ def test_halos_grow_with_the_time_tile_and_the_radius(stencil, function, passes,
 # 3. tiles of a time tile are independent: any order, real threads, private buffers
 
 
-PARALLEL_CASES = [
-    ("jacobi2d_mod2", {"T": 7, "n": 29}, "overlap-tile(3,5,4)"),
-    ("heat2d_two", {"T": 3, "n": 19}, "overlap-tile(2,4,3)"),
-    ("star3d_r2", {"T": 3, "n": 13}, "overlap-tile(2,3,3,4)"),
-    ("heat1d_n", {"T": 9, "n": 61}, "overlap-tile(4,16)"),
-    ("jacobi1d", {"T": 6, "n": 101}, "overlap-tile(5,7)"),
-]
-
-
-@pytest.mark.parametrize("function, params, passes", PARALLEL_CASES)
-def test_space_tiles_run_in_parallel_code(stencil, function, params, passes):
-    assert _outlined_parallel_loops(stencil(function), function, passes)
-
-
-@pytest.mark.parametrize("env", ORDERS, ids=lambda e: ",".join(f"{k}={v}" for k, v in e.items()))
-@pytest.mark.parametrize("function, params, passes", PARALLEL_CASES)
-def test_tiles_in_reversed_shuffled_or_threaded_order_are_bit_exact(
-    stencil, monkeypatch, env, function, params, passes
-):
-    in_order(monkeypatch, env)
-    result, remarks = check_tiled(stencil(function), function, params, passes)
-    assert_bit_exact(result, remarks)
-    assert_transformed(remarks, DONE)
+#: test_tiling runs these in reversed, shuffled and threaded order and checks they are outlined
+PARALLEL_CASES = [c for c in TILED_IN_PARALLEL if c[2].startswith("overlap-tile")]
 
 
 @pytest.mark.parametrize("function, params, passes", PARALLEL_CASES)
@@ -234,7 +201,7 @@ def test_poison_shows_a_missing_copy_in(stencil, monkeypatch, function, params, 
 
 def test_in_place_gauss_seidel_is_refused():
     """seidel-2d reads values of its own sweep: a tile would need everything before it."""
-    result, remarks = _check(
+    result, remarks = _corpus_check(
         _entry("kernel_seidel_2d_vla"), [], {"tsteps": 3, "n": 23}, "overlap-tile(2,4,5)"
     )
     assert_bit_exact(result, remarks)
@@ -253,6 +220,6 @@ def test_constant_size_arrays_keep_their_declared_rows():
     """[N][N][N] arrays with a constant N: the declared rows give each space loop its
     dimension, so the tiles own their elements."""
     entry = _entry("kernel_heat_3d")
-    result, remarks = _check(entry, ["-DN=11"], {"tsteps": 3}, "overlap-tile(2,4,4,4)")
+    result, remarks = _corpus_check(entry, ["-DN=11"], {"tsteps": 3}, "overlap-tile(2,4,4,4)")
     assert_bit_exact(result, remarks)
     assert_transformed(remarks, DONE)

@@ -463,6 +463,12 @@ PARALLEL_CASES = [
     ("star3d_r2", {"T": 3, "n": 11}, "time-tile(2,3,3,4)"),
     ("heat1d_n", {"T": 9, "n": 61}, "time-tile(4,16)"),
     ("jacobi2d_two", {"T": 2, "n": 29}, "tile(4,5)"),
+    # overlapped tiles: the space tiles of a time tile (private buffers, shadows)
+    ("jacobi2d_mod2", {"T": 7, "n": 29}, "overlap-tile(3,5,4)"),
+    ("heat2d_two", {"T": 3, "n": 19}, "overlap-tile(2,4,3)"),
+    ("star3d_r2", {"T": 3, "n": 13}, "overlap-tile(2,3,3,4)"),
+    ("heat1d_n", {"T": 9, "n": 61}, "overlap-tile(4,16)"),
+    ("jacobi2d_two", {"T": 4, "n": 31}, "overlap-tile(3,6,5)"),
 ]
 
 
