@@ -228,6 +228,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="pass pipeline applied before printing (the IR is printed after it and before any "
         "LLVM optimization)",
     )
+    emit.add_argument(
+        "--target",
+        default="host",
+        help="the machine the passes build for: host (default), hexagon, c66x",
+    )
     _add_row_align_option(emit)
     _add_remarks_option(emit)
     emit.add_argument(
@@ -258,7 +263,9 @@ def _add_tune_parser(commands) -> None:
         "II converges, registers run out or software pipelining is lost.",
     )
     tune.add_argument("file", metavar="FILE.c")
-    tune.add_argument("--target", choices=["host", "hexagon", "c66x"], default="host")
+    tune.add_argument(
+        "--target", default="host", help="a registered target: host (default), hexagon, c66x"
+    )
     tune.add_argument(
         "--function", action="append", default=[], metavar="NAME", help="tune only this kernel"
     )
@@ -328,16 +335,20 @@ def _run_emit(args: argparse.Namespace, cflags: list[str]) -> int:
     from .emit.output_files import write_atomically
     from .frontend import lower_file
     from .frontend.declarations import apply_row_align
+    from .ir_passes.core.facts import describe
+    from .ir_passes.core.target import set_target
     from .ir_passes.pipeline import parse_pipeline, run_passes
 
     steps = parse_pipeline(args.passes or "")
+    target = _target(args.target)
     _require_file(args.file)
     lowered = lower_file(args.file, cflags)
     apply_row_align(lowered, args.row_align)
     module = lowered.module
+    set_target(module, target)
     result = run_passes(module, steps, verify=True)
     _print_remarks(result.remarks, args.remarks)
-    text = str(result.module)
+    text = "\n".join([*describe(result.module), str(result.module)])
     parse_verified(text)
     if args.output == "-":
         sys.stdout.write(text)
@@ -350,11 +361,12 @@ def _run_emit(args: argparse.Namespace, cflags: list[str]) -> int:
 
 
 def _run_tune(args: argparse.Namespace, cflags: list[str]) -> int:
-    from .emit.tune_report import print_tables, to_json
-    from .emit.tuning import tune_module
     from .frontend import lower_file
     from .ir_passes.strategy import SearchOptions
+    from .ir_passes.tuning import tune_module
+    from .tune_report import print_tables, to_json
 
+    target = _target(args.target)
     _require_file(args.file)
     lowered = lower_file(args.file, cflags)
     kernels = [n for n, info in lowered.functions.items() if info.is_kernel]
@@ -367,7 +379,7 @@ def _run_tune(args: argparse.Namespace, cflags: list[str]) -> int:
     if args.time and args.target != "host":
         raise _UsageError("--time measures the host; use it with --target host")
     options = SearchOptions(args.max_unroll, args.min_unroll, args.eps)
-    tunings = tune_module(lowered.module, names, args.target, options)
+    tunings = tune_module(lowered.module, names, target, options)
     timings = _timings(args, cflags, tunings) if args.time else {}
     if args.json:
         print(to_json(tunings, timings))
@@ -376,9 +388,19 @@ def _run_tune(args: argparse.Namespace, cflags: list[str]) -> int:
     return 0
 
 
+def _target(name: str):
+    """The registered target `name` (`--target`)."""
+    from .emit.targets import target_named
+
+    try:
+        return target_named(name)
+    except ValueError as exc:
+        raise _UsageError(str(exc)) from None
+
+
 def _timings(args: argparse.Namespace, cflags: list[str], tunings: list) -> dict:
     """{function: {pipeline: seconds} or an error message}, baseline and chosen strategy."""
-    from .emit.host_timing import TimingError, time_pipelines
+    from .runtime.timing import TimingError, time_pipelines
 
     result = {}
     for tuning in tunings:

@@ -15,7 +15,7 @@ def main() -> int:
         from .cli import main as cli_main
 
         return cli_main(argv)
-    from .emit.compiler.entry import run_compiler
+    from .dropin import run_compiler
 
     try:
         return run_compiler(argv)

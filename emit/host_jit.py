@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 import llvmlite.binding as llvm
 from llvmlite import ir
 
-from ..runtime.parallel import PARALLEL_FOR
+from ..polyhedral.parallel import PARALLEL_FOR
 
 _initialized = False
 #: Engines whose code hosts the parallel runtime's worker threads: those threads outlive the

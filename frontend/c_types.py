@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from llvmlite import ir
 
-from .symbolic import SymExpr
+from ..ir_passes.core.symbolic import SymExpr
 
 
 class CType:

@@ -15,7 +15,7 @@ import re
 import clang.cindex as ci
 
 from ..diagnostics import SourceLocation, error
-from ..ir_passes.alignment import declare_row_alignment, is_power_of_two
+from ..ir_passes.core.alignment import declare_row_alignment, is_power_of_two
 from .signature import LoweredModule
 
 _PRAGMA = re.compile(r"^\s*#\s*pragma\s+pycc\b(?P<rest>.*)$")

@@ -19,7 +19,7 @@ import clang.cindex as ci
 from llvmlite import ir
 
 from ..diagnostics import SourceLocation
-from ..ir_passes.alignment import assume_aligned, is_power_of_two, power_of_two_dividing
+from ..ir_passes.core.alignment import assume_aligned, is_power_of_two, power_of_two_dividing
 from . import c_types as ct
 from . import fp_builtins
 from .clang_ast import (

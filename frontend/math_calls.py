@@ -7,6 +7,7 @@ compute the very same values.
 
 from __future__ import annotations
 
+from ..ir_passes.core.libm import LIBM_FUNCTIONS
 from . import fp_builtins
 
 #: C name -> (LLVM intrinsic stem, operand type: "f32"/"f64")
@@ -15,56 +16,6 @@ for _stem in ("sqrt", "fabs", "floor", "ceil", "trunc", "round", "rint", "nearby
     EXACT_INTRINSICS[_stem] = (f"llvm.{_stem}", "f64")
     EXACT_INTRINSICS[_stem + "f"] = (f"llvm.{_stem}", "f32")
 
-#: libm functions called as they are (double forms; the `f` forms take and return float)
-LIBM_FUNCTIONS: frozenset[str] = frozenset(
-    name + suffix
-    for name in (
-        "exp",
-        "exp2",
-        "expm1",
-        "log",
-        "log2",
-        "log10",
-        "log1p",
-        "pow",
-        "sin",
-        "cos",
-        "tan",
-        "asin",
-        "acos",
-        "atan",
-        "atan2",
-        "sinh",
-        "cosh",
-        "tanh",
-        "asinh",
-        "acosh",
-        "atanh",
-        "cbrt",
-        "hypot",
-        "fmod",
-        "remainder",
-        "fmin",
-        "fmax",
-        "fdim",
-        "erf",
-        "erfc",
-        "copysign",
-        "lround",
-        "lrint",
-        "llround",
-        "llrint",
-        "tgamma",
-        "lgamma",
-        "ldexp",
-        "scalbn",
-        "ilogb",
-        "logb",
-        "nextafter",
-        "fma",
-    )
-    for suffix in ("", "f")
-)
 
 #: integer absolute values -> (LLVM intrinsic, bits)
 INTEGER_ABS: dict[str, int] = {"abs": 32, "labs": 64, "llabs": 64}

@@ -16,7 +16,8 @@ import clang.cindex as ci
 import llvmlite.binding as llvm
 from llvmlite import ir
 
-from ..ir_passes.alignment import declare_row_alignment
+from ..ir_passes.core.alignment import declare_row_alignment
+from ..ir_passes.core.rewrite import opaque
 from . import c_types as ct
 from .clang_ast import (
     DEFAULT_CALLING_CONVENTION,
@@ -35,7 +36,7 @@ from .initializers import flatten, fold
 from .math_calls import KNOWN_LIBRARY_CALLS, canonical_math_name
 from .parse import parse
 from .signature import DefinitionText, FunctionInfo, LoweredModule, SkippedFunction
-from .statements import FunctionLowerer, opaque
+from .statements import FunctionLowerer
 from .unsupported import Unsupported
 
 

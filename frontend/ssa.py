@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from llvmlite import ir
 
-from ..ir_passes.rewrite import replace_uses
+from ..ir_passes.core.rewrite import replace_uses
 
 
 class SSABuilder:

@@ -11,7 +11,10 @@ import clang.cindex as ci
 from llvmlite import ir
 
 from ..diagnostics import SourceLocation
-from ..ir_passes.cfg import reverse_postorder, successors
+from ..ir_passes.core.cfg import reverse_postorder, successors
+from ..ir_passes.core.rewrite import opaque
+from ..ir_passes.core.symbolic import SUPPORTED_OPERATORS as SYMBOLIC_OPERATORS
+from ..ir_passes.core.symbolic import BinOp, Const, Neg, SymExpr, Var
 from . import c_types as ct
 from .clang_ast import (
     K,
@@ -39,8 +42,6 @@ from .expressions import (
 from .initializers import flatten, fold
 from .signature import Param
 from .ssa import remove_trivial_phis
-from .symbolic import SUPPORTED_OPERATORS as SYMBOLIC_OPERATORS
-from .symbolic import BinOp, Const, Neg, SymExpr, Var
 from .unsupported import Unsupported
 
 _REJECTED_STATEMENTS = {
@@ -464,13 +465,6 @@ class FunctionLowerer(ExpressionLowering):
             self.condition(cond, header, exit_block)
         self.seal(header, exit_block)
         self.start_block(exit_block)
-
-
-def opaque(pointer: ir.NamedValue) -> ir.NamedValue:
-    """Give an alloca or global the opaque `ptr` type (llvmlite makes them typed pointers,
-    which LLVM 22 no longer parses)."""
-    pointer.type = ir.PointerType()
-    return pointer
 
 
 def symbolic(c: ci.Cursor | None) -> SymExpr | None:

@@ -14,10 +14,11 @@ from __future__ import annotations
 
 from llvmlite import ir
 
-from .affine import Access, accesses
-from .alignment import Proof, mark_access, prove_alignment, row_alignment
-from .loops import Loop, loops_of
-from .pipeline import PassContext, register
+from .core.affine import Access, accesses
+from .core.alignment import Proof, mark_access, prove_alignment, row_alignment
+from .core.analyses import loops_of
+from .core.loops import Loop
+from .registry import PassContext, register
 
 
 @register("align")

@@ -2,10 +2,10 @@
 `tune --target host` chooses for it.
 
 The one pass driven by back-end feedback: for every function with a loop it runs the strategy
-search (`ir_passes.strategy`) with the host's cycles (`emit.x86_cost`: llvm-mca, or its
+search (`ir_passes.strategy`) with the cycles of the module's Target (the host's: llvm-mca, or its
 throughput model), then runs the winning pipeline (`unroll(U)`, `simd(W),unroll(U)`) on that
 function alone, if it beats the original loop as the JIT and the compiler mode build it: with
-LLVM's own vectorizer (`emit.x86_cost.as_built`), which vectorizes the original loop but not
+LLVM's own vectorizer (`Target.original_loop_cycles`), which vectorizes the original loop but not
 an unrolled one (whose guard it cannot analyse), so scalar unrolling rarely wins against it.
 Every candidate is a pass pipeline that is itself bit-exact, so `auto` is too.
 It returns a fresh copy of the module (`ir_passes.copying.fresh_copy`): the strategies are
@@ -30,11 +30,14 @@ from contextlib import contextmanager
 
 from llvmlite import ir
 
-from .copying import forget_strings, fresh_copy
-from .loops import invalidate, loops_of
-from .pipeline import PassContext, parse_pipeline, register, run_passes
+from .core.analyses import loops_of
+from .core.copying import forget_strings, fresh_copy
+from .core.target import Target
+from .pipeline import parse_pipeline, run_passes
+from .presets import LOCALITY_PASSES
+from .registry import PassContext, register
 from .strategy import SearchOptions
-from .tiling import LOCALITY_PASSES
+from .tuning import Tuner
 
 OPTIONS = SearchOptions(max_unroll=4, min_unroll=1, eps=1, min_gain=0.02)
 _chosen: dict[str, tuple[str | None, str]] = {}
@@ -53,18 +56,15 @@ def only(module: ir.Module, function: ir.Function) -> Iterator[None]:
             other.blocks = blocks
 
 
-def _key(function: ir.Function) -> str:
-    import llvmlite.binding as llvm
-
-    text = f"{llvm.get_host_cpu_name()}\n{llvm.get_host_cpu_features().flatten()}\n{function}"
+def _key(function: ir.Function, target: Target) -> str:
+    text = f"{target.describe()}\n{function}"
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def _as_built(module: ir.Module, functions: list[ir.Function]) -> dict[str, float]:
-    """Cycles per iteration of each function's original innermost loop as LLVM -O3 builds
-    it (the module's text is printed once; its cached strings are dropped afterwards)."""
-    from ..emit.x86_cost import as_built
-
+def _as_built(module: ir.Module, functions: list[ir.Function], target: Target) -> dict[str, float]:
+    """Cycles per iteration of each function's original innermost loop as the target's
+    compiler builds it (the module's text is printed once; its cached strings are dropped
+    afterwards)."""
     steps = {}
     for function in functions:
         found = [lp.trip_count.step for lp in loops_of(function).innermost() if lp.trip_count]
@@ -73,7 +73,7 @@ def _as_built(module: ir.Module, functions: list[ir.Function]) -> dict[str, floa
     text = str(module)
     for function in module.functions:
         forget_strings(function)
-    return as_built(text, steps)
+    return target.original_loop_cycles(text, steps)
 
 
 def _choose(tuner, name: str, built: float | None) -> tuple[str | None, str]:
@@ -95,7 +95,9 @@ def _tile_for_locality(module: ir.Module, context: PassContext) -> set[str]:
     """Time-tile the iterated stencils and fuse-tile the pipelines, for data beyond the L2
     cache (memory-bound sweeps gain most from locality; the tiled loops are left to LLVM's
     vectorizer); the names of the functions tiled. Other nests stay as they are, silently."""
-    applied = run_passes(module, parse_pipeline(LOCALITY_PASSES), verify=False)
+    applied = run_passes(
+        module, parse_pipeline(LOCALITY_PASSES), verify=False, target=context.target
+    )
     done = [r for r in applied.remarks if r.kind == "passed"]
     context.remarks.extend(done)
     # a pointer-swap loop unrolled but not time-tiled is still tuned
@@ -104,9 +106,8 @@ def _tile_for_locality(module: ir.Module, context: PassContext) -> set[str]:
 
 @register("auto")
 def auto(module: ir.Module, *, context: PassContext) -> ir.Module:
-    """Tune each looping function for the host and apply its best strategy."""
-    from ..emit.tuning import Tuner
-
+    """Tune each looping function for the module's target and apply its best strategy."""
+    target = context.target
     module = fresh_copy(module)
     originals = {f.name for f in module.functions if f.blocks}
     tiled = _tile_for_locality(module, context)
@@ -116,23 +117,22 @@ def auto(module: ir.Module, *, context: PassContext) -> ir.Module:
         for f in module.functions
         if f.blocks and f.name in originals - tiled and loops_of(f).loops
     ]
-    keys = {f.name: _key(f) for f in looping}
+    keys = {f.name: _key(f, target) for f in looping}
     for function in looping:
         forget_strings(function)  # printed by _key
     todo = [f for f in looping if keys[f.name] not in _chosen]
-    built_cycles = _as_built(module, todo) if todo else {}
+    built_cycles = _as_built(module, todo, target) if todo else {}
     for function in looping:
         key = keys[function.name]
         if key not in _chosen:
-            tuner = tuner or Tuner(module, "host", verify=False)
+            tuner = tuner or Tuner(module, target, verify=False)
             _chosen[key] = _choose(tuner, function.name, built_cycles.get(function.name))
         pipeline, reason = _chosen[key]
         context.analysis(reason, at=function)
         if pipeline is None or pipeline == "unroll(1)":
             continue
         with only(module, function):  # verified whole, as auto's output, by run_passes
-            applied = run_passes(module, parse_pipeline(pipeline), verify=False)
-        invalidate(function)
+            applied = run_passes(module, parse_pipeline(pipeline), verify=False, target=target)
         context.remarks.extend(applied.remarks)
         context.passed(f"applied {pipeline}", at=function)
     return module

@@ -21,14 +21,13 @@ from __future__ import annotations
 from llvmlite import ir
 from llvmlite.ir import instructions as ins
 
-from .loops import Loop, invariant_expr
-from .pipeline import PassContext, register
-from .rewrite import merge_straight_line, remove_dead, replace_in
+from .core.loops import Loop, invariant_expr
+from .core.rewrite import branch_to, merge_straight_line, remove_dead, replace_in
+from .registry import PassContext, register
 from .unroll import (
     Decline,
     PositiveInt,
     block_maker,
-    branch_to,
     clone_iteration,
     is_remainder,
     transform_until_done,

@@ -17,10 +17,11 @@ from __future__ import annotations
 from llvmlite import ir
 from llvmlite.ir import instructions as ins
 
-from .affine import address_of
-from .cfg import reverse_postorder, successors
-from .loops import Loop, analyses, invalidate
-from .rewrite import copy_instruction, remap_operands, replace_in
+from .core.affine import address_of
+from .core.analyses import analyses, invalidate
+from .core.cfg import reverse_postorder, successors
+from .core.loops import Loop
+from .core.rewrite import copy_instruction, remap_operands, replace_in
 from .unroll import Decline
 
 _DIVISIONS = frozenset({"sdiv", "udiv", "srem", "urem"})

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from llvmlite import ir
 
-from .loops import loops_of
-from .pipeline import PassContext, register
+from .core.analyses import loops_of
+from .registry import PassContext, register
 
 
 def _plural(count: int, noun: str) -> str:

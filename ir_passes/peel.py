@@ -19,9 +19,9 @@ from dataclasses import dataclass
 from llvmlite import ir
 from llvmlite.ir import instructions as ins
 
-from .affine import Polynomial
-from .loops import Loop
-from .rewrite import copy_instruction, remap_operands
+from .core.affine import Polynomial
+from .core.loops import Loop
+from .core.rewrite import copy_instruction, remap_operands
 from .unroll import UnrolledLoop
 
 

@@ -1,27 +1,26 @@
-"""Pass pipelines: the `unroll(4),simd(8),align` strings of `check --passes` and `load(passes=)`.
+"""Pass pipelines: the `unroll(4),simd(8),align` strings of `check --passes` and `load(passes=)`,
+and the pass manager that runs them.
 
-A pipeline string names registered passes in order, each with optional arguments. Parsing is
-separate from running so a typo is reported before any compilation starts. Each pass is a plain
-function `pass(module, *args) -> module` (see DESIGN.md) registered under one name with
-`@register("name", (int,))`. A pass that reports remarks also declares a keyword parameter
-`context` and receives a `PassContext`:
+A pipeline string names registered passes (`registry.py`) in order, each with optional
+arguments. Parsing is separate from running so a typo is reported before any compilation starts.
+The pass modules are found, not listed: every module of the `ir_passes` package is imported
+before a pipeline is parsed, and their `@register` decorators fill the registry.
 
-    @register("unroll", (int,))
-    def unroll(module, factor, *, context):
-        ...
-        context.missed("loop not unrolled: trip count unknown", at=header)
-        return module
-
-`run_passes` applies the steps in order, times each pass, verifies the IR with LLVM after each
-one (unless `PYCC_VERIFY_PASSES=0`; always in the tests) and returns the module with every
-pass's remarks and time (`PipelineResult`). Remarks print as clang's do:
+`run_passes` applies the steps in order with the module's Target in each pass's context, times
+each pass, drops the cached analyses the pass did not declare preserved, verifies the IR with LLVM
+after each one (unless `PYCC_VERIFY_PASSES=0`; always in the tests; then also the analyses a
+pass claims to preserve are recomputed and compared) and returns the module with every pass's
+remarks and time (`PipelineResult`). Remarks print as clang's do:
 `file:line:col: remark: MESSAGE [-Rpass=NAME]` (`-Rpass-missed`, `-Rpass-analysis`).
 """
 
 from __future__ import annotations
 
+import functools
+import importlib
 import inspect
 import os
+import pkgutil
 import re
 import time
 from collections.abc import Callable, Iterable
@@ -29,8 +28,9 @@ from dataclasses import dataclass, field
 
 from llvmlite import ir
 
-from ..diagnostics import SourceLocation
-from .debuginfo import location_of
+from .core.analyses import analyses, invalidate_module
+from .core.target import Target, target_of
+from .registry import REGISTRY, REMARK_KINDS, REMARK_OPTIONS, PassContext, PassSpec, Remark
 
 
 class PipelineError(ValueError):
@@ -43,108 +43,6 @@ class PassVerificationError(RuntimeError):
     def __init__(self, pass_name: str, detail: str):
         super().__init__(f"pass '{pass_name}' produced invalid IR: {detail}")
         self.pass_name = pass_name
-
-
-@dataclass(frozen=True)
-class PassSpec:
-    """A registered pass: the function and the types of its positional arguments."""
-
-    function: Callable[..., ir.Module]
-    arg_types: tuple[type, ...] = ()
-    #: values of the trailing arguments that may be left out (`simd` = `simd(<target width>)`)
-    defaults: tuple[object, ...] = ()
-
-
-#: name -> pass, filled by `register` as the pass modules are imported (see `_load_passes`).
-REGISTRY: dict[str, PassSpec] = {}
-
-
-def register(
-    name: str,
-    arg_types: tuple[type, ...] = (),
-    registry: dict[str, PassSpec] | None = None,
-    defaults: tuple[object, ...] = (),
-) -> Callable[[Callable[..., ir.Module]], Callable[..., ir.Module]]:
-    """Decorator: register `function(module, *args[, context]) -> module` under `name`; the
-    last `len(defaults)` arguments may be omitted in a pipeline string."""
-    target = REGISTRY if registry is None else registry
-    if len(defaults) > len(arg_types):
-        raise ValueError(f"pass {name!r}: more defaults than arguments")
-
-    def decorate(function: Callable[..., ir.Module]) -> Callable[..., ir.Module]:
-        if name in target and target[name].function is not function:
-            raise ValueError(f"pass {name!r} is already registered")
-        target[name] = PassSpec(function, tuple(arg_types), tuple(defaults))
-        return function
-
-    return decorate
-
-
-_REMARK_OPTIONS = {"passed": "-Rpass", "missed": "-Rpass-missed", "analysis": "-Rpass-analysis"}
-REMARK_KINDS = tuple(_REMARK_OPTIONS)
-
-
-@dataclass(frozen=True)
-class Remark:
-    """What a pass did ("passed"), declined and why ("missed"), or found ("analysis")."""
-
-    kind: str
-    pass_name: str
-    message: str
-    location: SourceLocation | None = None
-    function: str | None = None  # the IR function concerned, if any
-
-    def __post_init__(self) -> None:
-        if self.kind not in _REMARK_OPTIONS:
-            raise ValueError(f"remark kind must be one of {REMARK_KINDS}, not {self.kind!r}")
-
-    def __str__(self) -> str:
-        where = f"{self.location}: " if self.location else "pycc-stencil: "
-        return f"{where}remark: {self.message} [{_REMARK_OPTIONS[self.kind]}={self.pass_name}]"
-
-
-def _locate(at: object) -> tuple[SourceLocation | None, str | None]:
-    """Source location and function name of an instruction, a block (its first located
-    instruction), a function (its first located instruction) or a SourceLocation."""
-    if isinstance(at, SourceLocation) or at is None:
-        return at, None
-    if isinstance(at, ir.Function):
-        instructions = [i for block in at.blocks for i in block.instructions]
-        function = at.name
-    elif isinstance(at, ir.Block):
-        instructions, function = list(at.instructions), at.function.name
-    elif isinstance(at, ir.Instruction):
-        instructions, function = [at], at.function.name
-    else:
-        raise TypeError(f"cannot locate a remark at {type(at).__name__}")
-    for instruction in instructions:
-        location = location_of(instruction)
-        if location is not None:
-            return location, function
-    return None, function
-
-
-@dataclass
-class PassContext:
-    """Given to a pass that declares a `context` parameter: collects its remarks."""
-
-    pass_name: str
-    remarks: list[Remark] = field(default_factory=list)
-
-    def remark(self, kind: str, message: str, at: object = None) -> Remark:
-        location, function = _locate(at)
-        remark = Remark(kind, self.pass_name, message, location, function)
-        self.remarks.append(remark)
-        return remark
-
-    def passed(self, message: str, at: object = None) -> Remark:
-        return self.remark("passed", message, at)
-
-    def missed(self, message: str, at: object = None) -> Remark:
-        return self.remark("missed", message, at)
-
-    def analysis(self, message: str, at: object = None) -> Remark:
-        return self.remark("analysis", message, at)
 
 
 @dataclass
@@ -197,7 +95,7 @@ def parse_remark_kinds(text: str) -> tuple[str, ...]:
     if text == "none":
         return ()
     kinds = tuple(k.strip() for k in text.split(","))
-    bad = [k for k in kinds if k not in _REMARK_OPTIONS]
+    bad = [k for k in kinds if k not in REMARK_OPTIONS]
     if bad:
         raise ValueError(
             f"unknown remark kind {bad[0]!r} (valid: all, none, {', '.join(REMARK_KINDS)})"
@@ -211,19 +109,14 @@ def verify_passes_default() -> bool:
     return value not in ("0", "no", "off", "false")
 
 
-def _load_passes() -> None:
-    """Import the modules whose `@register` fill REGISTRY."""
-    from . import (  # noqa: F401
-        align,
-        auto,
-        full_unroll,
-        loop_info,
-        simd,
-        swap_unroll,
-        tiling,
-        unroll,
-        unroll_jam,
-    )
+@functools.cache
+def load_passes() -> None:
+    """Import every module of the `ir_passes` package (not the `core` ground floor), whose
+    `@register` decorators fill REGISTRY."""
+    package = __name__.rsplit(".", 1)[0]
+    for info in pkgutil.iter_modules(importlib.import_module(package).__path__):
+        if not info.ispkg:
+            importlib.import_module(f"{package}.{info.name}")
 
 
 _ITEM = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_-]*)\s*(?:\(([^()]*)\))?\s*$")
@@ -266,7 +159,7 @@ def parse_pipeline(
 ) -> list[tuple[str, tuple]]:
     """Parse `name(arg,...),name,...` into [(name, args)], checking names and argument types."""
     if registry is None:
-        _load_passes()
+        load_passes()
         registry = REGISTRY
     if not text.strip():
         return []
@@ -323,24 +216,27 @@ def run_passes(
     steps: list[tuple[str, tuple]],
     registry: dict[str, PassSpec] | None = None,
     verify: bool | None = None,
+    target: Target | None = None,
 ) -> PipelineResult:
-    """Apply parsed `steps` in order; each pass returns the module the next one gets. After
-    each pass the IR is verified by LLVM (`verify`, default from `PYCC_VERIFY_PASSES`);
-    invalid IR raises PassVerificationError naming the pass."""
+    """Apply parsed `steps` in order; each pass returns the module the next one gets and
+    sees `target` (default: the module's own, `target_of`). After each pass the analyses it
+    did not declare preserved are dropped, and the IR is verified by LLVM (`verify`, default
+    from `PYCC_VERIFY_PASSES`); invalid IR raises PassVerificationError naming the pass."""
     if registry is None:
-        _load_passes()
+        load_passes()
         registry = REGISTRY
     if verify is None:
         verify = verify_passes_default()
+    target = target or target_of(module)
     result = PipelineResult(module)
     for name, args in steps:
-        function = registry[name].function
-        context = PassContext(name)
+        spec = registry[name]
+        context = PassContext(name, module_target=target)
         started = time.perf_counter()
-        if _wants_context(function):
-            output = function(result.module, *args, context=context)
+        if _wants_context(spec.function):
+            output = spec.function(result.module, *args, context=context)
         else:
-            output = function(result.module, *args)
+            output = spec.function(result.module, *args)
         seconds = time.perf_counter() - started
         if not isinstance(output, ir.Module):
             raise PassVerificationError(
@@ -348,9 +244,24 @@ def run_passes(
             )
         if verify:
             _verify(output, name)
+            _check_preserved(output, spec)
+        invalidate_module(output, spec.preserves)
         result.module = output
         result.records.append(PassRecord(name, tuple(args), context.remarks, seconds))
     return result
+
+
+def _check_preserved(module: ir.Module, spec: PassSpec) -> None:
+    """A pass that claims to preserve an analysis must leave it equal to a recomputation."""
+    if not spec.preserves:
+        return
+    for function in module.functions:
+        if function.blocks:
+            changed = analyses(function).check_preserved(spec.preserves)
+            if changed:
+                raise PassVerificationError(
+                    spec.function.__name__, f"{changed}, but the pass declares it preserved"
+                )
 
 
 def run_pipeline(

@@ -29,7 +29,7 @@ arithmetic) keep one vector accumulator per group and are reduced after the vect
 with early exits, floating-point reductions across iterations (vectorizing them would
 reassociate), recurrences, or unsupported instructions stay scalar with a
 `-Rpass-missed=simd` remark saying why. `simd` without a width uses the target's vector register
-size (`target_info.vector_bytes`) divided by the widest element the loop loads or stores.
+size (the module's Target's `vector_bytes`) divided by the widest element the loop loads or stores.
 Neighbours `x-1, x, x+1` of a row are read by one unaligned load each, or (`simd(W,shuffle)`,
 or `auto` where the target's costs favour it) by shuffles of the row's vectors loaded once.
 """
@@ -41,15 +41,16 @@ from dataclasses import dataclass, field
 from llvmlite import ir
 from llvmlite.ir import instructions as ins
 
-from .affine import Polynomial, address_of, size_of
-from .alignment import row_alignment
-from .debuginfo import describe
+from .core.affine import Polynomial, address_of, size_of
+from .core.alignment import row_alignment
+from .core.analyses import invalidate, loops_of
+from .core.debuginfo import describe
+from .core.libm import LIBM_FUNCTIONS
+from .core.loops import InductionVariable, Loop
+from .core.rewrite import copy_instruction, remap_operands
 from .ifconvert import if_convert, intrinsic_stem
-from .loops import InductionVariable, Loop, invalidate, loops_of
 from .peel import Stream, peel_before, peel_count
-from .pipeline import PassContext, register
-from .rewrite import copy_instruction, remap_operands
-from .target_info import neighbour_costs, vector_bytes
+from .registry import PassContext, register
 from .unroll import Decline, PositiveInt, UnrolledLoop, is_remainder, unroll_loop, unrolled_loops
 
 _BINARY = frozenset(
@@ -249,8 +250,6 @@ def _check_instruction(instr: ir.Instruction) -> None:
         name = _callee_name(instr)
         if intrinsic_stem(instr) is not None:
             return
-        from ..frontend.math_calls import LIBM_FUNCTIONS
-
         if name in LIBM_FUNCTIONS:
             return
         raise Decline(f"call to {name or 'an unknown function'} in the loop body")
@@ -818,14 +817,20 @@ def _rows(plan: _Plan, width: int, factor: int) -> list[tuple[_Row, list[tuple[_
     return found
 
 
-def _choose_neighbours(module: ir.Module, plan: _Plan, width: int, factor: int, mode: str) -> None:
+def _choose_neighbours(
+    context: PassContext, plan: _Plan, width: int, factor: int, mode: str
+) -> None:
     """Fill plan.neighbours with the rows read through shuffles: all for `shuffle`, none for
     `unaligned`, and for `auto` those where the target's costs say the shuffles pay."""
     if mode == "unaligned":
         return
-    load_cost, shuffle_cost = neighbour_costs(module, width * plan.element_size)
+    rows = _rows(plan, width, factor)
+    if mode == "auto" and rows:
+        load_cost, shuffle_cost = context.target.neighbour_costs(width * plan.element_size)
+    else:
+        load_cost = shuffle_cost = 0.0
     groups = factor // width
-    for row, members in _rows(plan, width, factor):
+    for row, members in rows:
         direct = len(members) * groups * load_cost
         shifted = [(g, dx) for g in range(groups) for _, dx in members]
         shuffles = sum(1 for g, dx in shifted if (g * width + dx - row.low) % width)
@@ -899,10 +904,10 @@ def _all_in_vectors(loop: Loop, factor: int) -> str:
     return f", trip count {count}: no iteration left to the scalar remainder"
 
 
-def _width_for(module: ir.Module, plan: _Plan, width: int | None) -> int:
+def _width_for(context: PassContext, plan: _Plan, width: int | None) -> int:
     if width is not None:
         return int(width)
-    return max(1, vector_bytes(module) // plan.element_size)
+    return max(1, context.target.vector_bytes // plan.element_size)
 
 
 @register("simd", (PositiveInt, NeighbourMode), defaults=(None, "auto"))
@@ -931,7 +936,7 @@ def simd(
                     else:
                         loop = scalar_loop
                 plan = _plan(scalar_loop)
-                lanes = _width_for(module, plan, width)
+                lanes = _width_for(context, plan, width)
                 if lanes == 1:
                     raise Decline("vector width 1")
                 _check_dependences(plan, lanes)
@@ -941,7 +946,7 @@ def simd(
                     raise Decline(
                         f"unrolled by {record.factor}, which is not a multiple of the width {lanes}"
                     )
-                _choose_neighbours(module, plan, lanes, record.factor, neighbours)
+                _choose_neighbours(context, plan, lanes, record.factor, neighbours)
                 _bind(function, plan, record, lanes)
                 peeled = _peel_for_alignment(plan, record, lanes)
                 exact = "" if peeled else _all_in_vectors(plan.loop, record.factor)

@@ -25,6 +25,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from .core.target import Cost
+
 
 @dataclass(frozen=True)
 class Strategy:
@@ -52,17 +54,6 @@ class Strategy:
 
     def __str__(self) -> str:
         return self.pipeline
-
-
-@dataclass(frozen=True)
-class Cost:
-    """A back end's verdict on one strategy's innermost loop."""
-
-    ii: float  # cycles (packets) per original iteration
-    registers: int
-    pipelined: bool | None  # None: not applicable (an out-of-order CPU)
-    instructions: int
-    registers_exceeded: bool = False
 
 
 class StrategyFailed(Exception):

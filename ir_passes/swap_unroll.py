@@ -37,17 +37,16 @@ from dataclasses import dataclass
 from llvmlite import ir
 from llvmlite.ir import instructions as ins
 
-from .loops import InductionVariable, Loop
-from .pipeline import PassContext, register
-from .rewrite import remove_dead, replace_in, used_values
+from .core.facts import fact
+from .core.loops import InductionVariable, Loop
+from .core.rewrite import branch_to, remove_dead, replace_in, set_terminator, used_values
+from .registry import PassContext, register
 from .unroll import (
     Decline,
     block_maker,
-    branch_to,
     clone_iteration,
     clone_slice,
     exit_test,
-    set_terminator,
     transform_until_done,
 )
 
@@ -108,9 +107,7 @@ class SwapLoop:
 def remainder_blocks(function: ir.Function) -> set[ir.Block]:
     """The blocks of the guarded remainder sweeps built in `function`: the time-tiling passes
     leave their nests alone (a sweep has no time loop to tile)."""
-    if not hasattr(function, "pycc_swap_remainders"):
-        function.pycc_swap_remainders = set()
-    return function.pycc_swap_remainders
+    return fact(function, "swap remainder blocks", set)
 
 
 def _name(value: ir.Value) -> str:

@@ -17,7 +17,6 @@ from collections.abc import Callable
 
 from llvmlite import ir
 
-from ..polyhedral.cache_model import cache_bytes
 from ..polyhedral.codegen import generate
 from ..polyhedral.deps import compute_dependences
 from ..polyhedral.schedule.fuse_tile import fuse_tile as fuse_tile_schedule
@@ -26,12 +25,8 @@ from ..polyhedral.schedule.overlap_tile import overlap_tile as overlap_tile_sche
 from ..polyhedral.schedule.tile import tile as tile_schedule
 from ..polyhedral.schedule.time_tile import time_tile as time_tile_schedule
 from ..polyhedral.scop import Scop, extract_scops
-from .pipeline import PassContext, register
+from .registry import PassContext, register
 from .swap_unroll import remainder_blocks, unroll_pointer_swaps
-
-#: the locality passes `-O3` and `auto` run: iterated stencils and pipelines of loop nests are
-#: tiled when their data exceed the L2 cache
-LOCALITY_PASSES = "time-tile-large,fuse-tile-large"
 
 
 class TileSize(int):
@@ -51,13 +46,16 @@ _SIZES = (TileSize,) * 4
 def _run(
     module: ir.Module,
     sizes: tuple[int, ...],
-    transform: Callable[[Scop, object, list[int]], Outcome],
+    transform: Callable[..., Outcome],
     context: PassContext,
     merge: bool = True,
-    min_bytes: int = 0,
+    large: bool = False,
     swaps: bool = False,
 ) -> ir.Module:
+    """Transform every SCoP of the module; with `large`, the new code runs only when the
+    nest's arrays exceed the target's L2 cache."""
     wanted = [s for s in sizes if s]
+    l2 = context.target.cache_bytes(2)
     if swaps:  # pointer-swap time loops become the K-sweep form first
         unroll_pointer_swaps(module, context)
     for function in list(module.functions):
@@ -69,12 +67,12 @@ def _run(
         for scop in scops:
             if swaps and scop.entry in remainder_blocks(function):
                 continue  # a remainder sweep of a swap loop: no time loop
-            outcome = transform(scop, compute_dependences(scop), wanted)
+            outcome = transform(scop, compute_dependences(scop), wanted, l2=l2)
             at = scop.entry.terminator
             for reason in outcome.refused:
                 context.missed(f"refused: {reason}", at=at)
             if outcome.changed:
-                generate(scop, outcome.schedule, min_bytes)
+                generate(scop, outcome.schedule, l2 if large else 0)
                 assumed = _assumption(scop)
                 for message in outcome.done:
                     context.passed(message + assumed, at=at)
@@ -127,7 +125,7 @@ def time_tile_large(module: ir.Module, *sizes: int, context: PassContext) -> ir.
         time_tile_schedule,
         context,
         merge=False,
-        min_bytes=cache_bytes(2),
+        large=True,
         swaps=True,
     )
 
@@ -143,7 +141,7 @@ def fuse_tile(module: ir.Module, *sizes: int, context: PassContext) -> ir.Module
 def fuse_tile_large(module: ir.Module, *sizes: int, context: PassContext) -> ir.Module:
     """`fuse-tile` whose fused code runs only when the pipeline's arrays exceed the L2 cache
     (what `-O3` and `auto` use, like `time-tile-large`)."""
-    return _run(module, sizes, fuse_tile_schedule, context, min_bytes=cache_bytes(2))
+    return _run(module, sizes, fuse_tile_schedule, context, large=True)
 
 
 @register("overlap-tile", _SIZES, defaults=(0, 0, 0, 0))

@@ -37,9 +37,11 @@ from dataclasses import dataclass
 from llvmlite import ir
 from llvmlite.ir import instructions as ins
 
-from .loops import INVERSE_PREDICATE, SWAPPED_PREDICATE, Loop, invalidate, loops_of
-from .pipeline import PassContext, register
-from .rewrite import copy_instruction, remap_operands, replace_in
+from .core.analyses import invalidate, loops_of
+from .core.facts import fact
+from .core.loops import INVERSE_PREDICATE, SWAPPED_PREDICATE, Loop
+from .core.rewrite import branch_to, copy_instruction, remap_operands, replace_in
+from .registry import PassContext, register
 
 
 class PositiveInt(int):
@@ -98,10 +100,8 @@ class UnrolledLoop:
 
 
 def unrolled_loops(function: ir.Function) -> dict[ir.Block, UnrolledLoop]:
-    """The loops `unroll_loop` built in `function`, by header (kept while the function is)."""
-    if not hasattr(function, "pycc_unrolled"):
-        function.pycc_unrolled = {}
-    return function.pycc_unrolled
+    """The loops `unroll_loop` built in `function`, by header (a fact kept with the function)."""
+    return fact(function, "unrolled loops", dict)
 
 
 def is_remainder(loop: Loop) -> bool:
@@ -180,22 +180,6 @@ def clone_iteration(
     # uses before definitions in block order (phis of the body): remap once more
     replace_in(cloned, copied)
     return copied, blocks
-
-
-def set_terminator(block: ir.Block, terminator: ir.Instruction) -> None:
-    """Replace `block`'s terminator by `terminator` (debug location and metadata kept)."""
-    old = block.terminator
-    if old is not None:
-        terminator.metadata.update(old.metadata)
-        block.instructions.remove(old)
-    terminator.parent = block
-    block.instructions.append(terminator)
-    block.terminator = terminator
-
-
-def branch_to(block: ir.Block, target: ir.Block) -> None:
-    """End `block` with an unconditional branch to `target`."""
-    set_terminator(block, ins.Branch(block, "br", [target]))
 
 
 def exit_test(loop: Loop, nested: bool = False):

@@ -28,16 +28,15 @@ from __future__ import annotations
 from llvmlite import ir
 from llvmlite.ir import instructions as ins
 
-from .affine import Polynomial, address_of, size_of
-from .loops import Loop
-from .pipeline import PassContext, register
-from .rewrite import merge_straight_line, remove_dead, replace_in
+from .core.affine import Polynomial, address_of, size_of
+from .core.loops import Loop
+from .core.rewrite import branch_to, merge_straight_line, remove_dead, replace_in
+from .registry import PassContext, register
 from .unroll import (
     Decline,
     PositiveInt,
     append_add,
     block_maker,
-    branch_to,
     build_guard,
     clone_instruction,
     clone_slice,

@@ -1,44 +1,19 @@
-"""Tile sizes from the host's caches, read at run time (Linux sysfs; documented defaults
-elsewhere), so a build on another machine picks sizes for that machine's caches."""
+"""Tile sizes from the target's L2 cache size (`Target.cache_bytes(2)`: on the host read at
+compile time from Linux sysfs, so a build on another machine picks sizes for that machine's
+caches; `PYCC_CACHE_L2` overrides it)."""
 
 from __future__ import annotations
 
-import functools
 import math
-from pathlib import Path
-
-_SYSFS = Path("/sys/devices/system/cpu/cpu0/cache")
-#: used when sysfs does not tell (bytes): common x86/arm server sizes
-_DEFAULT = {1: 32 << 10, 2: 512 << 10, 3: 8 << 20}
 
 
-@functools.cache
-def cache_bytes(level: int) -> int:
-    """The data (or unified) cache size of `level` (1, 2, 3) of CPU 0."""
-    try:
-        for index in sorted(_SYSFS.glob("index*")):
-            kind = (index / "type").read_text().strip()
-            if int((index / "level").read_text()) == level and kind in ("Data", "Unified"):
-                return _parse_size((index / "size").read_text().strip())
-    except (OSError, ValueError):
-        pass
-    return _DEFAULT[level]
-
-
-def _parse_size(text: str) -> int:
-    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
-    if text and text[-1].upper() in units:
-        return int(text[:-1]) * units[text[-1].upper()]
-    return int(text)
-
-
-def spatial_tile(depth: int, bytes_per_point: int, innermost: int = 256) -> list[int]:
+def spatial_tile(depth: int, bytes_per_point: int, l2: int, innermost: int = 256) -> list[int]:
     """Rectangular tile sizes whose data (`bytes_per_point` per iteration point, all arrays
     together) fill half the L2 cache: a long innermost extent for vector loops, the outer
     extents equal."""
     if depth == 1:
-        return [max(64, cache_bytes(2) // 2 // max(1, bytes_per_point))]
-    budget = cache_bytes(2) // 2 // max(1, bytes_per_point * innermost)
+        return [max(64, l2 // 2 // max(1, bytes_per_point))]
+    budget = l2 // 2 // max(1, bytes_per_point * innermost)
     side = max(4, int(budget ** (1 / (depth - 1))))
     return [side] * (depth - 1) + [innermost]
 
@@ -53,14 +28,14 @@ def time_tile(depth: int, bytes_per_point: int) -> list[int]:
     return [8, 8, 16, 256][: depth + 1] if depth == 3 else [4] * (depth + 1)
 
 
-def diamond_tile(depth: int, bytes_per_point: int) -> list[int]:
+def diamond_tile(depth: int, bytes_per_point: int, l2: int) -> list[int]:
     """Sizes (time, space...) of diamond time tiles. A diamond of size S is S sweeps high and
     S points wide along x_1 (the second size repeats the first); its points run step by step,
     so what must stay cached is one step's slab, S times the extents of the other dimensions
     (the parallelogram's, with 512 innermost for 2-D): S is the largest power of two (>= 8)
     for which the slab fits half the L2 cache."""
     others = {1: [], 2: [512]}.get(depth) or time_tile(depth, bytes_per_point)[2:]
-    budget = cache_bytes(2) // 2 // max(1, bytes_per_point * math.prod(others))
+    budget = l2 // 2 // max(1, bytes_per_point * math.prod(others))
     side = max(8, 1 << max(0, budget.bit_length() - 1))
     return [side, side, *others]
 

@@ -29,11 +29,10 @@ import islpy as isl
 from llvmlite import ir
 from llvmlite.ir import instructions as ins
 
-from ..ir_passes.affine import size_of
-from ..ir_passes.loops import invalidate
-from ..ir_passes.rewrite import copy_instruction, remap_operands, used_values
-from ..ir_passes.unroll import branch_to
-from ..runtime.parallel import context_value, emit_parallel_call, pack_context
+from ..ir_passes.core.affine import size_of
+from ..ir_passes.core.analyses import invalidate
+from ..ir_passes.core.rewrite import branch_to, copy_instruction, remap_operands, used_values
+from .parallel import context_value, emit_parallel_call, pack_context
 from .scop import Array, Scop, Statement
 
 PARALLEL_MARK = "pycc.parallel"

@@ -29,10 +29,11 @@ import islpy as isl
 from llvmlite import ir
 from llvmlite.ir import instructions as ins
 
-from ..ir_passes.affine import Polynomial, address_levels, size_of
-from ..ir_passes.debuginfo import describe
-from ..ir_passes.loops import BinOp, Const, Expr, Loop, Symbol, analyses
-from ..ir_passes.rewrite import used_values
+from ..ir_passes.core.affine import Polynomial, address_levels, size_of
+from ..ir_passes.core.analyses import analyses
+from ..ir_passes.core.debuginfo import describe
+from ..ir_passes.core.loops import BinOp, Const, Expr, Loop, Symbol
+from ..ir_passes.core.rewrite import used_values
 
 #: instructions a statement may contain besides loads and stores (no side effects, no control)
 _COMPUTE = frozenset(

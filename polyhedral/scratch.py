@@ -35,8 +35,8 @@ from dataclasses import dataclass, field
 import islpy as isl
 from llvmlite import ir
 
-from ..ir_passes.affine import size_of
-from ..ir_passes.rewrite import remap_operands
+from ..ir_passes.core.affine import size_of
+from ..ir_passes.core.rewrite import remap_operands
 from .codegen import I64, TwoLevel, allocate, release
 from .scop import Array
 

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 
 from llvmlite import ir
 
-from ..ir_passes.alignment import ACCESS_ALIGNED, MAX_ALIGNMENT, row_alignment
-from ..ir_passes.debuginfo import describe
+from ..ir_passes.core.alignment import ACCESS_ALIGNED, MAX_ALIGNMENT, row_alignment
+from ..ir_passes.core.debuginfo import describe
 
 _I64 = ir.IntType(64)
 _PTR = ir.PointerType()

@@ -17,11 +17,13 @@ from pathlib import Path
 import numpy as np
 
 from ..emit.host_jit import IRVerificationError, JitModule, compile_module
+from ..emit.targets import host_target
 from ..frontend.c_types import ArrayType, CType, FloatType, IntType, VoidType, numpy_dtype_name
 from ..frontend.declarations import apply_row_align
 from ..frontend.signature import FunctionInfo, LoweredModule
-from ..ir_passes.alignment import declared_pointer_alignment
-from ..ir_passes.pipeline import PassVerificationError, Remark, parse_pipeline, run_passes
+from ..ir_passes.core.alignment import declared_pointer_alignment
+from ..ir_passes.pipeline import PassVerificationError, parse_pipeline, run_passes
+from ..ir_passes.registry import Remark
 from .align_check import AlignmentCheck
 from .buffers import BufferSet, BufferSizeError, BufferSpec, check_budget, make_inputs
 from .compare import Tolerance, compare_buffers, compare_return_values, guard_damage
@@ -142,7 +144,7 @@ class _FileCheck:
     def prepare(self, names: list[str]) -> None:
         """Compile the JIT module and the reference for the functions to check."""
         try:
-            result = run_passes(self.lowered.module, self.steps)
+            result = run_passes(self.lowered.module, self.steps, target=host_target())
             if self.remarks is not None:
                 self.remarks(result.remarks)
             module = result.module

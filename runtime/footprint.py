@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 from ..emit.host_jit import JitModule, compile_module
 from ..frontend.signature import FunctionInfo, LoweredModule, Param
-from ..ir_passes.taint import DataDependence, analyse_footprint
+from ..ir_passes.core.taint import DataDependence, analyse_footprint
 from . import probe
 from .buffers import BufferSet
 from .isolate import ChildFailure, run_isolated

@@ -15,9 +15,11 @@ import warnings
 from collections.abc import Callable, Sequence
 
 from ..emit.host_jit import compile_module
+from ..emit.targets import host_target
 from ..frontend.c_types import ArrayType, PointerType
 from ..frontend.signature import FunctionInfo, LoweredModule, SkippedFunction
-from ..ir_passes.pipeline import PassRecord, Remark, parse_pipeline, run_passes
+from ..ir_passes.pipeline import PassRecord, parse_pipeline, run_passes
+from ..ir_passes.registry import Remark
 from .footprint import FootprintProbe, ParamFootprint
 from .marshal import (
     check_array,
@@ -114,7 +116,7 @@ class Library:
         """`relower` returns a fresh lowering of the same file (for footprint dry runs)."""
         self.path = lowered.source_path
         self.skipped: dict[str, SkippedFunction] = {s.name: s for s in lowered.skipped}
-        result = run_passes(lowered.module, parse_pipeline(passes or ""))
+        result = run_passes(lowered.module, parse_pipeline(passes or ""), target=host_target())
         #: what each pass of `passes` did: its name, arguments, remarks and time
         self.pass_records: list[PassRecord] = result.records
         #: every remark of the pipeline; `print(*lib.remarks, sep="\n")` shows them as clang would

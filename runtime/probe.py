@@ -26,10 +26,10 @@ from __future__ import annotations
 from llvmlite import ir
 from llvmlite.ir import instructions as ins
 
-from ..ir_passes.cfg import CFG
-from ..ir_passes.dominance import DominatorTree, dominator_tree
-from ..ir_passes.memory import base_objects, fixed_size, store_size
-from ..ir_passes.rewrite import remove_instruction, replace_uses
+from ..ir_passes.core.cfg import CFG
+from ..ir_passes.core.dominance import DominatorTree, dominator_tree
+from ..ir_passes.core.memory import base_objects, fixed_size, store_size
+from ..ir_passes.core.rewrite import remove_instruction, replace_uses
 
 REGION_SHIFT = 52
 REGION_COUNT = 1 << (64 - REGION_SHIFT)

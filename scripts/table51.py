@@ -57,9 +57,10 @@ def _columns(tuning) -> tuple[str, str, str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from pycc_stencil.emit.tuning import tune_module
+    from pycc_stencil.emit.targets import target_named
     from pycc_stencil.frontend import lower_file
     from pycc_stencil.ir_passes.strategy import SearchOptions
+    from pycc_stencil.ir_passes.tuning import tune_module
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--max-unroll", type=int, default=8)
@@ -73,8 +74,8 @@ def main(argv: list[str] | None = None) -> int:
     for file, (kernel, paper_base, paper_best, paper_strategy) in PAPER.items():
         lowered = lower_file(os.path.join(CORPUS, file))
         (function,) = [n for n, info in lowered.functions.items() if info.is_kernel]
-        model = tune_module(lowered.module, [function], "c66x", options)[0]
-        hexagon = tune_module(lowered.module, [function], "hexagon", options)[0]
+        model = tune_module(lowered.module, [function], target_named("c66x"), options)[0]
+        hexagon = tune_module(lowered.module, [function], target_named("hexagon"), options)[0]
         rows.append(
             [kernel, paper_base, paper_best, paper_strategy, *_columns(model), *_columns(hexagon)]
         )

@@ -7,7 +7,7 @@ import itertools
 import pytest
 from llvmlite import ir
 from pycc_stencil.frontend import lower_file
-from pycc_stencil.ir_passes.affine import Polynomial, accesses, integer_polynomial
+from pycc_stencil.ir_passes.core.affine import Polynomial, accesses, integer_polynomial
 
 
 def _function(tmp_path, source: str, name: str = "k") -> ir.Function:
@@ -112,7 +112,7 @@ def test_shifts_by_constants_are_multiplications(shift):
 
 
 def test_alignment_follows_coefficients_bases_and_known_divisors(tmp_path):
-    from pycc_stencil.ir_passes.alignment import address_alignment, power_of_two_dividing
+    from pycc_stencil.ir_passes.core.alignment import address_alignment, power_of_two_dividing
 
     f = _function(
         tmp_path,

@@ -17,10 +17,11 @@ import pytest
 from corpus.manifest import CORPUS_DIR, KERNELS
 from llvmlite import ir
 from pycc_stencil.cli import main as cli_main
+from pycc_stencil.emit.targets import host_target
 from pycc_stencil.frontend import lower_file
 from pycc_stencil.frontend.declarations import apply_row_align
-from pycc_stencil.ir_passes.affine import accesses
-from pycc_stencil.ir_passes.alignment import (
+from pycc_stencil.ir_passes.core.affine import accesses
+from pycc_stencil.ir_passes.core.alignment import (
     access_is_marked_aligned,
     declare_row_alignment,
     pointer_alignment,
@@ -29,6 +30,8 @@ from pycc_stencil.ir_passes.alignment import (
 from pycc_stencil.ir_passes.pipeline import parse_pipeline, run_passes
 from pycc_stencil.runtime.buffers import GUARD_BYTE, BufferSpec, make_inputs
 from pycc_stencil.runtime.check import CheckOptions, check_file
+
+HOST = host_target()
 
 I32, I64, F32 = ir.IntType(32), ir.IntType(64), ir.FloatType()
 V2 = ir.VectorType(F32, 2)
@@ -107,7 +110,7 @@ def test_aligned_attributes_and_assume_aligned_are_recorded(declared):
 
 
 def test_the_align_pass_uses_each_declaration(declared):
-    run_passes(declared.module, parse_pipeline("align"), verify=True)
+    run_passes(declared.module, parse_pipeline("align"), verify=True, target=HOST)
     module = declared.module
     # row_align(16), j steps by 1 from 0: only the element size; table[j & 7]: 4
     assert _aligns(module.get_global("padded")) == [("in", 4), ("table", 4), ("out", 4)]
@@ -125,7 +128,7 @@ def test_row_sizes_of_array_parameters_count_with_a_declared_base(tmp_path):
     apply_row_align(lowered, 8)  # every kernel without a pragma: typed, assumed, rows
     assert lowered.functions["padded"].row_align == 16  # the pragma wins
     assert lowered.functions["rows"].row_align == 8
-    run_passes(lowered.module, parse_pipeline("align"), verify=True)
+    run_passes(lowered.module, parse_pipeline("align"), verify=True, target=HOST)
     assert ("a", 8) in _aligns(lowered.module.get_global("rows"))
 
 
@@ -213,7 +216,7 @@ JACOBI = (1, [(-1, 0), (1, 0), (0, -1), (0, 1)])
 
 
 def _table(function: ir.Function) -> tuple[list[bool], list[bool]]:
-    result = run_passes(function.module, parse_pipeline("align"), verify=True)
+    result = run_passes(function.module, parse_pipeline("align"), verify=True, target=HOST)
     found = accesses(function)
     for access in found:
         marked = access_is_marked_aligned(access.instruction)
@@ -262,7 +265,7 @@ def test_the_pass_never_lowers_an_alignment():
     function = vector_kernel(*MEAN_1X3, row_align=None)
     for access in accesses(function):
         access.instruction.align = 16
-    run_passes(function.module, parse_pipeline("align"), verify=True)
+    run_passes(function.module, parse_pipeline("align"), verify=True, target=HOST)
     assert {a.instruction.align for a in accesses(function)} == {16}
     assert all(access_is_marked_aligned(a.instruction) for a in accesses(function))
 
@@ -273,7 +276,7 @@ def test_a_wider_vector_loop_follows_the_step():
     j = next(i for b in function.blocks for i in b.instructions if i.name == "j")
     step = j.incomings[1][0]
     step.operands = [step.operands[0], ir.Constant(I32, 4)]
-    run_passes(function.module, parse_pipeline("align"), verify=True)
+    run_passes(function.module, parse_pipeline("align"), verify=True, target=HOST)
     assert {a.instruction.align for a in accesses(function)} == {16}
 
 
@@ -295,7 +298,7 @@ def _corpus(name: str) -> str:
 def test_unrolled_pairs_follow_the_table(file, loads, store):
     lowered = lower_file(_corpus(file))
     apply_row_align(lowered, 8)
-    run_passes(lowered.module, parse_pipeline("unroll(2),align"), verify=True)
+    run_passes(lowered.module, parse_pipeline("unroll(2),align"), verify=True, target=HOST)
     (function,) = [f for f in lowered.module.functions if f.blocks]
     first = [a for a in accesses(function) if a.instruction.parent.name.endswith(".u0")]
     assert [a.instruction.align for a in first if not a.is_store] == loads
@@ -440,7 +443,7 @@ def test_row_align_does_not_apply_to_accesses_that_do_not_walk_a_row(tmp_path):
     path = tmp_path / "scale.c"
     path.write_text(INVARIANT)
     lowered = lower_file(str(path))
-    run_passes(lowered.module, parse_pipeline("unroll(2),align"), verify=True)
+    run_passes(lowered.module, parse_pipeline("unroll(2),align"), verify=True, target=HOST)
     function = lowered.module.get_global("scale")
     first = [a for a in accesses(function) if a.instruction.parent.name.endswith(".u0")]
     assert [(a.address.base.name, a.instruction.align) for a in first] == [

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from llvmlite import ir
-from pycc_stencil.ir_passes.cfg import CFG
-from pycc_stencil.ir_passes.dominance import VIRTUAL_EXIT, dominator_tree, post_dominator_tree
+from pycc_stencil.ir_passes.core.cfg import CFG
+from pycc_stencil.ir_passes.core.dominance import VIRTUAL_EXIT, dominator_tree, post_dominator_tree
 
 
 def diamond_in_loop():

@@ -10,15 +10,18 @@ import subprocess
 import sys
 
 import pytest
-from pycc_stencil.emit.compiler.command_line import (
+from pycc_stencil.dropin_command import (
     default_output,
     expand_response_files,
     parse_command,
 )
-from pycc_stencil.emit.compiler.split_source import split_source
-from pycc_stencil.emit.compiler.takeover import choose, unit_tag
+from pycc_stencil.dropin_split import split_source
+from pycc_stencil.dropin_takeover import choose, unit_tag
 from pycc_stencil.emit.target import UnsupportedTarget, target_from_flags
+from pycc_stencil.emit.targets import host_target
 from pycc_stencil.frontend import lower_file
+
+HOST = host_target()
 
 
 # ---------------------------------------------------------------- command lines
@@ -243,12 +246,14 @@ def test_choose_takes_over_written_out_kernels_only(unit):
 @pytest.mark.parametrize("passes", ["", "unroll(2)"])
 def test_contraction_flags_survive_the_passes(unit, passes):
     """gcc -O2 contracts; the passes print (verify) the module before the flags are added."""
-    from pycc_stencil.emit.compiler.takeover import kernel_module
+    from pycc_stencil.dropin_takeover import kernel_module
     from pycc_stencil.ir_passes.pipeline import parse_pipeline, run_passes
 
     path, lowered = unit
     takeovers, _ = choose(lowered, path.read_bytes(), "TAG")
-    lowered.module = run_passes(lowered.module, parse_pipeline(passes), verify=True).module
+    lowered.module = run_passes(
+        lowered.module, parse_pipeline(passes), verify=True, target=HOST
+    ).module
     text = kernel_module(lowered, takeovers, target_from_flags("cc", ["-O2"]), False, False)
     operations = re.findall(r"= (fadd|fmul)( contract)?", text)
     assert operations and all(flag for _, flag in operations)

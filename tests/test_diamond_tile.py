@@ -184,7 +184,9 @@ def _first_wavefront(path: str, function: str, shape: str, params: dict, sizes: 
     """How many non-empty tiles the first wavefront of `function`'s tiles has."""
     module = lower_file(path).module
     (scop,), _ = extract_scops(module.get_global(function), merge=False)
-    outcome = time_tile_module.time_tile(scop, compute_dependences(scop), sizes, shape)
+    outcome = time_tile_module.time_tile(
+        scop, compute_dependences(scop), sizes, l2=512 << 10, shape=shape
+    )
     program = outcome.schedule
     assert isinstance(program, TwoLevel), outcome.refused
     occupied = program.inner.get_domain().params()  # parameter values with some point

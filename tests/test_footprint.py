@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from conftest import BLUR3, GATHER, lowered_module
 from pycc_stencil.frontend import lower_file
-from pycc_stencil.ir_passes.debuginfo import location_of
+from pycc_stencil.ir_passes.core.debuginfo import location_of
 from pycc_stencil.runtime.footprint import FootprintError, FootprintProbe
 
 

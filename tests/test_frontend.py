@@ -17,8 +17,8 @@ from llvmlite import ir
 from pycc_stencil.diagnostics import CompilerError
 from pycc_stencil.frontend import c_types as ct
 from pycc_stencil.frontend import lower_file
-from pycc_stencil.frontend.symbolic import Var
-from pycc_stencil.ir_passes.debuginfo import location_of
+from pycc_stencil.ir_passes.core.debuginfo import location_of
+from pycc_stencil.ir_passes.core.symbolic import Var
 
 CORPUS = Path(__file__).parent / "corpus"
 

@@ -17,8 +17,9 @@ import os
 
 import islpy as isl
 import pytest
+from pycc_stencil.emit.targets import host_target
 from pycc_stencil.frontend import lower_file
-from pycc_stencil.ir_passes.loops import loops_of
+from pycc_stencil.ir_passes.core.analyses import loops_of
 from pycc_stencil.ir_passes.pipeline import parse_pipeline, run_passes
 from pycc_stencil.polyhedral.deps import compute_dependences
 from pycc_stencil.polyhedral.schedule.fuse_tile import fuse_tile
@@ -26,6 +27,8 @@ from pycc_stencil.polyhedral.schedule.time_tile import time_tile
 from pycc_stencil.polyhedral.scop import extract_scops
 from pycc_stencil.runtime.check import CheckOptions, check_file
 from test_tiling import stencil  # noqa: F401 (test_tiling's kernels: a fixture)
+
+HOST = host_target()
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 BLUR_SHARPEN = os.path.join(HERE, "..", "scripts", "bench_kernels", "blur_sharpen_f32.c")
@@ -65,7 +68,9 @@ def _check(path: str, function: str, params: dict, passes: str):
 def _innermost_trip_counts(path: str, function: str, passes: str) -> list[int | None]:
     """The trip counts (None: not a constant) of the innermost loops `passes` leave in
     `function` and the functions outlined from it."""
-    module = run_passes(lower_file(path).module, parse_pipeline(passes), verify=True).module
+    module = run_passes(
+        lower_file(path).module, parse_pipeline(passes), verify=True, target=HOST
+    ).module
     counts = []
     for fn in module.functions:
         if fn.blocks and fn.name.startswith(function):
@@ -109,7 +114,7 @@ def _assert_exact_full_tiles(program, values: dict[str, int], extent: int, most:
 def _program(path: str, function: str, transform, sizes: list[int]):
     scop = extract_scops(lower_file(path).module.get_global(function), transform is fuse_tile)
     scop = scop[0][0]
-    outcome = transform(scop, compute_dependences(scop), sizes)
+    outcome = transform(scop, compute_dependences(scop), sizes, l2=512 << 10)
     assert outcome.changed, outcome.refused
     return outcome.schedule
 

@@ -7,10 +7,13 @@ from __future__ import annotations
 import pytest
 from corpus.manifest import KERNELS
 from corpus_check import check_case, corpus_params
+from pycc_stencil.emit.targets import host_target
 from pycc_stencil.frontend import lower_file
-from pycc_stencil.ir_passes.loops import loops_of
+from pycc_stencil.ir_passes.core.analyses import loops_of
 from pycc_stencil.ir_passes.pipeline import parse_pipeline, run_passes
 from pycc_stencil.runtime.check import CheckOptions, check_file
+
+HOST = host_target()
 
 PIPELINES = ["unroll-full", "unroll-full,unroll(4)", "unroll-full,simd(4)"]
 #: corpus kernels with window loops (5×5 with a table, 3×3 signed, a window with an `if`
@@ -89,7 +92,7 @@ def windows(c_file):
 
 
 def test_window_nest_becomes_one_block_of_the_pixel_loop(windows):
-    result = run_passes(windows.module, parse_pipeline("unroll-full"), verify=True)
+    result = run_passes(windows.module, parse_pipeline("unroll-full"), verify=True, target=HOST)
     for name in ("window3", "window5"):
         function = result.module.get_global(name)
         rows, pixels = loops_of(function).loops
@@ -112,7 +115,7 @@ def test_window_nest_becomes_one_block_of_the_pixel_loop(windows):
 
 def test_window_order_of_additions_is_kept(windows):
     """The scalar chain `sum = sum + k*in` stays one chain of fadds in iteration order."""
-    run_passes(windows.module, parse_pipeline("unroll-full"), verify=True)
+    run_passes(windows.module, parse_pipeline("unroll-full"), verify=True, target=HOST)
     function = windows.module.get_global("window3")
     _, pixels = loops_of(function).loops
     fadds = [i for b in pixels.blocks for i in b.instructions if i.opname == "fadd"]
@@ -122,7 +125,7 @@ def test_window_order_of_additions_is_kept(windows):
 
 
 def test_limit_declines_with_the_sizes(windows):
-    result = run_passes(windows.module, parse_pipeline("unroll-full(40)"), verify=True)
+    result = run_passes(windows.module, parse_pipeline("unroll-full(40)"), verify=True, target=HOST)
     missed = [r for r in result.remarks if r.kind == "missed" and r.function == "window5"]
     assert any("exceeds the limit 40" in r.message for r in missed), [str(r) for r in missed]
     assert all(str(r).endswith("[-Rpass-missed=unroll-full]") for r in missed)
@@ -131,7 +134,9 @@ def test_limit_declines_with_the_sizes(windows):
 
 
 def test_flattened_window_lets_simd_bind_the_pixel_loop(windows):
-    result = run_passes(windows.module, parse_pipeline("unroll-full,simd(4)"), verify=True)
+    result = run_passes(
+        windows.module, parse_pipeline("unroll-full,simd(4)"), verify=True, target=HOST
+    )
     for name in ("window3", "window5"):
         simd = [r for r in result.remarks if r.pass_name == "simd" and r.function == name]
         assert [r.kind for r in simd] == ["passed"], [str(r) for r in simd]

@@ -20,8 +20,8 @@ import sys
 import islpy as isl
 import numpy as np
 import pytest
+from pycc_stencil.emit.targets import host_target
 from pycc_stencil.frontend import lower_file
-from pycc_stencil.polyhedral.cache_model import cache_bytes
 from pycc_stencil.polyhedral.deps import compute_dependences
 from pycc_stencil.polyhedral.schedule.fuse_tile import fuse_tile
 from pycc_stencil.polyhedral.scop import extract_scops
@@ -186,7 +186,7 @@ def test_tile_footprints_of_blur_sharpen():
     stencil's radius (its box: corners included), bx two rows more (the vertical blur)."""
     function = lower_file(BLUR_SHARPEN).module.get_global("kernel_blur_sharpen_f32")
     (scop,), _ = extract_scops(function)
-    outcome = fuse_tile(scop, compute_dependences(scop), [4, 8])
+    outcome = fuse_tile(scop, compute_dependences(scop), [4, 8], l2=512 << 10)
     assert outcome.changed and not outcome.refused
     fix = isl.Set("[h, w, tile0, tile1] -> { : h = 100 and w = 100 and tile0 = 1 and tile1 = 2 }")
     instances = outcome.schedule.inner.get_domain().intersect_params(fix)
@@ -300,7 +300,9 @@ def test_o3_fuses_a_pipeline_with_local_intermediates(tmp_path):
     (unit,) = [u for u in units if u.get("source", "").endswith("kernels.c")]
     (record,) = [f for f in unit["functions"] if f["name"] == "unsharp_local"]
     assert any("bx, by contracted" in r for r in record["remarks"]), record
-    large = cache_bytes(2) // (4 * 512) + 67  # each float image of large x 512 exceeds L2
+    large = (
+        host_target().cache_bytes(2) // (4 * 512) + 67
+    )  # each float image of large x 512 exceeds L2
     for h, w in [(large, 512), (61, 37), (3, 5)]:
         want = subprocess.run([tmp_path / "ref", str(h), str(w)], capture_output=True, text=True)
         got = subprocess.run(

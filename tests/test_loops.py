@@ -18,15 +18,8 @@ import pytest
 from llvmlite import binding as llvm
 from llvmlite import ir
 from pycc_stencil.frontend import lower_file
-from pycc_stencil.ir_passes.loops import (
-    FunctionAnalyses,
-    Loop,
-    LoopInfo,
-    analyses,
-    invalidate,
-    invariant_expr,
-    loops_of,
-)
+from pycc_stencil.ir_passes.core.analyses import FunctionAnalyses, analyses, invalidate, loops_of
+from pycc_stencil.ir_passes.core.loops import Loop, LoopInfo, invariant_expr
 
 I1, I32, I64 = ir.IntType(1), ir.IntType(32), ir.IntType(64)
 CC = shutil.which("cc")
@@ -503,12 +496,14 @@ def test_cache_and_invalidation():
     loop_block.terminator = None
     ir.IRBuilder(loop_block).branch(f.blocks[3])
     assert len(loops_of(f)) == 1  # stale until invalidated
-    invalidate(f)
-    assert analyses(f) is not first and len(loops_of(f)) == 0
+    assert first.check_preserved(["cfg", "loops"]) == "the cfg analysis of @rotated changed"
+    invalidate(f, keep=["dominators"])
+    assert first.cached == ["dominators"]
+    assert analyses(f) is first and len(loops_of(f)) == 0
     fresh = FunctionAnalyses(clang_rotated())
-    assert len(fresh.loops) == 1
+    assert len(fresh.loops) == 1 and fresh.check_preserved(["loops"]) is None
     fresh.invalidate()
-    assert "loops" not in fresh.__dict__ and len(fresh.loops) == 1
+    assert fresh.cached == [] and len(fresh.loops) == 1
 
 
 def test_conftest_kernel_blur3():

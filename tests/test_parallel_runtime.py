@@ -15,19 +15,19 @@ import numpy as np
 import pytest
 from conftest import I64, PTR, Kernel, counted_loop, element, lowered_module
 from llvmlite import ir
-from pycc_stencil.emit.compiler.takeover import Takeover, kernel_module
+from pycc_stencil.dropin_takeover import Takeover, kernel_module
 from pycc_stencil.emit.host_jit import compile_module
 from pycc_stencil.emit.host_object import compile_to_object
 from pycc_stencil.emit.target import target_from_flags
 from pycc_stencil.frontend import c_types as ct
-from pycc_stencil.runtime.isolate import run_isolated
-from pycc_stencil.runtime.parallel import (
+from pycc_stencil.polyhedral.parallel import (
     BODY_TYPE,
     PARALLEL_FOR,
     emit_parallel_call,
     pack_context,
     unpack_context,
 )
+from pycc_stencil.runtime.isolate import run_isolated
 
 LO = 3  # ranges start away from 0, so a runtime that ignores `lo` is caught
 GUARD = -1

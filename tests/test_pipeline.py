@@ -13,18 +13,18 @@ import pytest
 from pycc_stencil import load
 from pycc_stencil.cli import main
 from pycc_stencil.diagnostics import SourceLocation
+from pycc_stencil.emit.targets import host_target
 from pycc_stencil.frontend import lower_file
 from pycc_stencil.ir_passes import pipeline
 from pycc_stencil.ir_passes.pipeline import (
-    PassContext,
-    PassSpec,
     PassVerificationError,
     PipelineError,
-    Remark,
     parse_pipeline,
-    register,
     run_passes,
 )
+from pycc_stencil.ir_passes.registry import PassContext, PassSpec, Remark, register
+
+HOST = host_target()
 
 REGISTRY = {
     "unroll": PassSpec(lambda m, n: m, (int,)),
@@ -129,7 +129,7 @@ def test_loop_info_reports_each_loop_at_its_header_and_is_timed(c_file):
     path = c_file(STENCIL)
     module = lower_file(str(path), []).module
     before = str(module)
-    result = run_passes(module, parse_pipeline("loop-info"), verify=True)
+    result = run_passes(module, parse_pipeline("loop-info"), verify=True, target=HOST)
     assert str(result.module) == before  # analysis only
     assert [str(r) for r in result.remarks] == [
         f"{path}:3:23: remark: {OUTER_LOOP} [-Rpass-analysis=loop-info]",

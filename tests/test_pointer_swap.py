@@ -15,6 +15,7 @@ import re
 
 import pytest
 from corpus.manifest import KERNELS
+from pycc_stencil.emit.targets import host_target
 from pycc_stencil.frontend import lower_file
 from pycc_stencil.ir_passes.pipeline import parse_pipeline, run_passes
 from test_tiling import (
@@ -30,6 +31,8 @@ from test_tiling import (
     missed,
     passed,
 )
+
+HOST = host_target()
 
 SWAP_C = r"""
 /* 1-D jacobi, one sweep per step, then the pointers swap (tmp declared in the loop) */
@@ -228,7 +231,9 @@ def test_aliasing_arguments_stay_exact(source, steps, passes):
         source("jacobi1d_same"), "jacobi1d_same", {"T": steps, "n": 23}, passes
     )
     assert_bit_exact(result, remarks)
-    applied = run_passes(lower_file(source("jacobi1d_same")).module, parse_pipeline(passes))
+    applied = run_passes(
+        lower_file(source("jacobi1d_same")).module, parse_pipeline(passes), target=HOST
+    )
     assert swap_remarks(r for r in applied.remarks if r.function == "jacobi1d"), applied.remarks
 
 
@@ -353,7 +358,9 @@ def test_swaps_that_are_not_rewritten_keep_the_loop(source, function, reason, pa
     assert not passed(remarks), remarks
     refused = [m for m in missed(remarks) if m.startswith("pointer-swap loop not unrolled: ")]
     assert refused and reason in refused[0], remarks
-    module = run_passes(lower_file(source(function)).module, parse_pipeline("time-tile"))
+    module = run_passes(
+        lower_file(source(function)).module, parse_pipeline("time-tile"), target=HOST
+    )
     scop = [r.message for r in module.remarks if r.function == function]
     assert any("not a SCoP: pointer swap" in m for m in scop), scop
 

@@ -5,10 +5,13 @@ construct that makes a nest non-affine; such nests are left untouched and stay b
 from __future__ import annotations
 
 import pytest
+from pycc_stencil.emit.targets import host_target
 from pycc_stencil.frontend import lower_file
 from pycc_stencil.ir_passes.pipeline import parse_pipeline, run_passes
 from pycc_stencil.polyhedral.scop import extract_scops
 from test_tiling import assert_bit_exact, assert_refused, check_tiled, missed
+
+HOST = host_target()
 
 AFFINE_C = r"""
 void sweep(int n, int m, const double *a, double *b) {
@@ -238,7 +241,9 @@ def test_non_affine_nests_are_named_and_left_untouched(
 def test_row_pointers_are_named(not_affine_c):
     """`float **rows` cannot be checked by the harness (no array to pass): the remark only."""
     for passes in ("time-tile", "tile(4,5)"):
-        result = run_passes(lower_file(not_affine_c).module, parse_pipeline(passes), verify=True)
+        result = run_passes(
+            lower_file(not_affine_c).module, parse_pipeline(passes), verify=True, target=HOST
+        )
         mine = [r for r in result.remarks if r.function == "row_pointers"]
         assert not [r for r in mine if r.kind == "passed"], mine
         reasons = [r.message for r in mine if r.kind == "missed"]
@@ -252,6 +257,6 @@ def test_row_pointers_are_named(not_affine_c):
     "function, words", [("ragged", "data-dependent"), ("swap_loop", "pointer swap")]
 )
 def test_remarks_name_data_dependent_bounds_and_pointer_swaps(not_affine_c, function, words):
-    result = run_passes(lower_file(not_affine_c).module, parse_pipeline("tile"))
+    result = run_passes(lower_file(not_affine_c).module, parse_pipeline("tile"), target=HOST)
     reasons = [r.message for r in result.remarks if r.function == function]
     assert any(words in m for m in reasons), reasons

@@ -11,14 +11,16 @@ import numpy as np
 import pytest
 from corpus.manifest import CORPUS_DIR, KERNELS
 from corpus_check import case_label, check_case
-from llvmlite import ir
 from pycc_stencil import load
+from pycc_stencil.emit.targets import host_target, target_named
 from pycc_stencil.frontend import lower_file
-from pycc_stencil.ir_passes.alignment import declare_row_alignment
-from pycc_stencil.ir_passes.loops import loops_of
+from pycc_stencil.ir_passes.core.alignment import declare_row_alignment
+from pycc_stencil.ir_passes.core.analyses import loops_of
+from pycc_stencil.ir_passes.core.target import set_target
 from pycc_stencil.ir_passes.pipeline import PipelineError, parse_pipeline, run_passes
-from pycc_stencil.ir_passes.target_info import set_cpu_features, vector_bytes
 from pycc_stencil.runtime.check import CheckOptions, check_file
+
+HOST = host_target()
 
 
 def _check(entry, variant, params, passes):
@@ -161,7 +163,7 @@ def _load(path, passes=None):
 
 def _run(path, passes):
     module = lower_file(path).module
-    return run_passes(module, parse_pipeline(passes), verify=True)
+    return run_passes(module, parse_pipeline(passes), verify=True, target=HOST)
 
 
 def _function_text(result, name):
@@ -271,13 +273,10 @@ def test_overlapping_buffers_take_the_scalar_path_when_needed(kernels_c, offset,
 
 
 def test_width_from_the_target():
-    module = ir.Module()
-    set_cpu_features(module, "+sse2,+sse4.2")
-    assert vector_bytes(module) == 16
-    set_cpu_features(module, "+avx,+avx2,+fma")
-    assert vector_bytes(module) == 32
-    module.triple = "hexagon-unknown-elf"
-    assert vector_bytes(module) == 128
+    assert host_target(features="+sse2,+sse4.2").vector_bytes == 16
+    assert host_target(features="+avx,+avx2,+fma").vector_bytes == 32
+    assert target_named("hexagon").vector_bytes == 128
+    assert target_named("c66x").vector_bytes == 8
 
 
 def test_neighbours_are_shuffled_from_shared_row_vectors(kernels_c):
@@ -296,7 +295,7 @@ def test_neighbour_mode_follows_the_target_costs(kernels_c):
     host = _function_text(_run(kernels_c, "unroll(32),simd(8)"), "smooth")
     assert "shufflevector <8 x float> %" not in host.replace("undef", "")
     module = lower_file(kernels_c).module
-    module.triple = "hexagon-unknown-elf"
+    set_target(module, target_named("hexagon"))
     hexagon = run_passes(module, parse_pipeline("unroll(32),simd(8)"), verify=True).module
     assert "shufflevector <8 x float>" in str(hexagon.get_global("smooth"))
 
@@ -336,7 +335,7 @@ def test_peeling_makes_the_store_aligned():
     aligned; one peeled iteration aligns the load and the store at x (the store counts more)."""
     lowered = lower_file(os.path.join(CORPUS_DIR, "c66x", "mean_filter_1x3.c"))
     declare_row_alignment(lowered.module.get_global("MeanFilter1x3"), 8)
-    result = run_passes(lowered.module, parse_pipeline("simd(2),align"), verify=True)
+    result = run_passes(lowered.module, parse_pipeline("simd(2),align"), verify=True, target=HOST)
     text = str(result.module.get_global("MeanFilter1x3"))
     assert re.search(r"store <2 x float> .*, align 8", text)
     assert any("1 iteration(s) peeled" in r.message for r in result.remarks)
@@ -347,7 +346,7 @@ def test_stores_in_both_arms_become_one_store_and_clamps_select_on_their_branch(
     store of a select, so the loop is vectorized; the nested ternary clamp of
     sobel_sum_s16_sat selects on each branch's own condition (min/max for LLVM)."""
     lowered = lower_file(os.path.join(CORPUS_DIR, "legacy", "sobel_s16.c"))
-    result = run_passes(lowered.module, parse_pipeline("simd(8)"), verify=True)
+    result = run_passes(lowered.module, parse_pipeline("simd(8)"), verify=True, target=HOST)
     passed = [r for r in result.remarks if r.kind == "passed"]
     assert {r.location.line for r in passed} == {14, 37}
     text = str(result.module.get_global("sobel_mag_s16"))

@@ -20,9 +20,13 @@ from pathlib import Path
 import pytest
 from corpus.manifest import CORPUS_DIR, KERNELS
 from corpus_check import case_label, corpus_cflags, corpus_extents
+from pycc_stencil.emit.targets import host_target
 from pycc_stencil.frontend import lower_file
-from pycc_stencil.ir_passes.pipeline import Remark, parse_pipeline, run_passes
+from pycc_stencil.ir_passes.pipeline import parse_pipeline, run_passes
+from pycc_stencil.ir_passes.registry import Remark
 from pycc_stencil.runtime.check import CheckOptions, CheckResult, check_file
+
+HOST = host_target()
 
 TILING_PASSES = (
     "tile",
@@ -436,7 +440,7 @@ def test_fixed_arrays_with_run_time_extents(stencil, steps, m, n, passes):
 def _outlined_parallel_loops(path: str, function: str, passes: str) -> list[str]:
     """Names of the functions outlined from `function` for `__pycc_parallel_for`."""
     module = lower_file(path).module
-    result = run_passes(module, parse_pipeline(passes), verify=True)
+    result = run_passes(module, parse_pipeline(passes), verify=True, target=HOST)
     text = str(result.module)
     names = [f.name for f in result.module.functions if f.name.startswith(f"{function}.par")]
     return names if "__pycc_parallel_for" in text else []

@@ -11,19 +11,22 @@ from corpus.manifest import CORPUS_DIR
 from pycc_stencil.cli import main
 from pycc_stencil.emit import hexagon, x86_cost
 from pycc_stencil.emit.c66x_model import c66x_loops
+from pycc_stencil.emit.targets import host_target
 from pycc_stencil.frontend import lower_file
+from pycc_stencil.ir_passes.core.target import Cost
 from pycc_stencil.ir_passes.pipeline import parse_pipeline, run_passes
 from pycc_stencil.ir_passes.strategy import (
     CONVERGED,
     PIPELINING_LOST,
     REGISTERS,
-    Cost,
     SearchOptions,
     Strategy,
     StrategyFailed,
     search,
 )
 from pycc_stencil.runtime.check import CheckOptions, check_file
+
+HOST = host_target()
 
 C66X = os.path.join(CORPUS_DIR, "c66x")
 
@@ -133,7 +136,7 @@ void MatrixAdd(float *restrict a, float *restrict b, int size_x, int size_y, flo
 
 
 def _module(path, pipeline=""):
-    return run_passes(lower_file(str(path)).module, parse_pipeline(pipeline)).module
+    return run_passes(lower_file(str(path)).module, parse_pipeline(pipeline), target=HOST).module
 
 
 def test_hexagon_pipelined_loop_has_a_prologue_and_ii_packets(tmp_path):
@@ -321,7 +324,7 @@ def test_passes_auto_is_bit_exact(file, function, params):
 def test_passes_auto_applies_the_host_choice_or_keeps_the_original_loop(tmp_path):
     for kernel in ("matrix_add.c", "sobel.c", "lucas_kanade.c"):
         lowered = lower_file(os.path.join(C66X, kernel))
-        applied = run_passes(lowered.module, parse_pipeline("auto"), verify=True)
+        applied = run_passes(lowered.module, parse_pipeline("auto"), verify=True, target=HOST)
         messages = [r.message for r in applied.remarks if r.pass_name == "auto"]
         unrolled = [
             r for r in applied.remarks if r.pass_name in ("unroll", "simd") and r.kind == "passed"
@@ -336,7 +339,7 @@ def test_passes_auto_applies_the_host_choice_or_keeps_the_original_loop(tmp_path
     # printed modules (check, emit and the verifier print them) still tune and unroll
     printed = lower_file(os.path.join(C66X, "sobel.c")).module
     str(printed)
-    run_passes(printed, parse_pipeline("loop-info,auto"), verify=True)
+    run_passes(printed, parse_pipeline("loop-info,auto"), verify=True, target=HOST)
 
 
 def test_tune_host_time_confirms_with_jit_timing(capsys):

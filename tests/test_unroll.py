@@ -6,9 +6,12 @@ from __future__ import annotations
 import pytest
 from corpus.manifest import KERNELS
 from corpus_check import case_label, check_case
+from pycc_stencil.emit.targets import host_target
 from pycc_stencil.frontend import lower_file
-from pycc_stencil.ir_passes.loops import loops_of
+from pycc_stencil.ir_passes.core.analyses import loops_of
 from pycc_stencil.ir_passes.pipeline import PipelineError, parse_pipeline, run_passes
+
+HOST = host_target()
 
 FACTORS = [2, 3, 8]
 CHOSEN = [
@@ -61,7 +64,9 @@ def lowered(tmp_path):
 
 @pytest.mark.parametrize("factor", [2, 3, 4, 8])
 def test_unrolled_loop_steps_by_factor_and_remarks(lowered, factor):
-    result = run_passes(lowered.module, parse_pipeline(f"unroll({factor})"), verify=True)
+    result = run_passes(
+        lowered.module, parse_pipeline(f"unroll({factor})"), verify=True, target=HOST
+    )
     function = result.module.get_global("f")
     loops = loops_of(function).loops
     steps = sorted(iv.step for loop in loops for iv in loop.induction_variables)
@@ -73,7 +78,7 @@ def test_unrolled_loop_steps_by_factor_and_remarks(lowered, factor):
 
 
 def test_a_loop_with_an_early_break_is_declined(lowered):
-    result = run_passes(lowered.module, parse_pipeline("unroll(4)"), verify=True)
+    result = run_passes(lowered.module, parse_pipeline("unroll(4)"), verify=True, target=HOST)
     missed = [r for r in result.remarks if r.kind == "missed"]
     assert len(missed) == 1 and missed[0].function == "g"
     assert "loop not unrolled" in missed[0].message and "early exit" in missed[0].message
@@ -82,7 +87,7 @@ def test_a_loop_with_an_early_break_is_declined(lowered):
 
 def test_factor_one_is_a_no_op(lowered):
     before = str(lowered.module)
-    result = run_passes(lowered.module, parse_pipeline("unroll(1)"), verify=True)
+    result = run_passes(lowered.module, parse_pipeline("unroll(1)"), verify=True, target=HOST)
     assert str(result.module) == before and result.remarks == []
 
 

@@ -11,10 +11,13 @@ import pytest
 from corpus_check import check_case, corpus_params
 from llvmlite import ir
 from pycc_stencil.emit.host_jit import compile_module, initialize
+from pycc_stencil.emit.targets import host_target
 from pycc_stencil.frontend import lower_file
-from pycc_stencil.ir_passes.loops import loops_of
+from pycc_stencil.ir_passes.core.analyses import loops_of
 from pycc_stencil.ir_passes.pipeline import parse_pipeline, run_passes
 from pycc_stencil.ir_passes.unroll import is_remainder
+
+HOST = host_target()
 
 FACTOR = 4
 #: (kernel, parameters): the outer loop runs 0, 1, N-1, N+1 times, then odd and prime sizes
@@ -68,7 +71,9 @@ def _poison_remainder(function: ir.Function) -> None:
 @pytest.fixture
 def poisoned_add(c_file):
     lowered = lower_file(str(c_file(MATRIX_ADD)))
-    result = run_passes(lowered.module, parse_pipeline(f"unroll-jam({FACTOR})"), verify=True)
+    result = run_passes(
+        lowered.module, parse_pipeline(f"unroll-jam({FACTOR})"), verify=True, target=HOST
+    )
     assert [r.kind for r in result.remarks] == ["passed"]
     _poison_remainder(lowered.module.get_global("add"))
     initialize()
@@ -124,7 +129,7 @@ void two_inner(int n, float *a) {
 def test_illegal_or_unsupported_nests_are_declined(c_file):
     lowered = lower_file(str(c_file(DECLINED)))
     before = str(lowered.module)
-    result = run_passes(lowered.module, parse_pipeline("unroll-jam(2)"), verify=True)
+    result = run_passes(lowered.module, parse_pipeline("unroll-jam(2)"), verify=True, target=HOST)
     missed = {r.function: r.message for r in result.remarks if r.kind == "missed"}
     assert "inner trip count depends on the outer loop" in missed["triangle"]
     assert "an address depends on %" in missed["gather"]  # the loaded index

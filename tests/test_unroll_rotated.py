@@ -11,9 +11,12 @@ import numpy as np
 import pytest
 from llvmlite import ir
 from pycc_stencil.emit.host_jit import compile_module, initialize
-from pycc_stencil.ir_passes.loops import loops_of
+from pycc_stencil.emit.targets import host_target
+from pycc_stencil.ir_passes.core.analyses import loops_of
 from pycc_stencil.ir_passes.pipeline import parse_pipeline, run_passes
 from pycc_stencil.ir_passes.unroll import is_remainder, unrolled_loops
+
+HOST = host_target()
 
 I1, I32, I64 = ir.IntType(1), ir.IntType(32), ir.IntType(64)
 PTR = ir.PointerType()
@@ -169,7 +172,7 @@ def test_rotated_loop_unrolled_is_exact(kernel, factor):
     initialize()
     build, run = KERNELS[kernel]
     original, unrolled = build(), build()
-    result = run_passes(unrolled, parse_pipeline(f"unroll({factor})"), verify=True)
+    result = run_passes(unrolled, parse_pipeline(f"unroll({factor})"), verify=True, target=HOST)
     passed = [r.message for r in result.remarks if r.kind == "passed"]
     assert passed == [f"loop unrolled by {factor}"], [str(r) for r in result.remarks]
     function = unrolled.get_global("kernel")
@@ -210,7 +213,7 @@ def constant_rotated() -> ir.Module:
 def test_rotated_constant_loop_is_fully_unrolled():
     initialize()
     original, flat = constant_rotated(), constant_rotated()
-    result = run_passes(flat, parse_pipeline("unroll-full"), verify=True)
+    result = run_passes(flat, parse_pipeline("unroll-full"), verify=True, target=HOST)
     assert [r.message for r in result.remarks] == ["loop fully unrolled (6 iterations)"]
     function = flat.get_global("kernel")
     assert loops_of(function).loops == [] and len(function.blocks) == 1

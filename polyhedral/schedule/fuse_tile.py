@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import islpy as isl
 
-from ..cache_model import cache_bytes, spatial_tile
+from ..cache_model import spatial_tile
 from ..codegen import PARALLEL_MARK, Contraction, TwoLevel
 from ..deps import Dependences
 from ..scop import LoopNode, Scop, Statement
@@ -41,7 +41,7 @@ from .outcome import Outcome
 _MAX_COLOURS = 3
 
 
-def fuse_tile(scop: Scop, deps: Dependences, sizes: list[int]) -> Outcome:
+def fuse_tile(scop: Scop, deps: Dependences, sizes: list[int], *, l2: int) -> Outcome:
     outcome = Outcome(scop.schedule())
     stages = [nest.statements() for nest in scop.nests]
     if len(stages) < 2:
@@ -53,7 +53,7 @@ def fuse_tile(scop: Scop, deps: Dependences, sizes: list[int]) -> Outcome:
         return outcome
     last = scop.nests[-1]
     depth = _perfect_depth(last)
-    want = sizes or _strip(scop)
+    want = sizes or _strip(scop, l2)
     if len(want) > depth:
         outcome.refuse(
             f"the live-out loop nest is {depth} deep, shallower than the {len(want)} tile sizes"
@@ -123,14 +123,14 @@ def _sets(union: isl.UnionSet) -> list[isl.Set]:
     return out
 
 
-def _strip(scop: Scop) -> list[int]:
+def _strip(scop: Scop, l2: int) -> list[int]:
     """Default tiles: strips of whole rows (the outer loop tiled), as many rows as a 512-wide
     slice of all the arrays fits in the L2 cache. Tiles that also cut the rows turn the
     streams over the arrays into short runs: 64x256 tiles ran blur-sharpen at 4096^2 at 0.82x
     gcc's time, 64-row strips at 1.0-1.2x. A 1-D pipeline gets `tile`'s 1-D size."""
     if _perfect_depth(scop.nests[-1]) == 1:
-        return spatial_tile(1, scop.bytes_per_point())
-    return [max(8, min(256, cache_bytes(2) // (512 * scop.bytes_per_point())))]
+        return spatial_tile(1, scop.bytes_per_point(), l2)
+    return [max(8, min(256, l2 // (512 * scop.bytes_per_point())))]
 
 
 def _perfect_depth(nest: LoopNode) -> int:

@@ -12,7 +12,7 @@ from . import bands
 from .outcome import Outcome
 
 
-def tile(scop, deps: Dependences, sizes: list[int]) -> Outcome:
+def tile(scop, deps: Dependences, sizes: list[int], *, l2: int) -> Outcome:
     schedule = scop.schedule()
     outcome = Outcome(schedule)
     pending = [bands.path_of(n) for n in bands.chain_starts(schedule.get_root())]
@@ -20,7 +20,7 @@ def tile(scop, deps: Dependences, sizes: list[int]) -> Outcome:
         path = pending.pop(0)
         node = bands.node_at(outcome.schedule, path)
         depth = bands.chain_depth(node)
-        want = sizes or spatial_tile(depth, scop.bytes_per_point())
+        want = sizes or spatial_tile(depth, scop.bytes_per_point(), l2)
         if len(want) > depth:
             pending += _inner(node)
             outcome.refuse(f"band of depth {depth} is shallower than the {len(want)} tile sizes")

@@ -54,7 +54,9 @@ _WHY_DIAMOND = (
 )
 
 
-def time_tile(scop: Scop, deps: Dependences, sizes: list[int], shape: str = "auto") -> Outcome:
+def time_tile(
+    scop: Scop, deps: Dependences, sizes: list[int], *, l2: int, shape: str = "auto"
+) -> Outcome:
     """Time-tile every iterated stencil of `scop`; `shape` is "diamond" or "parallelogram"
     (refused when that shape is illegal) or "auto": diamond tiles when they are legal,
     parallelogram tiles otherwise (see the module docstring for why)."""
@@ -67,7 +69,7 @@ def time_tile(scop: Scop, deps: Dependences, sizes: list[int], shape: str = "aut
             continue
         why_not = ""
         if shape != "parallelogram":
-            done = _attempt(scop, deps, outcome.schedule, path, nest, sweeps, sizes, True)
+            done = _attempt(scop, deps, outcome.schedule, path, nest, sweeps, sizes, l2)
             if not isinstance(done, str):
                 why = "" if shape == "diamond" else _WHY_DIAMOND
                 outcome.accept(done[0], done[1] + why)
@@ -76,7 +78,7 @@ def time_tile(scop: Scop, deps: Dependences, sizes: list[int], shape: str = "aut
                 outcome.refuse(f"no diamond tiles: {done}")
                 continue
             why_not = f"; not diamond tiles: {done}"
-        done = _attempt(scop, deps, outcome.schedule, path, nest, sweeps, sizes, False)
+        done = _attempt(scop, deps, outcome.schedule, path, nest, sweeps, sizes, None)
         if isinstance(done, str):
             outcome.refuse(done + why_not)
         else:
@@ -85,15 +87,18 @@ def time_tile(scop: Scop, deps: Dependences, sizes: list[int], shape: str = "aut
 
 
 def _attempt(
-    scop: Scop, deps: Dependences, schedule, path, nest: LoopNode, sweeps, sizes, diamond: bool
+    scop: Scop, deps: Dependences, schedule, path, nest: LoopNode, sweeps, sizes, l2: int | None
 ) -> tuple[TwoLevel, str] | str:
-    """The time-tiled program of one nest and its remark, or why it cannot be built."""
+    """The time-tiled program of one nest and its remark, or why it cannot be built: diamond
+    tiles sized for an `l2`-byte cache, or parallelogram tiles when `l2` is None."""
+    diamond = l2 is not None
     space = space_depth(sweeps)
     y = _skewed(scop, deps, nest, sweeps, space, diamond)
     if isinstance(y, str):
         return y
     # the sizes given first (time, then space outermost first), the cache model's after
-    defaults = (diamond_sizes if diamond else default_sizes)(space, scop.bytes_per_point())
+    points = scop.bytes_per_point()
+    defaults = diamond_sizes(space, points, l2) if diamond else default_sizes(space, points)
     want = [*sizes, *defaults[len(sizes) :]][: space + 1]
     # the time size counts sweeps (rounded up to whole steps), so the one-sweep `%2`
     # form and the K-sweep form of a stencil get the same tiles

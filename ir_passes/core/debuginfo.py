@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from llvmlite import ir
 
-from ..diagnostics import SourceLocation
+from ...diagnostics import SourceLocation
 
 
 def _field(node: object, key: str) -> object:

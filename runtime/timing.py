@@ -18,8 +18,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..frontend.c_types import ArrayType, FloatType
-from ..runtime.library import load
-from ..runtime.marshal import buffer_dtype, convert_scalar, declared_shape, is_buffer
+from .library import load
+from .marshal import buffer_dtype, convert_scalar, declared_shape, is_buffer
 
 MID_SIZE = 200
 

@@ -9,7 +9,7 @@ import os
 import sys
 from dataclasses import asdict, dataclass, field
 
-from ... import __version__
+from . import __version__
 
 
 @dataclass
@@ -72,3 +72,16 @@ def remark(source: str, function: FunctionRecord, detail: str) -> None:
 
 def verbose() -> bool:
     return os.environ.get("PYCC_VERBOSE", "") not in ("", "0")
+
+
+@dataclass
+class UnitResult:
+    """pycc-stencil's part of one translation unit (also what the cache stores)."""
+
+    functions: list[FunctionRecord] = field(default_factory=list)
+    split_source: bytes | None = None  # None: the whole file goes to cc unchanged
+    pycc_output: bytes | None = None  # object file, or assembly text for -S
+    reason: str | None = None
+    internal_error: bool = False  # a pycc-stencil bug: not cached, so a fixed tool retries
+    failure: str | None = None  # pycc-stencil itself failed on the file (crash, timeout)
+    time_ms: dict[str, float] = field(default_factory=dict)  # frontend, codegen

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from typing import TextIO
 
-from .tuning import KernelTuning
+from .ir_passes.tuning import KernelTuning
 
 _UNIT = {"host": "cycles/iter", "hexagon": "packets/iter", "c66x": "II/iter"}
 _HEADERS = ("strategy", "", "registers", "instructions", "pipelined", "note")

@@ -6,19 +6,18 @@ from __future__ import annotations
 import os
 import time
 
-from ...diagnostics import CompilerError
-from ...frontend import lower_file
-from ...frontend.declarations import apply_row_align
-from ...frontend.signature import LoweredModule
-from ...ir_passes.pipeline import PipelineResult, parse_pipeline, run_passes
-from ...ir_passes.target_info import set_cpu_features
-from ..host_object import compile_to_assembly, compile_to_object
-from ..target import TargetSpec, UnsupportedTarget, target_from_flags
-from .command_line import CompilerCommand
-from .driver import UnitResult
-from .report import FunctionRecord
-from .split_source import split_source
-from .takeover import Takeover, choose, kernel_module, unit_tag
+from .diagnostics import CompilerError
+from .dropin_command import CompilerCommand
+from .dropin_report import FunctionRecord, UnitResult
+from .dropin_split import split_source
+from .dropin_takeover import Takeover, choose, kernel_module, unit_tag
+from .emit.host_object import compile_to_assembly, compile_to_object
+from .emit.target import TargetSpec, UnsupportedTarget, target_from_flags
+from .emit.targets import host_target
+from .frontend import lower_file
+from .frontend.declarations import apply_row_align
+from .frontend.signature import LoweredModule
+from .ir_passes.pipeline import PipelineResult, parse_pipeline, run_passes
 
 
 def compile_kernels(
@@ -104,8 +103,8 @@ class _CodeGenerator:
         self.applied: PipelineResult | None = None
 
     def __call__(self, lowered: LoweredModule, takeovers: list[Takeover]) -> bytes:
-        set_cpu_features(lowered.module, self.target.features)  # `simd`'s width
-        self.applied = run_passes(lowered.module, self.steps)
+        machine = host_target(self.target.cpu, self.target.features)  # `simd`'s width
+        self.applied = run_passes(lowered.module, self.steps, target=machine)
         lowered.module = self.applied.module
         module_text = kernel_module(
             lowered, takeovers, self.target, hidden=self.hidden, debug_info=self.debug_info

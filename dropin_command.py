@@ -7,6 +7,7 @@ and handed to `cc` unchanged, in its original order (order matters for `-l`, `-x
 from __future__ import annotations
 
 import os
+import re
 import shlex
 
 #: gcc options whose value is the next argument (when not attached)
@@ -233,3 +234,11 @@ def default_output(source: str, stage: str) -> str:
     """gcc's output name for `-c`/`-S` without `-o`: the input's base name in the cwd."""
     stem = os.path.splitext(os.path.basename(source))[0]
     return stem + (".s" if stage == "assembly" else ".o")
+
+
+_LOOP_KEYWORD = re.compile(rb"\b(for|while|do)\b")
+
+
+def may_have_kernels(text: bytes) -> bool:
+    """A kernel has a loop; a file without `for`/`while`/`do` has nothing for pycc-stencil."""
+    return _LOOP_KEYWORD.search(text) is not None

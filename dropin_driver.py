@@ -18,28 +18,20 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass, field
 
-from ...ir_passes.tiling import LOCALITY_PASSES
-from ..output_files import write_atomically
-from . import cache
-from .command_line import CompilerCommand, Input, default_output
-from .entry import may_have_kernels
-from .report import FunctionRecord, UnitRecord, append_report, remark, verbose, warn_fallback
-
-
-@dataclass
-class UnitResult:
-    """pycc-stencil's part of one translation unit (also what the cache stores)."""
-
-    functions: list[FunctionRecord] = field(default_factory=list)
-    split_source: bytes | None = None  # None: the whole file goes to cc unchanged
-    pycc_output: bytes | None = None  # object file, or assembly text for -S
-    reason: str | None = None
-    internal_error: bool = False  # a pycc-stencil bug: not cached, so a fixed tool retries
-    failure: str | None = None  # pycc-stencil itself failed on the file (crash, timeout)
-    time_ms: dict[str, float] = field(default_factory=dict)  # frontend, codegen
-
+from . import dropin_cache as cache
+from .dropin_command import CompilerCommand, Input, default_output, may_have_kernels
+from .dropin_report import (
+    FunctionRecord,
+    UnitRecord,
+    UnitResult,
+    append_report,
+    remark,
+    verbose,
+    warn_fallback,
+)
+from .emit.output_files import write_atomically
+from .ir_passes.presets import LOCALITY_PASSES
 
 #: what `-O3` (and `-Ofast`) run without `-fpycc-passes=`: locality for iterated stencils and
 #: pipelines of loop nests whose data exceed the L2 cache (other nests are left alone);
@@ -238,8 +230,8 @@ class Driver:
     def _compute(self, source: str, text: bytes, stage: str) -> UnitResult:
         """Run pycc-stencil's part in a child process: a crash or a hang in libclang or LLVM
         (past `$PYCC_TIMEOUT` seconds, default 120) makes the file fall back to cc."""
-        from ...runtime.isolate import ChildFailure, run_isolated
-        from .unit import compile_kernels
+        from .dropin_unit import compile_kernels
+        from .runtime.isolate import ChildFailure, run_isolated
 
         def work() -> UnitResult:
             return compile_kernels(

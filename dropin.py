@@ -9,13 +9,11 @@ driver (and, on a cache miss, libclang and LLVM).
 from __future__ import annotations
 
 import os
-import re
 import shutil
 import sys
 
-from .command_line import expand_response_files, parse_command
+from .dropin_command import expand_response_files, may_have_kernels, parse_command
 
-_LOOP_KEYWORD = re.compile(rb"\b(for|while|do)\b")
 _SOURCE_SUFFIXES = (".c", ".i", ".cc", ".cpp", ".cxx", ".C", ".s", ".S", ".o", ".a", ".so")
 
 
@@ -26,7 +24,7 @@ def run_compiler(argv: list[str]) -> int:
     if os.environ.get("PYCC_DISABLE", "") not in ("", "0"):
         return exec_cc(cc, command.args)
     if "passes" in command.pycc_options:
-        from ...ir_passes.pipeline import PipelineError, parse_pipeline
+        from .ir_passes.pipeline import PipelineError, parse_pipeline
 
         try:
             parse_pipeline(command.pycc_options["passes"])
@@ -34,8 +32,8 @@ def run_compiler(argv: list[str]) -> int:
             print(f"pycc-stencil: error: {exc}", file=sys.stderr)
             return 1
     if "row-align" in command.pycc_options:
-        from ...diagnostics import CompilerError
-        from ...frontend.declarations import parse_row_align
+        from .diagnostics import CompilerError
+        from .frontend.declarations import parse_row_align
 
         try:
             parse_row_align(command.pycc_options["row-align"])
@@ -54,7 +52,7 @@ def run_compiler(argv: list[str]) -> int:
     observed = "report" in command.pycc_options or os.environ.get("PYCC_REPORT")
     if not observed and not any(_may_have_kernels(i.path) for i in inputs):
         return exec_cc(cc, command.args)
-    from .driver import Driver
+    from .dropin_driver import Driver
 
     try:
         return Driver(cc, command).run()
@@ -65,11 +63,6 @@ def run_compiler(argv: list[str]) -> int:
             file=sys.stderr,
         )
         return exec_cc(cc, command.args)
-
-
-def may_have_kernels(text: bytes) -> bool:
-    """A kernel has a loop; a file without `for`/`while`/`do` has nothing for pycc-stencil."""
-    return _LOOP_KEYWORD.search(text) is not None
 
 
 def _may_have_kernels(path: str) -> bool:

@@ -16,9 +16,9 @@ from dataclasses import dataclass
 
 from llvmlite import ir
 
-from ...frontend.c_types import VoidType
-from ...frontend.signature import FunctionInfo, LoweredModule
-from ..target import TargetSpec
+from .emit.target import TargetSpec
+from .frontend.c_types import VoidType
+from .frontend.signature import FunctionInfo, LoweredModule
 
 #: storage-class words of a definition's declaration specifiers
 _INLINE = re.compile(rb"\b(inline|__inline|__inline__)\b")

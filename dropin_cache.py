@@ -12,7 +12,7 @@ import hashlib
 import json
 import os
 
-from ..output_files import write_atomically
+from .emit.output_files import write_atomically
 
 
 def cache_dir() -> str | None:
@@ -30,7 +30,7 @@ def cache_dir() -> str | None:
 def tool_identity() -> str:
     """The version plus a fingerprint of pycc-stencil's own files (so an edited or upgraded
     tool never reuses results of the old one)."""
-    from ... import __version__
+    from . import __version__
 
     package = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     stamps = [__version__]

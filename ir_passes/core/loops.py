@@ -19,27 +19,21 @@ as well as clang-style rotated loops (the exit test in the latch, `do`-while for
   loop; see its docstring for the exact formula and assumptions. When it cannot be computed,
   `Loop.trip_count` is None and `Loop.trip_count_reason` says why.
 
-Entry point: `loops_of(function)` -> `LoopInfo` (`.loops` outer before inner in block order,
-`.top_level`, `.innermost()`, `.loop_for(block)`).
-
-Analyses are cached per function in a `FunctionAnalyses` object (see `analyses`); a pass that
-changes a function's control flow or instructions calls `invalidate(function)` (or
-`FunctionAnalyses.invalidate()`), and the next query recomputes.
+`LoopInfo(cfg, dominators)` (`.loops` outer before inner in block order, `.top_level`,
+`.innermost()`, `.loop_for(block)`); the cached one of a function is `analyses.loops_of`.
 """
 
 from __future__ import annotations
 
-import weakref
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from functools import cached_property
 
 from llvmlite import ir
 from llvmlite.ir import instructions as ins
 
 from .cfg import CFG
-from .dominance import DominatorTree, dominator_tree, post_dominator_tree
+from .dominance import DominatorTree
 
 # --------------------------------------------------------------------------------------------
 # Symbolic integer expressions (loop-invariant values)
@@ -551,56 +545,3 @@ def _trip_count(loop: Loop) -> None:
     loop.trip_count = TripCount(init, bound, step, 1 if latch_tested else 0, pred, no_wrap)
     loop.trip_count_iv = iv
     loop.trip_count_reason = None
-
-
-# --------------------------------------------------------------------------------------------
-# Caching
-
-
-class FunctionAnalyses:
-    """The analyses of one function, each computed on first use and kept until `invalidate`."""
-
-    def __init__(self, function: ir.Function):
-        self.function = function
-
-    @cached_property
-    def cfg(self) -> CFG:
-        return CFG(self.function)
-
-    @cached_property
-    def dominators(self) -> DominatorTree:
-        return dominator_tree(self.cfg)
-
-    @cached_property
-    def post_dominators(self) -> DominatorTree:
-        return post_dominator_tree(self.cfg)
-
-    @cached_property
-    def loops(self) -> LoopInfo:
-        return LoopInfo(self.cfg, self.dominators)
-
-    def invalidate(self) -> None:
-        """Forget everything computed; the next query recomputes from the current IR."""
-        for name in ("cfg", "dominators", "post_dominators", "loops"):
-            self.__dict__.pop(name, None)
-
-
-_CACHE: weakref.WeakKeyDictionary[ir.Function, FunctionAnalyses] = weakref.WeakKeyDictionary()
-
-
-def analyses(function: ir.Function) -> FunctionAnalyses:
-    """The cached analyses of `function` (one object per function while it is alive)."""
-    found = _CACHE.get(function)
-    if found is None:
-        found = _CACHE[function] = FunctionAnalyses(function)
-    return found
-
-
-def invalidate(function: ir.Function) -> None:
-    """Drop the cached analyses of `function`; call after changing its IR."""
-    _CACHE.pop(function, None)
-
-
-def loops_of(function: ir.Function) -> LoopInfo:
-    """The (cached) loops of `function`."""
-    return analyses(function).loops

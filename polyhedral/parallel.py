@@ -41,7 +41,7 @@ from contextlib import contextmanager
 
 from llvmlite import ir
 
-from ..frontend.statements import opaque
+from ..ir_passes.core.rewrite import opaque
 
 _VOID = ir.VoidType()
 _I8 = ir.IntType(8)

@@ -15,7 +15,7 @@ import re
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # the driver imports this module on every compile: no LLVM here
-    from .takeover import Takeover
+    from .dropin_takeover import Takeover
 
 _STORAGE_WORDS = re.compile(rb"\b(static|extern|inline|__inline|__inline__)\b")
 

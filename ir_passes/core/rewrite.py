@@ -161,3 +161,26 @@ def _append_block(function, first, second, preds) -> None:
             phi._clear_string_cache()
     function.blocks.remove(second)
     second.parent = None
+
+
+def set_terminator(block: ir.Block, terminator: ir.Instruction) -> None:
+    """Replace `block`'s terminator by `terminator` (debug location and metadata kept)."""
+    old = block.terminator
+    if old is not None:
+        terminator.metadata.update(old.metadata)
+        block.instructions.remove(old)
+    terminator.parent = block
+    block.instructions.append(terminator)
+    block.terminator = terminator
+
+
+def branch_to(block: ir.Block, target: ir.Block) -> None:
+    """End `block` with an unconditional branch to `target`."""
+    set_terminator(block, ins.Branch(block, "br", [target]))
+
+
+def opaque(pointer: ir.NamedValue) -> ir.NamedValue:
+    """Give an alloca or global the opaque `ptr` type (llvmlite makes them typed pointers,
+    which LLVM 22 no longer parses)."""
+    pointer.type = ir.PointerType()
+    return pointer

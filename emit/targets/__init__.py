@@ -1,0 +1,45 @@
+"""The Target registry: one module per target in this package, each defining one subclass of
+`ir_passes.core.target.Target` with its registry `name`. Adding a target is adding its file
+here (plus its emitter); `target_named` and `target_names` find it without a list to edit."""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import pkgutil
+
+from ...ir_passes.core.target import Target
+
+
+@functools.cache
+def _classes() -> dict[str, type[Target]]:
+    found: dict[str, type[Target]] = {}
+    for info in pkgutil.iter_modules(__path__):
+        module = importlib.import_module(f"{__name__}.{info.name}")
+        for value in vars(module).values():
+            if (
+                isinstance(value, type)
+                and issubclass(value, Target)
+                and value.name
+                and value.__module__ == module.__name__
+            ):
+                found[value.name] = value
+    return found
+
+
+def target_names() -> list[str]:
+    """The registered targets, `host` first."""
+    return sorted(_classes(), key=lambda name: (name != "host", name))
+
+
+def target_named(name: str, **options: object) -> Target:
+    """A new Target of the registered kind `name` (host options: `cpu`, `features`)."""
+    classes = _classes()
+    if name not in classes:
+        raise ValueError(f"unknown target {name!r} (valid: {', '.join(target_names())})")
+    return classes[name](**options)
+
+
+def host_target(cpu: str | None = None, features: str | None = None) -> Target:
+    """The host x86-64 target: this CPU, or the `cpu`/`features` a command line selects."""
+    return target_named("host", cpu=cpu, features=features)

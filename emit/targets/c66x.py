@@ -1,0 +1,34 @@
+"""TI C66x DSP: 64-bit load/store units, 2-wide single-precision SIMD (DADDSP, DMPYSP); LLVM
+has no C6000 back end, so loops are costed by the documented resource model
+(`emit.c66x_model`, calibrated on Table 5.1 of the C66x dissertation)."""
+
+from __future__ import annotations
+
+from llvmlite import ir
+
+from ...ir_passes.core.target import Cost, Target
+from .. import c66x_model
+
+
+class C66x(Target):
+    name = "c66x"
+
+    @property
+    def vector_bytes(self) -> int:
+        return 8
+
+    def neighbour_costs(self, vector_size: int) -> tuple[float, float]:
+        """2 .D units; a pair of 32-bit registers is re-paired by any of the 4 .L/.S units."""
+        return 0.5, 0.25
+
+    def loop_costs(self, module: ir.Module, iterations_per_trip: int) -> dict[str, Cost]:
+        return {
+            name: Cost(
+                ii=loop.cycles / iterations_per_trip,
+                registers=loop.registers,
+                pipelined=loop.pipelined,
+                instructions=loop.instructions,
+                registers_exceeded=loop.registers > c66x_model.REGISTER_LIMIT,
+            )
+            for name, loop in c66x_model.c66x_loops(module).items()
+        }

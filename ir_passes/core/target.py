@@ -1,0 +1,121 @@
+"""The Target interface: what passes and the strategy search may ask of the machine a module is
+built for.
+
+A pass never guesses the machine from the module's triple: it asks the module's Target (vector
+register size, the costs of the load/shuffle choice in SIMD binding, the cache sizes the tile
+sizes come from, the cost model or oracle that measures a loop). Concrete targets (the host
+x86-64 from its CPU features, Hexagon HVX, the C66x, ...) and their registry live with the back
+ends (`pycc_stencil.emit.targets`); whoever creates a module for a machine records its Target
+with `set_target`, and the pass manager hands it to every pass.
+"""
+
+from __future__ import annotations
+
+import os
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+
+from llvmlite import ir
+
+from .facts import facts_of
+
+#: cache sizes (bytes) when a target does not know better: common x86/arm server sizes
+DEFAULT_CACHE_BYTES = {1: 32 << 10, 2: 512 << 10, 3: 8 << 20}
+#: environment variables that override a cache size, e.g. PYCC_CACHE_L2=16K (the tests make
+#: the L2-sized thresholds small so the tiled code of the `-large` passes runs on small grids)
+CACHE_OVERRIDE = {1: "PYCC_CACHE_L1", 2: "PYCC_CACHE_L2", 3: "PYCC_CACHE_L3"}
+
+
+@dataclass(frozen=True)
+class Cost:
+    """A cost model's or oracle's verdict on one function's innermost loop."""
+
+    ii: float  # cycles (packets) per original iteration
+    registers: int
+    pipelined: bool | None  # None: not applicable (an out-of-order CPU)
+    instructions: int
+    registers_exceeded: bool = False
+
+
+class NoCostModel(Exception):
+    """The target has no cost model or oracle for loops."""
+
+
+class Target(ABC):
+    """One machine that code is built for."""
+
+    #: registry name (`--target NAME`)
+    name: str = ""
+    #: LLVM target triple and data layout ("" when LLVM has no back end for it)
+    triple: str = ""
+    data_layout: str = ""
+    #: C dialect and runtime the structured-C back end emits for it (None: not a C target)
+    c_dialect: str | None = None
+    runtime: str | None = None
+
+    @property
+    @abstractmethod
+    def vector_bytes(self) -> int:
+        """Bytes per vector register: what `simd` with no width aims for."""
+
+    @abstractmethod
+    def neighbour_costs(self, vector_size: int) -> tuple[float, float]:
+        """(cost of one vector load, cost of a two-source element shift) in issue slots, for
+        SIMD binding's choice between an unaligned load per neighbour offset and loads on a
+        grid plus shuffles, for vectors of `vector_size` bytes."""
+
+    def vector_widths(self, element_bytes: int) -> list[int]:
+        """Vector widths (lanes) the strategy search tries for `element_bytes`-byte elements:
+        1 (scalar), then the full register."""
+        lanes = max(1, self.vector_bytes // max(1, element_bytes))
+        return [1] + ([lanes] if lanes > 1 else [])
+
+    def loop_costs(self, module: ir.Module, iterations_per_trip: int) -> dict[str, Cost]:
+        """Cost of each function's innermost loop per original iteration (its trip covers
+        `iterations_per_trip` of them), from the target's cost model or oracle."""
+        raise NoCostModel(f"target {self.name} has no cost model for loops")
+
+    def original_loop_cycles(self, module: ir.Module, steps: dict[str, int]) -> dict[str, float]:
+        """Cycles per original iteration of each function's innermost loop as the target's
+        own compiler builds the unchanged module (with its vectorizers); empty when unknown.
+        `steps` gives each function's loop step."""
+        return {}
+
+    def cache_bytes(self, level: int) -> int:
+        """The data cache size of `level` (1, 2, 3), or its `PYCC_CACHE_L<level>` override."""
+        override = os.environ.get(CACHE_OVERRIDE[level], "").strip()
+        if override:
+            return parse_size(override)
+        return self.measured_cache_bytes(level)
+
+    def measured_cache_bytes(self, level: int) -> int:
+        """The cache size the machine reports; the documented defaults here."""
+        return DEFAULT_CACHE_BYTES[level]
+
+    def describe(self) -> str:
+        """One line for the facts table and reports."""
+        return f"{self.name} ({self.triple or 'no LLVM triple'}, {self.vector_bytes}-byte vectors)"
+
+    def __str__(self) -> str:
+        return self.describe()
+
+
+def parse_size(text: str) -> int:
+    """`512K`, `1M`, `32768` -> bytes."""
+    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+    text = text.strip().upper().removesuffix("B")
+    if text and text[-1] in units:
+        return int(text[:-1]) * units[text[-1]]
+    return int(text)
+
+
+def set_target(module: ir.Module, target: Target) -> None:
+    """Record the machine `module` is built for (its triple follows the target's)."""
+    facts_of(module)["target"] = target
+    if target.triple:
+        module.triple = target.triple
+
+
+def target_of(module: ir.Module) -> Target | None:
+    """The machine `module` is built for, if recorded."""
+    return facts_of(module).get("target")  # type: ignore[return-value]
