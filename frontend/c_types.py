@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from llvmlite import ir
 
-from ..ir_passes.core.symbolic import SymExpr
+from ..ir_passes.core.symbolic import Expr
 
 
 class CType:
@@ -95,14 +95,14 @@ class PointerType(CType):
 
 @dataclass(frozen=True)
 class ArrayType(CType):
-    """`element[length]`; `length` is an int, a `SymExpr` for a VLA, or None for `[]`.
+    """`element[length]`; `length` is an int, a `Expr` for a VLA, or None for `[]`.
 
     `vla_key` identifies the declaration whose size expression gives a VLA its runtime length
     (evaluated once, where C evaluates it); it is None for constant-length arrays.
     """
 
     element: CType
-    length: int | SymExpr | None
+    length: int | Expr | None
     vla_key: Hashable | None = None
 
     @property
@@ -118,8 +118,8 @@ class ArrayType(CType):
         return t
 
     @property
-    def dims(self) -> list[int | SymExpr | None]:
-        out: list[int | SymExpr | None] = []
+    def dims(self) -> list[int | Expr | None]:
+        out: list[int | Expr | None] = []
         t: CType = self
         while isinstance(t, ArrayType):
             out.append(t.length)

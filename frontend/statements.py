@@ -13,8 +13,8 @@ from llvmlite import ir
 from ..diagnostics import SourceLocation
 from ..ir_passes.core.cfg import reverse_postorder, successors
 from ..ir_passes.core.rewrite import opaque
-from ..ir_passes.core.symbolic import SUPPORTED_OPERATORS as SYMBOLIC_OPERATORS
-from ..ir_passes.core.symbolic import BinOp, Const, Neg, SymExpr, Var
+from ..ir_passes.core.symbolic import OPERATORS as SYMBOLIC_OPERATORS
+from ..ir_passes.core.symbolic import Expr
 from . import c_types as ct
 from .clang_ast import (
     K,
@@ -467,20 +467,20 @@ class FunctionLowerer(ExpressionLowering):
         self.start_block(exit_block)
 
 
-def symbolic(c: ci.Cursor | None) -> SymExpr | None:
-    """A size expression over parameters as a `SymExpr`, or None if it is not of that form."""
+def symbolic(c: ci.Cursor | None) -> Expr | None:
+    """A size expression over parameters as an `Expr`, or None if it is not of that form."""
     if c is None:
         return None
     c = strip_parens(c)
     if c.kind in (K.INTEGER_LITERAL, K.CHARACTER_LITERAL):
         value = constant_value(c)
-        return Const(int(value)) if value is not None else None
+        return Expr.constant(int(value)) if value is not None else None
     if c.kind == K.DECL_REF_EXPR:
         decl = c.referenced
         if decl.kind == K.PARM_DECL:
-            return Var(decl.spelling)
+            return Expr.symbol(decl.spelling)
         if decl.kind == K.ENUM_CONSTANT_DECL:
-            return Const(decl.enum_value)
+            return Expr.constant(decl.enum_value)
         return None
     if c.kind in (K.UNEXPOSED_EXPR, K.CSTYLE_CAST_EXPR):
         inner = expression_children(c)
@@ -489,12 +489,12 @@ def symbolic(c: ci.Cursor | None) -> SymExpr | None:
         operand = symbolic(children(c)[0])
         if operand is None:
             return None
-        return Neg(operand) if unary_operator(c) == "-" else operand
+        return -operand if unary_operator(c) == "-" else operand
     if c.kind == K.BINARY_OPERATOR and binary_operator(c) in SYMBOLIC_OPERATORS:
         lhs, rhs = (symbolic(k) for k in children(c))
         if lhs is None or rhs is None:
             return None
-        return BinOp(binary_operator(c), lhs, rhs)
+        return Expr.binary(binary_operator(c), lhs, rhs)
     return None
 
 

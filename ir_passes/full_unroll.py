@@ -66,7 +66,7 @@ def constant_trip_count(loop: Loop) -> int:
     if not tc.no_wrap:
         iv = loop.trip_count_iv
         signed = tc.predicate[0] != "u"
-        start = invariant_expr(iv.init, loop, signed=signed).evaluate({})
+        start = invariant_expr(iv.init, signed=signed).evaluate({})
         width = iv.type.width
         low, high = (
             (-(1 << (width - 1)), (1 << (width - 1)) - 1) if signed else (0, (1 << width) - 1)
@@ -93,7 +93,7 @@ def flatten_loop(function: ir.Function, loop: Loop, limit: int) -> int:
     constant_ivs = {}
     for iv in loop.induction_variables:
         try:
-            start = invariant_expr(iv.init, loop).evaluate({})
+            start = invariant_expr(iv.init).evaluate({})
         except KeyError:
             continue
         if iv.step is not None:

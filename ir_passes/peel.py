@@ -19,9 +19,9 @@ from dataclasses import dataclass
 from llvmlite import ir
 from llvmlite.ir import instructions as ins
 
-from .core.affine import Polynomial
 from .core.loops import Loop
 from .core.rewrite import copy_instruction, remap_operands
+from .core.symbolic import Expr
 from .unroll import UnrolledLoop
 
 
@@ -29,7 +29,7 @@ from .unroll import UnrolledLoop
 class Stream:
     """A unit-stride access: its byte offset, bytes per iteration and access size."""
 
-    offset: Polynomial
+    offset: Expr
     stride: int
     size: int
     is_store: bool

@@ -41,13 +41,14 @@ from dataclasses import dataclass, field
 from llvmlite import ir
 from llvmlite.ir import instructions as ins
 
-from .core.affine import Polynomial, address_of, size_of
+from .core.affine import address_of, size_of
 from .core.alignment import row_alignment
 from .core.analyses import invalidate, loops_of
 from .core.debuginfo import describe
 from .core.libm import LIBM_FUNCTIONS
 from .core.loops import InductionVariable, Loop
 from .core.rewrite import copy_instruction, remap_operands
+from .core.symbolic import Expr
 from .ifconvert import if_convert, intrinsic_stem
 from .peel import Stream, peel_before, peel_count
 from .registry import PassContext, register
@@ -75,10 +76,10 @@ class _Access:
     is_store: bool
     size: int
     base: ir.Value
-    offset: Polynomial
-    #: bytes the address advances per iteration: an int, a Polynomial (symbolic), or None
+    offset: Expr
+    #: bytes the address advances per iteration: an int, a Expr (symbolic), or None
     #: when the address is not affine in the induction variables
-    stride: int | Polynomial | None
+    stride: int | Expr | None
 
 
 @dataclass(eq=False)
@@ -132,9 +133,9 @@ def _body_chain(loop: Loop) -> list[ir.Block]:
     return chain
 
 
-def _lane_stride(offset: Polynomial, ivs: dict[ins.PhiInstr, InductionVariable], loop: Loop):
-    """Bytes per iteration the offset advances (int or Polynomial), None if not affine."""
-    stride = Polynomial()
+def _lane_stride(offset: Expr, ivs: dict[ins.PhiInstr, InductionVariable], loop: Loop):
+    """Bytes per iteration the offset advances (int or Expr), None if not affine."""
+    stride = Expr()
     for phi, iv in ivs.items():
         stride = stride + offset.coefficient(phi).scaled(iv.step)
     varying = set(ivs)
@@ -802,7 +803,7 @@ def _rows(plan: _Plan, width: int, factor: int) -> list[tuple[_Row, list[tuple[_
         constant = access.offset.constant_term
         if constant % access.size:
             continue
-        variable = access.offset - Polynomial.constant(constant)
+        variable = access.offset - Expr.constant(constant)
         key = (access.base, variable, str(access.instruction.type))
         rows.setdefault(key, []).append((access, constant // access.size))
     found = []

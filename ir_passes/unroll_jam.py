@@ -28,9 +28,10 @@ from __future__ import annotations
 from llvmlite import ir
 from llvmlite.ir import instructions as ins
 
-from .core.affine import Polynomial, address_of, size_of
+from .core.affine import address_of, size_of
 from .core.loops import Loop
 from .core.rewrite import branch_to, merge_straight_line, remove_dead, replace_in
+from .core.symbolic import Expr
 from .registry import PassContext, register
 from .unroll import (
     Decline,
@@ -144,7 +145,7 @@ class _Ranges:
             raise Decline(f"an address depends on a {value.type} value")
         return self.wide(value)
 
-    def polynomial(self, poly: Polynomial, copy: int, x: ir.Value) -> ir.Value:
+    def polynomial(self, poly: Expr, copy: int, x: ir.Value) -> ir.Value:
         total = ir.Constant(I64, 0)
         for monomial, coefficient in poly.terms:
             term = ir.Constant(I64, coefficient)

@@ -29,11 +29,12 @@ import islpy as isl
 from llvmlite import ir
 from llvmlite.ir import instructions as ins
 
-from ..ir_passes.core.affine import Polynomial, address_levels, size_of
+from ..ir_passes.core.affine import address_levels, size_of
 from ..ir_passes.core.analyses import analyses
 from ..ir_passes.core.debuginfo import describe
-from ..ir_passes.core.loops import BinOp, Const, Expr, Loop, Symbol
+from ..ir_passes.core.loops import Loop
 from ..ir_passes.core.rewrite import used_values
+from ..ir_passes.core.symbolic import Expr, integer_expr, signed_int
 
 #: instructions a statement may contain besides loads and stores (no side effects, no control)
 _COMPUTE = frozenset(
@@ -485,7 +486,7 @@ class _Builder:
 
     def levels(
         self,
-        pieces: list[tuple[tuple[str, ...], Polynomial]],
+        pieces: list[tuple[tuple[str, ...], Expr]],
         element_size: int,
         stmt: Statement,
         at,
@@ -571,16 +572,20 @@ class _Builder:
         return name
 
     def expr(self, e: Expr, loops: list[Loop], at) -> str:
-        if isinstance(e, Const):
-            return str(e.value)
-        if isinstance(e, Symbol):
-            return self.value_expr(e.value, loops, at)
-        if isinstance(e, BinOp):
-            left, right = self.expr(e.left, loops, at), self.expr(e.right, loops, at)
-            if e.op == "*" and not (isinstance(e.left, Const) or isinstance(e.right, Const)):
-                raise NotAffine("loop bound multiplies two values", at)
-            return f"({left} {e.op} {right})"
-        raise NotAffine(f"loop bound {e} is not affine", at)
+        """A loop bound in isl's syntax."""
+        return self.isl(
+            e, lambda atom: self.leaf(atom, loops, at), "loop bound multiplies two values", at
+        )
+
+    def isl(self, e: Expr, leaf, product: str, at) -> str:
+        """The one conversion of the symbolic algebra to isl's syntax: each atom through
+        `leaf`; a monomial of two atoms is not affine (`product` says what)."""
+        terms = []
+        for monomial, coefficient in e.terms:
+            if len(monomial) > 1:
+                raise NotAffine(product, at)
+            terms.append(f"{coefficient}*{leaf(monomial[0])}" if monomial else f"({coefficient})")
+        return f"({' + '.join(terms)})" if terms else "(0)"
 
     def value_expr(
         self,
@@ -593,40 +598,38 @@ class _Builder:
         """`value` as a quasi-affine isl expression in the loops' iterators and parameters;
         `%` and `/` only inside a statement (`stmt`), whose domain must keep them exact. A
         parameter is a name of its own, unless `expand` (its definition from others)."""
-        if isinstance(value, ir.Constant) and isinstance(value.type, ir.IntType):
-            return f"({_signed(value)})"
+
+        def stop(v: ir.Value) -> bool:  # an iterator or a parameter is an atom
+            return any(v is lp.trip_count_iv.phi for lp in loops) or (
+                self.is_parameter(v) and not (expand and v is value)
+            )
+
+        return self.isl(
+            integer_expr(value, stop),
+            lambda atom: self.leaf(atom, loops, at, stmt),
+            f"{_name(value)} multiplies two values",
+            at,
+        )
+
+    def leaf(self, value: ir.Value, loops: list[Loop], at, stmt: Statement | None = None) -> str:
+        """An atom of an affine expression: an iterator, a parameter, or C's `%` and `/` by a
+        positive constant (inside a statement, of a value proved non-negative)."""
         for loop in loops:
             if value is loop.trip_count_iv.phi:
                 return self.iv_names[id(value)]
-        if self.is_parameter(value) and not expand:
+        if self.is_parameter(value):
             return self.param(value)
-        if isinstance(value, ir.Argument):
-            raise NotAffine(f"{_name(value)} is not an affine expression", at)
         op = getattr(value, "opname", None)
         if op is None or not isinstance(value, ir.Instruction):
             raise NotAffine(f"{_name(value)} is not an affine expression", at)
         a = value.operands
-        if op in ("sext", "zext", "trunc"):
-            return self.value_expr(a[0], loops, at, stmt)
-        if op in ("add", "sub"):
-            sign = "+" if op == "add" else "-"
-            left, right = (self.value_expr(x, loops, at, stmt) for x in a)
-            return f"({left} {sign} {right})"
-        if op == "mul":
-            constants = [x for x in a if isinstance(x, ir.Constant)]
-            if not constants:
-                raise NotAffine(f"{_name(value)} multiplies two values", at)
-            other = a[1] if a[0] is constants[0] else a[0]
-            return f"({_signed(constants[0])} * {self.value_expr(other, loops, at, stmt)})"
-        if op == "shl" and isinstance(a[1], ir.Constant):
-            return f"({1 << int(a[1].constant)} * {self.value_expr(a[0], loops, at, stmt)})"
         if (
             op in ("srem", "urem", "sdiv", "udiv")
             and isinstance(a[1], ir.Constant)
-            and _signed(a[1]) > 0
+            and signed_int(int(a[1].constant), a[1].type.width) > 0
         ):
             inner = self.value_expr(a[0], loops, at, stmt)
-            divisor = _signed(a[1])
+            divisor = signed_int(int(a[1].constant), a[1].type.width)
             # C's truncating % and / equal isl's mod and floor only for a non-negative dividend
             if stmt is None:
                 raise NotAffine("'%' or '/' in a loop bound", at)
@@ -722,11 +725,6 @@ def _constraint_texts(conditions: isl.BasicSet) -> list[str]:
         ]
         out.append(f"{' + '.join(terms) or '0'} {'=' if c.is_equality() else '>='} 0")
     return out
-
-
-def _signed(constant: ir.Constant) -> int:
-    value, bits = int(constant.constant), constant.type.width
-    return value - (1 << bits) if bits > 1 and value >= 1 << (bits - 1) else value
 
 
 def location(at: object) -> str:

@@ -18,7 +18,7 @@ from pycc_stencil.diagnostics import CompilerError
 from pycc_stencil.frontend import c_types as ct
 from pycc_stencil.frontend import lower_file
 from pycc_stencil.ir_passes.core.debuginfo import location_of
-from pycc_stencil.ir_passes.core.symbolic import Var
+from pycc_stencil.ir_passes.core.symbolic import Expr
 
 CORPUS = Path(__file__).parent / "corpus"
 
@@ -100,8 +100,8 @@ def test_parameters_keep_declared_array_types(tmp_path):
     )
     params = {p.name: p.ctype for p in lowered.functions["f"].params}
     a = params["A"]
-    assert isinstance(a, ct.ArrayType) and a.is_vla and a.length == Var("n")
-    assert str(a.element.length) == "(m + 1)"
+    assert isinstance(a, ct.ArrayType) and a.is_vla and a.length == Expr.symbol("n")
+    assert str(a.element.length) == "m + 1"
     assert a.element.length.evaluate({"m": 4}) == 5
     assert params["B"] == ct.ArrayType(ct.ArrayType(ct.DOUBLE, 8), 8)
     assert params["C"] == ct.ArrayType(ct.ArrayType(ct.FLOAT, 8), None)

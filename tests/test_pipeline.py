@@ -75,10 +75,8 @@ void blur(int n, float *a, const float *b) {
 }
 """
 #: what loop-info says of STENCIL's two loops (trip counts from ir_passes/loops.py)
-OUTER_LOOP = (
-    "loop at depth 1: 8 blocks, 1 exit, 1 latch, trip count max(0, ceil(((%n - 1) - 1) / 1))"
-)
-INNER_LOOP = "loop at depth 2: 3 blocks, 1 exit, 1 latch, trip count max(0, ceil((3 - 0) / 1))"
+OUTER_LOOP = "loop at depth 1: 8 blocks, 1 exit, 1 latch, trip count max(0, ceil((%n - 2) / 1))"
+INNER_LOOP = "loop at depth 2: 3 blocks, 1 exit, 1 latch, trip count max(0, ceil((3) / 1))"
 
 
 def test_register_adds_a_pass_with_its_argument_types():

@@ -5,14 +5,15 @@ Every pass that reasons about memory (unrolling's operand remapping, SIMD bindin
 object it touches and how its address moves with the loop counters. This module reads that from
 the IR alone: a pointer is followed back through `getelementptr` to its base (an argument, a
 global, an alloca, or an opaque pointer such as a loaded row pointer), and integer index
-arithmetic (`add`, `sub`, `mul`, `shl` by a constant, `sext`/`zext`/`trunc`) is folded into a
-polynomial over the SSA values it starts from (loop phis, arguments, loads).
+arithmetic (`add`, `sub`, `mul`, `shl` by a constant, `sext`/`zext`/`trunc`) is folded into an
+`Expr` (`symbolic.py`), a polynomial over the SSA values it starts from (loop phis, arguments,
+loads).
 
 The offset is exact under the IR's own no-overflow promises (`nsw` index arithmetic and
 `inbounds` GEPs, which the front end emits); extensions are treated as the identity for the same
 reason. A value the folding does not understand becomes a symbol of its own, so every access has
 an address; whether it is affine in the induction variables is a question asked of the result
-(`Polynomial.is_affine_in`).
+(`Expr.is_affine_in`).
 """
 
 from __future__ import annotations
@@ -23,89 +24,7 @@ from dataclasses import dataclass
 
 from llvmlite import ir
 
-#: a monomial: the SSA values multiplied together, ordered by identity (the constant term: ())
-Monomial = tuple[ir.Value, ...]
-
-
-@dataclass(frozen=True)
-class Polynomial:
-    """Σ coefficient · monomial, integer coefficients, over SSA values."""
-
-    terms: tuple[tuple[Monomial, int], ...] = ()
-
-    @staticmethod
-    def constant(value: int) -> Polynomial:
-        return Polynomial((((), value),) if value else ())
-
-    @staticmethod
-    def symbol(value: ir.Value) -> Polynomial:
-        return Polynomial((((value,), 1),))
-
-    def as_dict(self) -> dict[Monomial, int]:
-        return dict(self.terms)
-
-    def __add__(self, other: Polynomial) -> Polynomial:
-        total = self.as_dict()
-        for monomial, coefficient in other.terms:
-            total[monomial] = total.get(monomial, 0) + coefficient
-        return _normalized(total)
-
-    def __neg__(self) -> Polynomial:
-        return Polynomial(tuple((m, -c) for m, c in self.terms))
-
-    def __sub__(self, other: Polynomial) -> Polynomial:
-        return self + (-other)
-
-    def __mul__(self, other: Polynomial) -> Polynomial:
-        total: dict[Monomial, int] = {}
-        for left, a in self.terms:
-            for right, b in other.terms:
-                monomial = tuple(sorted(left + right, key=id))
-                total[monomial] = total.get(monomial, 0) + a * b
-        return _normalized(total)
-
-    def scaled(self, factor: int) -> Polynomial:
-        return self * Polynomial.constant(factor)
-
-    @property
-    def constant_term(self) -> int:
-        return self.as_dict().get((), 0)
-
-    def coefficient(self, value: ir.Value) -> Polynomial:
-        """The factor multiplying `value` (in monomials of degree 1 in it), as a polynomial."""
-        parts: dict[Monomial, int] = {}
-        for monomial, c in self.terms:
-            if sum(v is value for v in monomial) == 1:
-                rest = tuple(v for v in monomial if v is not value)
-                parts[rest] = parts.get(rest, 0) + c
-        return _normalized(parts)
-
-    def is_affine_in(self, variables: set[ir.Value]) -> bool:
-        """At most one of `variables`, to the first power, in every monomial."""
-        return all(sum(v in variables for v in m) <= 1 for m, _ in self.terms)
-
-    def __str__(self) -> str:
-        if not self.terms:
-            return "0"
-        parts = []
-        for monomial, c in self.terms:
-            names = "*".join(_name(v) for v in monomial)
-            parts.append(str(c) if not names else names if c == 1 else f"{c}*{names}")
-        return " + ".join(parts).replace("+ -", "- ")
-
-
-def _normalized(total: dict[Monomial, int]) -> Polynomial:
-    ordered = sorted(((m, c) for m, c in total.items() if c), key=lambda mc: _key(mc[0]))
-    return Polynomial(tuple(ordered))
-
-
-def _key(monomial: Monomial) -> tuple:
-    """Readable order (degree, names); identities break ties between equally named values."""
-    return (len(monomial), tuple(_name(v) for v in monomial), tuple(id(v) for v in monomial))
-
-
-def _name(value: ir.Value) -> str:
-    return getattr(value, "name", "") or "?"
+from .symbolic import Expr, integer_expr
 
 
 @dataclass(frozen=True)
@@ -113,10 +32,10 @@ class Address:
     """Where an access goes: `base` + `offset` bytes."""
 
     base: ir.Value
-    offset: Polynomial
+    offset: Expr
 
     def __str__(self) -> str:
-        return f"{_name(self.base)} + {self.offset}"
+        return f"%{self.base.name} + {self.offset}"
 
 
 @dataclass(frozen=True)
@@ -130,31 +49,6 @@ class Access:
     address: Address
 
 
-_INTEGER_CASTS = frozenset({"sext", "zext", "trunc"})
-
-
-def integer_polynomial(
-    value: ir.Value, atom: Callable[[ir.Value], bool] | None = None
-) -> Polynomial:
-    """`value` (an integer) as a polynomial over the SSA values its arithmetic starts from;
-    values `atom` accepts stay symbols (the polyhedral bridge keeps a VLA's extent `n + 2`,
-    computed before the loops, as one stride)."""
-    if isinstance(value, ir.Constant) and isinstance(value.type, ir.IntType):
-        return Polynomial.constant(int(value.constant))
-    if atom is not None and atom(value):
-        return Polynomial.symbol(value)
-    opname = getattr(value, "opname", None)
-    operands = getattr(value, "operands", ())
-    if opname in _INTEGER_CASTS:
-        return integer_polynomial(operands[0], atom)
-    if opname in ("add", "sub", "mul") and len(operands) == 2:
-        left, right = (integer_polynomial(o, atom) for o in operands)
-        return {"add": left + right, "sub": left - right, "mul": left * right}[opname]
-    if opname == "shl" and isinstance(operands[1], ir.Constant):
-        return integer_polynomial(operands[0], atom).scaled(1 << int(operands[1].constant))
-    return Polynomial.symbol(value)
-
-
 @dataclass(frozen=True)
 class Level:
     """One index of a `getelementptr` chain: it steps over elements of `rows` nested arrays of
@@ -164,10 +58,10 @@ class Level:
 
     rows: tuple[int, ...]
     leaf: int
-    index: Polynomial
+    index: Expr
 
     @property
-    def offset(self) -> Polynomial:
+    def offset(self) -> Expr:
         return self.index.scaled(math.prod(self.rows) * self.leaf)
 
 
@@ -191,7 +85,7 @@ def address_levels(
             while isinstance(leaf, ir.ArrayType):
                 rows.append(leaf.count)
                 leaf = leaf.element
-            step.append(Level(tuple(rows), size_of(leaf), integer_polynomial(index, atom)))
+            step.append(Level(tuple(rows), size_of(leaf), integer_expr(index, atom)))
         else:
             levels = step + levels
             pointer = pointer.pointer
@@ -203,7 +97,7 @@ def address_levels(
 def address_of(pointer: ir.Value) -> Address:
     """Follow `getelementptr` chains back to the base pointer, summing the byte offsets."""
     base, levels = address_levels(pointer)
-    offset = Polynomial()
+    offset = Expr()
     for level in levels:
         offset = offset + level.offset
     return Address(base, offset)

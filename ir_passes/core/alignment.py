@@ -33,8 +33,9 @@ from dataclasses import dataclass
 
 from llvmlite import ir
 
-from .affine import Access, Address, Polynomial, address_of, integer_polynomial
+from .affine import Access, Address, address_of
 from .loops import Loop
+from .symbolic import Expr, integer_expr
 
 #: no address is assumed more aligned than this (a cache line / AVX-512 vector)
 MAX_ALIGNMENT = 64
@@ -58,9 +59,7 @@ def is_power_of_two(value: int) -> bool:
     return value > 0 and value & (value - 1) == 0
 
 
-def polynomial_alignment(
-    polynomial: Polynomial, divisors: Mapping[ir.Value, int] | None = None
-) -> int:
+def polynomial_alignment(polynomial: Expr, divisors: Mapping[ir.Value, int] | None = None) -> int:
     """A power of two dividing `polynomial` for every value of its symbols."""
     divisors = divisors or {}
     alignment = MAX_ALIGNMENT
@@ -187,33 +186,33 @@ class _Iteration:
     name = "n"
 
 
-def _iteration_form(offset: Polynomial, loop: Loop) -> tuple[Polynomial, Polynomial, Polynomial]:
+def _iteration_form(offset: Expr, loop: Loop) -> tuple[Expr, Expr, Expr]:
     """Split `offset` into (row: invariant non-constant terms, start: the first iteration's
     value of the rest, per-iteration: the terms in the iteration number), substituting
     `iv = init + n*step` for every induction variable of `loop`."""
     ivs = {iv.phi: iv for iv in loop.induction_variables}
-    n = Polynomial.symbol(_Iteration())  # type: ignore[arg-type]
-    row, rest = Polynomial(), Polynomial()
+    n = Expr.symbol(_Iteration())  # type: ignore[arg-type]
+    row, rest = Expr(), Expr()
     for monomial, coefficient in offset.terms:
-        term = Polynomial(((monomial, coefficient),))
+        term = Expr(((monomial, coefficient),))
         if monomial and all(v not in ivs and loop.is_invariant(v) for v in monomial):
             row = row + term
             continue
-        substituted = Polynomial.constant(coefficient)
+        substituted = Expr.constant(coefficient)
         for value in monomial:
             iv = ivs.get(value)
             if iv is None:
-                substituted = substituted * Polynomial.symbol(value)
+                substituted = substituted * Expr.symbol(value)
                 continue
             step = (
-                Polynomial.constant(iv.step)
+                Expr.constant(iv.step)
                 if iv.step is not None
-                else integer_polynomial(iv.step_value).scaled(iv.step_sign)
+                else integer_expr(iv.step_value).scaled(iv.step_sign)
             )
-            substituted = substituted * (integer_polynomial(iv.init) + step * n)
+            substituted = substituted * (integer_expr(iv.init) + step * n)
         rest = rest + substituted
-    start = Polynomial(tuple((m, c) for m, c in rest.terms if not _has_iteration(m)))
-    periodic = Polynomial(tuple((m, c) for m, c in rest.terms if _has_iteration(m)))
+    start = Expr(tuple((m, c) for m, c in rest.terms if not _has_iteration(m)))
+    periodic = Expr(tuple((m, c) for m, c in rest.terms if _has_iteration(m)))
     return row, start, periodic
 
 
@@ -249,7 +248,7 @@ def prove_alignment(access: Access, loop: Loop | None, row_align: int | None) ->
     return best
 
 
-def _offset_proof(offset: Polynomial, loop: Loop | None, row_align: int | None) -> Proof:
+def _offset_proof(offset: Expr, loop: Loop | None, row_align: int | None) -> Proof:
     parts: list[Proof] = []
     if loop is None:
         parts.append(Proof(polynomial_alignment(offset), f"the offset {offset} is not in a loop"))

@@ -25,7 +25,6 @@ as well as clang-style rotated loops (the exit test in the latch, `do`-while for
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -34,143 +33,19 @@ from llvmlite.ir import instructions as ins
 
 from .cfg import CFG
 from .dominance import DominatorTree
-
-# --------------------------------------------------------------------------------------------
-# Symbolic integer expressions (loop-invariant values)
+from .symbolic import Expr, integer_expr, signed_int
 
 
-class Expr(ABC):
-    """A small integer expression over loop-invariant IR values, evaluated on exact integers."""
-
-    @abstractmethod
-    def evaluate(self, env: Mapping) -> int:
-        """The value for the integers `env` gives the IR values (arguments, invariants)."""
-
-    def __add__(self, other: Expr | int) -> Expr:
-        return _add(self, _expr(other))
-
-    def __sub__(self, other: Expr | int) -> Expr:
-        return _add(self, _neg(_expr(other)))
+def _is_trunc(value: ir.Value) -> bool:
+    return getattr(value, "opname", None) == "trunc"
 
 
-@dataclass(frozen=True, eq=False)
-class Const(Expr):
-    value: int
-
-    def evaluate(self, env: Mapping) -> int:
-        return self.value
-
-    def __str__(self) -> str:
-        return str(self.value)
-
-
-@dataclass(frozen=True, eq=False)
-class Symbol(Expr):
-    """A leaf: an argument, a global, or an instruction defined outside the loop.
-
-    `evaluate` looks it up in `env` by the IR value itself or by its name (`"n"` for `%n`).
-    """
-
-    value: ir.Value
-
-    @property
-    def name(self) -> str:
-        return self.value.name
-
-    def evaluate(self, env: Mapping) -> int:
-        if self.value in env:
-            return int(env[self.value])
-        if self.name in env:
-            return int(env[self.name])
-        raise KeyError(f"no value given for %{self.name}")
-
-    def __str__(self) -> str:
-        return f"%{self.name}" if self.name else "%<unnamed>"
-
-
-@dataclass(frozen=True, eq=False)
-class BinOp(Expr):
-    op: str  # "+", "-", "*"
-    left: Expr
-    right: Expr
-
-    def evaluate(self, env: Mapping) -> int:
-        a, b = self.left.evaluate(env), self.right.evaluate(env)
-        return a + b if self.op == "+" else a - b if self.op == "-" else a * b
-
-    def __str__(self) -> str:
-        return f"({self.left} {self.op} {self.right})"
-
-
-def _expr(x: Expr | int) -> Expr:
-    return x if isinstance(x, Expr) else Const(int(x))
-
-
-def _add(a: Expr, b: Expr) -> Expr:
-    if isinstance(b, Const) and b.value == 0:
-        return a
-    if isinstance(a, Const) and a.value == 0:
-        return b
-    if isinstance(a, Const) and isinstance(b, Const):
-        return Const(a.value + b.value)
-    if isinstance(b, Const) and b.value < 0:
-        return BinOp("-", a, Const(-b.value))
-    if isinstance(b, BinOp) and b.op == "-" and isinstance(b.left, Const) and b.left.value == 0:
-        return BinOp("-", a, b.right)
-    # fold constants of a nested sum: (x + c1) + c2 -> x + (c1 + c2)
-    if isinstance(b, Const) and isinstance(a, BinOp) and isinstance(a.right, Const):
-        if a.op in "+-":
-            c = a.right.value if a.op == "+" else -a.right.value
-            return _add(a.left, Const(c + b.value))
-    return BinOp("+", a, b)
-
-
-def _neg(a: Expr) -> Expr:
-    if isinstance(a, Const):
-        return Const(-a.value)
-    return BinOp("-", Const(0), a)
-
-
-def _signed(value: int, bits: int) -> int:
-    value &= (1 << bits) - 1
-    return value - (1 << bits) if value >> (bits - 1) else value
-
-
-def _unsigned(value: int, bits: int) -> int:
-    return value & ((1 << bits) - 1)
-
-
-def invariant_expr(value: ir.Value, loop: Loop, signed: bool = True) -> Expr:
-    """`value` (loop-invariant) as an expression: constants, and add/sub/mul/shl-by-constant and
-    sext/zext of invariant instructions are looked through; anything else is a `Symbol`.
-
-    Constants are read as signed (or unsigned with `signed=False`) integers of their width.
-    """
-    if isinstance(value, ir.Constant) and isinstance(value.type, ir.IntType):
-        bits = value.type.width
-        raw = int(value.constant)
-        return Const(_signed(raw, bits) if signed and bits > 1 else _unsigned(raw, bits))
-    if isinstance(value, ins.Instruction) and not isinstance(value, ins.PhiInstr):
-        op = value.opname
-        if op in ("add", "sub", "mul") and len(value.operands) == 2:
-            a = invariant_expr(value.operands[0], loop, signed)
-            b = invariant_expr(value.operands[1], loop, signed)
-            if op == "add":
-                return _add(a, b)
-            if op == "sub":
-                return _add(a, _neg(b))
-            return BinOp("*", a, b)
-        if op == "shl" and isinstance(value.operands[1], ir.Constant):
-            return BinOp(
-                "*",
-                invariant_expr(value.operands[0], loop, signed),
-                Const(1 << int(value.operands[1].constant)),
-            )
-        if op == "sext":
-            return invariant_expr(value.operands[0], loop, True)
-        if op == "zext":
-            return invariant_expr(value.operands[0], loop, False)
-    return Symbol(value)
+def invariant_expr(value: ir.Value, signed: bool = True) -> Expr:
+    """A loop-invariant `value` as an Expr: constants, and add/sub/mul/shl-by-constant and
+    sext/zext of instructions are looked through (a `trunc` stays an atom: it changes the
+    value); anything else is an atom. Constants are read as signed (or unsigned with
+    `signed=False`, or below a `zext`) integers of their width."""
+    return integer_expr(value, _is_trunc, signed)
 
 
 # --------------------------------------------------------------------------------------------
@@ -198,7 +73,7 @@ class InductionVariable:
     def step(self) -> int | None:
         """The signed constant step, or None when the step is a loop-invariant non-constant."""
         if isinstance(self.step_value, ir.Constant):
-            return self.step_sign * _signed(int(self.step_value.constant), self.type.width)
+            return self.step_sign * signed_int(int(self.step_value.constant), self.type.width)
         return None
 
     @property
@@ -266,7 +141,7 @@ class TripCount:
             return None
 
     def __str__(self) -> str:
-        return f"max({self.minimum}, ceil(({self.bound} - {self.init}) / {self.step}))"
+        return f"max({self.minimum}, ceil(({self.bound - self.init}) / {self.step}))"
 
 
 _PURE = frozenset({"add", "sub", "mul", "shl", "sext", "zext"})
@@ -486,7 +361,7 @@ def _iv_offset(value: ir.Value, loop: Loop) -> tuple[InductionVariable, int, boo
         if isinstance(b, ir.Constant):
             for iv in loop.induction_variables:
                 if a is iv.phi:
-                    c = _signed(int(b.constant), b.type.width)
+                    c = signed_int(int(b.constant), b.type.width)
                     return iv, c if value.opname == "add" else -c, False
     return None
 
@@ -528,8 +403,8 @@ def _trip_count(loop: Loop) -> None:
     if step == 0:
         return _fail(loop, "the step is zero")
     signed = pred[0] != "u"
-    bound = invariant_expr(bound_value, loop, signed=signed)
-    init = invariant_expr(iv.init, loop, signed=signed)
+    bound = invariant_expr(bound_value, signed=signed)
+    init = invariant_expr(iv.init, signed=signed)
     kind = pred[1:] if pred[0] in "su" else pred
     if kind == "eq":
         return _fail(loop, "the loop continues while the IV equals the bound")

@@ -17,7 +17,7 @@ or by its name); the polyhedral bridge prints an Expr in isl's syntax (`polyhedr
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from llvmlite import ir
@@ -179,7 +179,8 @@ class Expr:
         parts = []
         for monomial, c in self.terms:
             names = "*".join(_text(a) for a in monomial)
-            parts.append(str(c) if not names else names if c == 1 else f"{c}*{names}")
+            factor = {1: "", -1: "-"}.get(c, f"{c}*") if names else str(c)
+            parts.append(factor + names)
         return " + ".join(parts).replace("+ -", "- ")
 
 
@@ -226,15 +227,17 @@ def _atom_key(atom: Atom) -> tuple:
 
 
 def _normalized(total: dict[Monomial, int]) -> Expr:
-    ordered = sorted(((m, c) for m, c in total.items() if c), key=lambda mc: _key(mc[0]))
+    """Higher degrees first, positive terms before negative ones of the same degree, the
+    constant last: `64*%i + 24`, `%n - %i`, `n + 2`."""
+    ordered = sorted(
+        ((m, c) for m, c in total.items() if c),
+        key=lambda mc: (-len(mc[0]), mc[1] < 0, tuple(_atom_key(a) for a in mc[0])),
+    )
     return Expr(tuple(ordered))
 
 
-def _key(monomial: Monomial) -> tuple:
-    return (len(monomial), tuple(_atom_key(a) for a in monomial))
-
-
-def _signed(value: int, bits: int) -> int:
+def signed_int(value: int, bits: int) -> int:
+    """The `bits`-wide two's complement `value` as a signed integer (i1 stays 0/1)."""
     value &= (1 << bits) - 1
     return value - (1 << bits) if bits > 1 and value >> (bits - 1) else value
 
@@ -254,7 +257,7 @@ def integer_expr(
     if isinstance(value, ir.Constant) and isinstance(value.type, ir.IntType):
         raw = int(value.constant)
         bits = value.type.width
-        return Expr.constant(_signed(raw, bits) if signed else raw & ((1 << bits) - 1))
+        return Expr.constant(signed_int(raw, bits) if signed else raw & ((1 << bits) - 1))
     if atom is not None and atom(value):
         return Expr.symbol(value)
     opname = getattr(value, "opname", None)
@@ -269,10 +272,3 @@ def integer_expr(
     if opname == "shl" and isinstance(operands[1], ir.Constant):
         return integer_expr(operands[0], atom, signed).scaled(1 << int(operands[1].constant))
     return Expr.symbol(value)
-
-
-def sum_of(parts: Iterable[Expr]) -> Expr:
-    total = Expr()
-    for part in parts:
-        total = total + part
-    return total
