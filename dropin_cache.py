@@ -32,7 +32,7 @@ def tool_identity() -> str:
     tool never reuses results of the old one)."""
     from . import __version__
 
-    package = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    package = os.path.dirname(os.path.abspath(__file__))
     stamps = [__version__]
     for directory, subdirectories, files in os.walk(package):
         subdirectories[:] = sorted(d for d in subdirectories if d not in _NOT_CODE)

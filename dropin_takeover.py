@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from llvmlite import ir
 
-from .emit.target import TargetSpec
+from .emit.cc_target import TargetSpec
 from .frontend.c_types import VoidType
 from .frontend.signature import FunctionInfo, LoweredModule
 

@@ -11,8 +11,8 @@ from .dropin_command import CompilerCommand
 from .dropin_report import FunctionRecord, UnitResult
 from .dropin_split import split_source
 from .dropin_takeover import Takeover, choose, kernel_module, unit_tag
+from .emit.cc_target import TargetSpec, UnsupportedTarget, target_from_flags
 from .emit.host_object import compile_to_assembly, compile_to_object
-from .emit.target import TargetSpec, UnsupportedTarget, target_from_flags
 from .emit.targets import host_target
 from .frontend import lower_file
 from .frontend.declarations import apply_row_align

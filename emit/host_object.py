@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from .cc_target import TargetSpec
 from .host_jit import optimize, parse_verified
-from .target import TargetSpec
 
 
 def compile_to_object(module_text: str, target: TargetSpec) -> bytes:

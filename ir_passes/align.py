@@ -16,12 +16,12 @@ from llvmlite import ir
 
 from .core.affine import Access, accesses
 from .core.alignment import Proof, mark_access, prove_alignment, row_alignment
-from .core.analyses import loops_of
+from .core.analyses import ALL, loops_of
 from .core.loops import Loop
 from .registry import PassContext, register
 
 
-@register("align")
+@register("align", preserves=ALL)
 def align(module: ir.Module, *, context: PassContext) -> ir.Module:
     """Set `align` and `!pycc.aligned` on every load and store, with remarks."""
     for function in module.functions:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from llvmlite import ir
 
-from .core.analyses import loops_of
+from .core.analyses import ALL, loops_of
 from .registry import PassContext, register
 
 
@@ -24,7 +24,7 @@ def _plural(count: int, noun: str) -> str:
     return f"{count} {noun}{'' if count == 1 else 'es' if noun.endswith('ch') else 's'}"
 
 
-@register("loop-info")
+@register("loop-info", preserves=ALL)
 def loop_info(module: ir.Module, *, context: PassContext) -> ir.Module:
     """Report each natural loop (depth, blocks, exits, latches, trip count); the module is
     unchanged."""

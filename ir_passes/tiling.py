@@ -2,12 +2,13 @@
 shapes `diamond-tile`, `parallelogram-tile`), `overlap-tile(st,s1,...)`, `fuse-tile(s1,...)`,
 and the `-large` forms `-O3` runs.
 
-Each finds the SCoPs of every function (polyhedral/scop.py), computes their dependences,
-asks the transformation (polyhedral/schedule/) for a new schedule, which is legal or refused,
-and regenerates the nests from it (polyhedral/codegen.py). Sizes left out (or 0) come from the
-host's cache sizes. Remarks say what was tiled, what was refused and why, and which nests are
-not SCoPs (and which construct makes them non-affine). The time-tiling passes first unroll
-pointer-swap time loops (`swap_unroll.py`) into the K-sweep form they tile.
+Each takes the SCoPs of every function and their dependences (polyhedral/analysis.py, cached
+like the loops), asks the transformation (polyhedral/schedule/) for a new schedule, which is
+legal or refused, and regenerates the nests from it (polyhedral/codegen.py). Sizes left out (or
+0) come from the cache sizes of the module's Target. Remarks say what was tiled, what was
+refused and why, and which nests are not SCoPs (and which construct makes them non-affine).
+The time-tiling passes first unroll pointer-swap time loops (`swap_unroll.py`) into the
+K-sweep form they tile.
 """
 
 from __future__ import annotations
@@ -17,14 +18,14 @@ from collections.abc import Callable
 
 from llvmlite import ir
 
+from ..polyhedral.analysis import scop_analysis
 from ..polyhedral.codegen import generate
-from ..polyhedral.deps import compute_dependences
 from ..polyhedral.schedule.fuse_tile import fuse_tile as fuse_tile_schedule
 from ..polyhedral.schedule.outcome import Outcome
 from ..polyhedral.schedule.overlap_tile import overlap_tile as overlap_tile_schedule
 from ..polyhedral.schedule.tile import tile as tile_schedule
 from ..polyhedral.schedule.time_tile import time_tile as time_tile_schedule
-from ..polyhedral.scop import Scop, extract_scops
+from ..polyhedral.scop import Scop
 from .registry import PassContext, register
 from .swap_unroll import remainder_blocks, unroll_pointer_swaps
 
@@ -61,13 +62,13 @@ def _run(
     for function in list(module.functions):
         if not function.blocks:
             continue
-        scops, rejected = extract_scops(function, merge)
-        for why in rejected:
+        analysis = scop_analysis(function, merge)
+        for why in analysis.rejected:
             context.missed(f"loop nest is not a SCoP: {why.reason}", at=why.at)
-        for scop in scops:
+        for scop in analysis.scops:
             if swaps and scop.entry in remainder_blocks(function):
                 continue  # a remainder sweep of a swap loop: no time loop
-            outcome = transform(scop, compute_dependences(scop), wanted, l2=l2)
+            outcome = transform(scop, analysis.dependences(scop), wanted, l2=l2)
             at = scop.entry.terminator
             for reason in outcome.refused:
                 context.missed(f"refused: {reason}", at=at)

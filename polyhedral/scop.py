@@ -584,8 +584,13 @@ class _Builder:
         for monomial, coefficient in e.terms:
             if len(monomial) > 1:
                 raise NotAffine(product, at)
-            terms.append(f"{coefficient}*{leaf(monomial[0])}" if monomial else f"({coefficient})")
-        return f"({' + '.join(terms)})" if terms else "(0)"
+            if not monomial:
+                terms.append(str(coefficient))
+            else:
+                terms.append(
+                    leaf(monomial[0]) if coefficient == 1 else f"{coefficient}*{leaf(monomial[0])}"
+                )
+        return f"({' + '.join(terms)})".replace("+ -", "- ") if terms else "0"
 
     def value_expr(
         self,
@@ -598,6 +603,8 @@ class _Builder:
         """`value` as a quasi-affine isl expression in the loops' iterators and parameters;
         `%` and `/` only inside a statement (`stmt`), whose domain must keep them exact. A
         parameter is a name of its own, unless `expand` (its definition from others)."""
+        if expand and not isinstance(value, ir.Instruction):
+            raise NotAffine(f"{_name(value)} has no definition", at)
 
         def stop(v: ir.Value) -> bool:  # an iterator or a parameter is an atom
             return any(v is lp.trip_count_iv.phi for lp in loops) or (

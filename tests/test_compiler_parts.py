@@ -17,7 +17,7 @@ from pycc_stencil.dropin_command import (
 )
 from pycc_stencil.dropin_split import split_source
 from pycc_stencil.dropin_takeover import choose, unit_tag
-from pycc_stencil.emit.target import UnsupportedTarget, target_from_flags
+from pycc_stencil.emit.cc_target import UnsupportedTarget, target_from_flags
 from pycc_stencil.emit.targets import host_target
 from pycc_stencil.frontend import lower_file
 

@@ -119,9 +119,9 @@ def _program(path: str, function: str, transform, sizes: list[int]):
     return outcome.schedule
 
 
-def parallelogram(scop, deps, sizes):
+def parallelogram(scop, deps, sizes, *, l2):
     """`time-tile` with parallelogram tiles (a diamond tile is never a box: never full)."""
-    return time_tile(scop, deps, sizes, shape="parallelogram")
+    return time_tile(scop, deps, sizes, l2=l2, shape="parallelogram")
 
 
 @pytest.mark.parametrize(

@@ -16,9 +16,9 @@ import pytest
 from conftest import I64, PTR, Kernel, counted_loop, element, lowered_module
 from llvmlite import ir
 from pycc_stencil.dropin_takeover import Takeover, kernel_module
+from pycc_stencil.emit.cc_target import target_from_flags
 from pycc_stencil.emit.host_jit import compile_module
 from pycc_stencil.emit.host_object import compile_to_object
-from pycc_stencil.emit.target import target_from_flags
 from pycc_stencil.frontend import c_types as ct
 from pycc_stencil.polyhedral.parallel import (
     BODY_TYPE,

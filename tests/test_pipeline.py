@@ -10,12 +10,14 @@ import subprocess
 import sys
 
 import pytest
+from llvmlite import ir
 from pycc_stencil import load
 from pycc_stencil.cli import main
 from pycc_stencil.diagnostics import SourceLocation
 from pycc_stencil.emit.targets import host_target
 from pycc_stencil.frontend import lower_file
 from pycc_stencil.ir_passes import pipeline
+from pycc_stencil.ir_passes.core.analyses import ALL, analyses, loops_of
 from pycc_stencil.ir_passes.pipeline import (
     PassVerificationError,
     PipelineError,
@@ -266,3 +268,36 @@ def test_a_broken_module_with_debug_info_raises_instead_of_aborting(c_file):
     assert "!dbg" in str(module)
     with pytest.raises(PassVerificationError, match="swap"):
         run_passes(module, parse_pipeline("swap", registry), registry, verify=True)
+
+
+def test_the_pass_manager_drops_what_a_pass_does_not_preserve(c_file):
+    """Analyses are cached per function; after each pass the pass manager drops the ones it
+    did not declare preserved, and (verifying) checks the ones it claims to preserve."""
+    module = lower_file(str(c_file(STENCIL)), []).module
+    blur = module.get_global("blur")
+    registry: dict = {}
+
+    @register("look", registry=registry, preserves=ALL)
+    def look(module):
+        loops_of(blur)  # computed once, kept for the next pass
+        return module
+
+    @register("touch", registry=registry)
+    def touch(module):
+        return module
+
+    @register("liar", registry=registry, preserves=("cfg", "loops"))
+    def liar(module):  # claims to keep the CFG, and adds a block
+        loops_of(blur)
+        ir.IRBuilder(blur.append_basic_block("unreachable")).ret_void()
+        return module
+
+    run_passes(module, parse_pipeline("look", registry), registry, verify=True)
+    assert analyses(blur).cached == ["cfg", "dominators", "loops"]
+    cached = loops_of(blur)
+    run_passes(module, parse_pipeline("look,look", registry), registry, verify=True)
+    assert loops_of(blur) is cached
+    run_passes(module, parse_pipeline("touch", registry), registry, verify=True)
+    assert analyses(blur).cached == []
+    with pytest.raises(PassVerificationError, match="the cfg analysis of @blur changed"):
+        run_passes(module, parse_pipeline("liar", registry), registry, verify=True)

@@ -5,6 +5,7 @@ construct that makes a nest non-affine; such nests are left untouched and stay b
 from __future__ import annotations
 
 import pytest
+from pycc_stencil.cli import main
 from pycc_stencil.emit.targets import host_target
 from pycc_stencil.frontend import lower_file
 from pycc_stencil.ir_passes.pipeline import parse_pipeline, run_passes
@@ -260,3 +261,39 @@ def test_remarks_name_data_dependent_bounds_and_pointer_swaps(not_affine_c, func
     result = run_passes(lower_file(not_affine_c).module, parse_pipeline("tile"), target=HOST)
     reasons = [r.message for r in result.remarks if r.function == function]
     assert any(words in m for m in reasons), reasons
+
+
+def test_scop_info_prints_the_model_and_tile_reuses_it(not_affine_c, capsys, monkeypatch):
+    """`emit --passes scop-info` prints domains, accesses, dependences and the schedules the
+    tiling passes would choose; `tile` after it takes the cached SCoPs (one extraction)."""
+    from pycc_stencil.polyhedral import analysis
+
+    extractions = []
+    real = analysis.extract_scops
+    monkeypatch.setattr(
+        analysis, "extract_scops", lambda f, merge: extractions.append(f.name) or real(f, merge)
+    )
+    path = not_affine_c.replace("not_affine.c", "planes.c")
+    with open(path, "w") as handle:
+        handle.write(AFFINE_C)
+    passes = "scop-info,tile"
+    assert main(["emit", path, "--emit", "llvm", "--passes", passes, "-o", "/dev/null"]) == 0
+    err = capsys.readouterr().err
+    (info,) = [block for block in err.split("remark: ")[1:] if block.startswith("SCoP of planes")]
+    for line in (
+        "  parameters: [T, n]",
+        "    S0[t, i, j] : ",
+        "  reads: [T, n] -> { S0[t, i, j] -> A[",
+        "  writes: [T, n] -> { S0[t, i, j] -> A[",
+        "    flow: [T, n] -> { S0[t, i, j] -> S0[t' = 1 + t, ",
+        "    anti: ",
+        "    output: ",
+        "  schedule: [T, n] -> { S0[t, i, j] -> [t, i, j] }",
+        "  tile: tiled a 2-deep band",
+        "  time-tile: time-tiled 1 sweep(s) per step over 2-D space with diamond tiles",
+        "  fuse-tile: refused: a single loop nest",
+    ):
+        assert line in info, (line, info)
+    assert "remark: loop nest is not a SCoP: " not in info
+    assert sorted(extractions) == sorted(set(extractions))  # scop-info's, reused by tile
+    assert "remark: tiled a" in err

@@ -1,0 +1,104 @@
+"""The Target registry: every target fact a pass asks for comes from the module's Target."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+from llvmlite import ir
+from pycc_stencil.cli import main
+from pycc_stencil.emit.targets import host_target, target_named, target_names
+from pycc_stencil.ir_passes.core.copying import fresh_copy
+from pycc_stencil.ir_passes.core.facts import describe, fact
+from pycc_stencil.ir_passes.core.target import NoCostModel, Target, set_target, target_of
+from pycc_stencil.ir_passes.pipeline import run_passes
+from pycc_stencil.ir_passes.registry import NoTarget, PassContext, PassSpec
+
+
+def test_the_registry_finds_every_target_file():
+    assert target_names() == ["host", "c66x", "hexagon"]
+    for name in target_names():
+        target = target_named(name)
+        assert isinstance(target, Target) and target.name == name
+    with pytest.raises(ValueError, match="unknown target 'arm'.*host, c66x, hexagon"):
+        target_named("arm")
+
+
+def test_vector_registers_and_neighbour_costs_per_target():
+    sse, avx = host_target(features="+sse4.2,-avx"), host_target(features="+avx,+avx2")
+    assert (sse.vector_bytes, avx.vector_bytes) == (16, 32)
+    assert sse.neighbour_costs(16) == (0.5, 1.0) and avx.neighbour_costs(32) == (0.5, 2.0)
+    hexagon, c66x = target_named("hexagon"), target_named("c66x")
+    assert (hexagon.vector_bytes, c66x.vector_bytes) == (128, 8)
+    assert hexagon.neighbour_costs(128) == (1.0, 0.5) and c66x.neighbour_costs(8) == (0.5, 0.25)
+    # the strategy search's widths: the full register, and on Hexagon the smaller powers of 2
+    assert avx.vector_widths(4) == [1, 8] and c66x.vector_widths(8) == [1]
+    assert hexagon.vector_widths(4) == [1, 32, 16, 8, 4, 2]
+
+
+def test_cache_sizes_are_overridable(monkeypatch):
+    host = host_target()
+    measured = host.cache_bytes(2)
+    assert measured >= 64 << 10
+    monkeypatch.setenv("PYCC_CACHE_L2", "16K")
+    assert host.cache_bytes(2) == 16 << 10
+    monkeypatch.setenv("PYCC_CACHE_L2", "3M")
+    assert host.cache_bytes(2) == 3 << 20
+
+
+def test_cost_models_belong_to_targets():
+    class Bare(Target):
+        name = "bare"
+        vector_bytes = 4
+
+        def neighbour_costs(self, vector_size):
+            return 1.0, 1.0
+
+    with pytest.raises(NoCostModel):
+        Bare().loop_costs(ir.Module(), 1)
+    assert Bare().original_loop_cycles(ir.Module(), {}) == {}
+
+
+def test_the_module_carries_its_target_and_copies_keep_it():
+    module = ir.Module()
+    assert target_of(module) is None
+    hexagon = target_named("hexagon")
+    set_target(module, hexagon)
+    assert target_of(module) is hexagon and module.triple == hexagon.triple
+    function = ir.Function(module, ir.FunctionType(ir.VoidType(), []), "f")
+    fact(function, "unrolled loops", dict)["x"] = 1
+    copied = fresh_copy(module)
+    assert target_of(copied).name == "hexagon"
+    assert describe(copied) == [
+        f"; pycc.facts: target = {hexagon.describe()}",
+        "; pycc.facts @f: unrolled loops = 1 entries",
+    ]
+    assert target_of(copy.deepcopy(module)).vector_bytes == 128
+
+
+def test_passes_get_the_modules_target_and_a_missing_one_is_named():
+    seen = []
+
+    def probe(module, *, context: PassContext):
+        seen.append(context.target)
+        return module
+
+    registry = {"probe": PassSpec(probe)}
+    module = ir.Module()
+    with pytest.raises(NoTarget, match="pass probe needs the module's target"):
+        run_passes(module, [("probe", ())], registry)
+    c66x = target_named("c66x")
+    run_passes(module, [("probe", ())], registry, target=c66x)
+    set_target(module, c66x)
+    run_passes(module, [("probe", ())], registry)
+    assert seen == [c66x, c66x]
+
+
+def test_emit_prints_the_target_with_the_ir(c_file, capsys):
+    path = c_file("void k(int n, float *a) { for (int i = 0; i < n; i++) a[i] = 2 * a[i]; }")
+    assert main(["emit", str(path), "--emit", "llvm", "--target", "hexagon"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("; pycc.facts: target = hexagon (hexagon-unknown-elf, 128-byte vectors)")
+    assert 'target triple = "hexagon-unknown-elf"' in out
+    assert main(["emit", str(path), "--emit", "llvm", "--target", "vax"]) == 1
+    assert "unknown target 'vax'" in capsys.readouterr().err
