@@ -13,6 +13,7 @@ functions count too), and there is no import cycle.
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -133,3 +134,13 @@ def test_the_layer_check_sees_an_upward_import(tmp_path):
     assert targets == [("ir_passes.pipeline", 1)]
     assert layer_of("ir_passes.core.bad") == "ground floor"
     assert layer_of("ir_passes.pipeline") == "passes"
+
+
+def test_every_package_is_in_the_wheel():
+    """pyproject.toml lists the packages by hand (the repository root is the package): a
+    folder missing there is missing from `pip install .` (it was: polyhedral.schedule)."""
+    text = (ROOT / "pyproject.toml").read_text()
+    block = text.split("packages = [", 1)[1].split("]", 1)[0]
+    listed = set(re.findall(r"\"(pycc_stencil[\w.]*)\"", block))
+    folders = {name for name in modules() if name and (ROOT / name.replace(".", "/")).is_dir()}
+    assert {"pycc_stencil", *("pycc_stencil." + name for name in folders)} == listed
