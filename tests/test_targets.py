@@ -29,6 +29,8 @@ def test_vector_registers_and_neighbour_costs_per_target():
     assert (sse.vector_bytes, avx.vector_bytes) == (16, 32)
     assert sse.neighbour_costs(16) == (0.5, 1.0) and avx.neighbour_costs(32) == (0.5, 2.0)
     hexagon, c66x = target_named("hexagon"), target_named("c66x")
+    assert hexagon.data_layout.startswith("e-m:e-p:32:32") and avx.data_layout.startswith("e-m:e")
+    assert c66x.data_layout == ""  # LLVM has no C6000 back end
     assert (hexagon.vector_bytes, c66x.vector_bytes) == (128, 8)
     assert hexagon.neighbour_costs(128) == (1.0, 0.5) and c66x.neighbour_costs(8) == (0.5, 0.25)
     # the strategy search's widths: the full register, and on Hexagon the smaller powers of 2

@@ -14,6 +14,10 @@ class HexagonHVX(Target):
     triple = hexagon.TRIPLE
 
     @property
+    def data_layout(self) -> str:
+        return str(hexagon.target_machine().target_data)
+
+    @property
     def vector_bytes(self) -> int:
         return hexagon.VECTOR_BYTES
 

@@ -26,6 +26,12 @@ class HostX86(Target):
         self.triple = llvm.get_process_triple()
 
     @property
+    def data_layout(self) -> str:
+        from ..host_jit import host_target_machine
+
+        return str(host_target_machine().target_data)
+
+    @property
     def vector_bytes(self) -> int:
         enabled = {f[1:] for f in self.features.split(",") if f.startswith("+")}
         # 256 bits even with AVX-512: what gcc and LLVM prefer by default (no frequency drop)
