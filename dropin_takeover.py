@@ -140,7 +140,7 @@ def kernel_module(
             del module.globals[function.name]
         elif function.name in wanted:
             _set_symbol(function, wanted[function.name], hidden)
-        elif not function.linkage.startswith("linkonce_odr"):  # runtime/parallel's: one copy
+        elif not function.linkage.startswith("linkonce_odr"):  # polyhedral/parallel's: one copy
             function.linkage = "internal"
         if function.name in reachable:
             function.attributes.add("uwtable")  # unwind tables, as gcc emits by default

@@ -5,7 +5,7 @@ It does not change the module. For each natural loop of each defined function it
 
     k.c:4:5: remark: loop at depth 1: 3 blocks, 1 exit, 1 latch [-Rpass-analysis=loop-info]
 
-Loops, nesting and trip counts come from `ir_passes.loops` (natural loops of back edges to a
+Loops, nesting and trip counts come from `ir_passes.core.loops` (natural loops of back edges to a
 dominating header; irreducible cycles are not reported). The pass makes the shape the later
 passes see visible with `emit --emit llvm --passes loop-info`, and it is the pipeline's own
 end-to-end test: remarks, locations, timing and verification, with nothing to get wrong in the

@@ -16,7 +16,7 @@ promise that.
 A `for` node under a mark named `PARALLEL_MARK` is outlined into a function
 `void body(ptr ctx, i64 lo, i64 hi)` that runs iterations [lo, hi); values it needs from the
 enclosing function travel in `ctx` (a record of them), and the loop is handed to the
-parallel runtime (runtime/parallel.py), which may run the iterations on several threads and in
+parallel runtime (polyhedral/parallel.py), which may run the iterations on several threads and in
 any order.
 """
 
