@@ -211,6 +211,7 @@ class Driver:
             json.dumps(self.flags),
             self.passes,
             self.row_align or "",
+            cache.codegen_environment(),
             os.path.abspath(source),
             text,
             preprocessed.stdout,
