@@ -196,7 +196,7 @@ def test_o3_tiled_code_on_small_grids_matches_cc(tmp_path, shim, variant):
         (remark,) = [r for r in function["remarks"] if "[-Rpass=time-tile-large]" in r]
         assert "remark: time-tiled" in remark and shape in remark and sizes in remark, remark
         assert ("not diamond tiles" in remark) == ("parallelogram" in shape), remark
-    failures = []
+    failures, runs = [], 0
     for name, cases in CASES.items():
         span = KERNELS[name][2]
         for n, steps in cases:
@@ -206,6 +206,7 @@ def test_o3_tiled_code_on_small_grids_matches_cc(tmp_path, shim, variant):
             # T = 0: the tiled code may start (with no points to run: seidel-2d's tile box)
             tiled = None if steps == 0 else span(n) >= L2
             for order in ORDERS:
+                runs += 1
                 got = subprocess.run(
                     [tmp_path / "pycc", *args],
                     capture_output=True,
@@ -217,4 +218,4 @@ def test_o3_tiled_code_on_small_grids_matches_cc(tmp_path, shim, variant):
                 elif tiled is not None and (MARKER in got.stderr) != tiled:
                     ran = "ran" if MARKER in got.stderr else "did not run"
                     failures.append(f"{args} {order}: the tiled code {ran} (span {span(n)})")
-    assert not failures, "\n".join(failures)
+    assert not failures, f"{len(failures)} of {runs} runs: " + "\n".join(failures)
