@@ -142,6 +142,8 @@ class Row:
     new: list[str] = field(default_factory=list)  # fail with it, pass without it
     seconds: float = 0.0
     problems: list[str] = field(default_factory=list)
+    #: (entry, tests, failed, failed and passing without it) of each pytest run
+    runs: list[tuple[str, int, int, int]] = field(default_factory=list)
 
     @property
     def caught(self) -> bool:
@@ -168,9 +170,11 @@ def measure(plan: dict[str, list[str]], extra: list[str], scratch: str) -> tuple
             problem = run.problem or baseline[entry].problem
             if problem:
                 row.problems.append(f"{entry}: {problem}")
+            fresh = sorted(run.failed - baseline[entry].failed)
+            row.runs.append((entry, len(run.ran), len(run.failed), len(fresh)))
             row.ran += len(run.ran)
             row.failed += len(run.failed)
-            row.new += sorted(run.failed - baseline[entry].failed)
+            row.new += fresh
             row.seconds += run.seconds
             _progress(f"  {len(run.ran)} ran, {len(run.failed)} failed, {run.seconds:.0f} s")
         rows.append(row)
@@ -188,6 +192,10 @@ def report(baseline: dict[str, Run], rows: list[Row]) -> None:
             f"| {row.mutation} | {' '.join(row.entries)} | {row.ran} | {row.failed} "
             f"| {len(row.new)} | {verdict} | {row.seconds:.0f} |"
         )
+    print("\nPer test run (failed only with the mutation / tests):")
+    for row in rows:
+        parts = [f"{entry} {new}/{ran}" for entry, ran, _, new in row.runs]
+        print(f"  {row.mutation}: {', '.join(parts)}")
     ran = sum(len(r.ran) for r in baseline.values())
     failing = sorted(t for r in baseline.values() for t in r.failed)
     seconds = sum(r.seconds for r in baseline.values())
