@@ -45,6 +45,17 @@ def tool_identity() -> str:
 
 _NOT_CODE = frozenset({"tests", "scripts", "docs", ".git", ".venv", "__pycache__", "build"})
 
+#: environment variables read while the kernels are compiled, so part of the key: the cache-size
+#: overrides (`ir_passes.core.target.CACHE_OVERRIDE`: tile sizes and the `-large` passes'
+#: threshold) and `polyhedral.codegen.POISON_SCRATCH`
+CODEGEN_ENVIRONMENT = ("PYCC_CACHE_L1", "PYCC_CACHE_L2", "PYCC_CACHE_L3", "PYCC_POISON_SCRATCH")
+
+
+def codegen_environment() -> str:
+    """The set ones of CODEGEN_ENVIRONMENT, `NAME=value` lines (empty values are unset)."""
+    values = ((name, os.environ.get(name, "").strip()) for name in CODEGEN_ENVIRONMENT)
+    return "\n".join(f"{name}={value}" for name, value in values if value)
+
 
 def cache_key(*parts: bytes | str) -> str:
     digest = hashlib.sha256()

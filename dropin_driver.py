@@ -211,7 +211,7 @@ class Driver:
             json.dumps(self.flags),
             self.passes,
             self.row_align or "",
-            _cache_size_overrides(),
+            cache.codegen_environment(),
             os.path.abspath(source),
             text,
             preprocessed.stdout,
@@ -403,8 +403,3 @@ def _result_from_cache(meta: dict, blobs: dict[str, bytes]) -> UnitResult:
         failure=meta.get("failure"),
     )
 
-
-def _cache_size_overrides() -> str:
-    """`PYCC_CACHE_L1/L2/L3` change the tile sizes and `-O3`'s tiling threshold: part of the
-    cache key."""
-    return json.dumps(sorted((k, v) for k, v in os.environ.items() if k.startswith("PYCC_CACHE_L")))

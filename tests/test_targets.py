@@ -3,11 +3,6 @@
 from __future__ import annotations
 
 import copy
-import json
-import os
-import shutil
-import subprocess
-import sys
 
 import pytest
 from llvmlite import ir
@@ -110,17 +105,3 @@ def test_emit_prints_the_target_with_the_ir(c_file, capsys):
     assert main(["emit", str(path), "--emit", "llvm", "--target", "vax"]) == 1
     assert "unknown target 'vax'" in capsys.readouterr().err
 
-
-def test_a_cache_size_override_is_part_of_the_drop_in_cache_key(c_file, tmp_path):
-    """PYCC_CACHE_L2 changes the tile sizes and -O3's tiling threshold: a cached object built
-    under another cache size is not reused."""
-    pycc = shutil.which("pycc-stencil", path=os.path.dirname(sys.executable))
-    path = c_file("void k(int n, float *a) { for (int i = 0; i < n; i++) a[i] = 2 * a[i]; }")
-    report = tmp_path / "report.jsonl"
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PYCC_")}
-    env.update(PYCC_CACHE_DIR=str(tmp_path / "cache"), PYCC_REPORT=str(report))
-    for size in ("64K", "16K", "16K", "64K"):
-        command = [pycc, "-O3", "-c", str(path), "-o", str(tmp_path / "k.o")]
-        subprocess.run(command, env=dict(env, PYCC_CACHE_L2=size), check=True)
-    cache = [json.loads(line)["cache"] for line in report.read_text().splitlines()]
-    assert cache == ["miss", "miss", "hit", "hit"]

@@ -593,16 +593,24 @@ def _build(compiler: str, out: Path, flags: list[str], env: dict[str, str]) -> N
     assert proc.returncode == 0, f"{' '.join(cmd)}\n{proc.stdout}\n{proc.stderr}"
 
 
-def build_both(tmp_path: Path, main: str, kernels: str, cc_flags: list[str], flags: list[str]):
-    """Build main.c + kernels.c with cc (`cc_flags`) as `ref` and with pycc-stencil (`flags`)
-    as `pycc`; (the environment, pycc-stencil's report of kernels.c's functions by name)."""
+def build_both(
+    tmp_path: Path,
+    main: str,
+    kernels: str,
+    cc_flags: list[str],
+    flags: list[str],
+    pycc_env: dict[str, str] | None = None,
+):
+    """Build main.c + kernels.c with cc (`cc_flags`) as `ref` and with pycc-stencil (`flags`,
+    and `pycc_env` added to the environment, which has no other PYCC_* variable) as `pycc`;
+    (the environment, pycc-stencil's report of kernels.c's functions by name)."""
     (tmp_path / "main.c").write_text(main)
     (tmp_path / "kernels.c").write_text(kernels)
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYCC_")}
     env.update(LC_ALL="C", PYCC_CACHE_DIR=str(tmp_path / "cache"))
     report = tmp_path / "report.json"
     _build("cc", tmp_path / "ref", cc_flags, env)
-    _build(PYCC, tmp_path / "pycc", flags, dict(env, PYCC_REPORT=str(report)))
+    _build(PYCC, tmp_path / "pycc", flags, dict(env, PYCC_REPORT=str(report), **(pycc_env or {})))
     units = [json.loads(line) for line in report.read_text().splitlines() if line.strip()]
     (unit,) = [u for u in units if u.get("source", "").endswith("kernels.c")]
     return env, {f["name"]: f for f in unit["functions"]}
