@@ -7,6 +7,7 @@ source the reference is compiled from.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import textwrap
 from collections.abc import Callable
@@ -158,3 +159,20 @@ GATHER = Kernel(
     ],
     gather_body,
 )
+
+
+@pytest.fixture(scope="session")
+def kernel_file(tmp_path_factory) -> Callable[[str, str], str]:
+    """`kernel_file(name, text)`: the path of a file `name.c` holding `text`, one per text for
+    the whole session, so that the test modules checking the same kernel share its compiles
+    (tests/corpus_check.py memoizes them by path)."""
+    folder = tmp_path_factory.mktemp("kernels")
+
+    def write(name: str, text: str) -> str:
+        path = folder / hashlib.sha256(text.encode()).hexdigest()[:12] / f"{name}.c"
+        if not path.exists():
+            path.parent.mkdir(exist_ok=True)
+            path.write_text(text)
+        return str(path)
+
+    return write
