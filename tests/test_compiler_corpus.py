@@ -76,7 +76,11 @@ SUBSET_FLAGS = {"polybench/macro/heat-3d.c": "-DDATA_TYPE_IS_FLOAT"}
 SEED = 0
 TIMEOUT = 60.0
 
-pytestmark = pytest.mark.skipif(PYCC is None, reason="pycc-stencil is not installed")
+pytestmark = [
+    pytest.mark.skipif(PYCC is None, reason="pycc-stencil is not installed"),
+    # every test needs the module's builds (a minute of compiles): one worker makes them
+    pytest.mark.xdist_group("compiler-corpus"),
+]
 
 
 # --------------------------------------------------------------------------------------------
