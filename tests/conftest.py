@@ -176,3 +176,19 @@ def kernel_file(tmp_path_factory) -> Callable[[str, str], str]:
         return str(path)
 
     return write
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under `--dist loadgroup` (pyproject's addopts), pytest-xdist sends the tests of one
+    `xdist_group` to one worker by appending `@group` to their node ids, which a pytest it does
+    not support ignores (pytest-dev/pytest-xdist#1386): the suite would then compile every
+    source on every worker, silently twice as slow. Refuse to run instead."""
+    if not getattr(config.option, "loadgroup", False):
+        return
+    grouped = [item for item in items if item.get_closest_marker("xdist_group")]
+    if grouped and "@" not in grouped[0].nodeid.rsplit("]", 1)[-1]:
+        raise pytest.UsageError(
+            "--dist loadgroup has no effect with this pytest/pytest-xdist pair "
+            f"(pytest {pytest.__version__}); install the versions pyproject.toml pins"
+        )

@@ -153,8 +153,8 @@ def case_label(entry: dict, variant: list[str], params: dict, *extra: str) -> st
 def on_source(name: str, cflags: list[str] | tuple[str, ...] = ()) -> pytest.MarkDecorator:
     """The xdist group of the tests of one source (a corpus file or a test's kernel `name`
     with its flags): they run on one worker, which lowers, probes and builds it once."""
-    defines = [f for f in cflags if not f.startswith("-I")]
-    return pytest.mark.xdist_group(" ".join([name, *defines]))
+    defines = [f for f in cflags if f.startswith("-D")]
+    return pytest.mark.xdist_group(":".join([name, *defines]))
 
 
 def on_entry(entry: dict, variant: list[str]) -> pytest.MarkDecorator:
