@@ -222,15 +222,27 @@ def assert_fired(remarks: list[Remark], passes: str, declined: dict[str, str] | 
             assert done, f"{name} did nothing (no passed remark):\n{shown}"
 
 
-def rotated(param_sets: list[dict], pipelines: list[str]) -> list[tuple[dict, str, bool]]:
-    """(params, pipeline, busiest) cases of one kernel: every pipeline on the busiest set (a
-    non-empty iteration space, which the test asserts the run changed), the other sets (T = 0,
-    sizes smaller than the stencil, ...) rotating over the pipelines."""
+def rotated(
+    param_sets: list[dict], pipelines: list[str], keep: int | None = None, offset: int = 0
+) -> list[tuple[dict, str, bool, bool]]:
+    """(params, pipeline, busiest, sweep) cases of one kernel: every pipeline on the busiest
+    set (a non-empty iteration space, which the test asserts the run changed), the other sets
+    (T = 0, sizes smaller than the stencil, ...) rotating over the pipelines.
+
+    With `keep`, `keep` of the pipelines (from the `offset`-th on, cyclically: give each
+    kernel of a table its index, and every pipeline meets a share of the kernels) make the
+    default run; the others are `sweep` cases, on the busiest set."""
+    kept = [pipelines[(offset + k) % len(pipelines)] for k in range(keep or len(pipelines))]
     main = busiest(param_sets)
-    cases = [(main, passes, True) for passes in pipelines]
+    cases = [(main, passes, True, passes not in kept) for passes in pipelines]
     others = [p for p in param_sets if p != main]
-    cases += [(p, pipelines[k % len(pipelines)], False) for k, p in enumerate(others)]
+    cases += [(p, kept[k % len(kept)], False, False) for k, p in enumerate(others)]
     return cases
+
+
+def sweep_if(flag: bool) -> list[pytest.MarkDecorator]:
+    """The `sweep` mark (opt-in: scripts/run_sweeps.sh) if `flag`."""
+    return [pytest.mark.sweep] if flag else []
 
 
 def kernel_group(name: str) -> pytest.MarkDecorator:

@@ -358,7 +358,17 @@ def test_odd_sizes_without_a_declaration_are_bit_exact(passes):
     )
 
 
-@pytest.mark.parametrize("function", ["MeanFilter1x3", "MatrixAdd", "Jacobi"])
+@pytest.mark.parametrize(
+    "function",
+    [
+        pytest.param(name, marks=on_source(file))
+        for name, file in [
+            ("MeanFilter1x3", "c66x/mean_filter_1x3.c"),
+            ("MatrixAdd", "c66x/matrix_add.c"),
+            ("Jacobi", "c66x/jacobi.c"),
+        ]
+    ],
+)
 def test_a_wrong_row_align_is_reported_not_miscompiled(function):
     entry = next(e for e in C66X if e["function"] == function)
     result, remarks = _check(entry, {"size_x": 37, "size_y": 5}, "unroll(2),align")

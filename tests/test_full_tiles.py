@@ -180,9 +180,12 @@ def test_fused_full_tiles_have_constant_trip_counts_with_halos():
 @pytest.mark.parametrize(
     "function, params, passes",
     [
-        ("jacobi2d_two", {"T": 5, "n": 41}, "parallelogram-tile(4,8,16),simd"),
-        ("jacobi2d_two", {"T": 3, "n": 41}, "tile(8,16),simd"),
-        ("scale2d", {"n": 32, "m": 64}, "tile(8,16),simd"),
+        pytest.param(f, p, s, marks=kernel_group(f))
+        for f, p, s in [
+            ("jacobi2d_two", {"T": 5, "n": 41}, "parallelogram-tile(4,8,16),simd"),
+            ("jacobi2d_two", {"T": 3, "n": 41}, "tile(8,16),simd"),
+            ("scale2d", {"n": 32, "m": 64}, "tile(8,16),simd"),
+        ]
     ],
 )
 def test_simd_binds_full_tiles_without_remainder(kernel, function, params, passes):

@@ -20,7 +20,7 @@ import sys
 import islpy as isl
 import numpy as np
 import pytest
-from corpus_check import check, compiled, kernel_group, passed_by
+from corpus_check import check, compiled, kernel_group, passed_by, sweep_if
 from pycc_stencil.emit.targets import host_target
 from pycc_stencil.frontend import lower_file
 from pycc_stencil.polyhedral.deps import compute_dependences
@@ -244,19 +244,29 @@ CONTRACTED = [
 ]
 
 
+LOCAL_SIZES = [
+    (23, 19, "fuse-tile(4,5)"),
+    (37, 41, "fuse-tile(8)"),
+    (7, 5, "fuse-tile(64,100)"),
+    (5, 6, "fuse-tile(1,1)"),
+    (3, 4, "fuse-tile"),
+]
+
+
+def _local_cases():
+    """Every size with NaN-filled buffers; without, the first size (the others are sweeps:
+    the poisoned run checks the same schedule and more, and test_contracted_tiles_... and
+    test_o3_fuses_... run the unpoisoned code of both kernels)."""
+    for k, (h, w, passes) in enumerate(LOCAL_SIZES):
+        for poison in (False, True):
+            label = f"{'nan-buffers' if poison else ''}-{h}-{w}-{passes}"
+            marks = sweep_if(not poison and k > 0)
+            yield pytest.param(h, w, passes, poison, id=label, marks=marks)
+
+
 @kernel_group("locals")
 @pytest.mark.parametrize("function, contracted", CONTRACTED, ids=[c[0] for c in CONTRACTED])
-@pytest.mark.parametrize(
-    "h, w, passes",
-    [
-        (23, 19, "fuse-tile(4,5)"),
-        (37, 41, "fuse-tile(8)"),
-        (7, 5, "fuse-tile(64,100)"),
-        (5, 6, "fuse-tile(1,1)"),
-        (3, 4, "fuse-tile"),
-    ],
-)
-@pytest.mark.parametrize("poison", [False, True], ids=["", "nan-buffers"])
+@pytest.mark.parametrize("h, w, passes, poison", list(_local_cases()))
 def test_local_intermediates_are_contracted(
     monkeypatch, function, contracted, h, w, passes, poison
 ):

@@ -26,6 +26,7 @@ from corpus_check import (
     kernel_group,
     on_entry,
     rotated,
+    sweep_if,
 )
 from pycc_stencil.emit.targets import host_target
 from pycc_stencil.frontend import lower_file
@@ -123,10 +124,12 @@ def _polybench_entries():
 
 
 def _time_tile_cases():
-    """Each kernel under each pipeline on its busiest parameter set (a non-empty iteration
-    space), the other sets (T = 0, grids smaller than the stencil) rotating over the
-    pipelines. fdtd-2d: one case."""
-    for entry in _polybench_entries():
+    """Each kernel under two of the pipelines (rotating over the kernels: each pipeline meets
+    two thirds of them, of every dimensionality and form) on its busiest parameter set (a
+    non-empty iteration space), the other sets (T = 0, grids smaller than the stencil)
+    rotating over those two; the third pipeline on the busiest set is a sweep
+    (docs/testing.md). fdtd-2d: one case."""
+    for index, entry in enumerate(_polybench_entries()):
         variant = entry["variants"][0]
         mark = on_entry(entry, variant)
         if "fdtd" in entry["file"]:
@@ -137,9 +140,10 @@ def _time_tile_cases():
                 yield pytest.param(entry, variant, params, passes, True, id=label, marks=mark)
             continue
         pipelines = TIME_TILE_3D if _space_dims(entry) == 3 else TIME_TILE
-        for params, passes, main in rotated(entry["params"], pipelines):
+        for params, passes, main, sweep in rotated(entry["params"], pipelines, 2, index):
             label = case_label(entry, variant, params, passes)
-            yield pytest.param(entry, variant, params, passes, main, id=label, marks=mark)
+            marks = [mark, *sweep_if(sweep)]
+            yield pytest.param(entry, variant, params, passes, main, id=label, marks=marks)
         if len(entry["variants"]) > 1:  # the smallest fixed size (e.g. -DN=2), odd T
             variant = entry["variants"][-1]
             params = entry["params"][-1]
@@ -372,7 +376,7 @@ def _new_kernel_cases():
     for name, sizes in NEW_KERNELS.items():
         pipelines = TIME_TILE_3D if name.startswith("star3d") else TIME_TILE
         sets = [{"T": steps, "n": n} for steps, n in sizes]
-        for params, passes, main in rotated(sets, pipelines):
+        for params, passes, main, _ in rotated(sets, pipelines):
             label = f"{name}-T={params['T']}-n={params['n']}-{passes}"
             yield pytest.param(name, params, passes, main, id=label, marks=kernel_group(name))
 
