@@ -344,9 +344,9 @@ class CompiledUnit:
         inputs = jit_buffers.copy()
         ref_buffers = jit_buffers.copy()
         jit_fn = prototype(info)(self.jit.function_address(info.name))
-        jit_result = self._run_jit(jit_fn, info, scalars, jit_buffers, run)
-        ref_result = _run(
-            "the reference", reference.function(info.name), info, scalars, ref_buffers, run
+        ref_fn = reference.function(info.name)
+        jit_result, ref_result = self._run_both(
+            (jit_fn, jit_buffers), (ref_fn, ref_buffers), inputs, info, scalars, run
         )
         damage = guard_damage(ref_buffers)
         if damage:
@@ -372,6 +372,33 @@ class CompiledUnit:
             f"{_count(comparison.total, 'element')}",
             changed_elements(inputs, ref_buffers),
         )
+
+    def _run_both(
+        self, jit: tuple, ref: tuple, inputs: BufferSet, info: FunctionInfo, scalars: dict, run
+    ):
+        """The JIT run and the reference run ((function, buffers) each, both buffer sets
+        equal to `inputs`) in one forked child: a fork costs as much as a small kernel's run.
+        If that child fails (a crash, a hang), both runs are made again from `inputs`, each in
+        its own child, so that the failure is reported as one of the JIT code or of the
+        reference."""
+        jit_args = kernel_arguments(info, scalars, jit[1])
+        ref_args = kernel_arguments(info, scalars, ref[1])
+        if self.alignment_check is not None:
+            self.alignment_check.reset()
+        try:
+            results = run_isolated(lambda: (jit[0](*jit_args), ref[0](*ref_args)), 2 * run.timeout)
+        except ChildFailure:
+            jit[1].restore(inputs)
+            ref[1].restore(inputs)
+            results = (
+                self._run_jit(jit[0], info, scalars, jit[1], run),
+                _run("the reference", ref[0], info, scalars, ref[1], run),
+            )
+        if self.alignment_check is not None:
+            violation = self.alignment_check.violation()
+            if violation is not None:
+                raise _Failed("ERROR", violation)
+        return results
 
     def _run_jit(self, function, info: FunctionInfo, scalars: dict, buffers: BufferSet, run):
         """The JIT run; with `align` in the pipeline, a violated alignment declaration is the
