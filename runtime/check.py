@@ -227,13 +227,16 @@ class CompiledUnit:
         steps = parse_pipeline(passes or "")
         #: the pipeline's remarks (None if a pass failed verification)
         self.remarks: list[Remark] | None = None
+        #: the module the passes made, as JIT-compiled (with `align`, instrumented for the
+        #: run-time alignment check); None if a pass failed verification
+        self.module: ir.Module | None = None
         self.alignment_check: AlignmentCheck | None = None
         self.jit: JitModule | None = None
         self.setup_error: str | None = None
         try:
             result = run_passes(source.take_module(), steps, target=host_target())
             self.remarks = result.remarks
-            module = result.module
+            module = self.module = result.module
             if any(name == "align" for name, _ in steps):
                 self.alignment_check = AlignmentCheck(module)
             self.jit = compile_module(module, source.lowered.functions, opt_level)

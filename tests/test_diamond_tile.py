@@ -233,11 +233,13 @@ def test_diamond_tiles_start_concurrently(stencil):
 
 @pytest.mark.parametrize(
     "function, params, passes",
-    [
-        ("heat1d_n", {"T": 9, "n": 61}, "diamond-tile(4)"),
-        ("jacobi2d_two", {"T": 3, "n": 19}, "diamond-tile(3,0,4)"),
-        ("star3d_r2", {"T": 3, "n": 11}, "diamond-tile(3,0,3,4)"),
-    ],
+    _grouped(
+        [
+            ("heat1d_n", {"T": 9, "n": 61}, "diamond-tile(4)"),
+            ("jacobi2d_two", {"T": 3, "n": 19}, "diamond-tile(3,0,4)"),
+            ("star3d_r2", {"T": 3, "n": 11}, "diamond-tile(3,0,3,4)"),
+        ]
+    ),
 )
 def test_diamond_tiles_run_in_parallel_code(stencil, function, params, passes):
     assert _outlined_parallel_loops(stencil(function), function, passes)

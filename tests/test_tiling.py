@@ -23,14 +23,13 @@ from corpus_check import (
     case_label,
     check,
     check_case,
+    compiled,
     kernel_group,
     on_entry,
     rotated,
     sweep_if,
 )
 from pycc_stencil.emit.targets import host_target
-from pycc_stencil.frontend import lower_file
-from pycc_stencil.ir_passes.pipeline import parse_pipeline, run_passes
 from pycc_stencil.ir_passes.registry import Remark
 from pycc_stencil.runtime.check import CheckResult
 
@@ -461,12 +460,11 @@ def test_fixed_arrays_with_run_time_extents(stencil, steps, m, n, passes):
 
 
 def _outlined_parallel_loops(path: str, function: str, passes: str) -> list[str]:
-    """Names of the functions outlined from `function` for `__pycc_parallel_for`."""
-    module = lower_file(path).module
-    result = run_passes(module, parse_pipeline(passes), verify=True, target=HOST)
-    text = str(result.module)
-    names = [f.name for f in result.module.functions if f.name.startswith(f"{function}.par")]
-    return names if "__pycc_parallel_for" in text else []
+    """Names of the functions outlined from `function` for `__pycc_parallel_for` (in the
+    module of the compile the bit-exact tests of the same pipeline check)."""
+    module = compiled(path, ["-std=c99"], passes).module
+    names = [f.name for f in module.functions if f.name.startswith(f"{function}.par")]
+    return names if "__pycc_parallel_for" in str(module) else []
 
 
 ORDERS = [
@@ -504,7 +502,7 @@ def _grouped(cases):
     return [pytest.param(*case, marks=kernel_group(case[0])) for case in cases]
 
 
-@pytest.mark.parametrize("function, params, passes", PARALLEL_CASES)
+@pytest.mark.parametrize("function, params, passes", _grouped(PARALLEL_CASES))
 def test_tiles_run_in_parallel_code(stencil, function, params, passes):
     """The wavefront / tile loop is outlined and run by the parallel runtime."""
     assert _outlined_parallel_loops(stencil(function), function, passes)
