@@ -180,10 +180,18 @@ def kernel_file(tmp_path_factory) -> Callable[[str, str], str]:
 
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Under `--dist loadgroup` (pyproject's addopts), pytest-xdist sends the tests of one
+    """`sweep` tests are opt-in: they run only when the -m expression names them
+    (`-m sweep`, scripts/run_sweeps.sh), whatever else it selects (`-m "not slow"`).
+
+    Under `--dist loadgroup` (pyproject's addopts), pytest-xdist sends the tests of one
     `xdist_group` to one worker by appending `@group` to their node ids, which a pytest it does
     not support ignores (pytest-dev/pytest-xdist#1386): the suite would then compile every
     source on every worker, silently twice as slow. Refuse to run instead."""
+    if "sweep" not in (config.option.markexpr or ""):
+        sweeps = [item for item in items if item.get_closest_marker("sweep")]
+        if sweeps:
+            config.hook.pytest_deselected(items=sweeps)
+            items[:] = [item for item in items if not item.get_closest_marker("sweep")]
     if not getattr(config.option, "loadgroup", False):
         return
     grouped = [item for item in items if item.get_closest_marker("xdist_group")]
