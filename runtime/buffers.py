@@ -129,6 +129,11 @@ class BufferSet:
         twin._bytes[:] = self._bytes
         return twin
 
+    def restore(self, other: BufferSet) -> None:
+        """Give every byte (buffers and guard zones) the value it has in `other`, a set with
+        the same layout (e.g. a copy of this one made earlier)."""
+        self._bytes[:] = other._bytes
+
 
 def random_elements(
     rng: np.random.Generator,

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+from llvmlite import ir
 
 from ..emit.host_jit import IRVerificationError, JitModule, compile_module
 from ..emit.targets import host_target
@@ -26,7 +27,13 @@ from ..ir_passes.pipeline import PassVerificationError, parse_pipeline, run_pass
 from ..ir_passes.registry import Remark
 from .align_check import AlignmentCheck
 from .buffers import BufferSet, BufferSizeError, BufferSpec, check_budget, make_inputs
-from .compare import Tolerance, compare_buffers, compare_return_values, guard_damage
+from .compare import (
+    Tolerance,
+    changed_elements,
+    compare_buffers,
+    compare_return_values,
+    guard_damage,
+)
 from .footprint import FootprintError, FootprintProbe, ParamFootprint
 from .isolate import ChildFailure, run_isolated
 from .marshal import (
@@ -69,6 +76,9 @@ class CheckResult:
     status: str  # OK, MISMATCH, SKIPPED, ERROR
     name: str
     message: str
+    #: OK only: how many buffer elements the call changed (the reference run): 0 when the
+    #: iteration space is empty (T = 0, an interior of nothing) and the check proves little
+    changed: int | None = field(default=None, compare=False)
 
     def __str__(self) -> str:
         return f"{self.status} {self.name}: {self.message}"
@@ -114,71 +124,163 @@ def scalar_arguments(info: FunctionInfo, given: dict[str, str]) -> dict[str, int
     return values
 
 
-class _FileCheck:
-    """State shared by the functions of one file: JIT, reference, footprint probe."""
+@dataclass(frozen=True)
+class _Run:
+    """What one call of a checked function is made with."""
+
+    params: dict[str, str]
+    extents: dict[str, int]
+    seed: int
+    tolerance: Tolerance
+    timeout: float
+
+
+class SourceUnit:
+    """What checking a C file needs whatever the pass pipeline: its lowering (prototypes,
+    skipped functions, declared alignments), the footprint probe (its own lowering,
+    instrumented) and the reference built by cc. Each `compile` gives a `CompiledUnit` of one
+    pipeline; any number of them share this.
+
+    `row_align` is `--row-align`, declared for every kernel without its own pragma; `timeout`
+    limits each dry run of the probe.
+    """
 
     def __init__(
         self,
-        path: Path,
-        cflags: list[str],
-        options: CheckOptions,
-        lower: Lower,
-        remarks: Callable[[list[Remark]], None] | None = None,
+        path: str | Path,
+        cflags: Iterable[str] = (),
+        lower: Lower | None = None,
+        row_align: int | None = None,
+        timeout: float = 60.0,
     ):
-        self.path, self.cflags, self.options, self.lower = path, cflags, options, lower
-        self.remarks = remarks
-        self.lowered = lower(str(path), cflags)
-        apply_row_align(self.lowered, options.row_align)
-        self.steps = parse_pipeline(options.passes or "")
+        if lower is None:
+            from ..frontend import lower_file as lower
+        self.path, self.cflags, self.row_align = Path(path), list(cflags), row_align
+        self.timeout = timeout
+        self._lower = lower
+        #: the lowering whose order, functions and skipped functions every compile shares; its
+        #: module goes to the first compile (the passes change a module in place)
+        self.lowered = self.lower()
+        self._module_taken = False
         #: declared pointer alignment of each function (its buffers are allocated so)
         self.buffer_alignment = {
             name: declared_pointer_alignment(self.lowered.module.get_global(name))
             for name in self.lowered.functions
         }
-        self.alignment_check: AlignmentCheck | None = None
+        self.external = [i.name for i in self.lowered.functions.values() if not i.is_static]
         self._probe: FootprintProbe | None = None
-        self.jit: JitModule | None = None
-        self.reference: Reference | None = None
-        self.setup_error: str | None = None
+        self._references: dict[tuple[str, ...], Reference | ReferenceBuildError] = {}
 
-    def prepare(self, names: list[str]) -> None:
-        """Compile the JIT module and the reference for the functions to check."""
-        try:
-            result = run_passes(self.lowered.module, self.steps, target=host_target())
-            if self.remarks is not None:
-                self.remarks(result.remarks)
-            module = result.module
-            if any(name == "align" for name, _ in self.steps):
-                self.alignment_check = AlignmentCheck(module)
-            self.jit = compile_module(module, self.lowered.functions, self.options.opt_level)
-        except (IRVerificationError, PassVerificationError) as exc:
-            self.setup_error = f"internal error: {exc}"
-            return
-        infos = [self.lowered.functions[n] for n in names]
-        external = [i.name for i in self.lowered.functions.values() if not i.is_static]
-        try:
-            self.reference = Reference(self.path, self.cflags, infos, external)
-        except ReferenceBuildError as exc:
-            self.setup_error = f"the reference does not build: {exc}"
+    def lower(self) -> LoweredModule:
+        """A fresh lowering of the file, with `row_align` declared."""
+        lowered = self._lower(str(self.path), self.cflags)
+        apply_row_align(lowered, self.row_align)
+        return lowered
+
+    def compile(self, passes: str | None = None, opt_level: int = 3) -> CompiledUnit:
+        """The file's kernels after the pipeline `passes`, JIT-compiled at `opt_level`.
+        Raises PipelineError for a malformed pipeline."""
+        return CompiledUnit(self, passes, opt_level)
+
+    def take_module(self) -> ir.Module:
+        """A module of the file for a pipeline to transform: the first lowering's, then fresh
+        ones (lowering is deterministic and gives independent object graphs)."""
+        if not self._module_taken:
+            self._module_taken = True
+            return self.lowered.module
+        return self.lower().module
 
     def probe(self) -> FootprintProbe:
         if self._probe is None:
             self._probe = FootprintProbe(
-                self.lower(str(self.path), self.cflags), timeout=self.options.timeout
+                self._lower(str(self.path), self.cflags), timeout=self.timeout
             )
         return self._probe
 
-    def buffer_specs(self, info: FunctionInfo, scalars: dict) -> list[BufferSpec]:
+    def reference(self, names: Iterable[str]) -> Reference:
+        """The cc build of the functions `names` (one library, built once); raises
+        ReferenceBuildError if the file does not compile."""
+        key = tuple(names)
+        if key not in self._references:
+            infos = [self.lowered.functions[n] for n in key]
+            try:
+                self._references[key] = Reference(self.path, self.cflags, infos, self.external)
+            except ReferenceBuildError as exc:
+                self._references[key] = exc
+        built = self._references[key]
+        if isinstance(built, ReferenceBuildError):
+            raise built
+        return built
+
+    def reference_of(self, name: str) -> Reference:
+        """A reference build holding `name`: one already made, else one of `name` alone."""
+        key = next((k for k in self._references if name in k), (name,))
+        return self.reference(key)
+
+
+class CompiledUnit:
+    """One C file after one pass pipeline: the remarks of the passes and the JIT module,
+    checked function by function against the file's reference (`check`)."""
+
+    def __init__(self, source: SourceUnit, passes: str | None = None, opt_level: int = 3):
+        self.source, self.passes, self.opt_level = source, passes, opt_level
+        steps = parse_pipeline(passes or "")
+        #: the pipeline's remarks (None if a pass failed verification)
+        self.remarks: list[Remark] | None = None
+        #: the module the passes made, as JIT-compiled (with `align`, instrumented for the
+        #: run-time alignment check); None if a pass failed verification
+        self.module: ir.Module | None = None
+        self.alignment_check: AlignmentCheck | None = None
+        self.jit: JitModule | None = None
+        self.setup_error: str | None = None
+        try:
+            result = run_passes(source.take_module(), steps, target=host_target())
+            self.remarks = result.remarks
+            module = self.module = result.module
+            if any(name == "align" for name, _ in steps):
+                self.alignment_check = AlignmentCheck(module)
+            self.jit = compile_module(module, source.lowered.functions, opt_level)
+        except (IRVerificationError, PassVerificationError) as exc:
+            self.setup_error = f"internal error: {exc}"
+
+    def function(self, name: str):
+        """The JIT-compiled `name` as a ctypes function with its lowered prototype."""
+        if self.setup_error:
+            raise RuntimeError(self.setup_error)
+        return prototype(self.source.lowered.functions[name])(self.jit.function_address(name))
+
+    def check(
+        self,
+        name: str,
+        params: dict[str, str] | None = None,
+        extents: dict[str, int] | None = None,
+        *,
+        seed: int = 0,
+        tolerance: Tolerance | None = None,
+        timeout: float = 60.0,
+    ) -> CheckResult:
+        """Run `name` on random inputs (scalars from `params`, else the defaults; buffer sizes
+        from `extents`, declared types or the footprint) through the JIT and the reference,
+        and compare every buffer, the guard zones and the return value."""
+        info = self.source.lowered.functions[name]
+        run = _Run(dict(params or {}), dict(extents or {}), seed, tolerance or Tolerance(), timeout)
+        try:
+            return self._check(info, run)
+        except _Failed as failure:
+            return CheckResult(failure.status, info.name, str(failure))
+
+    def buffer_specs(self, info: FunctionInfo, scalars: dict, run: _Run) -> list[BufferSpec]:
         """Extents from --extent, declared array types, or the measured footprint, which must
         then stay inside the other two."""
         buffers = [p for p in info.params if is_buffer(p)]
         if not buffers:
             return []
-        dependences = self.probe().dependences(info.name)
+        probe = self.source.probe()
+        dependences = probe.dependences(info.name)
         unsized = [
             p.name
             for p in buffers
-            if p.name not in self.options.extents and _declared(p.ctype, scalars) is None
+            if p.name not in run.extents and _declared(p.ctype, scalars) is None
         ]
         needed = [name for name in unsized if name in dependences]
         if needed:
@@ -188,9 +290,9 @@ class _FileCheck:
                 f"cannot size {', '.join(needed)}: the footprint depends on data "
                 f"({dependences[needed[0]]}); pass --extent {hint}",
             )
-        self._refuse_absurd_sizes(buffers, scalars)
+        _refuse_absurd_sizes(buffers, scalars, run)
         try:
-            footprints = self.probe().measure(info.name, scalars)
+            footprints = probe.measure(info.name, scalars)
         except FootprintError as exc:
             if unsized:
                 raise _Failed("ERROR", str(exc)) from None
@@ -199,8 +301,8 @@ class _FileCheck:
         for param in buffers:
             footprint = footprints.get(param.name)
             shape = _declared(param.ctype, scalars)
-            if param.name in self.options.extents:
-                lo, hi, shape = 0, self.options.extents[param.name], None
+            if param.name in run.extents:
+                lo, hi, shape = 0, run.extents[param.name], None
             elif shape is not None:
                 lo, hi = 0, math.prod(shape)
             else:
@@ -212,75 +314,42 @@ class _FileCheck:
                     shape = (rows, *declared_shape(param.ctype, scalars, outer=rows)[1:])
             read = footprint is None or footprint.read is not None
             specs.append(BufferSpec(param.name, buffer_dtype(param), lo, hi, read, shape))
-        self._check_bounds(specs, footprints)
+        _check_bounds(specs, footprints, run)
         return specs
 
-    def _refuse_absurd_sizes(self, buffers: list, scalars: dict) -> None:
-        """Buffers whose size is known without a dry run (declared or --extent) are checked
-        against the memory budget first, so an absurd size is refused before the dry run."""
-        known = []
-        for param in buffers:
-            shape = _declared(param.ctype, scalars)
-            count = self.options.extents.get(param.name, math.prod(shape) if shape else None)
-            if count is not None:
-                known.append(BufferSpec(param.name, buffer_dtype(param), 0, count, True, None))
-        try:
-            check_budget(known)
-        except BufferSizeError as exc:
-            raise _Failed("ERROR", str(exc)) from None
-
-    def _check_bounds(self, specs: list[BufferSpec], footprints: dict[str, ParamFootprint]) -> None:
-        """ERROR if a footprint leaves its buffer (an extent too small, an off-by-one)."""
-        for spec in specs:
-            footprint = footprints.get(spec.name)
-            if footprint is None:
-                continue
-            for verb, elements in (("reads", footprint.read), ("writes", footprint.written)):
-                if elements and (elements[0] < spec.lo or elements[1] > spec.hi):
-                    given = (
-                        f" (--extent {spec.name}={spec.count})"
-                        if spec.name in self.options.extents
-                        else ""
-                    )
-                    raise _Failed(
-                        "ERROR",
-                        f"{verb} {spec.name}[{elements[0]}..{elements[1] - 1}] but {spec.name} "
-                        f"has {_count(spec.count, 'element')}{given}",
-                    )
-
-    def check(self, info: FunctionInfo) -> CheckResult:
-        try:
-            return self._check(info)
-        except _Failed as failure:
-            return CheckResult(failure.status, info.name, str(failure))
-
-    def _check(self, info: FunctionInfo) -> CheckResult:
+    def _check(self, info: FunctionInfo, run: _Run) -> CheckResult:
         if self.setup_error:
             raise _Failed("ERROR", self.setup_error)
-        if info.name in self.reference.errors:
-            message = self.reference.errors[info.name]
+        try:
+            reference = self.source.reference_of(info.name)
+        except ReferenceBuildError as exc:
+            raise _Failed("ERROR", f"the reference does not build: {exc}") from None
+        if info.name in reference.errors:
+            message = reference.errors[info.name]
             raise _Failed("ERROR", f"the reference does not build: {message}")
         try:
-            scalars = scalar_arguments(info, self.options.params)
+            scalars = scalar_arguments(info, run.params)
         except (TypeError, ValueError) as exc:
             raise _Failed("ERROR", f"bad --param: {exc}") from None
-        specs = self.buffer_specs(info, scalars)
+        specs = self.buffer_specs(info, scalars, run)
         try:
             jit_buffers = make_inputs(
-                specs, self.options.seed, info.name, self.buffer_alignment.get(info.name, 1)
+                specs, run.seed, info.name, self.source.buffer_alignment.get(info.name, 1)
             )
         except BufferSizeError as exc:
             raise _Failed("ERROR", str(exc)) from None
-        if specs and self.probe().dependences(info.name):  # extents given, check them here
+        probe = self.source.probe() if specs else None
+        if probe is not None and probe.dependences(info.name):  # extents given, check them
             try:
-                self._check_bounds(specs, self.probe().trace(info.name, scalars, jit_buffers))
+                _check_bounds(specs, probe.trace(info.name, scalars, jit_buffers), run)
             except FootprintError as exc:
                 raise _Failed("ERROR", str(exc)) from None
+        inputs = jit_buffers.copy()
         ref_buffers = jit_buffers.copy()
         jit_fn = prototype(info)(self.jit.function_address(info.name))
-        jit_result = self._run_jit(jit_fn, info, scalars, jit_buffers)
-        ref_result = self._run(
-            "the reference", self.reference.function(info.name), info, scalars, ref_buffers
+        ref_fn = reference.function(info.name)
+        jit_result, ref_result = self._run_both(
+            (jit_fn, jit_buffers), (ref_fn, ref_buffers), inputs, info, scalars, run
         )
         damage = guard_damage(ref_buffers)
         if damage:
@@ -288,43 +357,105 @@ class _FileCheck:
         damage = guard_damage(jit_buffers)
         if damage:
             raise _Failed("MISMATCH", f"JIT code {damage}")
-        comparison = compare_buffers(jit_buffers, ref_buffers, self.options.tolerance)
+        comparison = compare_buffers(jit_buffers, ref_buffers, run.tolerance)
         if comparison.differing:
             raise _Failed(
                 "MISMATCH",
                 f"{comparison.first}, {comparison.differing} of {comparison.total} elements differ",
             )
         difference = compare_return_values(
-            jit_result, ref_result, _result_dtype(info.result), self.options.tolerance
+            jit_result, ref_result, _result_dtype(info.result), run.tolerance
         )
         if difference:
             raise _Failed("MISMATCH", difference)
         return CheckResult(
             "OK",
             info.name,
-            f"{self.options.tolerance.describe()}, {_count(len(specs), 'buffer')}, "
+            f"{run.tolerance.describe()}, {_count(len(specs), 'buffer')}, "
             f"{_count(comparison.total, 'element')}",
+            changed_elements(inputs, ref_buffers),
         )
 
-    def _run_jit(self, function, info: FunctionInfo, scalars: dict, buffers: BufferSet):
+    def _run_both(
+        self, jit: tuple, ref: tuple, inputs: BufferSet, info: FunctionInfo, scalars: dict, run
+    ):
+        """The JIT run and the reference run ((function, buffers) each, both buffer sets
+        equal to `inputs`) in one forked child: a fork costs as much as a small kernel's run.
+        If that child fails (a crash, a hang), both runs are made again from `inputs`, each in
+        its own child, so that the failure is reported as one of the JIT code or of the
+        reference."""
+        jit_args = kernel_arguments(info, scalars, jit[1])
+        ref_args = kernel_arguments(info, scalars, ref[1])
+        if self.alignment_check is not None:
+            self.alignment_check.reset()
+        try:
+            results = run_isolated(lambda: (jit[0](*jit_args), ref[0](*ref_args)), 2 * run.timeout)
+        except ChildFailure:
+            jit[1].restore(inputs)
+            ref[1].restore(inputs)
+            results = (
+                self._run_jit(jit[0], info, scalars, jit[1], run),
+                _run("the reference", ref[0], info, scalars, ref[1], run),
+            )
+        if self.alignment_check is not None:
+            violation = self.alignment_check.violation()
+            if violation is not None:
+                raise _Failed("ERROR", violation)
+        return results
+
+    def _run_jit(self, function, info: FunctionInfo, scalars: dict, buffers: BufferSet, run):
         """The JIT run; with `align` in the pipeline, a violated alignment declaration is the
         error (before any crash or mismatch it caused)."""
         if self.alignment_check is None:
-            return self._run("JIT code", function, info, scalars, buffers)
+            return _run("JIT code", function, info, scalars, buffers, run)
         self.alignment_check.reset()
         try:
-            result = self._run("JIT code", function, info, scalars, buffers)
+            result = _run("JIT code", function, info, scalars, buffers, run)
         finally:
             violation = self.alignment_check.violation()
             if violation is not None:
                 raise _Failed("ERROR", violation)
         return result
 
-    def _run(self, who: str, function, info: FunctionInfo, scalars: dict, buffers: BufferSet):
-        try:
-            return call_isolated(function, info, scalars, buffers, self.options.timeout)
-        except ChildFailure as failure:
-            raise _Failed("ERROR", f"{who} {failure}") from None
+
+def _refuse_absurd_sizes(buffers: list, scalars: dict, run: _Run) -> None:
+    """Buffers whose size is known without a dry run (declared or --extent) are checked
+    against the memory budget first, so an absurd size is refused before the dry run."""
+    known = []
+    for param in buffers:
+        shape = _declared(param.ctype, scalars)
+        count = run.extents.get(param.name, math.prod(shape) if shape else None)
+        if count is not None:
+            known.append(BufferSpec(param.name, buffer_dtype(param), 0, count, True, None))
+    try:
+        check_budget(known)
+    except BufferSizeError as exc:
+        raise _Failed("ERROR", str(exc)) from None
+
+
+def _check_bounds(
+    specs: list[BufferSpec], footprints: dict[str, ParamFootprint], run: _Run
+) -> None:
+    """ERROR if a footprint leaves its buffer (an extent too small, an off-by-one)."""
+    for spec in specs:
+        footprint = footprints.get(spec.name)
+        if footprint is None:
+            continue
+        for verb, elements in (("reads", footprint.read), ("writes", footprint.written)):
+            if elements and (elements[0] < spec.lo or elements[1] > spec.hi):
+                given = f" (--extent {spec.name}={spec.count})" if spec.name in run.extents else ""
+                raise _Failed(
+                    "ERROR",
+                    f"{verb} {spec.name}[{elements[0]}..{elements[1] - 1}] but {spec.name} "
+                    f"has {_count(spec.count, 'element')}{given}",
+                )
+
+
+def _run(who: str, function, info: FunctionInfo, scalars: dict, buffers: BufferSet, run: _Run):
+    try:
+        return call_isolated(function, info, scalars, buffers, run.timeout)
+    except ChildFailure as failure:
+        raise _Failed("ERROR", f"{who} {failure}") from None
 
 
 def call_isolated(
@@ -366,12 +497,14 @@ def check_file(
 ) -> list[CheckResult]:
     """Check the functions of one C file; raises CompilerError for input the front end rejects
     and CheckUsageError for options that name nothing in the file. Options that name only
-    something not checked are passed to `warn`; the pass pipeline's remarks to `remarks`."""
-    if lower is None:
-        from ..frontend import lower_file as lower
+    something not checked are passed to `warn`; the pass pipeline's remarks to `remarks`.
+
+    A thin wrapper: one `SourceUnit`, one `CompiledUnit` of `options.passes`, one `check` per
+    function (tests that check many parameter sets of one compile use those directly)."""
     path = Path(path)
-    file_check = _FileCheck(path, list(cflags), options, lower, remarks)
-    lowered = file_check.lowered
+    source = SourceUnit(path, cflags, lower, options.row_align, options.timeout)
+    parse_pipeline(options.passes or "")  # a malformed pipeline before anything else
+    lowered = source.lowered
     for name in options.functions:
         if name not in lowered.order:
             raise CheckUsageError(f"{path}: no function named '{name}'")
@@ -395,9 +528,22 @@ def check_file(
             to_check.append(info)
     _check_names(options, to_check, lowered, warn)
     if to_check:
-        file_check.prepare([info.name for info in to_check])
-    for info in to_check:
-        results[info.name] = file_check.check(info)
+        unit = source.compile(options.passes, options.opt_level)
+        if remarks is not None and unit.remarks is not None:
+            remarks(unit.remarks)
+        try:
+            source.reference([info.name for info in to_check])
+        except ReferenceBuildError:
+            pass  # each check reports it
+        for info in to_check:
+            results[info.name] = unit.check(
+                info.name,
+                options.params,
+                options.extents,
+                seed=options.seed,
+                tolerance=options.tolerance,
+                timeout=options.timeout,
+            )
     return [results[name] for name in selected]
 
 

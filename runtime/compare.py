@@ -140,6 +140,17 @@ def compare_return_values(
     return f"return value = {format_value(a[0])} (reference {format_value(b[0])})"
 
 
+def changed_elements(before: BufferSet, after: BufferSet) -> int:
+    """How many elements of the buffers differ, byte for byte, between two states of the same
+    buffers (the inputs and a run's outputs): 0 when the run wrote nothing visible."""
+    changed = 0
+    for name, spec in before.specs.items():
+        old = before.data(name).view(np.uint8).reshape(-1, spec.dtype.itemsize)
+        new = after.data(name).view(np.uint8).reshape(-1, spec.dtype.itemsize)
+        changed += int(np.count_nonzero((old != new).any(axis=1)))
+    return changed
+
+
 def compare_buffers(jit: BufferSet, ref: BufferSet, tolerance: Tolerance) -> Comparison:
     """Compare every element of every buffer of two runs with the same layout."""
     differing, total, first = 0, 0, None

@@ -5,8 +5,9 @@ Every JIT result is compared against what `cc -O0 -ffp-contract=off` makes of th
 file by absolute path and defines `__pycc_ref_<name>` for each function to check, so `static`
 functions are reachable too. It also redeclares every non-static function the front end
 lowered `extern`, so that C99 `inline` definitions (which alone define no symbol) are emitted.
-Libraries are cached by a hash of the preprocessed wrapper, the flags and the compiler's
-version, so an unchanged file (headers included) is built once.
+Libraries are cached by a hash of the preprocessed wrapper without its line markers (so the
+same text at another path, a test's temporary copy, is the same entry), the flags and the
+compiler's version, so an unchanged file (headers included) is built once.
 
 One library serves all functions of a file; if it does not link (a function calls something
 defined nowhere), each function gets its own, so only the functions that need the missing
@@ -20,8 +21,10 @@ calls the same way, so two builds of one file can be compared run for run.
 from __future__ import annotations
 
 import ctypes
+import functools
 import hashlib
 import os
+import re
 import shlex
 import subprocess
 import tempfile
@@ -121,6 +124,21 @@ def _run(command: list[str], stdin: str) -> subprocess.CompletedProcess:
     return result
 
 
+@functools.cache
+def _version(cc: tuple[str, ...]) -> bytes:
+    """`cc --version` (asked once per process and compiler)."""
+    return _run([*cc, "--version"], "").stdout
+
+
+def _content_key(preprocessed: bytes) -> bytes:
+    """The preprocessed text without its line markers (`# 12 "/path/file.c"`), which name
+    the file's path: what cc compiles into the library is the rest (`__FILE__` is expanded)."""
+    return b"\n".join(line for line in preprocessed.split(b"\n") if not _LINE_MARKER.match(line))
+
+
+_LINE_MARKER = re.compile(rb"#(?:line)? \d+")
+
+
 def build_reference(
     source: Path, cflags: list[str], functions: list[FunctionInfo], external: list[str]
 ) -> Path:
@@ -134,9 +152,9 @@ def build_reference(
     wrapper = wrapper_source(source, functions, external)
     flags = list(cflags)
     preprocessed = _run([*cc, *flags, "-E", "-x", "c", "-"], wrapper).stdout
-    version = _run([*cc, "--version"], "").stdout
     command = " ".join([*cc, *flags, *COMPILE_FLAGS, *LINK_FLAGS]).encode()
-    key = hashlib.sha256(b"\0".join([preprocessed, version, command])).hexdigest()[:32]
+    parts = [_content_key(preprocessed), _version(tuple(cc)), command]
+    key = hashlib.sha256(b"\0".join(parts)).hexdigest()[:32]
     library = _cache_dir() / f"{key}.so"
     if not library.exists():
         partial = library.with_suffix(f".{os.getpid()}.tmp")

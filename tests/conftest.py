@@ -7,6 +7,7 @@ source the reference is compiled from.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import textwrap
 from collections.abc import Callable
@@ -158,3 +159,44 @@ GATHER = Kernel(
     ],
     gather_body,
 )
+
+
+@pytest.fixture(scope="session")
+def kernel_file(tmp_path_factory) -> Callable[[str, str], str]:
+    """`kernel_file(name, text)`: the path of a file `name.c` holding `text`, one per text for
+    the whole session, so that the test modules checking the same kernel share its compiles
+    (tests/corpus_check.py memoizes them by path)."""
+    folder = tmp_path_factory.mktemp("kernels")
+
+    def write(name: str, text: str) -> str:
+        path = folder / hashlib.sha256(text.encode()).hexdigest()[:12] / f"{name}.c"
+        if not path.exists():
+            path.parent.mkdir(exist_ok=True)
+            path.write_text(text)
+        return str(path)
+
+    return write
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """`sweep` tests are opt-in: they run only when the -m expression names them
+    (`-m sweep`, scripts/run_sweeps.sh), whatever else it selects (`-m "not slow"`).
+
+    Under `--dist loadgroup` (pyproject's addopts), pytest-xdist sends the tests of one
+    `xdist_group` to one worker by appending `@group` to their node ids, which a pytest it does
+    not support ignores (pytest-dev/pytest-xdist#1386): the suite would then compile every
+    source on every worker, silently twice as slow. Refuse to run instead."""
+    if "sweep" not in (config.option.markexpr or ""):
+        sweeps = [item for item in items if item.get_closest_marker("sweep")]
+        if sweeps:
+            config.hook.pytest_deselected(items=sweeps)
+            items[:] = [item for item in items if not item.get_closest_marker("sweep")]
+    if not getattr(config.option, "loadgroup", False):
+        return
+    grouped = [item for item in items if item.get_closest_marker("xdist_group")]
+    if grouped and "@" not in grouped[0].nodeid.rsplit("]", 1)[-1]:
+        raise pytest.UsageError(
+            "--dist loadgroup has no effect with this pytest/pytest-xdist pair "
+            f"(pytest {pytest.__version__}); install the versions pyproject.toml pins"
+        )

@@ -15,6 +15,7 @@ import sys
 
 import pytest
 from corpus.manifest import CORPUS_DIR, KERNELS
+from corpus_check import assert_fired, check, missed_by, on_source, passed_by
 from llvmlite import ir
 from pycc_stencil.cli import main as cli_main
 from pycc_stencil.emit.targets import host_target
@@ -314,41 +315,70 @@ EVEN_SIZES = [{"size_x": 38, "size_y": 7}, {"size_x": 2, "size_y": 3}, {"size_x"
 
 
 def _check(entry, params, passes, row_align=8):
-    options = CheckOptions(
-        functions=[entry["function"]],
-        params={k: str(v) for k, v in params.items()},
-        passes=passes,
-        row_align=row_align,
-    )
-    (result,) = check_file(os.path.join(CORPUS_DIR, entry["file"]), ["-std=c99"], options)
-    return result
+    """The check of a c66x kernel (compiled once per pipeline and declaration), and the
+    remarks about it."""
+    path = os.path.join(CORPUS_DIR, entry["file"])
+    return check(path, entry["function"], params, passes, ["-std=c99"], row_align=row_align)
+
+
+def _raised(remarks) -> list[str]:
+    """The align pass's remarks that it raised the alignment of some accesses."""
+    return [m for m in passed_by(remarks, "align") if "align raised to 8 on" in m]
 
 
 @pytest.mark.parametrize("passes", ["align", "unroll(4),align"])
-@pytest.mark.parametrize("entry", C66X, ids=[e["function"] for e in C66X])
+@pytest.mark.parametrize(
+    "entry",
+    [pytest.param(e, marks=on_source(e["file"])) for e in C66X],
+    ids=lambda e: e["function"],
+)
 def test_c66x_kernels_with_row_align_are_bit_exact(entry, passes):
+    """Scalar accesses (align alone) rely on nothing but the element size: the pass reports
+    every access and raises none; unrolled by 4, every other copy is raised to 8 bytes."""
+    changed = 0
     for params in EVEN_SIZES:
-        result = _check(entry, params, passes)
+        result, remarks = _check(entry, params, passes)
         assert result.status == "OK", (params, str(result))
+        changed += result.changed
+    assert changed, "no run changed anything"
+    assert_fired(remarks, passes)
+    assert bool(_raised(remarks)) == passes.startswith("unroll"), remarks
 
 
+@on_source("c66x/jacobi.c")
 @pytest.mark.parametrize("passes", ["align", "unroll(2),align"])
 def test_odd_sizes_without_a_declaration_are_bit_exact(passes):
     entry = next(e for e in C66X if e["function"] == "Jacobi")
     for params in ({"size_x": 37, "size_y": 23}, {"size_x": 1, "size_y": 3}):
-        assert _check(entry, params, passes, row_align=None).status == "OK"
+        result, remarks = _check(entry, params, passes, row_align=None)
+        assert result.status == "OK", str(result)
+    assert not _raised(remarks)
+    assert any(
+        "no alignment declared for 'input', 'output'" in m for m in missed_by(remarks, "align")
+    )
 
 
-@pytest.mark.parametrize("function", ["MeanFilter1x3", "MatrixAdd", "Jacobi"])
+@pytest.mark.parametrize(
+    "function",
+    [
+        pytest.param(name, marks=on_source(file))
+        for name, file in [
+            ("MeanFilter1x3", "c66x/mean_filter_1x3.c"),
+            ("MatrixAdd", "c66x/matrix_add.c"),
+            ("Jacobi", "c66x/jacobi.c"),
+        ]
+    ],
+)
 def test_a_wrong_row_align_is_reported_not_miscompiled(function):
     entry = next(e for e in C66X if e["function"] == function)
-    result = _check(entry, {"size_x": 37, "size_y": 5}, "unroll(2),align")
+    result, remarks = _check(entry, {"size_x": 37, "size_y": 5}, "unroll(2),align")
+    assert _raised(remarks), remarks
     assert result.status == "ERROR", str(result)
     assert "declared row_align(8) does not hold" in result.message
     assert f"{entry['file'].split('/')[1]}:" in result.message  # file:line:col
     assert "a wrong declaration" in result.message
     # the same size with scalar accesses relies on nothing but the element size
-    assert _check(entry, {"size_x": 37, "size_y": 5}, "align").status == "OK"
+    assert _check(entry, {"size_x": 37, "size_y": 5}, "align")[0].status == "OK"
 
 
 def test_buffers_honour_a_large_declared_alignment():
@@ -421,9 +451,9 @@ void assumed(const float *in, int n, int shift, float *out) {
 def test_a_wrong_assume_aligned_is_reported(tmp_path, shift, status):
     path = tmp_path / "assumed.c"
     path.write_text(ASSUMED)
-    options = CheckOptions(params={"n": "13", "shift": str(shift)}, passes="align")
-    (result,) = check_file(str(path), [], options)
+    result, remarks = check(path, "assumed", {"n": 13, "shift": shift}, "align")
     assert result.status == status, str(result)
+    assert any("align raised to 16 on 1" in m for m in passed_by(remarks, "align")), remarks
     if status == "ERROR":
         assert result.message.startswith("the declared alignment does not hold: the load at")
         assert f"{path}:4:" in result.message

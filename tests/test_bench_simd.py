@@ -30,3 +30,6 @@ def test_quick_run_lists_every_variant_and_all_outputs_match(tmp_path):
     for label in labels:
         # with -ffp-contract=off everywhere, every variant must compute gcc's bits exactly
         assert checks.get(label) in ("reference", "exact"), (label, checks)
+    # and the simd variant is SIMD-bound code (the passes' remarks end the markdown)
+    said = [line for line in markdown.read_text().splitlines() if line.startswith("- simd / ")]
+    assert said and "loop vectorized by SIMD binding" in said[0], said

@@ -73,10 +73,18 @@ SUBSET = {
     "polybench/macro/heat-3d.c",
 }
 SUBSET_FLAGS = {"polybench/macro/heat-3d.c": "-DDATA_TYPE_IS_FLOAT"}
+#: opt-in sweeps (scripts/run_sweeps.sh, docs/testing.md): -O0 and -O3 -march=native builds
+#: of the subset (-O2 and -O3 stay: pycc-stencil's default passes run at -O3), and the second
+#: of the three sizes of a fixed-size file (the first, odd one and the degenerate one stay)
+SWEEP_CONFIGS = {"O0", "O3-native"}
 SEED = 0
 TIMEOUT = 60.0
 
-pytestmark = pytest.mark.skipif(PYCC is None, reason="pycc-stencil is not installed")
+pytestmark = [
+    pytest.mark.skipif(PYCC is None, reason="pycc-stencil is not installed"),
+    # every test needs the module's builds (a minute of compiles): one worker makes them
+    pytest.mark.xdist_group("compiler-corpus"),
+]
 
 
 # --------------------------------------------------------------------------------------------
@@ -104,6 +112,10 @@ class Unit:
         subset = self.file in SUBSET and (flag is None or flag in self.cflags)
         return list(CONFIGS) if subset else [MAIN_CONFIG]
 
+    def sweep(self, config: str) -> bool:
+        """Is this unit's build in `config` an opt-in sweep?"""
+        return config in SWEEP_CONFIGS or self in MIDDLE_SIZES
+
 
 def _unit(entry: dict, variant: list[str]) -> Unit:
     includes = [f"-I{os.path.join(CORPUS_DIR, d)}" for d in entry["includes"]]
@@ -122,6 +134,8 @@ def _units() -> dict[Unit, list[str]]:
 
 
 UNITS = _units()
+#: the second of the three sizes of an entry whose variants only change its sizes
+MIDDLE_SIZES = {_unit(e, e["variants"][1]) for e in KERNELS if len(e["variants"]) == 3}
 
 
 def _cases():
@@ -134,13 +148,15 @@ def _cases():
                 label = "-".join(
                     [config, entry["function"], *variant, *(f"{k}={v}" for k, v in params.items())]
                 )
-                yield pytest.param(config, unit, entry, params, id=label)
+                marks = [pytest.mark.sweep] if unit.sweep(config) else []
+                yield pytest.param(config, unit, entry, params, id=label, marks=marks)
 
 
 def _unit_configs():
     for unit in UNITS:
         for config in unit.configs():
-            yield pytest.param(unit, config, id=f"{config}-{unit.label}")
+            marks = [pytest.mark.sweep] if unit.sweep(config) else []
+            yield pytest.param(unit, config, id=f"{config}-{unit.label}", marks=marks)
 
 
 def _macros(unit: Unit) -> dict[str, int]:
@@ -214,15 +230,24 @@ def _environment(cache: Path, report: Path) -> dict[str, str]:
 
 
 @pytest.fixture(scope="module")
-def builds(tmp_path_factory) -> Builds:
-    """Every unit lowered once (for the prototypes) and built in each of its configurations
-    by pycc-stencil and by cc; the builds run in a thread pool while the next unit lowers."""
+def builds(request, tmp_path_factory) -> Builds:
+    """Every unit the selected tests need lowered once (for the prototypes) and built in each
+    of the configurations they need by pycc-stencil and by cc; the builds run in a thread
+    pool while the next unit lowers."""
     root = tmp_path_factory.mktemp("compiler-corpus")
+    needed = {
+        (item.callspec.params["unit"], item.callspec.params["config"])
+        for item in request.session.items
+        if item.module is request.module and hasattr(item, "callspec")
+    }
     infos: dict[Unit, dict[str, FunctionInfo]] = {}
     lowering_errors: dict[Unit, str] = {}
     pending: dict[tuple[Unit, str], tuple[Future, Future, Path]] = {}
     with ThreadPoolExecutor(max_workers=(os.cpu_count() or 2) + 1) as pool:
         for index, (unit, names) in enumerate(UNITS.items()):
+            configs = [c for c in unit.configs() if (unit, c) in needed]
+            if not configs:
+                continue
             try:
                 lowered = lower_file(str(unit.path), list(unit.cflags))
                 infos[unit] = {name: lowered.functions[name] for name in names}
@@ -230,7 +255,7 @@ def builds(tmp_path_factory) -> Builds:
                 lowering_errors[unit] = f"{type(exc).__name__}: {exc}"
                 continue
             functions = list(infos[unit].values())
-            for config in unit.configs():
+            for config in configs:
                 directory = root / f"{index:02d}-{config}"
                 report = directory / "report.jsonl"
                 env = _environment(root / "cache", report)

@@ -142,6 +142,25 @@ def assert_compiled_by_pycc(report: list[dict], source: str, names: Sequence[str
     return units[0]
 
 
+def assert_o3_time_tiles(unit: dict, opt: str) -> None:
+    """At -O3 (its default passes time-tile-large, fuse-tile-large) make_app's iterated
+    stencil jacobi2d is time-tiled; below -O3 no pass runs."""
+    jacobi = functions_of(unit)["jacobi2d"]
+    tiled = [r for r in jacobi["remarks"] if "remark: time-tiled" in r]
+    assert bool(tiled) == (opt == "-O3"), jacobi
+
+
+def assert_left_to_cc(report: list[dict], source: str, names: Sequence[str], option: str) -> None:
+    """The one report unit of `source` says each of `names` went to cc because `option` is
+    implemented by cc only (the documented fallback, not a silent one)."""
+    units = units_for(report, source)
+    assert len(units) == 1, f"expected one report line for {source}, got {units}"
+    functions = functions_of(units[0])
+    for name in names:
+        assert functions[name]["compiled_by"] == "cc", (name, functions[name])
+        assert f"'{option}' is implemented by cc only" in functions[name]["reason"], functions[name]
+
+
 def definition(path: Path, name: str) -> tuple[int, int]:
     """1-based line and column of the name in the definition of function `name`."""
     pattern = re.compile(rf"^(?:static\s+|inline\s+)*[a-z_0-9]+\s+\**({re.escape(name)})\s*\(")
@@ -242,6 +261,10 @@ class MakeBuild:
     env: dict[str, str]
 
 
+#: the tests of the one make_app build (a module fixture) run on one xdist worker
+ON_MAKE_BUILD = pytest.mark.xdist_group("make_app-build")
+
+
 @pytest.fixture(scope="module")
 def make_build(tmp_path_factory, cache_dir) -> MakeBuild:
     """make_app built by `make CC=cc` and by `make CC=pycc-stencil` (with a report)."""
@@ -266,6 +289,7 @@ def make_build(tmp_path_factory, cache_dir) -> MakeBuild:
     )
 
 
+@ON_MAKE_BUILD
 def test_make_app_same_output_default_size(make_build):
     ref = run(["./app"], make_build.cc_dir, make_build.env).stdout
     got = run(["./app"], make_build.pycc_dir, make_build.env).stdout
@@ -273,6 +297,7 @@ def test_make_app_same_output_default_size(make_build):
     assert got == ref
 
 
+@ON_MAKE_BUILD
 def test_make_app_bit_identical_on_odd_sizes(make_build):
     ref = run(["./app", *SIZES], make_build.cc_dir, make_build.env).stdout
     got = run(["./app", *SIZES], make_build.pycc_dir, make_build.env).stdout
@@ -281,6 +306,7 @@ def test_make_app_bit_identical_on_odd_sizes(make_build):
         assert got_block == ref_block
 
 
+@ON_MAKE_BUILD
 def test_make_app_report_schema(make_build):
     """One JSON line per translation unit, with the contract's keys."""
     report = make_build.report
@@ -300,6 +326,7 @@ def test_make_app_report_schema(make_build):
         assert set(unit["time_ms"]) >= {"total", "frontend", "codegen", "cc"}, unit["time_ms"]
 
 
+@ON_MAKE_BUILD
 def test_make_app_report_kernels_compiled_by_pycc(make_build):
     report = make_build.report
     unit = assert_compiled_by_pycc(report, "kernels.c", KERNELS)
@@ -314,6 +341,7 @@ def test_make_app_report_kernels_compiled_by_pycc(make_build):
             assert functions[name]["kernel"] is False, functions[name]
 
 
+@ON_MAKE_BUILD
 def test_make_app_io_and_allocation_functions_are_not_kernels(make_build):
     """Every function of main.c and util.c calls printf, malloc or memcpy (or has no loop),
     whatever else it uses (structs): left to cc silently, kernel=false."""
@@ -323,6 +351,7 @@ def test_make_app_io_and_allocation_functions_are_not_kernels(make_build):
             assert f["compiled_by"] == "cc" and f["kernel"] is False, (source, f)
 
 
+@ON_MAKE_BUILD
 def test_make_app_goto_kernel_falls_back_to_cc(make_build):
     (unit,) = units_for(make_build.report, "fallback.c")
     functions = functions_of(unit)
@@ -338,6 +367,7 @@ def naming(lines: list[str], name: str) -> list[str]:
     return [line for line in lines if f"'{name}'" in line]
 
 
+@ON_MAKE_BUILD
 def test_make_app_exactly_one_fallback_warning(make_build):
     assert warning_lines(make_build.cc_stderr) == [], make_build.cc_stderr
     warnings = naming(warning_lines(make_build.pycc_stderr), GOTO_KERNEL)
@@ -351,18 +381,21 @@ def test_make_app_exactly_one_fallback_warning(make_build):
     assert "goto" in match.group(3)
 
 
+@ON_MAKE_BUILD
 def test_make_app_no_other_warnings(make_build):
     """main.c and util.c hold no kernels (their loops call printf/malloc/memcpy): silent."""
     others = [w for w in warning_lines(make_build.pycc_stderr) if f"'{GOTO_KERNEL}'" not in w]
     assert others == []
 
 
+@ON_MAKE_BUILD
 def test_make_app_dependency_files_match(make_build):
     for name in ("main.d", "kernels.d", "util.d", "fallback.d"):
         ref = (make_build.cc_dir / name).read_text()
         assert (make_build.pycc_dir / name).read_text() == ref, name
 
 
+@ON_MAKE_BUILD
 def test_make_app_incremental_rebuild_is_up_to_date(make_build):
     """The .o and .d files pycc-stencil wrote are what make expects: nothing to redo."""
     proc = run(["make", "-q", f"CC={PYCC}"], make_build.pycc_dir, make_build.env, check=False)
@@ -529,6 +562,7 @@ def test_c_objects_named_after_sources(pair):
 
 def test_S_assembly_assembles_and_links(pair):
     pair.both([*CFLAGS, "-S", "kernels.c"])
+    assert_compiled_by_pycc(pair.reported(), "kernels.c", KERNELS)
     assert (pair.pycc_dir / "kernels.s").is_file()
     assert not (pair.pycc_dir / "kernels.o").exists()
     for d in (pair.cc_dir, pair.pycc_dir):
@@ -793,7 +827,8 @@ def test_cpp_and_assembly_compiled_untouched(pair):
 @pytest.mark.parametrize("opt", ["-O0", "-O2", "-O3", "-Os"])
 def test_optimization_levels(pair, opt):
     pair.both([opt, "-std=c99", "-c", "kernels.c", "-o", "k.o"])
-    assert_compiled_by_pycc(pair.reported(), "kernels.c", KERNELS)
+    unit = assert_compiled_by_pycc(pair.reported(), "kernels.c", KERNELS)
+    assert_o3_time_tiles(unit, opt)
     ref_out, got_out = pair.link_and_run(["k.o"])
     assert got_out == ref_out
 
@@ -840,7 +875,8 @@ def test_preprocessor_flags_change_kernel_constant(pair, flags):
 def test_march_x86_64_v3_iso_c(pair):
     """AVX2 + FMA code on both sides; ISO C mode means no contraction: same bits."""
     pair.both(["-O3", "-std=c99", "-march=x86-64-v3", "-c", "kernels.c", "-o", "k.o"])
-    assert_compiled_by_pycc(pair.reported(), "kernels.c", KERNELS)
+    unit = assert_compiled_by_pycc(pair.reported(), "kernels.c", KERNELS)
+    assert_o3_time_tiles(unit, "-O3")
     ref_out, got_out = pair.link_and_run(["k.o"])
     assert got_out == ref_out
 
@@ -851,19 +887,23 @@ def test_march_x86_64_v3_iso_c(pair):
 def test_flags_that_change_c_semantics(tmp_path, env, flags):
     """codegen_flags: plain char signedness and wrapping signed overflow follow the flags."""
     outputs = []
+    report = tmp_path / "report.jsonl"
     for side, compiler in (("cc", CC), ("pycc", PYCC)):
         d = tmp_path / side
         shutil.copytree(PROJECTS / "codegen_flags", d)
-        run([compiler, "-O2", *flags, "-c", "semantics.c"], d, env)
+        run([compiler, "-O2", *flags, "-c", "semantics.c"], d, dict(env, PYCC_REPORT=str(report)))
         run([CC, "-O2", *flags, "main.c", "semantics.o", "-o", "app"], d, env)
         outputs.append(run(["./app"], d, env).stdout)
     assert outputs[1] == outputs[0]
+    # honoured by pycc-stencil itself, not by a fallback to cc
+    assert_compiled_by_pycc(read_report(report), "semantics.c", ["char_levels", "headroom"])
 
 
 def test_function_sections_like_cc(pair):
     """-ffunction-sections: each kernel in its own .text.NAME section (for --gc-sections and
     linker scripts), as cc places it."""
     pair.both(["-O2", "-ffunction-sections", "-c", "kernels.c", "-o", "k.o"])
+    assert_compiled_by_pycc(pair.reported(), "kernels.c", KERNELS)
     sections = []
     for d in (pair.cc_dir, pair.pycc_dir):
         text = run(["readelf", "-S", "-W", "k.o"], d, pair.env).stdout
@@ -873,6 +913,17 @@ def test_function_sections_like_cc(pair):
     # pycc-stencil compiled it, it is a function of its own, in a section of its own
     assert set(sections[0]) <= set(sections[1])
     assert set(sections[1]) - set(sections[0]) <= {".text.scale_rows"}
+
+
+#: the kernels of kernels.c with external linkage (a symbol of their own in the object)
+EXTERNAL_KERNELS = [k for k in KERNELS if k != "scale_rows"]
+
+
+def _canary(obj: Path, name: str, env) -> bool:
+    """Does the code of function `name` in `obj` check a stack canary?"""
+    out = run(["objdump", "-dr", f"--disassemble={name}", obj.name], obj.parent, env).stdout
+    assert f"<{name}>:" in out, out
+    return "__stack_chk_fail" in out
 
 
 @pytest.mark.parametrize(
@@ -888,29 +939,74 @@ def test_function_sections_like_cc(pair):
             "-D_FORTIFY_SOURCE=2",
         ],
         ["-O2", "-fstack-protector-all"],
+        ["-O2", "-fstack-clash-protection"],
+        ["-O2", "-fPIE"],
     ],
-    ids=["debian-buildflags", "stack-protector-all"],
+    ids=["debian-buildflags", "stack-protector-all", "stack-clash-protection", "PIE"],
 )
 def test_hardening_flags_no_internal_error(pair, flags):
+    """pycc-stencil compiles every kernel under the hardening flags distributions build
+    with (no fallback to cc), with stack canaries where cc puts them (in every function
+    with -fstack-protector-all), and the program prints what cc's prints."""
     ref, got = pair.both([*flags, "-c", "kernels.c", "-o", "k.o"])
     assert "internal error" not in got.stderr, got.stderr
+    assert_compiled_by_pycc(pair.reported(), "kernels.c", KERNELS)
+    if shutil.which("objdump"):
+        for name in EXTERNAL_KERNELS:
+            want = _canary(pair.cc_dir / "k.o", name, pair.env)
+            assert _canary(pair.pycc_dir / "k.o", name, pair.env) == want, name
+            assert want or "-fstack-protector-all" not in flags, name
     ref_out, got_out = pair.link_and_run(["k.o"])
     assert got_out == ref_out
 
 
+def test_pie_program_with_relro_and_now(pair):
+    """A position-independent executable linked with -z relro -z now by pycc-stencil."""
+    flags = [*CFLAGS, "-fPIE", "-pie", "-Wl,-z,relro,-z,now"]
+    pair.both([*flags, *ALL_SOURCES, "-o", "app", "-lm"])
+    assert_compiled_by_pycc(pair.reported(), "kernels.c", KERNELS)
+    ref_out = run(["./app", *SIZES], pair.cc_dir, pair.env).stdout
+    got_out = run(["./app", *SIZES], pair.pycc_dir, pair.env).stdout
+    assert got_out == ref_out
+    if shutil.which("readelf"):
+        dynamic = run(["readelf", "-d", "-W", "app"], pair.pycc_dir, pair.env).stdout
+        assert "BIND_NOW" in dynamic or "(NOW)" in dynamic, dynamic
+
+
+def _fallback_warnings(stderr: str) -> dict[str, str]:
+    """The -Wpycc-fallback warnings of kernels.c: function name -> the reason."""
+    found = {}
+    for line in warning_lines(stderr):
+        for name in KERNELS:
+            match = fallback_warning_re("kernels.c", name).match(line)
+            if match:
+                found[name] = match.group(3)
+    return found
+
+
 def test_save_temps_like_cc(pair):
-    pair.both([*CFLAGS, "-save-temps", "-c", "kernels.c"])
+    """-save-temps is cc's alone: every kernel goes to cc with the fallback warning."""
+    ref, got = pair.both([*CFLAGS, "-save-temps", "-c", "kernels.c"])
     assert sorted(p.name for p in pair.pycc_dir.iterdir()) == sorted(
         p.name for p in pair.cc_dir.iterdir()
     )
+    assert_left_to_cc(pair.reported(), "kernels.c", KERNELS, "-save-temps")
+    assert sorted(_fallback_warnings(got.stderr)) == sorted(KERNELS), got.stderr
 
 
-def test_flto_works_like_cc(pair):
-    pair.both(["-O2", "-flto", "-c", "kernels.c", "-o", "k.o"])
+@pytest.mark.parametrize("option", ["-flto", "-fcf-protection"])
+def test_flto_works_like_cc(pair, option):
+    """Options only cc implements (README): every kernel goes to cc with one
+    -Wpycc-fallback warning naming the option; the program is cc's, and works."""
+    ref, got = pair.both(["-O2", option, "-c", "kernels.c", "-o", "k.o"])
+    assert_left_to_cc(pair.reported(), "kernels.c", KERNELS, option)
+    warnings = _fallback_warnings(got.stderr)
+    assert sorted(warnings) == sorted(KERNELS), got.stderr
+    assert all(f"'{option}' is implemented by cc only" in w for w in warnings.values()), warnings
     outputs = []
     for d in (pair.cc_dir, pair.pycc_dir):
         run(
-            [CC, "-O2", "-flto", "-o", "app", "k.o", *support_objects(["kernels.c"]), "-lm"],
+            [CC, "-O2", option, "-o", "app", "k.o", *support_objects(["kernels.c"]), "-lm"],
             d,
             pair.env,
         )
@@ -925,7 +1021,7 @@ def test_source_from_stdin(pair):
             proc = subprocess.run(
                 [compiler, *CFLAGS, "-x", "c", "-c", "-", "-o", "k.o"],
                 cwd=d,
-                env=pair.env,
+                env=dict(pair.env, PYCC_REPORT=str(pair.report)),
                 stdin=stdin,
                 capture_output=True,
                 text=True,
@@ -935,6 +1031,8 @@ def test_source_from_stdin(pair):
     assert outputs[1].returncode == outputs[0].returncode == 0, outputs[1].stderr
     ref_out, got_out = pair.link_and_run(["k.o"])
     assert got_out == ref_out
+    # a source read from stdin goes to cc unchanged (README): nothing for the report
+    assert not pair.reported()
 
 
 def test_ccache_style_compiler_argument(pair):

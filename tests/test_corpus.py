@@ -11,19 +11,20 @@ import os
 
 import pytest
 from corpus.manifest import BAD, CORPUS_DIR, KERNELS, UNSUPPORTED
-from corpus_check import case_label, check_case
+from corpus_check import case_label, check_case, on_entry
 from pycc_stencil.cli import main
 
 
 def _cases():
     for entry in KERNELS:
         for variant, params in itertools.product(entry["variants"], entry["params"]):
-            yield pytest.param(entry, variant, params, id=case_label(entry, variant, params))
+            label = case_label(entry, variant, params)
+            yield pytest.param(entry, variant, params, id=label, marks=on_entry(entry, variant))
 
 
 @pytest.mark.parametrize("entry, variant, params", list(_cases()))
 def test_kernel_is_bit_exact(entry, variant, params):
-    result = check_case(entry, variant, params)
+    result, _ = check_case(entry, variant, params)
     assert result.status == "OK", str(result)
     assert result.message.startswith("bit-exact")
 

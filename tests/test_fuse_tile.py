@@ -20,13 +20,13 @@ import sys
 import islpy as isl
 import numpy as np
 import pytest
+from corpus_check import check, compiled, kernel_group, passed_by, sweep_if
 from pycc_stencil.emit.targets import host_target
 from pycc_stencil.frontend import lower_file
 from pycc_stencil.polyhedral.deps import compute_dependences
 from pycc_stencil.polyhedral.schedule.fuse_tile import fuse_tile
 from pycc_stencil.polyhedral.scop import extract_scops
-from pycc_stencil.runtime.check import CheckOptions, check_file
-from pycc_stencil.runtime.library import load
+from pycc_stencil.runtime.compare import Tolerance, equal_elements
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 BLUR_SHARPEN = os.path.join(HERE, "..", "scripts", "bench_kernels", "blur_sharpen_f32.c")
@@ -56,19 +56,26 @@ CASES = [
 
 
 def _check(path: str, function: str, params: dict, passes: str):
-    remarks = []
-    options = CheckOptions(
-        functions=[function], params={k: str(v) for k, v in params.items()}, passes=passes
-    )
-    (result,) = check_file(path, [], options, remarks=remarks.extend)
+    """check of `function` on the compile of (file, pipeline) made once (corpus_check), and
+    the remarks about it (not about the functions outlined from it)."""
+    result, remarks = check(path, function, params, passes)
     return result, [r for r in remarks if r.function == function]
 
 
-@pytest.mark.parametrize("path, function, stages", KERNELS, ids=[k[1] for k in KERNELS])
+def _grouped(cases, at: int):
+    """pytest params of `cases`, each on the worker of the file at index `at`."""
+    return [
+        pytest.param(*c, marks=kernel_group(os.path.basename(c[at])[:-2]), id=c[at + 1])
+        for c in cases
+    ]
+
+
+@pytest.mark.parametrize("path, function, stages", _grouped(KERNELS, 0))
 @pytest.mark.parametrize("h, w, passes", CASES)
 def test_fused_pipeline_is_bit_exact(path, function, stages, h, w, passes):
     result, remarks = _check(path, function, {"h": h, "w": w}, passes)
     assert result.status == "OK", str(result)
+    assert result.changed or min(h, w) < 5, f"{result}: the run changed nothing"
     passed = [r.message for r in remarks if r.kind == "passed"]
     assert len(passed) == 1 and passed[0].startswith(
         f"fused {stages} loop nests into tiles (sizes "
@@ -78,8 +85,11 @@ def test_fused_pipeline_is_bit_exact(path, function, stages, h, w, passes):
 @pytest.mark.parametrize("passes", ["fuse-tile(1)", "fuse-tile(5)", "fuse-tile"])
 @pytest.mark.parametrize(
     "function, params",
-    [("one_d", {"n": 41}), ("one_d", {"n": 6}), ("side", {"h": 13, "w": 11})],
-    ids=["one_d-41", "one_d-6", "side"],
+    [
+        pytest.param("one_d", {"n": 41}, id="one_d-41", marks=kernel_group("one_d")),
+        pytest.param("one_d", {"n": 6}, id="one_d-6", marks=kernel_group("one_d")),
+        pytest.param("side", {"h": 13, "w": 11}, id="side", marks=kernel_group("side")),
+    ],
 )
 def test_one_d_pipeline_and_unread_side_output(function, params, passes):
     """A 1-D pipeline; a stage no tile needs (its output is never read) runs after the
@@ -103,7 +113,10 @@ ORDERED = [
 
 
 @pytest.mark.parametrize("order", ["reverse", "shuffle:3", "shuffle:11"])
-@pytest.mark.parametrize("path, function, passes, how", ORDERED, ids=[o[2] for o in ORDERED])
+@pytest.mark.parametrize(
+    "path, function, passes, how",
+    [pytest.param(*o, id=o[2], marks=kernel_group(os.path.basename(o[0])[:-2])) for o in ORDERED],
+)
 def test_tile_order_does_not_matter(monkeypatch, path, function, passes, how, order):
     monkeypatch.setenv("PYCC_PARALLEL_ORDER", order)
     result, remarks = _check(path, function, {"h": 29, "w": 31}, passes)
@@ -114,9 +127,12 @@ def test_tile_order_does_not_matter(monkeypatch, path, function, passes, how, or
 
 def test_parallel_tiles_on_two_threads(monkeypatch):
     monkeypatch.setenv("PYCC_NUM_THREADS", "2")
-    for path, function, passes, _ in ORDERED:
-        result, _ = _check(path, function, {"h": 61, "w": 47}, passes)
+    for path, function, passes, how in ORDERED:
+        result, remarks = _check(path, function, {"h": 61, "w": 47}, passes)
         assert result.status == "OK", str(result)
+        assert result.changed, f"{result}: the run changed nothing"
+        (done,) = passed_by(remarks, "fuse-tile")
+        assert how in done, done
 
 
 @pytest.mark.parametrize(
@@ -157,28 +173,39 @@ def test_the_affine_nests_before_a_branching_one_are_fused(h, w, passes):
     assert done.startswith("fused 3 loop nests into tiles")
 
 
-def _nan_run(library, function: str, h: int, w: int, arrays: int) -> list[np.ndarray]:
+def _nan_run(function, h: int, w: int, arrays: int) -> list[np.ndarray]:
+    """`function(h, w, image, *arrays)` (a ctypes function) with every array pre-filled with
+    NaN: the arrays after the call."""
     rng = np.random.default_rng(5)
     image = rng.uniform(0.5, 2.0, (h, w)).astype(np.float32)
     buffers = [np.full((h, w), np.nan, dtype=np.float32) for _ in range(arrays)]
-    getattr(library, function)(h, w, image, *buffers)
+    function(h, w, image.ctypes.data, *(b.ctypes.data for b in buffers))
     return buffers
 
 
+NAN_PIPELINES = [
+    (pipeline("unsharp4"), "unsharp4", 4),
+    (pipeline("harris"), "harris", 6),
+    (BLUR_SHARPEN, "kernel_blur_sharpen_f32", 3),
+]
+
+
+@pytest.mark.parametrize("path, function, arrays", _grouped(NAN_PIPELINES, 0))
 @pytest.mark.parametrize("passes", ["fuse-tile(4,5)", "fuse-tile(1,3)", "fuse-tile(16,16)"])
 @pytest.mark.parametrize("h, w", [(23, 19), (6, 7)])
-def test_intermediates_prefilled_with_nan(passes, h, w):
-    """A producer value a tile reads but did not compute would be a NaN in the output."""
-    for path, function, arrays in (
-        (pipeline("unsharp4"), "unsharp4", 4),
-        (pipeline("harris"), "harris", 6),
-        (BLUR_SHARPEN, "kernel_blur_sharpen_f32", 3),
-    ):
-        got = _nan_run(load(path, passes=passes), function, h, w, arrays)
-        want = _nan_run(load(path), function, h, w, arrays)
-        for a, b in zip(got, want):
-            np.testing.assert_array_equal(a, b)  # NaN where neither writes, same bits elsewhere
-        assert not np.isnan(got[-1][2 : h - 2, 2 : w - 2]).any()
+def test_intermediates_prefilled_with_nan(path, function, arrays, passes, h, w):
+    """A producer value a tile reads but did not compute would be a NaN in the output: the
+    fused code leaves what cc's build of the C leaves (NaN where neither writes, the same
+    bits elsewhere), and the output's interior is computed."""
+    unit = compiled(path, [], passes)
+    (done,) = passed_by([r for r in unit.remarks if r.function == function], "fuse-tile")
+    assert done.startswith("fused "), done
+    got = _nan_run(unit.function(function), h, w, arrays)
+    want = _nan_run(unit.source.reference_of(function).function(function), h, w, arrays)
+    for k, (a, b) in enumerate(zip(got, want)):
+        same = equal_elements(a, b, Tolerance())
+        assert same.all(), f"array {k}: {np.argwhere(~same)[:5].tolist()} differ from cc's"
+    assert not np.isnan(got[-1][2 : h - 2, 2 : w - 2]).any()
 
 
 def test_tile_footprints_of_blur_sharpen():
@@ -217,18 +244,29 @@ CONTRACTED = [
 ]
 
 
+LOCAL_SIZES = [
+    (23, 19, "fuse-tile(4,5)"),
+    (37, 41, "fuse-tile(8)"),
+    (7, 5, "fuse-tile(64,100)"),
+    (5, 6, "fuse-tile(1,1)"),
+    (3, 4, "fuse-tile"),
+]
+
+
+def _local_cases():
+    """Every size with NaN-filled buffers; without, the first size (the others are sweeps:
+    the poisoned run checks the same schedule and more, and test_contracted_tiles_... and
+    test_o3_fuses_... run the unpoisoned code of both kernels)."""
+    for k, (h, w, passes) in enumerate(LOCAL_SIZES):
+        for poison in (False, True):
+            label = f"{'nan-buffers' if poison else ''}-{h}-{w}-{passes}"
+            marks = sweep_if(not poison and k > 0)
+            yield pytest.param(h, w, passes, poison, id=label, marks=marks)
+
+
+@kernel_group("locals")
 @pytest.mark.parametrize("function, contracted", CONTRACTED, ids=[c[0] for c in CONTRACTED])
-@pytest.mark.parametrize(
-    "h, w, passes",
-    [
-        (23, 19, "fuse-tile(4,5)"),
-        (37, 41, "fuse-tile(8)"),
-        (7, 5, "fuse-tile(64,100)"),
-        (5, 6, "fuse-tile(1,1)"),
-        (3, 4, "fuse-tile"),
-    ],
-)
-@pytest.mark.parametrize("poison", [False, True], ids=["", "nan-buffers"])
+@pytest.mark.parametrize("h, w, passes, poison", list(_local_cases()))
 def test_local_intermediates_are_contracted(
     monkeypatch, function, contracted, h, w, passes, poison
 ):
@@ -238,21 +276,28 @@ def test_local_intermediates_are_contracted(
         monkeypatch.setenv("PYCC_POISON_SCRATCH", "1")
     result, remarks = _check(LOCALS, function, {"h": h, "w": w}, passes)
     assert result.status == "OK", str(result)
+    assert result.changed or min(h, w) < 5, f"{result}: the run changed nothing"
     (done,) = [r.message for r in remarks if r.kind == "passed"]
     assert done.endswith(contracted), done
 
 
+@kernel_group("locals")
 @pytest.mark.parametrize("order", ["reverse", "shuffle:5"])
 def test_contracted_tiles_in_any_order_and_on_two_threads(monkeypatch, order):
     monkeypatch.setenv("PYCC_PARALLEL_ORDER", order)
-    for function, _ in CONTRACTED:
-        result, _ = _check(LOCALS, function, {"h": 41, "w": 29}, "fuse-tile(3,7)")
+    for function, contracted in CONTRACTED:
+        result, remarks = _check(LOCALS, function, {"h": 41, "w": 29}, "fuse-tile(3,7)")
         assert result.status == "OK", str(result)
+        assert result.changed, f"{result}: the run changed nothing"
+        (done,) = passed_by(remarks, "fuse-tile")
+        assert done.endswith(contracted), done
     monkeypatch.delenv("PYCC_PARALLEL_ORDER")
     monkeypatch.setenv("PYCC_NUM_THREADS", "2")
-    for function, _ in CONTRACTED:
-        result, _ = _check(LOCALS, function, {"h": 67, "w": 53}, "fuse-tile(5)")
+    for function, contracted in CONTRACTED:
+        result, remarks = _check(LOCALS, function, {"h": 67, "w": 53}, "fuse-tile(5)")
         assert result.status == "OK", str(result)
+        (done,) = passed_by(remarks, "fuse-tile")
+        assert done.endswith(contracted), done
 
 
 def test_a_local_read_after_the_loops_is_not_contracted():

@@ -18,13 +18,20 @@ import sys
 from pathlib import Path
 
 import pytest
-from corpus.manifest import CORPUS_DIR, KERNELS
-from corpus_check import case_label, corpus_cflags, corpus_extents
+from corpus.manifest import KERNELS
+from corpus_check import (
+    case_label,
+    check,
+    check_case,
+    compiled,
+    kernel_group,
+    on_entry,
+    rotated,
+    sweep_if,
+)
 from pycc_stencil.emit.targets import host_target
-from pycc_stencil.frontend import lower_file
-from pycc_stencil.ir_passes.pipeline import parse_pipeline, run_passes
 from pycc_stencil.ir_passes.registry import Remark
-from pycc_stencil.runtime.check import CheckOptions, CheckResult, check_file
+from pycc_stencil.runtime.check import CheckResult
 
 HOST = host_target()
 
@@ -46,18 +53,14 @@ def check_tiled(
     passes: str,
     cflags: list[str] | None = None,
     extents: dict[str, int] | None = None,
+    fresh: bool = False,
 ) -> tuple[CheckResult, list[Remark]]:
-    """`check` of one function under `passes`, with the tiling passes' remarks about it."""
-    remarks: list[Remark] = []
-    options = CheckOptions(
-        functions=[function],
-        params={k: repr(v) for k, v in params.items()},
-        extents=extents or {},
-        passes=passes,
-    )
-    (result,) = check_file(path, cflags or ["-std=c99"], options, remarks=remarks.extend)
-    mine = [r for r in remarks if r.pass_name in TILING_PASSES and r.function in (None, function)]
-    return result, mine
+    """`check` of one function under `passes`, with the tiling passes' remarks about it: on
+    the compile of (file, flags, pipeline) made once per process (tests/corpus_check.py), or
+    with `fresh` on one made for this call alone (a test that patches the compiler)."""
+    cflags = cflags or ["-std=c99"]
+    result, remarks = check(path, function, params, passes, cflags, extents, fresh=fresh)
+    return result, [r for r in remarks if r.pass_name in TILING_PASSES]
 
 
 def passed(remarks: list[Remark]) -> list[str]:
@@ -68,8 +71,11 @@ def missed(remarks: list[Remark]) -> list[str]:
     return [r.message for r in remarks if r.kind == "missed"]
 
 
-def assert_bit_exact(result: CheckResult, remarks: list[Remark]) -> None:
+def assert_bit_exact(result: CheckResult, remarks: list[Remark], nonempty: bool = False) -> None:
+    """OK; with `nonempty`, the run also changed some element (the tiled code ran on a
+    non-empty iteration space)."""
     assert result.status == "OK", f"{result}\nremarks: {[str(r) for r in remarks]}"
+    assert result.changed or not nonempty, f"{result}: the run changed nothing"
 
 
 def assert_transformed(remarks: list[Remark], what: str) -> None:
@@ -117,29 +123,34 @@ def _polybench_entries():
 
 
 def _time_tile_cases():
-    """Each kernel x each parameter set; the pipelines rotate over the sets (every pipeline
-    meets every kernel that has 3+ sets). fdtd-2d: one case."""
-    for entry in _polybench_entries():
+    """Each kernel under two of the pipelines (rotating over the kernels: each pipeline meets
+    two thirds of them, of every dimensionality and form; the PolyBench-macro configurations,
+    one each) on its busiest parameter set (a non-empty iteration space), the other sets
+    (T = 0, grids smaller than the stencil) rotating over those; the other pipelines on the
+    busiest set are sweeps (docs/testing.md). fdtd-2d: one case."""
+    for index, entry in enumerate(_polybench_entries()):
         variant = entry["variants"][0]
+        mark = on_entry(entry, variant)
         if "fdtd" in entry["file"]:
             name, params = FDTD_CASE
             if entry["function"] == name:
                 passes = TIME_TILE[0]
                 label = case_label(entry, variant, params, passes)
-                yield pytest.param(entry, variant, params, passes, id=label)
+                yield pytest.param(entry, variant, params, passes, True, id=label, marks=mark)
             continue
         pipelines = TIME_TILE_3D if _space_dims(entry) == 3 else TIME_TILE
-        for k, params in enumerate(entry["params"]):
-            passes = pipelines[k % len(pipelines)]
+        keep = 1 if "macro" in entry["file"] else 2  # 7 configurations of 2 macro files
+        for params, passes, main, sweep in rotated(entry["params"], pipelines, keep, index):
             label = case_label(entry, variant, params, passes)
-            yield pytest.param(entry, variant, params, passes, id=label)
+            marks = [mark, *sweep_if(sweep)]
+            yield pytest.param(entry, variant, params, passes, main, id=label, marks=marks)
         if len(entry["variants"]) > 1:  # the smallest fixed size (e.g. -DN=2), odd T
             variant = entry["variants"][-1]
             params = entry["params"][-1]
             passes = TIME_TILE[0]
-            yield pytest.param(
-                entry, variant, params, passes, id=case_label(entry, variant, params, passes)
-            )
+            label = case_label(entry, variant, params, passes)
+            mark = on_entry(entry, variant)
+            yield pytest.param(entry, variant, params, passes, False, id=label, marks=mark)
 
 
 def _tile_cases():
@@ -153,25 +164,22 @@ def _tile_cases():
             else entry["params"][min(2, len(entry["params"]) - 1)]
         )
         passes = SPATIAL_TILE[_space_dims(entry)]
-        yield pytest.param(entry, variant, params, passes, id=case_label(entry, variant, params))
+        label = case_label(entry, variant, params)
+        yield pytest.param(entry, variant, params, passes, id=label, marks=on_entry(entry, variant))
 
 
-def _corpus_check(entry, variant, params, passes):
-    return check_tiled(
-        os.path.join(CORPUS_DIR, entry["file"]),
-        entry["function"],
-        params,
-        passes,
-        corpus_cflags(entry, variant),
-        corpus_extents(entry, variant, params),
-    )
+def _corpus_check(entry, variant, params, passes, fresh=False):
+    """check_tiled of a manifest kernel."""
+    result, remarks = check_case(entry, variant, params, passes, fresh)
+    return result, [r for r in remarks if r.pass_name in TILING_PASSES]
 
 
-def _scop_remarks(entry, variant, params, passes) -> list[Remark] | None:
-    """The remarks of a bit-exact check of a SCoP kernel; None for a kernel that is not a
-    SCoP (after asserting the remark names its construct)."""
+def _scop_remarks(entry, variant, params, passes, nonempty=False) -> list[Remark] | None:
+    """The remarks of a bit-exact check of a SCoP kernel (which changed something, with
+    `nonempty`); None for a kernel that is not a SCoP (after asserting the remark names its
+    construct)."""
     result, remarks = _corpus_check(entry, variant, params, passes)
-    assert_bit_exact(result, remarks)
+    assert_bit_exact(result, remarks, nonempty)
     not_scop = {**NOT_SCOP, **(NOT_SCOP_FOR_TILE if passes.startswith("tile") else {})}
     if entry["function"] not in not_scop:
         return remarks
@@ -180,9 +188,9 @@ def _scop_remarks(entry, variant, params, passes) -> list[Remark] | None:
     return None
 
 
-@pytest.mark.parametrize("entry, variant, params, passes", list(_time_tile_cases()))
-def test_corpus_time_tiled_is_bit_exact(entry, variant, params, passes):
-    remarks = _scop_remarks(entry, variant, params, passes)
+@pytest.mark.parametrize("entry, variant, params, passes, main", list(_time_tile_cases()))
+def test_corpus_time_tiled_is_bit_exact(entry, variant, params, passes, main):
+    remarks = _scop_remarks(entry, variant, params, passes, nonempty=main)
     if remarks is None:
         return
     if "-DN=2" in variant:
@@ -192,17 +200,22 @@ def test_corpus_time_tiled_is_bit_exact(entry, variant, params, passes):
         assert_transformed(remarks, "time-tiled")
 
 
+HEAT3D = next(e for e in KERNELS if e["function"] == "kernel_heat_3d_vla")
+
+
+@on_entry(HEAT3D, [])
 def test_default_time_tiles_of_heat_3d_compile_in_reasonable_time():
-    entry = next(e for e in KERNELS if e["function"] == "kernel_heat_3d_vla")
-    result, remarks = _corpus_check(entry, [], {"tsteps": 0, "n": 7}, "time-tile")
-    assert_bit_exact(result, remarks)
+    result, remarks = _corpus_check(HEAT3D, [], {"tsteps": 3, "n": 11}, "time-tile")
+    assert_bit_exact(result, remarks, nonempty=True)
+    assert_transformed(remarks, "time-tiled")
 
 
 def test_time_tiles_of_fdtd_2d_vla_compile_in_reasonable_time():
     entry = next(e for e in KERNELS if e["function"] == "kernel_fdtd_2d_vla")
     params = {"tmax": 5, "nx": 23, "ny": 37}
     result, remarks = _corpus_check(entry, [], params, "time-tile(2,3,5,4)")
-    assert_bit_exact(result, remarks)
+    assert_bit_exact(result, remarks, nonempty=True)
+    assert_transformed(remarks, "time-tiled")
 
 
 def _tile_is_legal(entry) -> bool:
@@ -213,7 +226,7 @@ def _tile_is_legal(entry) -> bool:
 
 @pytest.mark.parametrize("entry, variant, params, passes", list(_tile_cases()))
 def test_corpus_tiled_is_bit_exact(entry, variant, params, passes):
-    remarks = _scop_remarks(entry, variant, params, passes)
+    remarks = _scop_remarks(entry, variant, params, passes, nonempty=True)
     if remarks is None:
         return
     if _tile_is_legal(entry):
@@ -352,34 +365,40 @@ def _split_functions(text: str) -> dict[str, str]:
 
 
 @pytest.fixture(scope="module")
-def stencil(tmp_path_factory):
-    """The path of a C file holding only the named kernel of STENCILS_C."""
-    folder = tmp_path_factory.mktemp("tiling")
-    for name, source in _split_functions(STENCILS_C).items():
-        (folder / f"{name}.c").write_text(source)
-    return lambda name: str(folder / f"{name}.c")
+def stencil(kernel_file):
+    """The path of a C file holding only the named kernel of STENCILS_C (one file per kernel
+    for the session: the modules that check it share its compiles)."""
+    sources = _split_functions(STENCILS_C)
+    return lambda name: kernel_file(name, sources[name])
 
 
 def _new_kernel_cases():
     for name, sizes in NEW_KERNELS.items():
         pipelines = TIME_TILE_3D if name.startswith("star3d") else TIME_TILE
-        for k, (steps, n) in enumerate(sizes):
-            passes = pipelines[k % len(pipelines)]
-            yield pytest.param(name, steps, n, passes, id=f"{name}-T={steps}-n={n}-{passes}")
+        sets = [{"T": steps, "n": n} for steps, n in sizes]
+        for params, passes, main, _ in rotated(sets, pipelines):
+            label = f"{name}-T={params['T']}-n={params['n']}-{passes}"
+            yield pytest.param(name, params, passes, main, id=label, marks=kernel_group(name))
 
 
-@pytest.mark.parametrize("function, steps, n, passes", list(_new_kernel_cases()))
-def test_iterated_stencils_are_time_tiled_bit_exact(stencil, function, steps, n, passes):
-    result, remarks = check_tiled(stencil(function), function, {"T": steps, "n": n}, passes)
-    assert_bit_exact(result, remarks)
+@pytest.mark.parametrize("function, params, passes, main", list(_new_kernel_cases()))
+def test_iterated_stencils_are_time_tiled_bit_exact(stencil, function, params, passes, main):
+    result, remarks = check_tiled(stencil(function), function, params, passes)
+    assert_bit_exact(result, remarks, nonempty=main)
     assert_transformed(remarks, "time-tiled")
 
 
-@pytest.mark.parametrize("function", ["jacobi2d_mod2", "jacobi2d_two", "heat2d_two"])
+@pytest.mark.parametrize(
+    "function",
+    [
+        pytest.param(f, marks=kernel_group(f))
+        for f in ("jacobi2d_mod2", "jacobi2d_two", "heat2d_two")
+    ],
+)
 @pytest.mark.parametrize("steps, n", [(3, 23), (1, 2)])
 def test_iterated_stencils_space_tiled_bit_exact(stencil, function, steps, n):
     result, remarks = check_tiled(stencil(function), function, {"T": steps, "n": n}, "tile(4,5)")
-    assert_bit_exact(result, remarks)
+    assert_bit_exact(result, remarks, nonempty=n > 2)
     assert_transformed(remarks, "tiled")
 
 
@@ -399,25 +418,28 @@ def test_both_forms_get_the_same_skewed_schedule(stencil):
 HEAT1D_SIZES = [(9, 59), (4, 59), (1, 59), (0, 59), (7, 20), (5, 80), (3, 3)]
 
 
+@kernel_group("heat1d")
 @pytest.mark.parametrize("steps, N", HEAT1D_SIZES)
 @pytest.mark.parametrize("passes", ["time-tile(4,16)", "time-tile(32,12)"])
 def test_heat1d_of_the_flextended_reference(stencil, steps, N, passes):
     """Written with the extent N + 2 (the reference's form; the stride `N + 2` is a parameter
     of its own, defined from N): bit-exact and time-tiled."""
     result, remarks = check_tiled(stencil("heat1d"), "heat1d", {"T": steps, "N": N}, passes)
-    assert_bit_exact(result, remarks)
+    assert_bit_exact(result, remarks, nonempty=steps > 0)
     assert_transformed(remarks, "time-tiled")
 
 
+@kernel_group("heat1d_n")
 @pytest.mark.parametrize("steps, N", HEAT1D_SIZES)
 @pytest.mark.parametrize("passes", ["time-tile(4,16)", "time-tile(32,12)"])
 def test_heat1d_with_the_extent_as_parameter_is_time_tiled(stencil, steps, N, passes):
     """The same iteration space as heat1d(N) with n = N + 2: really time-tiled."""
     result, remarks = check_tiled(stencil("heat1d_n"), "heat1d_n", {"T": steps, "n": N + 2}, passes)
-    assert_bit_exact(result, remarks)
+    assert_bit_exact(result, remarks, nonempty=steps > 0)
     assert_transformed(remarks, "time-tiled")
 
 
+@kernel_group("jacobi2d_fixed")
 @pytest.mark.parametrize(
     "steps, m, n", [(3, 12, 12), (5, 7, 11), (0, 12, 12), (1, 2, 5), (4, 4, 20), (3, 12, 13)]
 )
@@ -428,7 +450,7 @@ def test_fixed_arrays_with_run_time_extents(stencil, steps, m, n, passes):
     the model) runs the original nest: bit-exact either way."""
     params = {"T": steps, "m": m, "n": n}
     result, remarks = check_tiled(stencil("jacobi2d_fixed"), "jacobi2d_fixed", params, passes)
-    assert_bit_exact(result, remarks)
+    assert_bit_exact(result, remarks, nonempty=steps > 0 and m > 2)
     assert_transformed(remarks, "time-tiled" if passes.startswith("time") else "tiled")
     assert any("when n <= 12, checked at run time" in m for m in passed(remarks)), remarks
 
@@ -438,12 +460,11 @@ def test_fixed_arrays_with_run_time_extents(stencil, steps, m, n, passes):
 
 
 def _outlined_parallel_loops(path: str, function: str, passes: str) -> list[str]:
-    """Names of the functions outlined from `function` for `__pycc_parallel_for`."""
-    module = lower_file(path).module
-    result = run_passes(module, parse_pipeline(passes), verify=True, target=HOST)
-    text = str(result.module)
-    names = [f.name for f in result.module.functions if f.name.startswith(f"{function}.par")]
-    return names if "__pycc_parallel_for" in text else []
+    """Names of the functions outlined from `function` for `__pycc_parallel_for` (in the
+    module of the compile the bit-exact tests of the same pipeline check)."""
+    module = compiled(path, ["-std=c99"], passes).module
+    names = [f.name for f in module.functions if f.name.startswith(f"{function}.par")]
+    return names if "__pycc_parallel_for" in str(module) else []
 
 
 ORDERS = [
@@ -476,29 +497,34 @@ PARALLEL_CASES = [
 ]
 
 
-@pytest.mark.parametrize("function, params, passes", PARALLEL_CASES)
+def _grouped(cases):
+    """pytest params of (function, params, passes) cases, each on its kernel's worker."""
+    return [pytest.param(*case, marks=kernel_group(case[0])) for case in cases]
+
+
+@pytest.mark.parametrize("function, params, passes", _grouped(PARALLEL_CASES))
 def test_tiles_run_in_parallel_code(stencil, function, params, passes):
     """The wavefront / tile loop is outlined and run by the parallel runtime."""
     assert _outlined_parallel_loops(stencil(function), function, passes)
 
 
 @pytest.mark.parametrize("env", ORDERS, ids=lambda e: ",".join(f"{k}={v}" for k, v in e.items()))
-@pytest.mark.parametrize("function, params, passes", PARALLEL_CASES)
+@pytest.mark.parametrize("function, params, passes", _grouped(PARALLEL_CASES))
 def test_tiles_in_reversed_shuffled_or_threaded_order_are_bit_exact(
     stencil, monkeypatch, env, function, params, passes
 ):
     in_order(monkeypatch, env)
     result, remarks = check_tiled(stencil(function), function, params, passes)
-    assert_bit_exact(result, remarks)
+    assert_bit_exact(result, remarks, nonempty=True)
     assert passed(remarks), remarks
 
 
+@on_entry(HEAT3D, [])
 @pytest.mark.parametrize("env", ORDERS, ids=lambda e: ",".join(f"{k}={v}" for k, v in e.items()))
 def test_corpus_heat3d_in_any_tile_order_is_bit_exact(monkeypatch, env):
-    entry = next(e for e in KERNELS if e["function"] == "kernel_heat_3d_vla")
     in_order(monkeypatch, env)
-    result, remarks = _corpus_check(entry, [], {"tsteps": 3, "n": 11}, "time-tile(2,3,5,4)")
-    assert_bit_exact(result, remarks)
+    result, remarks = _corpus_check(HEAT3D, [], {"tsteps": 3, "n": 11}, "time-tile(2,3,5,4)")
+    assert_bit_exact(result, remarks, nonempty=True)
     assert_transformed(remarks, "time-tiled")
 
 
@@ -550,7 +576,8 @@ def test_without_the_legality_check_the_illegal_tiling_miscompiles(stencil, monk
 
     monkeypatch.setattr(tile_module, "is_legal", lambda deps, schedule: True)
     path = stencil("jacobi2d_mod2")
-    result, remarks = check_tiled(path, "jacobi2d_mod2", {"T": 5, "n": 23}, "tile(4,4,4)")
+    params = {"T": 5, "n": 23}
+    result, remarks = check_tiled(path, "jacobi2d_mod2", params, "tile(4,4,4)", fresh=True)
     assert any(m.startswith("tiled a 3-deep band") for m in passed(remarks)), remarks
     assert result.status == "MISMATCH", str(result)
 
