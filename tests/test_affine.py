@@ -1,4 +1,4 @@
-"""Address expressions (ir_passes/affine.py) of the loads and stores of lowered C kernels."""
+"""Address expressions (ir_passes/core/affine.py) of the loads and stores of lowered C kernels."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Natural loops, nesting, induction variables and symbolic trip counts (ir_passes/loops.py).
+"""Natural loops, nesting, induction variables and symbolic trip counts (ir_passes/core/loops.py).
 
 Trip counts are checked against the C code itself: each kernel marks its loop bodies with
 `TICK(k)` (k = the loop's position in source pre-order, which is also the analysis' order), the

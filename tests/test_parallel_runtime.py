@@ -1,4 +1,4 @@
-"""The parallel-for runtime (runtime/parallel.py) on hand-built modules, JIT-compiled in this
+"""The parallel-for runtime (polyhedral/parallel.py) on hand-built modules, JIT-compiled in this
 process and linked by `cc` as objects: results identical to serial for any iteration and thread
 count, chunks that partition the range, really more than one thread, the debug orders
 (reverse, seeded shuffle) that tests of tiled code rely on, and self-contained objects."""

@@ -76,7 +76,7 @@ void blur(int n, float *a, const float *b) {
       a[i] += b[i - 1 + j] * 0.25f;
 }
 """
-#: what loop-info says of STENCIL's two loops (trip counts from ir_passes/loops.py)
+#: what loop-info says of STENCIL's two loops (trip counts from ir_passes/core/loops.py)
 OUTER_LOOP = "loop at depth 1: 8 blocks, 1 exit, 1 latch, trip count max(0, ceil((%n - 2) / 1))"
 INNER_LOOP = "loop at depth 2: 3 blocks, 1 exit, 1 latch, trip count max(0, ceil((3) / 1))"
 
