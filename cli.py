@@ -12,7 +12,8 @@ import argparse
 import math
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 
 from . import __version__
 from .diagnostics import CompilerError, Diagnostic, print_diagnostics
@@ -25,6 +26,26 @@ _CC_VALUE_FLAGS = ("-I", "-D", "-U")
 
 class _UsageError(Exception):
     """A bad command line; printed as `pycc-stencil: error: ...`, exit status 1."""
+
+
+class _WriteError(Exception):
+    """Standard output could not be written (a full device, a closed pipe): an I/O error,
+    `pycc-stencil: error: write error: ...` and exit status 1, as `cat` reports it."""
+
+
+@contextmanager
+def _writing_stdout() -> Iterator[None]:
+    """Print to standard output inside this block; a failed write or flush is a `_WriteError`."""
+    try:
+        try:
+            yield
+        finally:
+            sys.stdout.flush()
+    except OSError as exc:
+        # what is still buffered can never be written: drop it, or the interpreter's final
+        # flush fails again and reports the error a second time
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        raise _WriteError(f"write error: {exc.strerror or exc}") from None
 
 
 class _Parser(argparse.ArgumentParser):
@@ -319,9 +340,10 @@ def _run_check(args: argparse.Namespace, cflags: list[str]) -> int:
         warn=lambda m: print_diagnostics([Diagnostic("warning", m)]),
         remarks=lambda r: _print_remarks(r, args.remarks),
     )
-    for result in results:
-        print(result)
-    print(summary(results))
+    with _writing_stdout():
+        for result in results:
+            print(result)
+        print(summary(results))
     failed = [
         r
         for r in results
@@ -351,7 +373,8 @@ def _run_emit(args: argparse.Namespace, cflags: list[str]) -> int:
     text = "\n".join([*describe(result.module), str(result.module)])
     parse_verified(text)
     if args.output == "-":
-        sys.stdout.write(text)
+        with _writing_stdout():
+            sys.stdout.write(text)
     else:
         try:
             write_atomically(args.output, text.encode())
@@ -381,10 +404,11 @@ def _run_tune(args: argparse.Namespace, cflags: list[str]) -> int:
     options = SearchOptions(args.max_unroll, args.min_unroll, args.eps)
     tunings = tune_module(lowered.module, names, target, options)
     timings = _timings(args, cflags, tunings) if args.time else {}
-    if args.json:
-        print(to_json(tunings, timings))
-    else:
-        print_tables(tunings, sys.stdout, timings)
+    with _writing_stdout():
+        if args.json:
+            print(to_json(tunings, timings))
+        else:
+            print_tables(tunings, sys.stdout, timings)
     return 0
 
 
@@ -430,7 +454,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except CompilerError as exc:
         print_diagnostics(exc.diagnostics)
         return 1
-    except (_UsageError, PipelineError, CheckUsageError) as exc:
+    except (_UsageError, _WriteError, PipelineError, CheckUsageError) as exc:
         print_diagnostics([Diagnostic("error", str(exc))])
         return 1
     except KeyboardInterrupt:
