@@ -133,7 +133,10 @@ def as_built(module: ir.Module, original_steps: dict[str, int]) -> dict[str, flo
     loops = analyze(assembly)
     result = {}
     for name, original in original_steps.items():
-        function = optimized.get_function(name)
+        try:
+            function = optimized.get_function(name)
+        except NameError:  # a static function inlined into its callers and deleted
+            continue
         block = largest_self_loop(function) if not function.is_declaration else None
         step = induction_step(block) if block is not None else None
         if name in loops and step:
