@@ -9,6 +9,7 @@ through the bindings directly by the lowering code.
 from __future__ import annotations
 
 import ctypes
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import clang.cindex as ci
@@ -109,7 +110,7 @@ def calling_convention(function_type: ci.Type) -> int:
 
 def volatile_use(cursor: ci.Cursor) -> ci.Cursor | None:
     """The first node under `cursor` whose type is, or points to, a volatile object."""
-    for node in cursor.walk_preorder():
+    for node in walk(cursor):
         t = node.type
         while t.kind != ci.TypeKind.INVALID:
             if t.is_volatile_qualified():
@@ -136,6 +137,22 @@ def location(cursor: ci.Cursor) -> SourceLocation:
 
 def children(cursor: ci.Cursor) -> list[ci.Cursor]:
     return list(cursor.get_children())
+
+
+def walk_with_depth(cursor: ci.Cursor) -> Iterator[tuple[ci.Cursor, int]]:
+    """Every node under `cursor` (itself at depth 0), in preorder, with its depth. Iterative:
+    the bindings' `walk_preorder` recurses once per level, and a 1000-term sum overflows
+    Python's recursion limit inside libclang's callbacks, which print the error and go on."""
+    stack = [(cursor, 0)]
+    while stack:
+        node, depth = stack.pop()
+        yield node, depth
+        stack.extend((kid, depth + 1) for kid in reversed(children(node)))
+
+
+def walk(cursor: ci.Cursor) -> Iterator[ci.Cursor]:
+    """Every node under `cursor` (itself included), in preorder (see `walk_with_depth`)."""
+    return (node for node, _ in walk_with_depth(cursor))
 
 
 def expression_children(cursor: ci.Cursor) -> list[ci.Cursor]:

@@ -17,6 +17,7 @@ import llvmlite.binding as llvm
 from llvmlite import ir
 
 from ..ir_passes.core.alignment import declare_row_alignment
+from ..ir_passes.core.deep import deep_call
 from ..ir_passes.core.rewrite import opaque
 from . import c_types as ct
 from .clang_ast import (
@@ -27,6 +28,7 @@ from .clang_ast import (
     location,
     var_initializer,
     volatile_use,
+    walk,
 )
 from .clang_types import ARRAY_KINDS, ctype_of
 from .debuginfo import DebugInfo
@@ -49,7 +51,7 @@ def lower_file(
     for `tolerate_system_header_errors`).
     """
     tu = parse(path, list(cflags), tolerate_system_header_errors)
-    return ModuleLowerer(tu, path, list(cflags)).lower_all()
+    return deep_call(ModuleLowerer(tu, path, list(cflags)).lower_all)
 
 
 class ModuleLowerer:
@@ -200,7 +202,7 @@ class ModuleLowerer:
         library, or call through a pointer? Then it is application code (I/O, allocation,
         dispatch), not a stencil kernel, whatever construct made the front end stop first."""
         visiting.add(name)
-        for call in self.definitions[name].walk_preorder():
+        for call in walk(self.definitions[name]):
             if call.kind != K.CALL_EXPR:
                 continue
             callee = call.referenced
@@ -306,7 +308,7 @@ def _has_loops(cursor: ci.Cursor) -> bool:
     """Loops, including OpenMP loop directives (their `for` is not exposed by libclang)."""
     return any(
         c.kind in _LOOP_KINDS or (c.kind.name.startswith("OMP_") and "FOR" in c.kind.name)
-        for c in cursor.walk_preorder()
+        for c in walk(cursor)
     )
 
 

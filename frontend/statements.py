@@ -12,6 +12,7 @@ from llvmlite import ir
 
 from ..diagnostics import SourceLocation
 from ..ir_passes.core.cfg import reverse_postorder, successors
+from ..ir_passes.core.deep import MAX_NESTING
 from ..ir_passes.core.rewrite import opaque
 from ..ir_passes.core.symbolic import OPERATORS as SYMBOLIC_OPERATORS
 from ..ir_passes.core.symbolic import Expr
@@ -28,6 +29,7 @@ from .clang_ast import (
     strip_parens,
     unary_operator,
     var_initializer,
+    walk_with_depth,
 )
 from .clang_types import ARRAY_KINDS, ctype_of
 from .conversions import convert
@@ -85,7 +87,10 @@ class FunctionLowerer(ExpressionLowering):
 
     def prescan(self, body: ci.Cursor) -> None:
         """Reject what cannot be lowered before lowering anything; find address-taken locals."""
-        for c in body.walk_preorder():
+        for c, depth in walk_with_depth(body):
+            if depth > MAX_NESTING:
+                what = "expression" if c.kind.is_expression() else "statement"
+                raise Unsupported(f"{what} nesting deeper than {MAX_NESTING} levels", c)
             if c.kind in _REJECTED_STATEMENTS:
                 raise Unsupported(_REJECTED_STATEMENTS[c.kind], c)
             if c.kind == K.UNARY_OPERATOR and unary_operator(c) == "&":

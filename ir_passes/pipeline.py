@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from llvmlite import ir
 
 from .core.analyses import analyses, invalidate_module
+from .core.deep import deep_call
 from .core.target import Target, target_of
 from .registry import REGISTRY, REMARK_KINDS, REMARK_OPTIONS, PassContext, PassSpec, Remark
 
@@ -233,10 +234,8 @@ def run_passes(
         spec = registry[name]
         context = PassContext(name, module_target=target)
         started = time.perf_counter()
-        if _wants_context(spec.function):
-            output = spec.function(result.module, *args, context=context)
-        else:
-            output = spec.function(result.module, *args)
+        extra = {"context": context} if _wants_context(spec.function) else {}
+        output = deep_call(spec.function, result.module, *args, **extra)
         seconds = time.perf_counter() - started
         if not isinstance(output, ir.Module):
             raise PassVerificationError(

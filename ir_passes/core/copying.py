@@ -11,6 +11,7 @@ import copy
 
 from llvmlite import ir
 
+from .deep import deep_call
 from .rewrite import forget_text
 
 
@@ -24,7 +25,7 @@ def forget_strings(function: ir.Function) -> None:
 
 def fresh_copy(module: ir.Module) -> ir.Module:
     """A deep copy of `module` with no cached strings (see `forget_strings`)."""
-    copied = copy.deepcopy(module)
+    copied = deep_call(copy.deepcopy, module)  # it recurses from block to block
     for function in copied.functions:
         forget_strings(function)
     return copied
