@@ -274,6 +274,19 @@ def _positive(text: str) -> int:
     return value
 
 
+def _unroll_factor(text: str) -> int:
+    """An unroll factor within the passes' limit (`tune --max-unroll 1000` ran for minutes)."""
+    from .ir_passes.registry import ArgumentLimit
+    from .ir_passes.unroll import UnrollFactor
+
+    try:
+        return UnrollFactor(text)
+    except ArgumentLimit as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}") from None
+
+
 def _add_tune_parser(commands) -> None:
     tune = commands.add_parser(
         "tune",
@@ -290,8 +303,8 @@ def _add_tune_parser(commands) -> None:
     tune.add_argument(
         "--function", action="append", default=[], metavar="NAME", help="tune only this kernel"
     )
-    tune.add_argument("--max-unroll", type=_positive, default=8, metavar="N")
-    tune.add_argument("--min-unroll", type=_positive, default=1, metavar="N")
+    tune.add_argument("--max-unroll", type=_unroll_factor, default=8, metavar="N")
+    tune.add_argument("--min-unroll", type=_unroll_factor, default=1, metavar="N")
     tune.add_argument(
         "--eps", type=_positive, default=2, metavar="N", help="UFs without II gain before stopping"
     )

@@ -23,10 +23,9 @@ from llvmlite.ir import instructions as ins
 
 from .core.loops import Loop, invariant_expr
 from .core.rewrite import branch_to, merge_straight_line, remove_dead, replace_in
-from .registry import PassContext, register
+from .registry import PassContext, bounded_int, register
 from .unroll import (
     Decline,
-    PositiveInt,
     block_maker,
     clone_iteration,
     is_remainder,
@@ -38,6 +37,8 @@ from .unroll import (
 #: 2-D data (about 25 instructions per tap) fits, a loop over a row does not have a constant
 #: trip count anyway
 DEFAULT_LIMIT = 1024
+#: the largest limit a pipeline may give (`unroll-full(N)`)
+MAX_LIMIT = 16384
 
 
 def iteration_size(loop: Loop) -> int:
@@ -155,7 +156,11 @@ def _wrapped(value: int, width: int) -> int:
     return (value + half) % (2 * half) - half
 
 
-@register("unroll-full", (PositiveInt,), defaults=(DEFAULT_LIMIT,))
+@register(
+    "unroll-full",
+    (bounded_int("full-unroll limit", MAX_LIMIT),),
+    defaults=(DEFAULT_LIMIT,),
+)
 def unroll_full(module: ir.Module, limit: int, *, context: PassContext) -> ir.Module:
     """Flatten every loop with a small constant trip count, innermost first, repeatedly."""
 

@@ -31,7 +31,15 @@ from llvmlite import ir
 from .core.analyses import analyses, invalidate_module
 from .core.deep import deep_call
 from .core.target import Target, target_of
-from .registry import REGISTRY, REMARK_KINDS, REMARK_OPTIONS, PassContext, PassSpec, Remark
+from .registry import (
+    REGISTRY,
+    REMARK_KINDS,
+    REMARK_OPTIONS,
+    ArgumentLimit,
+    PassContext,
+    PassSpec,
+    Remark,
+)
 
 
 class PipelineError(ValueError):
@@ -149,6 +157,8 @@ def _split_items(text: str) -> list[str]:
 def _convert(text: str, kind: type, name: str) -> object:
     try:
         return kind(text)
+    except ArgumentLimit as exc:
+        raise PipelineError(f"pass {name}: {exc}") from None
     except ValueError:
         raise PipelineError(
             f"pass {name}: argument {text!r} is not a valid {kind.__name__}"

@@ -40,6 +40,31 @@ class PassSpec:
     preserves: frozenset[str] = frozenset()
 
 
+class ArgumentLimit(ValueError):
+    """A pass argument beyond its declared maximum: the work it would cause is refused."""
+
+
+def bounded_int(what: str, most: int, least: int = 1) -> type[int]:
+    """The type of an integer pass argument from `least` to `most`. Every factor, width and
+    size a pipeline gives declares its maximum, so that no pipeline string asks for unbounded
+    work (`simd(1000000)` took minutes and gigabytes): 'unroll factor 100 exceeds the limit
+    64'."""
+
+    class Bounded(int):
+        maximum = most
+
+        def __new__(cls, value: object) -> Bounded:
+            number = int.__new__(cls, value)
+            if number < least:
+                raise ValueError(f"{what} must be >= {least}, not {number}")
+            if number > most:
+                raise ArgumentLimit(f"{what} {number} exceeds the limit {most}")
+            return number
+
+    Bounded.__name__ = f"{what} (an integer from {least} to {most})"
+    return Bounded
+
+
 #: name -> pass, filled by `register` as the pass modules are imported (`pipeline.load_passes`)
 REGISTRY: dict[str, PassSpec] = {}
 

@@ -51,8 +51,8 @@ from .core.rewrite import copy_instruction, remap_operands
 from .core.symbolic import Expr
 from .ifconvert import if_convert, intrinsic_stem
 from .peel import Stream, peel_before, peel_count
-from .registry import PassContext, register
-from .unroll import Decline, PositiveInt, UnrolledLoop, is_remainder, unroll_loop, unrolled_loops
+from .registry import PassContext, bounded_int, register
+from .unroll import Decline, UnrolledLoop, is_remainder, unroll_loop, unrolled_loops
 
 _BINARY = frozenset(
     "add sub mul sdiv udiv srem urem shl lshr ashr and or xor fadd fsub fmul fdiv frem".split()
@@ -790,6 +790,8 @@ class NeighbourMode(str):
 
 
 NeighbourMode.__name__ = "neighbour mode (auto, unaligned or shuffle)"
+#: the widest SIMD binding a pipeline may ask for: 64 lanes (an AVX-512 vector of bytes)
+SimdWidth = bounded_int("SIMD width", 64)
 
 
 def _rows(plan: _Plan, width: int, factor: int) -> list[tuple[_Row, list[tuple[_Access, int]]]]:
@@ -911,7 +913,7 @@ def _width_for(context: PassContext, plan: _Plan, width: int | None) -> int:
     return max(1, context.target.vector_bytes // plan.element_size)
 
 
-@register("simd", (PositiveInt, NeighbourMode), defaults=(None, "auto"))
+@register("simd", (SimdWidth, NeighbourMode), defaults=(None, "auto"))
 def simd(
     module: ir.Module, width: int | None, neighbours: str = "auto", *, context: PassContext
 ) -> ir.Module:

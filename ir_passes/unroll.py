@@ -41,24 +41,28 @@ from .core.analyses import invalidate, loops_of
 from .core.facts import fact
 from .core.loops import INVERSE_PREDICATE, SWAPPED_PREDICATE, Loop
 from .core.rewrite import branch_to, copy_instruction, remap_operands, replace_in
-from .registry import PassContext, register
+from .registry import PassContext, bounded_int, register
 
-
-class PositiveInt(int):
-    """An unroll factor: an integer >= 1 (parsing rejects 0 and negatives)."""
-
-    def __new__(cls, value: object) -> PositiveInt:
-        number = int.__new__(cls, value)
-        if number < 1:
-            raise ValueError(f"unroll factor must be >= 1, not {number}")
-        return number
-
-
-PositiveInt.__name__ = "unroll factor (an integer >= 1)"
+#: the largest unroll (and unroll-and-jam) factor a pipeline may ask for
+MAX_UNROLL = 64
+UnrollFactor = bounded_int("unroll factor", MAX_UNROLL)
+#: instructions the copies of one loop may have: beyond, the loop is not unrolled (the work of
+#: every later pass and of LLVM grows with them)
+MAX_UNROLLED_INSTRUCTIONS = 50_000
 
 
 class Decline(Exception):
     """A loop a pass leaves alone; the message is the reason given in the missed-remark."""
+
+
+def check_growth(loop: Loop, factor: int) -> None:
+    """Decline when `factor` copies of `loop` would exceed MAX_UNROLLED_INSTRUCTIONS."""
+    size = sum(len(block.instructions) for block in loop.blocks)
+    if size * factor > MAX_UNROLLED_INSTRUCTIONS:
+        raise Decline(
+            f"{factor} copies of its {size} instructions exceed the limit of "
+            f"{MAX_UNROLLED_INSTRUCTIONS} instructions"
+        )
 
 
 #: metadata kind on a remainder loop's header branch: later passes leave that loop alone
@@ -266,6 +270,7 @@ _SLICE_OPS = frozenset({"add", "sub", "mul", "shl", "sext", "zext", "trunc"})
 def unroll_loop(function: ir.Function, loop: Loop, factor: int) -> UnrolledLoop:
     """Unroll `loop` by `factor` (>= 2) with the original loop as remainder; Decline if the
     loop does not have the supported shape."""
+    check_growth(loop, factor)
     pred, v, bound, step, inside = exit_test(loop)
     width = v.type.width
     span = (factor - 1) * abs(step)
@@ -529,7 +534,7 @@ def transform_until_done(module: ir.Module, context: PassContext, wanted, transf
             invalidate(function)
 
 
-@register("unroll", (PositiveInt,))
+@register("unroll", (UnrollFactor,))
 def unroll(module: ir.Module, factor: int, *, context: PassContext) -> ir.Module:
     """Unroll every innermost loop of the supported shape by `factor`, with a remainder loop."""
     factor = int(factor)

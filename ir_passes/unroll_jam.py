@@ -35,10 +35,11 @@ from .core.symbolic import Expr
 from .registry import PassContext, register
 from .unroll import (
     Decline,
-    PositiveInt,
+    UnrollFactor,
     append_add,
     block_maker,
     build_guard,
+    check_growth,
     clone_instruction,
     clone_slice,
     close_unrolled_loop,
@@ -226,6 +227,7 @@ def jam_loop(function: ir.Function, outer: Loop, factor: int):
     """Unroll `outer` by `factor` and jam its inner loop (see the module docstring)."""
     if is_remainder(outer):
         raise Decline("a remainder loop")
+    check_growth(outer, factor)
     inner, pre, post, (pred, v, bound, step, inside) = _shape(outer)
     span = (factor - 1) * abs(step)
     if span >= 1 << v.type.width:
@@ -361,7 +363,7 @@ def jam_loop(function: ir.Function, outer: Loop, factor: int):
     merge_straight_line(function, new_blocks)
 
 
-@register("unroll-jam", (PositiveInt,))
+@register("unroll-jam", (UnrollFactor,))
 def unroll_jam(module: ir.Module, factor: int, *, context: PassContext) -> ir.Module:
     """Unroll-and-jam every loop around exactly one innermost loop by `factor`."""
     factor = int(factor)
