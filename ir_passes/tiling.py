@@ -19,6 +19,7 @@ from collections.abc import Callable
 from llvmlite import ir
 
 from ..polyhedral.analysis import scop_analysis
+from ..polyhedral.budget import BudgetExceeded, isl_budget
 from ..polyhedral.codegen import generate
 from ..polyhedral.schedule.fuse_tile import fuse_tile as fuse_tile_schedule
 from ..polyhedral.schedule.outcome import Outcome
@@ -26,21 +27,11 @@ from ..polyhedral.schedule.overlap_tile import overlap_tile as overlap_tile_sche
 from ..polyhedral.schedule.tile import tile as tile_schedule
 from ..polyhedral.schedule.time_tile import time_tile as time_tile_schedule
 from ..polyhedral.scop import Scop
-from .registry import PassContext, register
+from .registry import PassContext, bounded_int, register
 from .swap_unroll import remainder_blocks, unroll_pointer_swaps
 
-
-class TileSize(int):
-    """A tile size: an integer >= 1, or 0 for "from the cache model"."""
-
-    def __new__(cls, value: object) -> TileSize:
-        number = int.__new__(cls, value)
-        if number < 0:
-            raise ValueError(f"tile size must be >= 0, not {number}")
-        return number
-
-
-TileSize.__name__ = "tile size (an integer >= 1, 0 = from the cache model)"
+#: a tile size: 0 for "from the cache model", at most a million points along a dimension
+TileSize = bounded_int("tile size", 1 << 20, least=0)
 _SIZES = (TileSize,) * 4
 
 
@@ -62,14 +53,24 @@ def _run(
     for function in list(module.functions):
         if not function.blocks:
             continue
-        analysis = scop_analysis(function, merge)
+        try:
+            with isl_budget():
+                analysis = scop_analysis(function, merge)
+        except BudgetExceeded as exc:
+            context.missed(f"loop nests not modelled: {exc}", at=function)
+            continue
         for why in analysis.rejected:
             context.missed(f"loop nest is not a SCoP: {why.reason}", at=why.at)
         for scop in analysis.scops:
             if swaps and scop.entry in remainder_blocks(function):
                 continue  # a remainder sweep of a swap loop: no time loop
-            outcome = transform(scop, analysis.dependences(scop), wanted, l2=l2)
             at = scop.entry.terminator
+            try:
+                with isl_budget():  # the code generator runs unbounded: it edits the IR
+                    outcome = transform(scop, analysis.dependences(scop), wanted, l2=l2)
+            except BudgetExceeded as exc:
+                context.missed(f"refused: {exc}", at=at)
+                continue
             for reason in outcome.refused:
                 context.missed(f"refused: {reason}", at=at)
             if outcome.changed:

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 
 import islpy as isl
 
+from ..budget import BudgetExceeded, isl_budget
 from ..codegen import PARALLEL_MARK, TwoLevel
 
 Path = tuple[int, ...]
@@ -138,16 +139,11 @@ def full_tiles(node: isl.ScheduleNode) -> isl.Set | None:
     the statement's domain), where a skewed time band's `tau = K*t + k` is an affine
     constraint: in the band's coordinates the statements' images are lattices, and
     subtracting their union from the box took isl 20 s for 3-D time tiles."""
-    ctx = node.get_ctx()
-    ctx.reset_operations()
-    ctx.set_max_operations(FULL_TILES_BUDGET)
     try:
-        return _full_tiles(node)
-    except isl.Error:
+        with isl_budget(FULL_TILES_BUDGET):
+            return _full_tiles(node)
+    except (BudgetExceeded, isl.Error):
         return None
-    finally:
-        ctx.reset_operations()
-        ctx.set_max_operations(0)
 
 
 def _full_tiles(node: isl.ScheduleNode) -> isl.Set:
