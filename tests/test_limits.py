@@ -4,12 +4,15 @@ never a traceback."""
 
 from __future__ import annotations
 
+import re
 import sys
 
 import pytest
 from pycc_stencil.cli import main
 from pycc_stencil.frontend import lower_file, statements
+from pycc_stencil.ir_passes import unroll
 from pycc_stencil.ir_passes.core.copying import fresh_copy
+from pycc_stencil.polyhedral import budget
 from test_tiling import PYCC, assert_same_output, build_both
 
 
@@ -108,3 +111,73 @@ def test_auto_on_a_kernel_calling_a_static_kernel_matches_cc(tmp_path):
         assert compiled[name]["compiled_by"] == "pycc-stencil", compiled[name]
         assert any("[-Rpass-analysis=auto]" in r for r in compiled[name]["remarks"])
     assert_same_output(tmp_path, env, [["3", "17"], ["1", "2"], ["5", "64"]])
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (
+            ["check", "--passes", "simd(1000000)"],
+            "pass simd: SIMD width 1000000 exceeds the limit 64",
+        ),
+        (
+            ["emit", "--emit", "llvm", "--passes", "unroll(65)"],
+            "unroll factor 65 exceeds the limit 64",
+        ),
+        (["emit", "--emit", "llvm", "--passes", "unroll-jam(1000)"], "unroll factor 1000 exceeds"),
+        (["emit", "--emit", "llvm", "--passes", "tile(2000000)"], "tile size 2000000 exceeds"),
+        (["emit", "--emit", "llvm", "--passes", "unroll-full(99999)"], "full-unroll limit 99999"),
+        (["tune", "--max-unroll", "1000"], "argument --max-unroll: unroll factor 1000 exceeds"),
+    ],
+)
+def test_pass_arguments_beyond_their_limit_are_refused(c_file, capsys, argv, message):
+    """Before: `simd(1000000)` ran for minutes and took gigabytes, `tune --max-unroll 1000`
+    too; every factor, width and size now has a declared maximum."""
+    path = str(c_file(sum_kernel(3)))
+    assert main([argv[0], path, *argv[1:]]) == 1
+    assert message in capsys.readouterr().err
+
+
+def test_a_loop_is_not_unrolled_beyond_the_instruction_limit(c_file, capsys, monkeypatch):
+    """The copies of one loop are bounded (`unroll`, `simd` and `unroll-jam` unroll)."""
+    monkeypatch.setattr(unroll, "MAX_UNROLLED_INSTRUCTIONS", 200)
+    path = str(c_file(sum_kernel(40)))
+    assert main(["emit", "--emit", "llvm", "--passes", "unroll(8)", path, "-o", "/dev/null"]) == 0
+    err = capsys.readouterr().err
+    assert re.search(
+        r"remark: loop not unrolled: 8 copies of its \d+ instructions exceed the limit of 200 "
+        r"instructions \[-Rpass-missed=unroll\]",
+        err,
+    ), err
+    assert "loop unrolled by 8" in err  # `plain` is small
+
+
+def test_a_huge_function_is_skipped_with_a_reason(c_file, monkeypatch):
+    """A 10 000-statement function took minutes and gigabytes in `check`: bodies beyond
+    MAX_NODES syntax nodes are left alone (to cc in compiler mode)."""
+    monkeypatch.setattr(statements, "MAX_NODES", 500)
+    body = "".join(f"  a[{k}] = b[{k}] * 0.5f;\n" for k in range(100))
+    source = f"void big(float *a, const float *b) {{\n{body}}}\n" + sum_kernel(2)
+    lowered = lower_file(str(c_file(source)))
+    (skipped,) = lowered.skipped
+    assert (skipped.name, skipped.reason) == ("big", "function body larger than 500 syntax nodes")
+    assert {"deep", "plain"} <= set(lowered.functions)
+
+
+HEAT = """\
+void heat(int t, int n, float *a, float *b) {
+  for (int s = 0; s < t; s++) {
+    for (int i = 1; i < n - 1; i++) b[i] = 0.25f * (a[i - 1] + 2.0f * a[i] + a[i + 1]);
+    for (int i = 1; i < n - 1; i++) a[i] = 0.25f * (b[i - 1] + 2.0f * b[i] + b[i + 1]);
+  }
+}
+"""
+
+
+def test_isl_beyond_its_operation_budget_refuses_the_transformation(c_file, capsys, monkeypatch):
+    monkeypatch.setattr(budget, "MAX_OPERATIONS", 2000)
+    path = str(c_file(HEAT))
+    assert main(["emit", "--emit", "llvm", "--passes", "time-tile", path]) == 0
+    out, err = capsys.readouterr()
+    assert "remark: refused: isl needed more than 2000 operations [-Rpass-missed=time-tile]" in err
+    assert "poly." not in out  # the nest is as it was
