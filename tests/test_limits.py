@@ -10,8 +10,9 @@ import sys
 import pytest
 from pycc_stencil.cli import main
 from pycc_stencil.frontend import lower_file, statements
-from pycc_stencil.ir_passes import unroll
+from pycc_stencil.ir_passes import auto, unroll
 from pycc_stencil.ir_passes.core.copying import fresh_copy
+from pycc_stencil.ir_passes.strategy import SearchOptions
 from pycc_stencil.polyhedral import budget
 from test_tiling import PYCC, assert_same_output, build_both
 
@@ -46,6 +47,26 @@ def test_a_1000_term_sum_is_lowered_without_a_traceback(c_file, capfd):
     assert "Traceback" not in err and "RecursionError" not in err, err
 
 
+@pytest.mark.skipif(PYCC is None, reason="pycc-stencil is not installed")
+def test_compiler_mode_compiles_a_1000_term_sum_as_cc_does(tmp_path):
+    main_c = """\
+#include <stdio.h>
+#include <stdlib.h>
+void deep(int n, float *a, const float *b);
+int main(int argc, char **argv) {
+  int n = atoi(argv[1]);
+  float *a = calloc(n + 1, sizeof *a), *b = malloc((n + 1) * sizeof *b);
+  for (int i = 0; i < n; i++) b[i] = (float)(i % 17) * 0.37f;
+  deep(n, a, b);
+  for (int i = 0; i < n; i++) printf("%a\\n", a[i]);
+  return 0;
+}
+"""
+    env, compiled = build_both(tmp_path, main_c, sum_kernel(1000), [], [])
+    assert compiled["deep"]["compiled_by"] == "pycc-stencil", compiled["deep"]
+    assert_same_output(tmp_path, env, [["1"], ["13"]])
+
+
 def test_nesting_beyond_the_limit_skips_the_function_with_a_reason(c_file, monkeypatch):
     monkeypatch.setattr(statements, "MAX_NESTING", 40)
     lowered = lower_file(str(c_file(sum_kernel(60))))
@@ -58,10 +79,22 @@ def test_nesting_beyond_the_limit_skips_the_function_with_a_reason(c_file, monke
 def test_a_function_of_many_loops_is_copied(c_file):
     """`copy.deepcopy` follows the branches from block to block: 30 loops in a row were a
     RecursionError in every strategy search (`tune`, `auto`)."""
-    module = lower_file(str(c_file(loops_in_a_row(30)))).module
+    module = lower_file(str(c_file(loops_in_a_row(40)))).module
     copied = fresh_copy(module)
     blocks = [len(m.get_global("row_of_loops").blocks) for m in (module, copied)]
-    assert blocks[0] == blocks[1] > 90
+    assert blocks[0] == blocks[1] > 120
+
+
+def test_auto_on_a_function_of_many_loops_does_not_fail(c_file, capsys, monkeypatch):
+    """csmith's functions: `auto` failed with a RecursionError copying the module, and
+    `-fpycc-passes=auto` took over nothing. The search is cut to unroll(1) to stay fast."""
+    monkeypatch.setattr(auto, "OPTIONS", SearchOptions(1, 1, 1, min_gain=0.02))
+    path = str(c_file(loops_in_a_row(40)))
+    argv = ["emit", "--emit", "llvm", "--passes", "auto", "--remarks", "analysis", path]
+    assert main(argv) == 0
+    out, err = capsys.readouterr()
+    assert 'define void @"row_of_loops"' in out
+    assert re.fullmatch(r"\S+:2:3: remark: (kept|tuned) .* \[-Rpass-analysis=auto\]\n", err), err
 
 
 @pytest.mark.parametrize("command", ["emit", "check", "tune"])
