@@ -275,12 +275,12 @@ def _positive(text: str) -> int:
 
 
 def _unroll_factor(text: str) -> int:
-    """An unroll factor within the passes' limit (`tune --max-unroll 1000` ran for minutes)."""
+    """An unroll factor within the search's limit (`tune --max-unroll 1000` ran for minutes)."""
     from .ir_passes.registry import ArgumentLimit
-    from .ir_passes.unroll import UnrollFactor
+    from .ir_passes.strategy import SearchUnroll
 
     try:
-        return UnrollFactor(text)
+        return SearchUnroll(text)
     except ArgumentLimit as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
     except ValueError:

@@ -790,8 +790,8 @@ class NeighbourMode(str):
 
 
 NeighbourMode.__name__ = "neighbour mode (auto, unaligned or shuffle)"
-#: the widest SIMD binding a pipeline may ask for: 64 lanes (an AVX-512 vector of bytes)
-SimdWidth = bounded_int("SIMD width", 64)
+#: the widest SIMD binding a pipeline may ask for: 256 lanes (a 2048-bit vector of bytes)
+SimdWidth = bounded_int("SIMD width", 256)
 
 
 def _rows(plan: _Plan, width: int, factor: int) -> list[tuple[_Row, list[tuple[_Access, int]]]]:

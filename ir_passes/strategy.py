@@ -26,6 +26,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from .core.target import Cost
+from .registry import bounded_int
+
+#: the largest unroll factor U the search tries (`tune --max-unroll`): each U costs a copy,
+#: a compile and a measurement per width, and `tune --max-unroll 1000` ran for minutes
+MAX_SEARCH_UNROLL = 64
+SearchUnroll = bounded_int("unroll factor", MAX_SEARCH_UNROLL)
 
 
 @dataclass(frozen=True)

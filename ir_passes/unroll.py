@@ -43,12 +43,13 @@ from .core.loops import INVERSE_PREDICATE, SWAPPED_PREDICATE, Loop
 from .core.rewrite import branch_to, copy_instruction, remap_operands, replace_in
 from .registry import PassContext, bounded_int, register
 
-#: the largest unroll (and unroll-and-jam) factor a pipeline may ask for
-MAX_UNROLL = 64
+#: the largest unroll (and unroll-and-jam) factor a pipeline may ask for: the strategy search's
+#: `unroll(U*W),simd(W)` for 64 copies of a 256-lane vector (strategy.py, simd.py)
+MAX_UNROLL = 1 << 14
 UnrollFactor = bounded_int("unroll factor", MAX_UNROLL)
 #: instructions the copies of one loop may have: beyond, the loop is not unrolled (the work of
 #: every later pass and of LLVM grows with them)
-MAX_UNROLLED_INSTRUCTIONS = 50_000
+MAX_UNROLLED_INSTRUCTIONS = 20_000
 
 
 class Decline(Exception):

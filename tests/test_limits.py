@@ -151,16 +151,16 @@ def test_auto_on_a_kernel_calling_a_static_kernel_matches_cc(tmp_path):
     [
         (
             ["check", "--passes", "simd(1000000)"],
-            "pass simd: SIMD width 1000000 exceeds the limit 64",
+            "pass simd: SIMD width 1000000 exceeds the limit 256",
         ),
         (
-            ["emit", "--emit", "llvm", "--passes", "unroll(65)"],
-            "unroll factor 65 exceeds the limit 64",
+            ["emit", "--emit", "llvm", "--passes", "unroll(20000)"],
+            "unroll factor 20000 exceeds the limit 16384",
         ),
-        (["emit", "--emit", "llvm", "--passes", "unroll-jam(1000)"], "unroll factor 1000 exceeds"),
+        (["emit", "--emit", "llvm", "--passes", "unroll-jam(99999)"], "unroll factor 99999"),
         (["emit", "--emit", "llvm", "--passes", "tile(2000000)"], "tile size 2000000 exceeds"),
         (["emit", "--emit", "llvm", "--passes", "unroll-full(99999)"], "full-unroll limit 99999"),
-        (["tune", "--max-unroll", "1000"], "argument --max-unroll: unroll factor 1000 exceeds"),
+        (["tune", "--max-unroll", "65"], "--max-unroll: unroll factor 65 exceeds the limit 64"),
     ],
 )
 def test_pass_arguments_beyond_their_limit_are_refused(c_file, capsys, argv, message):
