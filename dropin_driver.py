@@ -1,10 +1,12 @@
 """`pycc-stencil [cc arguments]`: a faithful `cc` whose stencil kernels pycc-stencil compiles.
 
-Per C translation unit: the front end lowers the file; the kernels it accepts are compiled
-by LLVM for the target the flags name; the file, with those kernels turned into declarations
-(`split_source`), is compiled by `cc` with the user's flags; `ld -r` joins the two objects
-into the one output. Anything that goes wrong for pycc-stencil's part only makes the file
-fall back to plain `cc` (with one warning per kernel); invalid C is diagnosed by `cc` itself.
+Per C translation unit: `cc -E` with the user's flags makes the one preprocessed unit both
+halves compile; the front end lowers it, and the kernels it accepts are compiled by LLVM
+for the target the flags name; the same unit, with those kernels turned into declarations
+(`split_source`), is compiled by `cc` with the user's flags as preprocessed C; `ld -r`
+joins the two objects into the one output. Anything that goes wrong for pycc-stencil's part
+only makes the file fall back to plain `cc` (with one warning per kernel); invalid C is
+diagnosed by `cc` itself.
 Heavy modules (libclang, LLVM) are imported only when a file has loops to look at, so files
 without kernels cost little more than `cc`.
 """
@@ -146,7 +148,7 @@ class Driver:
             unit.status, unit.reason = "passthrough", "no loops in the file"
             status = self._cc(original)
             return self._finish(unit, status, started)
-        result, cache_state = self._analyse(source, text, stage, deps, unit)
+        result, cache_state = self._analyse(source, text, stage, deps, unit, scratch)
         unit.cache = cache_state
         unit.functions = result.functions
         unit.reason = result.failure or result.reason
@@ -193,12 +195,13 @@ class Driver:
         return f"{level}, passes: {self.passes or 'none'}"
 
     def _analyse(
-        self, source: str, text: bytes, stage: str, deps: list[str], unit: UnitRecord
+        self, source: str, text: bytes, stage: str, deps: list[str], unit: UnitRecord, scratch: str
     ) -> tuple[UnitResult, str | None]:
         """pycc-stencil's part of the unit, from the cache or computed (then cached).
 
-        The preprocessed text (part of the cache key) comes from `cc -E` on the original
-        file, which also writes the dependency file exactly as the user's compile would."""
+        The preprocessed unit comes from `cc -E` on the original file with the user's flags
+        (which also writes the dependency file exactly as the user's compile would): it is
+        what the front end lowers, what cc compiles the rest of, and part of the cache key."""
         preprocessed = self._cc(
             [*self.flags, *deps, "-E", "-x", "c", source, "-o", "-"], capture=True
         )
@@ -222,13 +225,16 @@ class Driver:
                 return _result_from_cache(*hit), "hit"
             except (KeyError, TypeError, ValueError):
                 pass  # an entry from another layout: recompute
-        result = self._compute(source, text, stage)
+        unit_path = _scratch_file(scratch, "unit.i")
+        with open(unit_path, "wb") as handle:
+            handle.write(preprocessed.stdout)
+        result = self._compute(source, unit_path, stage)
         unit.time_ms.update(result.time_ms)
         if not result.internal_error:
             cache.store(key, *_result_to_cache(result))
         return result, "miss"
 
-    def _compute(self, source: str, text: bytes, stage: str) -> UnitResult:
+    def _compute(self, source: str, unit_path: str, stage: str) -> UnitResult:
         """Run pycc-stencil's part in a child process: a crash or a hang in libclang or LLVM
         (past `$PYCC_TIMEOUT` seconds, default 120) makes the file fall back to cc."""
         from .dropin_unit import compile_kernels
@@ -240,7 +246,7 @@ class Driver:
                 self.command,
                 self.flags,
                 source,
-                text,
+                unit_path,
                 stage,
                 self.passes,
                 int(self.row_align) if self.row_align else None,
@@ -265,23 +271,17 @@ class Driver:
         scratch: str,
         unit: UnitRecord,
     ) -> int | None:
-        """cc on the rewritten file, joined with pycc-stencil's code into `output`.
-        None when the rewritten file does not compile (the caller falls back)."""
-        mirror = os.path.join(scratch, f"unit-{len(os.listdir(scratch))}")
-        split_path, mapped_prefix = _mirrored_path(mirror, item.path)
-        os.makedirs(os.path.dirname(split_path), exist_ok=True)
+        """cc on the rewritten unit (preprocessed C: the user's preprocessor options, `-D`,
+        `-include`, `-MD`..., do not apply twice), joined with pycc-stencil's code into
+        `output`. None when the rewritten unit does not compile (the caller falls back)."""
+        split_path = _scratch_file(scratch, "split.i")
         with open(split_path, "wb") as handle:
             handle.write(result.split_source)
-        cc_part = os.path.join(mirror, "cc-part" + (".s" if stage == "assembly" else ".o"))
-        args = [
-            "-iquote",
-            os.path.dirname(item.path) or ".",
-            f"-fdebug-prefix-map={mapped_prefix}=",  # debug info names the source as given
-            *self.flags,
-            "-S" if stage == "assembly" else "-c",
-        ]
+        suffix = ".s" if stage == "assembly" else ".o"
+        cc_part = _scratch_file(scratch, "cc-part" + suffix)
+        args = [*self.flags, "-S" if stage == "assembly" else "-c"]
         diagnostics = self._diagnose(item)
-        done = self._cc([*args, "-w", "-x", "c", split_path, "-o", cc_part], capture=True)
+        done = self._cc([*args, "-w", "-x", "cpp-output", split_path, "-o", cc_part], True)
         diagnosed = diagnostics.communicate()[1]
         sys.stderr.buffer.write(diagnosed)
         sys.stderr.flush()
@@ -294,14 +294,14 @@ class Driver:
             )
             unit.reason = f"the file with the kernels taken out did not compile: {first.strip()}"
             return None
-        joined = os.path.join(mirror, "joined")
+        joined = _scratch_file(scratch, "joined" + suffix)
         if stage == "assembly":
             with open(cc_part, "rb") as handle:
                 cc_text = handle.read()
             with open(joined, "wb") as handle:
                 handle.write(cc_text + b"\n" + result.pycc_output)
         else:
-            pycc_part = os.path.join(mirror, "pycc-part.o")
+            pycc_part = _scratch_file(scratch, "pycc-part.o")
             with open(pycc_part, "wb") as handle:
                 handle.write(result.pycc_output)
             linked = self._cc(["-r", "-nostdlib", "-o", joined, cc_part, pycc_part], True)
@@ -338,13 +338,9 @@ class Driver:
         return flags
 
 
-def _mirrored_path(mirror: str, source: str) -> tuple[str, str]:
-    """Where the rewritten file goes: `mirror/` + the source path as given (absolute if it
-    leaves the current directory), and the prefix whose removal gives cc's own file name."""
-    relative = os.path.normpath(source)
-    if os.path.isabs(relative) or relative.startswith(".."):
-        return mirror + os.path.abspath(source), mirror
-    return os.path.join(mirror, relative), mirror + "/"
+def _scratch_file(scratch: str, name: str) -> str:
+    """A new file name in `scratch` (one command may compile several units there)."""
+    return os.path.join(scratch, f"{len(os.listdir(scratch))}-{name}")
 
 
 def _publish(path: str, output: str) -> int:
@@ -402,4 +398,3 @@ def _result_from_cache(meta: dict, blobs: dict[str, bytes]) -> UnitResult:
         reason=meta.get("reason"),
         failure=meta.get("failure"),
     )
-
