@@ -15,7 +15,11 @@ VALUE_OPTIONS = frozenset(
     "-o -I -D -U -include -imacros -iquote -isystem -idirafter -iprefix -iwithprefix "
     "-iwithprefixbefore -isysroot -imultilib -L -l -x -MF -MT -MQ -Xlinker -Xassembler "
     "-Xpreprocessor -u -T -z -e -aux-info -dumpbase -dumpdir -dumpbase-ext --param -B "
-    "-specs --sysroot".split()
+    "-specs --sysroot "
+    # gcc's long spellings of preprocessor options (`--define-macro X=2` is `-D X=2`)
+    "--define-macro --undefine-macro --include-directory --include-directory-after "
+    "--include-prefix --include-with-prefix --include-with-prefix-after "
+    "--include-with-prefix-before --include --imacros --assert".split()
 )
 #: options that change how C is read, not only preprocessed: the front end shares them with cc
 _LANGUAGE_PREFIXES = (

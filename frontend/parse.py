@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import subprocess
 
 import clang.cindex as ci
@@ -68,8 +69,9 @@ def parse(
             args += ["-isystem", directory]
     if tolerate_system_header_errors:
         args.append("-ferror-limit=0")
+    unsaved = [(path, _without_macro_directives(path))] if preprocessed else None
     try:
-        tu = _index().parse(path, args=args)
+        tu = _index().parse(path, args=args, unsaved_files=unsaved)
     except ci.TranslationUnitLoadError as exc:
         raise error(f"cannot parse '{path}': {exc}") from None
     errors = [
@@ -86,6 +88,19 @@ def parse(
     if errors:
         raise CompilerError([_diagnostic(d) for d in errors[:MAX_ERRORS]])
     return tu
+
+
+#: `cc -E` keeps `#define`/`#undef` lines with -g3 or -dD (for the debug info)
+_MACRO_DIRECTIVE = re.compile(rb"^[ \t]*#[ \t]*(define|undef)\b[^\n]*", re.MULTILINE)
+
+
+def _without_macro_directives(path: str) -> bytes:
+    """A preprocessed unit with its macro definitions blanked: cc has already expanded
+    every macro, and libclang must not expand `#define x (4 + x)` a second time. Blanks
+    of the same length keep every byte offset (the split cuts the unit at them)."""
+    with open(path, "rb") as handle:
+        text = handle.read()
+    return _MACRO_DIRECTIVE.sub(lambda m: b" " * len(m.group()), text)
 
 
 def _diagnostic(d: ci.Diagnostic) -> Diagnostic:
