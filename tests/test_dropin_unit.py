@@ -201,6 +201,59 @@ def test_debug_lines_after_a_cut_body_name_the_source(tmp_path):
     assert tables[1] <= tables[0] | set(range(3, 12)) | {0, 500}
 
 
+LOOP_PRAGMAS_C = """\
+#define OMP(x) _Pragma(#x)
+void ivdep(int n, int *a)
+{
+#pragma GCC ivdep
+    for (int i = 0; i < n; i++)
+        a[i] = 2 * i;
+#pragma GCC ivdep
+    for (int i = 0; i < n; i++)
+        a[i] += 1;
+}
+void parallel(int n, int *a)
+{
+    OMP(omp parallel for)
+    for (int i = 0; i < n; i++)
+        a[i] = 3 * i;
+}
+"""
+LOOP_PRAGMAS_MAIN = main_printing(
+    "(ivdep(3, a), a[2])",
+    "(parallel(3, a), a[2])",
+    declarations="void ivdep(int, int *); void parallel(int, int *);\nint a[3];",
+)
+
+
+def test_loop_pragmas_go_with_the_cut_body(tmp_path):
+    """`#pragma GCC ivdep` only applies to the loop after it (at file scope it is an error):
+    it leaves with the body; `_Pragma("omp ...")` under -fopenmp is an OpenMP directive in
+    cc's unit, so that kernel is cc's."""
+    files = {"k.c": LOOP_PRAGMAS_C, "main.c": LOOP_PRAGMAS_MAIN}
+    both = build_both(tmp_path, files, ["-O2", "-fopenmp"], others=("-fopenmp",))
+    assert both.pycc_output == both.cc_output == "5\n6\n"
+    assert_by_pycc(both, "ivdep")
+    parallel = both.functions["parallel"]
+    assert parallel["compiled_by"] == "cc" and "omp" in parallel["reason"].lower(), parallel
+
+
+G3_C = """\
+static const int v = 1;
+#define v (v + 1)
+void inc(int n, int *a) { for (int i = 0; i < n; i++) a[i] = v; }
+"""
+G3_MAIN = main_printing("(inc(3, a), a[2])", declarations="void inc(int, int *);\nint a[3];")
+
+
+def test_macro_definitions_kept_by_g3_are_not_expanded_again(tmp_path):
+    """With -g3, `cc -E` keeps the `#define` lines (for the debug info): `v` in the
+    expansion `(v + 1)` is the variable, not the macro a second time."""
+    both = build_both(tmp_path, {"k.c": G3_C, "main.c": G3_MAIN}, ["-O2", "-g3"])
+    assert both.pycc_output == both.cc_output == "2\n"
+    assert_by_pycc(both, "inc")
+
+
 # ---------------------------------------------------------------- macros not given by -D
 DEFINE_C = "void times(int n, int *a) { for (int i = 0; i < n; i++) a[i] = i * X; }\n"
 DEFINE_MAIN = main_printing(
