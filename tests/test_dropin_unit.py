@@ -290,6 +290,29 @@ def test_pragma_weak_kernel_is_weak(tmp_path):
     assert_by_pycc(both, "fill")
 
 
+RENAMED_C = """\
+void fill(int n, int *a);
+#pragma redefine_extname fill fill_impl
+void fill(int n, int *a) { for (int i = 0; i < n; i++) a[i] = 5; }
+#pragma weak fill_alias = other
+void other(int n, int *a) { for (int i = 0; i < n; i++) a[i] = 6; }
+"""
+RENAMED_MAIN = main_printing(
+    "(fill_impl(3, a), a[2])",
+    "(fill_alias(3, a), a[2])",
+    declarations="void fill_impl(int, int *); void fill_alias(int, int *);\nint a[3];",
+)
+
+
+def test_kernels_renamed_or_aliased_by_pragmas_stay_with_cc(tmp_path):
+    """`#pragma redefine_extname` changes the kernel's symbol, `#pragma weak a = k` makes
+    another symbol an alias of it: both are cc's to emit."""
+    both = build_both(tmp_path, {"k.c": RENAMED_C, "main.c": RENAMED_MAIN}, ["-O2"])
+    assert both.pycc_output == both.cc_output == "5\n6\n"
+    reasons = {name: both.functions[name]["reason"] for name in ("fill", "other")}
+    assert "redefine_extname" in reasons["fill"] and "alias" in reasons["other"], reasons
+
+
 ATTRIBUTES_C = """\
 #define PRIV __attribute__((visibility("hidden")))
 #define WEAK __attribute__((weak))
