@@ -202,9 +202,8 @@ class Driver:
         The preprocessed unit comes from `cc -E` on the original file with the user's flags
         (which also writes the dependency file exactly as the user's compile would): it is
         what the front end lowers, what cc compiles the rest of, and part of the cache key."""
-        preprocessed = self._cc(
-            [*self.flags, *deps, "-E", "-x", "c", source, "-o", "-"], capture=True
-        )
+        flags = [f for f in self.flags if f != "-P"]  # keep the line markers: they name lines
+        preprocessed = self._cc([*flags, *deps, "-E", "-x", "c", source, "-o", "-"], True)
         if isinstance(preprocessed, int) or preprocessed.returncode != 0:
             return UnitResult(reason="the file does not preprocess; cc reports why"), None
         key = cache.cache_key(

@@ -185,10 +185,12 @@ def test_preprocessor_state_inside_a_kernel_body_stays(tmp_path):
     assert_by_pycc(both, "scale", "lines")
 
 
-def test_debug_lines_after_a_cut_body_name_the_source(tmp_path):
+@pytest.mark.parametrize("flags", [["-O0", "-g"], ["-O0", "-g", "-P"]], ids=["g", "P"])
+def test_debug_lines_after_a_cut_body_name_the_source(tmp_path, flags):
     """With -g, the functions cc compiles after a taken-over kernel keep their file and
-    lines (the split unit re-marks the line after each cut body)."""
-    both = build_both(tmp_path, {"k.c": STATE_C, "main.c": STATE_MAIN}, ["-O0", "-g"])
+    lines (the split unit re-marks the line after each cut body), also when the flags hold
+    `-P`, which would drop the line markers from `cc -E`'s output."""
+    both = build_both(tmp_path, {"k.c": STATE_C, "main.c": STATE_MAIN}, flags)
     assert_by_pycc(both, "scale", "lines")
     tables = []
     for d in (both.cc_dir, both.pycc_dir):
