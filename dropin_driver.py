@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -83,9 +84,12 @@ class Driver:
     def _build(self, scratch: str) -> int:
         """Compile each C input to an object, then link everything as `cc` would."""
         objects = {}
+        naming = self._auxiliary_names()
         for index, item in enumerate(self.command.c_inputs):
             obj = os.path.join(scratch, f"{index}-{os.path.basename(item.path)}.o")
-            status = self.compile_unit(item, obj, "object", scratch, link_stage=True)
+            status = self.compile_unit(
+                item, obj, "object", scratch, link_stage=True, naming=naming.get(item.position, [])
+            )
             if status != 0:
                 return status
             objects[item.position] = obj
@@ -110,6 +114,35 @@ class Driver:
                 args.append(arg)
         return self._cc(args)
 
+    def _auxiliary_names(self) -> dict[int, list[str]]:
+        """Per C input (by position), the `-dumpdir/-dumpbase/-dumpbase-ext` options cc gives
+        its compile when it compiles and links in one command, as `cc -###` shows them: the
+        separate compile to a temporary object then names its `.su`, `.dwo` and other
+        auxiliary outputs as cc would (`app-k.su` next to `app`), not after the temporary."""
+        shown = self._cc(["-###", *self.command.args], capture=True)
+        if isinstance(shown, int) or shown.returncode != 0:
+            return {}
+        steps = []
+        for line in shown.stderr.decode(errors="replace").splitlines():
+            try:
+                words = shlex.split(line)
+            except ValueError:
+                continue
+            options: list[str] = []
+            for option, value in zip(words, words[1:]):
+                if option in ("-dumpdir", "-dumpbase", "-dumpbase-ext"):
+                    options += [option, value]
+            if "-dumpbase" in options:
+                steps.append(options)
+        naming = {}
+        for item in self.command.c_inputs:
+            base = os.path.basename(item.path)
+            step = next((o for o in steps if o[o.index("-dumpbase") + 1] == base), None)
+            if step is not None:
+                steps.remove(step)
+                naming[item.position] = step
+        return naming
+
     def _args_without(self, inputs: list[Input]) -> list[str]:
         positions = {i.position for i in inputs}
         return [a for index, a in enumerate(self.command.args) if index not in positions]
@@ -127,7 +160,13 @@ class Driver:
 
     # ------------------------------------------------------------------ one translation unit
     def compile_unit(
-        self, item: Input, output: str, stage: str, scratch: str, link_stage: bool = False
+        self,
+        item: Input,
+        output: str,
+        stage: str,
+        scratch: str,
+        link_stage: bool = False,
+        naming: list[str] | tuple[str, ...] = (),
     ) -> int:
         started = time.perf_counter()
         self.cc_seconds = 0.0
@@ -135,7 +174,7 @@ class Driver:
         stage_flag = "-S" if stage == "assembly" else "-c"
         deps = self._dependency_flags(source, output, link_stage)
         language = ["-x", item.language] if item.language else []
-        original = [*self.flags, *deps, stage_flag, *language, source, "-o", output]
+        original = [*self.flags, *naming, *deps, stage_flag, *language, source, "-o", output]
         unit = UnitRecord(source=source, output=None if link_stage else output, status="cc")
         try:
             with open(source, "rb") as handle:

@@ -440,8 +440,32 @@ def test_auxiliary_outputs_as_cc_writes_them(tmp_path, option, suffix):
         dwo_names = []
         for d in (both.cc_dir, both.pycc_dir):
             assert "DW_TAG_subprogram" in _debug_info(d, "out/k.dwo", tmp_path)
-            dwo_names.append(re.findall(r"DW_AT_dwo_name.*", _debug_info(d, "out/k.o", tmp_path)))
+            dump = _debug_info(d, "out/k.o", tmp_path)
+            dwo_names.append(re.findall(r"DW_AT_dwo_name .*: (\S+)$", dump, re.MULTILINE))
         assert dwo_names[0] and dwo_names[1] == dwo_names[0]
+
+
+def test_auxiliary_outputs_of_a_one_command_build(tmp_path):
+    """`cc -fstack-usage -gsplit-dwarf k.c main.c -o out/app` names them `out/app-k.su`,
+    `out/app-k.dwo`: so do pycc-stencil's separate compiles of each source, and the
+    program's skeleton debug info points at those files, not at a deleted temporary."""
+    env = clean_env(tmp_path / "cache")
+    args = ["-O2", "-g", "-gsplit-dwarf", "-fstack-usage", "k.c", "main.c", "-o", "out/app"]
+    files, names = [], []
+    for side, compiler in (("cc", CC), ("pycc", PYCC)):
+        d = tmp_path / side
+        (d / "out").mkdir(parents=True)
+        for name, text in KERNEL_FILES.items():
+            (d / name).write_text(text)
+        run([compiler, *args], d, env)
+        assert run(["out/app"], d, env).stdout == "7\n"
+        files.append({p.name: p.read_bytes() for p in (d / "out").glob("*.su")})
+        files[-1].update({p.name: b"" for p in (d / "out").glob("*.dwo")})
+        dump = _debug_info(d, "out/app", tmp_path)
+        names.append(re.findall(r"DW_AT_dwo_name .*: (\S+)$", dump, re.MULTILINE))
+    assert set(files[0]) == {"app-k.su", "app-main.su", "app-k.dwo", "app-main.dwo"}
+    assert files[1] == files[0]
+    assert names[1] == names[0] == ["out/app-k.dwo", "out/app-main.dwo"]
 
 
 def _debug_info(d: Path, name: str, tmp_path: Path) -> str:
