@@ -256,6 +256,53 @@ def test_macro_definitions_kept_by_g3_are_not_expanded_again(tmp_path):
     assert_by_pycc(both, "inc")
 
 
+BASE_FILE_C = """\
+void name_length(int n, int *a)
+{
+    for (int i = 0; i < n; i++)
+        a[i] = (int)sizeof(__BASE_FILE__) + (int)sizeof(__FILE__);
+}
+"""
+BASE_FILE_MAIN = main_printing(
+    "(name_length(3, a), a[2])", declarations="void name_length(int, int *);\nint a[3];"
+)
+
+
+def test_base_file_is_the_source(tmp_path):
+    """`__BASE_FILE__` and `__FILE__` are cc's (the source, never a temporary): such a
+    kernel is pycc-stencil's like any other."""
+    both = build_both(tmp_path, {"k.c": BASE_FILE_C, "main.c": BASE_FILE_MAIN}, ["-O2"])
+    assert both.pycc_output == both.cc_output == "8\n"
+    assert_by_pycc(both, "name_length")
+
+
+OPTIMIZE_H = """\
+#pragma GCC push_options
+#pragma GCC optimize("O1")
+static inline int one(void) { return 1; }
+#pragma GCC pop_options
+"""
+OPTIMIZE_MAIN = main_printing(
+    "(fill(3, a), a[2])", declarations="void fill(int, int *);\nint a[3];"
+)
+
+
+@pytest.mark.parametrize("where", ["header", "file"])
+def test_file_level_pragmas_count_where_written_in_the_file(tmp_path, where):
+    """`#pragma GCC optimize` written in the file leaves its kernels to cc; a header's
+    balanced push/optimize/pop (as in gcc's own immintrin.h) does not."""
+    pragmas = '#include "opt.h"\n' if where == "header" else OPTIMIZE_H
+    kernel = pragmas + "void fill(int n, int *a) { for (int i = 0; i < n; i++) a[i] = one(); }\n"
+    files = {"k.c": kernel, "opt.h": OPTIMIZE_H, "main.c": OPTIMIZE_MAIN}
+    both = build_both(tmp_path, files, ["-O2"])
+    assert both.pycc_output == both.cc_output == "1\n"
+    fill = both.functions["fill"]
+    if where == "header":
+        assert_by_pycc(both, "fill")
+    else:
+        assert fill["compiled_by"] == "cc" and "#pragma GCC push_options" in fill["reason"], fill
+
+
 # ---------------------------------------------------------------- macros not given by -D
 DEFINE_C = "void times(int n, int *a) { for (int i = 0; i < n; i++) a[i] = i * X; }\n"
 DEFINE_MAIN = main_printing(
