@@ -1,9 +1,10 @@
 """Which functions of a translation unit pycc-stencil compiles, and the module it emits for them.
 
 A function is taken over when the front end lowered it, it has loops, and its definition is
-written out in the main file (so the file can be rewritten around it). Everything else stays
-with `cc`. The emitted module defines exactly the taken-over functions: a `static` kernel gets
-a hidden global name unique to its translation unit (the rewritten file calls it through a
+written out in the file being compiled: in cc's preprocessed unit, outside every header by
+its line markers (the unit is rewritten around it). Everything else stays with `cc`. The
+emitted module defines exactly the taken-over functions: a `static` kernel gets a hidden
+global name unique to its translation unit (the rewritten unit calls it through a
 `static` trampoline, so C's internal linkage is kept), and whatever else the front end lowered
 (helpers, tables) is made internal or dropped, so no symbol is defined twice after `ld -r`.
 """
