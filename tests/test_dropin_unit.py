@@ -365,7 +365,8 @@ def test_kernels_renamed_or_aliased_by_pragmas_stay_with_cc(tmp_path):
 ATTRIBUTES_C = """\
 #define PRIV __attribute__((visibility("hidden")))
 #define WEAK __attribute__((weak))
-PRIV void hidden_k(int n, int *a) { for (int i = 0; i < n; i++) a[i] = 3; }
+#define HOT __attribute__((hot, noinline))
+PRIV HOT void hidden_k(int n, int *a) { for (int i = 0; i < n; i++) a[i] = 3; }
 WEAK void weak_k(int n, int *a) { for (int i = 0; i < n; i++) a[i] = 4; }
 void call_hidden(int n, int *a) { hidden_k(n, a); }
 """
