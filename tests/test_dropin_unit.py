@@ -310,13 +310,21 @@ DEFINE_MAIN = main_printing(
 )
 
 
+#: defines X, and a struct: included twice, the struct would be redefined
+INCLUDED_H = "#define X 2\nstruct once { int a; };\n"
+
+
 @pytest.mark.parametrize(
     "flags",
-    [["-Wp,-DX=2"], ["--define-macro=X=2"], ["--define-macro", "X=2"], ["-Xpreprocessor", "-DX=2"]],
-    ids=["Wp", "define-macro=", "define-macro", "Xpreprocessor"],
-)
+    [["-Wp,-DX=2"], ["--define-macro=X=2"], ["--define-macro", "X=2"], ["-Xpreprocessor", "-DX=2"],
+     ["-include", "x.h"], ["-DX=2", "-Wp,-include,x.h", "-UX", "-DX=2"]],
+    ids=["Wp", "define-macro=", "define-macro", "Xpreprocessor", "include", "Wp-include"],
+)  # fmt: skip
 def test_macros_given_other_ways_than_D(tmp_path, flags):
-    both = build_both(tmp_path, {"k.c": DEFINE_C, "main.c": DEFINE_MAIN}, ["-O2", *flags])
+    """cc's preprocessor applies them, once: the split unit is compiled as preprocessed C,
+    where `-D`/`-include` no longer act (`-include` twice would redefine the struct)."""
+    files = {"k.c": DEFINE_C, "main.c": DEFINE_MAIN, "x.h": INCLUDED_H}
+    both = build_both(tmp_path, files, ["-O2", *flags])
     assert both.pycc_output == both.cc_output == "4\n"
     assert_by_pycc(both, "times")
 
