@@ -194,7 +194,7 @@ class Driver:
         if result.split_source is None or result.pycc_output is None:
             status = self._cc(original)
             return self._finish(unit, status, started, result.failure)
-        status = self._compile_split(result, item, output, stage, scratch, unit)
+        status = self._compile_split(result, item, output, stage, scratch, unit, deps)
         if status is None:  # the rewritten file did not compile: cc gets the original
             for function in unit.functions:
                 if function.compiled_by == "pycc-stencil":
@@ -308,6 +308,7 @@ class Driver:
         stage: str,
         scratch: str,
         unit: UnitRecord,
+        deps: list[str],
     ) -> int | None:
         """cc on the rewritten unit (preprocessed C: the user's preprocessor options, `-D`,
         `-include`, `-MD`..., do not apply twice), joined with pycc-stencil's code into
@@ -318,7 +319,7 @@ class Driver:
         suffix = ".s" if stage == "assembly" else ".o"
         cc_part = _scratch_file(scratch, "cc-part" + suffix)
         args = [*self.flags, "-S" if stage == "assembly" else "-c"]
-        diagnostics = self._diagnose(item)
+        diagnostics = self._diagnose(item, deps)
         done = self._cc([*args, "-w", "-x", "cpp-output", split_path, "-o", cc_part], True)
         diagnosed = diagnostics.communicate()[1]
         sys.stderr.buffer.write(diagnosed)
@@ -350,23 +351,27 @@ class Driver:
                 return None
         return _publish(joined, output)
 
-    def _diagnose(self, item: Input) -> subprocess.Popen:
+    def _diagnose(self, item: Input, deps: list[str]) -> subprocess.Popen:
         """cc on the original file, for its diagnostics only (the rewritten file is compiled
         with -w): warnings, -Werror failures and flow-sensitive warnings inside the kernels
-        are then exactly cc's. Runs alongside the compile of the rewritten file."""
+        are then exactly cc's. Runs alongside the compile of the rewritten file. It writes
+        the dependency file again (`-Wp,-MD,f.d` cannot be taken out of the flags): with the
+        same options, so the same file as `cc -E` wrote."""
         language = ["-x", item.language] if item.language else []
         return subprocess.Popen(
-            [self.cc, *self.flags, "-S", *language, item.path, "-o", os.devnull],
+            [self.cc, *self.flags, *deps, "-S", *language, item.path, "-o", os.devnull],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
         )
 
     def _dependency_flags(self, source: str, output: str, link_stage: bool) -> list[str]:
         """The user's -MD/-MMD options, made explicit (file and target named after the real
-        output, not the temporary one pycc-stencil compiles to)."""
+        output, not the temporary one pycc-stencil compiles to). With `-Wp,-MD,f.d` (kbuild)
+        cc names the file and target itself; `-MT`, `-MQ`, `-MP` still shape it."""
         flags = self.command.dependency_flags()
         if not {"-MD", "-MMD"} & set(flags):
-            return []
+            through_wp = any(f.startswith("-Wp,") and "-MD" in f for f in self.flags)
+            return flags if through_wp else []
         if link_stage:
             output = default_output(source, "object")
         if "-MF" not in flags:

@@ -434,11 +434,15 @@ KERNEL_C = '#include "k.h"\nvoid fill(int n, int *a) { for (int i = 0; i < n; i+
 KERNEL_FILES = {"k.c": KERNEL_C, "k.h": "#define K 7\n", "main.c": WEAK_MAIN}
 
 
-@pytest.mark.parametrize("option", ["-Wp,-MD,out/k.d", "-Wp,-MMD,out/k.d"])
-def test_dependency_file_through_wp_names_the_sources(tmp_path, option):
-    """The dependency file lists k.c and k.h (not a temporary copy), as cc's does; the
-    kernel is still pycc-stencil's."""
-    both = build_both(tmp_path, KERNEL_FILES, ["-O2", option], output="out/k.o")
+@pytest.mark.parametrize(
+    "options",
+    [["-Wp,-MD,out/k.d"], ["-Wp,-MMD,out/k.d"], ["-Wp,-MD,out/k.d", "-MT", "target", "-MP"]],
+    ids=["MD", "MMD", "MT-MP"],
+)
+def test_dependency_file_through_wp_names_the_sources(tmp_path, options):
+    """The dependency file lists k.c and k.h (not a temporary copy), as cc's does, with the
+    target and phony rules `-MT`/`-MP` ask for; the kernel is still pycc-stencil's."""
+    both = build_both(tmp_path, KERNEL_FILES, ["-O2", *options], output="out/k.o")
     assert both.pycc_output == both.cc_output == "7\n"
     assert_by_pycc(both, "fill")
     want = (both.cc_dir / "out/k.d").read_text()
