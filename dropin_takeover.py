@@ -19,7 +19,7 @@ from llvmlite import ir
 
 from .emit.cc_target import TargetSpec
 from .frontend.c_types import VoidType
-from .frontend.line_markers import LineMarkers, line_of
+from .frontend.line_markers import LineMarkers
 from .frontend.signature import FunctionInfo, LoweredModule
 
 #: storage-class words of a definition's declaration specifiers
@@ -142,8 +142,10 @@ def _main_file_match(
     pattern: re.Pattern, text: bytes, markers: LineMarkers | None
 ) -> re.Match | None:
     """The first match of `pattern` written in the main file (not in a header)."""
+    line, counted = 1, 0  # lines counted as we go: a header may have hundreds of matches
     for match in pattern.finditer(text):
-        if markers is None or markers.origin(line_of(text, match.start())).in_main_file:
+        line, counted = line + text.count(b"\n", counted, match.start()), match.start()
+        if markers is None or markers.origin(line).in_main_file:
             return match
     return None
 
