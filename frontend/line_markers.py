@@ -13,7 +13,9 @@ import bisect
 import re
 from dataclasses import dataclass
 
-_MARKER = re.compile(rb'^# (\d+) ("(?:[^"\\\n]|\\.)*")((?: [1-4])*)[ \t]*$', re.MULTILINE)
+_PATTERN = r'^# (\d+) ("(?:[^"\\\n]|\\.)*")((?: [1-4])*)[ \t]*$'
+_MARKER = re.compile(_PATTERN.encode(), re.MULTILINE)
+_MARKER_TEXT = re.compile(_PATTERN, re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -54,6 +56,11 @@ class LineMarkers:
         index = bisect.bisect_right(self._lines, physical_line) - 1
         start, origin = self._lines[index], self._origins[index]
         return Origin(origin.quoted_file, origin.line + physical_line - start, origin.in_main_file)
+
+
+def without_markers(text: str) -> str:
+    """`text` with its line markers blanked (every other line keeps its number)."""
+    return _MARKER_TEXT.sub("", text)
 
 
 def line_of(text: bytes, offset: int) -> int:

@@ -34,7 +34,7 @@ from .debuginfo import DebugInfo
 from .declarations import aligned_attribute, row_align_pragmas, type_alignment
 from .expressions import FunctionState, Variable
 from .initializers import flatten, fold
-from .line_markers import LineMarkers
+from .line_markers import LineMarkers, without_markers
 from .math_calls import KNOWN_LIBRARY_CALLS, canonical_math_name
 from .parse import parse
 from .signature import DefinitionText, FunctionInfo, LoweredModule, SkippedFunction
@@ -113,7 +113,8 @@ class ModuleLowerer:
         def origin(line: int, column: int) -> SourceLocation:
             return SourceLocation(markers.main_file, markers.origin(line).line, column)
 
-        return row_align_pragmas(self.result.source_path, text, starts, origin)
+        # cc -E puts a line marker between a pragma and the definition after it
+        return row_align_pragmas(self.result.source_path, without_markers(text), starts, origin)
 
     def lower_all(self) -> LoweredModule:
         for name in self.result.order:

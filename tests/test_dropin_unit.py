@@ -303,6 +303,38 @@ def test_file_level_pragmas_count_where_written_in_the_file(tmp_path, where):
         assert fill["compiled_by"] == "cc" and "#pragma GCC push_options" in fill["reason"], fill
 
 
+ROW_ALIGN_C = """\
+#include <stdio.h>
+
+#pragma pycc row_align(ALIGN)
+void ones(int n, float a[][n])
+{
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++)
+            a[i][j] = 1;
+}
+"""
+ROW_ALIGN_MAIN = main_printing(
+    "(ones(4, a), (int)a[3][3])",
+    declarations="void ones(int n, float a[][n]);\n_Alignas(64) float a[4][4];",
+)
+
+
+@pytest.mark.parametrize("align", ["16", "3"])
+def test_row_align_pragma_in_the_preprocessed_unit(tmp_path, align):
+    """`#pragma pycc row_align(N)` still declares the kernel's row alignment (cc -E puts a
+    line marker between it and the definition); a malformed one is reported at the user's
+    line, and the file goes to cc."""
+    files = {"k.c": ROW_ALIGN_C.replace("ALIGN", align), "main.c": ROW_ALIGN_MAIN}
+    both = build_both(tmp_path, files, ["-O2"])
+    assert both.pycc_output == both.cc_output == "1\n"
+    if align == "16":
+        assert_by_pycc(both, "ones")
+    else:
+        assert "k.c:3:1: error: row_align(3)" in both.pycc_stderr, both.pycc_stderr
+        assert "[-Wpycc-fallback]" in both.pycc_stderr
+
+
 # ---------------------------------------------------------------- macros not given by -D
 DEFINE_C = "void times(int n, int *a) { for (int i = 0; i < n; i++) a[i] = i * X; }\n"
 DEFINE_MAIN = main_printing(
