@@ -335,6 +335,25 @@ def test_row_align_pragma_in_the_preprocessed_unit(tmp_path, align):
         assert "[-Wpycc-fallback]" in both.pycc_stderr
 
 
+GENERATED_C = """\
+#define DEFINE_SCALE(name, f) \\
+    static void name(int n, int *a) { for (int i = 0; i < n; i++) a[i] *= f; }
+DEFINE_SCALE(twice, 2) DEFINE_SCALE(thrice, 3)
+int scale_both(int n, int *a) { twice(n, a); thrice(n, a); return __LINE__; }
+"""
+GENERATED_MAIN = main_printing(
+    "scale_both(3, a)", "a[2]", declarations="int scale_both(int, int *);\nint a[3] = {1, 1, 1};"
+)
+
+
+def test_kernels_a_macro_defines_are_taken_over(tmp_path):
+    """In cc's unit a macro-generated definition is written out (two on one line here):
+    pycc-stencil takes both over, the line after them keeps its number."""
+    both = build_both(tmp_path, {"k.c": GENERATED_C, "main.c": GENERATED_MAIN}, ["-O2", "-g"])
+    assert both.pycc_output == both.cc_output == "4\n6\n"
+    assert_by_pycc(both, "twice", "thrice")
+
+
 # ---------------------------------------------------------------- macros not given by -D
 DEFINE_C = "void times(int n, int *a) { for (int i = 0; i < n; i++) a[i] = i * X; }\n"
 DEFINE_MAIN = main_printing(
