@@ -15,25 +15,16 @@ VALUE_OPTIONS = frozenset(
     "-o -I -D -U -include -imacros -iquote -isystem -idirafter -iprefix -iwithprefix "
     "-iwithprefixbefore -isysroot -imultilib -L -l -x -MF -MT -MQ -Xlinker -Xassembler "
     "-Xpreprocessor -u -T -z -e -aux-info -dumpbase -dumpdir -dumpbase-ext --param -B "
-    "-specs --sysroot".split()
+    "-specs --sysroot "
+    # gcc's long spellings of preprocessor options (`--define-macro X=2` is `-D X=2`)
+    "--define-macro --undefine-macro --include-directory --include-directory-after "
+    "--include-prefix --include-with-prefix --include-with-prefix-after "
+    "--include-with-prefix-before --include --imacros --assert".split()
 )
-#: options after which the preprocessor-only flags of a compile step are complete
-PREPROCESSOR_VALUE_OPTIONS = frozenset(
-    "-I -D -U -include -imacros -iquote -isystem -idirafter -iprefix -iwithprefix "
-    "-iwithprefixbefore -isysroot".split()
-)
-_PREPROCESSOR_PREFIXES = (
-    "-I",
-    "-D",
-    "-U",
+#: options that change how C is read, not only preprocessed: the front end shares them with cc
+_LANGUAGE_PREFIXES = (
     "-std=",
     "-ansi",
-    "-iquote",
-    "-isystem",
-    "-idirafter",
-    "-include",
-    "-imacros",
-    # C semantics the front end must share with cc
     "-funsigned-char",
     "-fsigned-char",
     "-fno-signed-char",
@@ -127,17 +118,10 @@ class CompilerCommand:
                 flags += [arg[:3], arg[3:]]
         return flags
 
-    def preprocessor_flags(self) -> list[str]:
-        """The subset of `compile_flags` libclang needs to see the same C (-I/-D/-U/-std/...,
-        the signedness of `char`, and -fopenmp, which defines `_OPENMP`)."""
-        flags: list[str] = []
-        compile_flags = self.compile_flags()
-        for index, arg in enumerate(compile_flags):
-            if arg in PREPROCESSOR_VALUE_OPTIONS and index + 1 < len(compile_flags):
-                flags += [arg, compile_flags[index + 1]]
-            elif arg.startswith(_PREPROCESSOR_PREFIXES) and arg not in VALUE_OPTIONS:
-                flags.append(arg)
-        return flags
+    def language_flags(self) -> list[str]:
+        """The subset of `compile_flags` libclang needs to read cc's preprocessed unit as cc
+        does: the standard, the signedness of `char`, enum sizes, OpenMP directives."""
+        return [f for f in self.compile_flags() if f.startswith(_LANGUAGE_PREFIXES)]
 
 
 def _without_language(flags: list[str]) -> list[str]:

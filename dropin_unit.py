@@ -1,5 +1,5 @@
 """pycc-stencil's part of one translation unit: lower, choose kernels, generate their code,
-and rewrite the file for `cc`. Every failure here only makes kernels fall back to `cc`."""
+and rewrite the unit for `cc`. Every failure here only makes kernels fall back to `cc`."""
 
 from __future__ import annotations
 
@@ -25,17 +25,21 @@ def compile_kernels(
     command: CompilerCommand,
     flags: list[str],
     source: str,
-    text: bytes,
+    unit: str,
     stage: str,
     passes: str,
     row_align: int | None = None,
 ) -> UnitResult:
-    """Lower `source`, take over its kernels and generate their code. A kernel whose code
-    generation fails is retried alone, so one bad kernel costs only itself."""
+    """Lower the preprocessed unit `unit` (`cc -E` of `source` with the user's flags), take
+    over its kernels and generate their code; the rest of the same unit is what cc compiles
+    (`split_source`). A kernel whose code generation fails is retried alone, so one bad
+    kernel costs only itself."""
+    with open(unit, "rb") as handle:
+        text = handle.read()
 
     def lower() -> LoweredModule:
         lowered = lower_file(
-            source, command.preprocessor_flags(), tolerate_system_header_errors=True
+            unit, command.language_flags(), tolerate_system_header_errors=True, preprocessed=True
         )
         apply_row_align(lowered, row_align)
         return lowered
@@ -87,7 +91,7 @@ def compile_kernels(
         time_ms=time_ms,
     )
     if takeovers:
-        result.split_source = split_source(text, takeovers, source)
+        result.split_source = split_source(text, takeovers)
         result.pycc_output = output
     return result
 

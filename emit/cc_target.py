@@ -121,6 +121,10 @@ _CC_ONLY_OPTIONS = (
     "-flto",
     "-fcf-protection",
     "-save-temps",  # the temporaries would be those of the rewritten file
+    # auxiliary outputs cc writes next to the object: they would describe (and, for the
+    # .dwo of -gsplit-dwarf, be named after) the rewritten unit, without the kernels
+    "-gsplit-dwarf",
+    "-fstack-usage",
     "-frounding-math",
     "-fsignaling-nans",
     "-fpatchable-function-entry",
