@@ -30,6 +30,7 @@ from .dropin_report import (
     verbose,
     warn_fallback,
 )
+from .emit import cc_machine
 from .emit.output_files import write_atomically
 from .ir_passes.presets import LOCALITY_PASSES
 
@@ -211,6 +212,7 @@ class Driver:
             json.dumps(self.flags),
             self.passes,
             self.row_align or "",
+            cc_machine.describe(self.flags, self.command.pycc_options),
             cache.codegen_environment(),
             os.path.abspath(source),
             text,
@@ -402,4 +404,3 @@ def _result_from_cache(meta: dict, blobs: dict[str, bytes]) -> UnitResult:
         reason=meta.get("reason"),
         failure=meta.get("failure"),
     )
-
