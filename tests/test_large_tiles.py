@@ -156,20 +156,22 @@ VARIANTS = {
     "O3-native-openmp": (["-O3", "-march=native", "-fopenmp"], True),
 }
 THREADS = {"OMP_NUM_THREADS": "2"}
-#: what a program whose tiled code is serial must not reference
+#: what a program whose tiled code is serial must not reference (`nm`)
 RUNTIME_SYMBOL = re.compile(r"\b(GOMP_\w+|omp_\w+|__pycc_\w*(parallel|omp)\w*|pthread_create)\b")
+
+
+def preload_library(folder: Path, source: str) -> str:
+    """`source` built by cc into a library for LD_PRELOAD (it may call dlsym)."""
+    (folder / "shim.c").write_text(source)
+    library = folder / "shim.so"
+    command = ["cc", "-O2", "-shared", "-fPIC", folder / "shim.c", "-o", library, "-ldl"]
+    subprocess.run(command, check=True)
+    return str(library)
 
 
 @pytest.fixture(scope="module")
 def shim(tmp_path_factory) -> str:
-    folder = tmp_path_factory.mktemp("shim")
-    (folder / "shim.c").write_text(SHIM_C)
-    library = folder / "shim.so"
-    subprocess.run(
-        ["cc", "-O2", "-shared", "-fPIC", str(folder / "shim.c"), "-o", str(library), "-ldl"],
-        check=True,
-    )
-    return str(library)
+    return preload_library(tmp_path_factory.mktemp("shim"), SHIM_C)
 
 
 def test_the_drop_in_cache_key_has_every_codegen_variable():
