@@ -18,9 +18,10 @@ with one of three runtimes, chosen by whoever builds the module (the Target's
   `OMP_NUM_THREADS`, affinity and cgroup limits apply, a call inside the user's own parallel
   region gets a team of one (nested parallelism is off by default), and the runtime's threads
   belong to the runtime library, not to the object: a shared library carrying such loops can
-  be unloaded. The OpenMP symbols are weak references: an object links wherever cc's object
-  links, and when the program has no OpenMP runtime, `GOMP_parallel` is null and the loop runs
-  serially.
+  be unloaded (the runtime library is pinned, `_omp_ready`). The OpenMP symbols are weak
+  references: an object links wherever cc's object links, and when the program has no OpenMP
+  runtime, `GOMP_parallel` is null and the loop runs serially; so does a forked child of a
+  process whose loops used the runtime (libgomp does not survive a fork).
 - `POOL` (the JIT of `check`, `tune` and the tests): a private thread pool emitted as LLVM IR
   (below) with the tests' debug orders. It stays in the JIT because check and tune run kernels
   in forked children, which libgomp does not support after its threads have started in the
@@ -151,9 +152,10 @@ _OPENMP = {
     "omp_get_thread_num": ir.FunctionType(_I32, []),
 }
 _OMP_CHUNK = "__pycc_omp_chunk"
-_OMP_PIN = "__pycc_omp_pin"
-_OMP_PINNED = "__pycc_omp_pinned"
-#: glibc's dynamic-loader calls that keep the OpenMP runtime loaded (`_omp_pin`), also weak
+_OMP_READY = "__pycc_omp_ready"
+_OMP_OWNER = "__pycc_omp_owner"
+_BOOL = ir.IntType(1)
+#: glibc's dynamic-loader calls that keep the OpenMP runtime loaded (`_omp_ready`), also weak
 #: (in libc since glibc 2.34, in libdl before); Dl_info is four pointers
 _DL = {
     "dladdr": ir.FunctionType(_I32, [_PTR, _PTR]),
@@ -202,19 +204,17 @@ def _openmp_call(
     builder: ir.IRBuilder, body: ir.Function, ctx: ir.Value, lo: ir.Value, hi: ir.Value
 ) -> None:
     """`if (hi > lo)`: `GOMP_parallel(__pycc_omp_chunk, &{body, ctx, lo, hi},
-    min(hi - lo, omp_get_max_threads()), 0)`, or `body(ctx, lo, hi)` when the program has no
-    OpenMP runtime (the weak `GOMP_parallel` is null)."""
+    min(hi - lo, omp_get_max_threads()), 0)`, or `body(ctx, lo, hi)` when the runtime may not
+    be used (`_omp_ready`)."""
     module = builder.module
     n = builder.sub(hi, lo, name="n")
     with builder.if_then(builder.icmp_signed(">", n, _i64(0))):
         gomp = _openmp_function(module, "GOMP_parallel")
-        linked = builder.icmp_unsigned("!=", gomp, ir.Constant(_PTR, None))
-        with builder.if_else(linked) as (parallel, serial):
+        with builder.if_else(builder.call(_omp_ready(module), [])) as (parallel, serial):
             with parallel:
                 job = _entry_alloca(builder, _JOB, "parallel.job")
                 for index, value in enumerate((body, ctx, lo, hi)):
                     builder.store(value, _field(builder, _JOB, job, index))
-                builder.call(_omp_pin(module), [])
                 most = builder.call(_openmp_function(module, "omp_get_max_threads"), [])
                 threads = _select(builder, "<", n, builder.sext(most, _I64))
                 team = builder.trunc(threads, _I32)
@@ -234,39 +234,50 @@ def _openmp_function(module: ir.Module, name: str) -> ir.Function:
     return function
 
 
-def _omp_pin(module: ir.Module) -> ir.Function:
-    """`void __pycc_omp_pin(void)`: on its first call in a program (or shared library), marks
-    the library that defines `GOMP_parallel` RTLD_NODELETE (`dladdr` finds its file,
-    `dlopen(file, RTLD_NOLOAD | RTLD_NODELETE)` promotes it). Why: the runtime's threads stay
-    after a parallel region; when a library linking libgomp is dlopen'ed by a program that does
-    not, its dlclose would unload libgomp under its idle threads (a crash, with gcc's own
-    `-fopenmp` code too). Pinned, libgomp stays, its threads wait in libgomp's code, and our
-    library itself unloads as cc's would."""
-    existing = module.globals.get(_OMP_PIN)
+def _omp_ready(module: ir.Module) -> ir.Function:
+    """`i1 __pycc_omp_ready(void)`: may this call use the OpenMP runtime?
+
+    False when the program has none (the weak `GOMP_parallel` is null) or when this process is
+    a fork of the one whose first call used it: libgomp's team of the parent does not exist in
+    a child, and libgomp hangs there (GCC PR 60035), so a forked child runs the loops serially.
+    The first call in a process records its pid and marks the library that defines
+    `GOMP_parallel` RTLD_NODELETE (`dladdr` finds its file, `dlopen(file, RTLD_NOLOAD |
+    RTLD_NODELETE)` promotes it): the runtime's threads stay after a parallel region, and when
+    a library linking libgomp is dlopen'ed by a program that does not, its dlclose would unload
+    libgomp under its idle threads (a crash, with gcc's own `-fopenmp` code too). Pinned,
+    libgomp stays, its threads wait in libgomp's code, and our library itself unloads as cc's
+    would. Racing first calls both record the same pid and pin twice, which is harmless."""
+    existing = module.globals.get(_OMP_READY)
     if isinstance(existing, ir.Function):
         return existing
-    pin = ir.Function(module, ir.FunctionType(_VOID, []), _OMP_PIN)
-    pin.linkage = _LINKAGE
-    pin.attributes.add("nounwind")
-    pinned = ir.GlobalVariable(module, _I8, name=_OMP_PINNED)
-    pinned.linkage = _LINKAGE
-    pinned.initializer = ir.Constant(_I8, 0)
-    b = ir.IRBuilder(pin.append_basic_block("entry"))
-    with b.if_then(_is_equal(b, b.zext(b.load(pinned, typ=_I8), _I64), _i64(0))):
-        b.store(ir.Constant(_I8, 1), pinned)
+    ready = ir.Function(module, ir.FunctionType(_BOOL, []), _OMP_READY)
+    ready.linkage = _LINKAGE
+    ready.attributes.add("nounwind")
+    owner = ir.GlobalVariable(module, _I64, name=_OMP_OWNER)
+    owner.linkage = _LINKAGE
+    owner.initializer = _i64(0)
+    b = ir.IRBuilder(ready.append_basic_block("entry"))
+    null = ir.Constant(_PTR, None)
+    gomp = _openmp_function(module, "GOMP_parallel")
+    with b.if_then(b.icmp_unsigned("==", gomp, null)):
+        b.ret(ir.Constant(_BOOL, 0))
+    getpid = _RuntimeBuilder(module).libc("getpid")
+    pid = b.sext(b.call(getpid, []), _I64)
+    first = b.load_atomic(owner, "monotonic", 8, typ=_I64)
+    with b.if_then(_is_zero(b, first)):
+        _atomic_store(b, pid, owner, "monotonic")
         dladdr, dlopen = (_openmp_function(module, name) for name in ("dladdr", "dlopen"))
-        null = ir.Constant(_PTR, None)
         usable = b.and_(b.icmp_unsigned("!=", dladdr, null), b.icmp_unsigned("!=", dlopen, null))
         with b.if_then(usable):
             info = _entry_alloca(b, _DL_INFO, "info")
-            gomp = _openmp_function(module, "GOMP_parallel")
             found = b.icmp_signed("!=", b.call(dladdr, [gomp, info]), ir.Constant(_I32, 0))
             with b.if_then(found):
                 name = b.load(info, typ=_PTR)
                 with b.if_then(b.icmp_unsigned("!=", name, null)):
                     b.call(dlopen, [name, ir.Constant(_I32, _PIN_MODE)])
-    b.ret_void()
-    return pin
+        b.ret(ir.Constant(_BOOL, 1))
+    b.ret(_is_equal(b, first, pid))
+    return ready
 
 
 def _omp_chunk(module: ir.Module) -> ir.Function:
