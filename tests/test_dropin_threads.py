@@ -104,6 +104,8 @@ def test_threads_only_when_the_flags_ask(tmp_path, shim, asked):
             assert (TEAM in got.stderr) == bool(asked), got.stderr
     symbols = subprocess.run(["nm", tmp_path / "pycc"], capture_output=True, text=True).stdout
     assert (RUNTIME_SYMBOL.search(symbols) is not None) == bool(asked)
+    program = (tmp_path / "pycc").read_bytes()  # the JIT's pool and its test hook never ship
+    assert b"__pycc_parallel_for" not in program and b"PYCC_PARALLEL_ORDER" not in program
     if asked == ["-fpycc-parallel"]:
         _link_objects_with_fpycc_parallel(tmp_path, env, shim)
 
