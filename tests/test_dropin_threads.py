@@ -231,9 +231,7 @@ def _tiles(remarks: list[str]) -> list[str]:
 def test_o3_objects_do_not_depend_on_the_build_machine(pycc_part):
     small, remarks = pycc_part(["-O3"], 64 << 10)
     large, _ = pycc_part(["-O3"], 8 << 20)
-    assert small == large and _tiles(remarks)
-    flagged, flagged_remarks = pycc_part(["-O3", "-fpycc-cache-size=64K"], 8 << 20)
-    assert flagged != small and _tiles(flagged_remarks) != _tiles(remarks)
+    assert small == large and _tiles(remarks)  # (a flag changes them: the tests below)
 
 
 def test_the_cache_model_of_the_flags(tmp_path, monkeypatch):
