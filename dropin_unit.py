@@ -96,7 +96,7 @@ class _CodeGenerator:
     """Passes, then LLVM, for a set of taken-over kernels of one lowered module."""
 
     def __init__(
-        self, target: TargetSpec, steps: list, flags: list[str], stage: str, options: dict
+        self, target: TargetSpec, steps: list, flags: list[str], stage: str, options: dict[str, str]
     ):
         self.target, self.steps, self.stage = target, steps, stage
         #: what the passes see: the CPU (`simd`'s width), the caches and threads of the flags
