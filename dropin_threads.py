@@ -21,10 +21,15 @@ LINK_OPENMP = ("-Wl,--push-state,--no-as-needed", "-lgomp", "-Wl,--pop-state")
 
 def wants_threads(args: Sequence[str], pycc_options: Mapping[str, str]) -> bool:
     """True when the command line asks for threads (see the module docstring)."""
-    if PARALLEL_OPTION in pycc_options:
+    if PARALLEL_OPTION in pycc_options or autopar_threads(args):
         return True
     openmp = [a for a in args if a in ("-fopenmp", "-fno-openmp")]
-    if openmp and openmp[-1] == "-fopenmp":
-        return True
+    return bool(openmp) and openmp[-1] == "-fopenmp"
+
+
+def autopar_threads(args: Sequence[str]) -> int:
+    """N of the last `-ftree-parallelize-loops=N` if N > 1, else 0. gcc's auto-parallelized
+    loops then run on teams of exactly N threads, whatever OMP_NUM_THREADS says; tiled code's
+    parallel loops, auto-parallelized loops too, do the same."""
     loops = [a.partition("=")[2] for a in args if a.startswith("-ftree-parallelize-loops=")]
-    return bool(loops) and loops[-1].isdigit() and int(loops[-1]) > 1
+    return int(loops[-1]) if loops and loops[-1].isdigit() and int(loops[-1]) > 1 else 0

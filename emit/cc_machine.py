@@ -5,7 +5,7 @@ A drop-in compiler's output must follow its flags, never the build machine, unle
 name that machine:
 
 - Threads, as with gcc, only when asked for (`dropin_threads`): the OpenMP runtime, else one
-  thread (`SERIAL`).
+  thread (`SERIAL`); teams of N threads under `-ftree-parallelize-loops=N`, as gcc's.
 - Cache sizes: the default model (`DEFAULT_CACHE_BYTES`, gcc's model for `-mtune=generic`),
   this machine's (Linux sysfs) only under `-march=native` or `-mtune=native` (gcc then reads
   the host's caches too), gcc's `--param l1-cache-size=KIB` and `--param l2-cache-size=KIB`
@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..dropin_threads import wants_threads
+from ..dropin_threads import autopar_threads, wants_threads
 from ..ir_passes.core.target import DEFAULT_CACHE_BYTES, OPENMP, SERIAL, Target, parse_size
 
 if TYPE_CHECKING:
@@ -51,6 +51,7 @@ def compiler_mode_target(
         spec.features,
         caches=cache_model(flags, pycc_options),
         parallel_runtime=parallel_runtime(flags, pycc_options),
+        parallel_team=autopar_threads(flags),
     )
 
 
@@ -86,7 +87,8 @@ def describe(flags: Sequence[str], pycc_options: Mapping[str, str]) -> str:
     """The model in one line: part of the compile cache's key (under -march=native it
     depends on the machine)."""
     caches = ",".join(f"L{k}={v}" for k, v in sorted(cache_model(flags, pycc_options).items()))
-    return f"caches {caches}; threads {parallel_runtime(flags, pycc_options)}"
+    team = autopar_threads(flags) or "default"
+    return f"caches {caches}; threads {parallel_runtime(flags, pycc_options)}, team {team}"
 
 
 def _gcc_cache_params(flags: Sequence[str]) -> dict[int, int]:

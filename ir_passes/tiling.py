@@ -74,8 +74,9 @@ def _run(
             for reason in outcome.refused:
                 context.missed(f"refused: {reason}", at=at)
             if outcome.changed:
-                runtime = context.target.parallel_runtime
-                generate(scop, outcome.schedule, l2 if large else 0, runtime)
+                target = context.target
+                runtime, team = target.parallel_runtime, target.parallel_team
+                generate(scop, outcome.schedule, l2 if large else 0, runtime, team)
                 assumed = _assumption(scop)
                 for message in outcome.done:
                     context.passed(message + assumed, at=at)

@@ -78,12 +78,16 @@ class CodegenError(Exception):
 
 
 def generate(
-    scop: Scop, program: isl.Schedule | TwoLevel, min_bytes: int = 0, runtime: str = SERIAL
+    scop: Scop,
+    program: isl.Schedule | TwoLevel,
+    min_bytes: int = 0,
+    runtime: str = SERIAL,
+    team: int = 0,
 ) -> None:
     """Rewrite `scop.function` so the SCoP runs in the order of `program` (when its pointer
     arguments do not overlap and, if `min_bytes`, they span at least that many bytes: locality
     transformations only pay when the data do not fit in a cache), its parallel loops on
-    `runtime` (`target.PARALLEL_RUNTIMES`)."""
+    `runtime` (`target.PARALLEL_RUNTIMES`; OpenMP teams of `team` threads, 0: the default)."""
     function = scop.function
     build = isl.AstBuild.from_context(scop.context())
     inner = None
@@ -121,6 +125,7 @@ def generate(
         inner=inner,
         scratch=scratch,
         runtime=runtime,
+        team=team,
     )
     builder.cbranch(gen.entry_condition(builder, build, min_bytes), start, entry)
     gen.builder = ir.IRBuilder(start)
@@ -176,6 +181,7 @@ class _Generator:
         inner=None,
         scratch=None,
         runtime: str = SERIAL,
+        team: int = 0,
     ):
         self.function = function
         self.scop = scop
@@ -189,6 +195,7 @@ class _Generator:
         self.scratch = scratch  # a ScratchPlan (private buffers of overlapped tiles) or None
         self.frame = None  # where this function allocates private buffers (scratch.py)
         self.runtime = runtime  # how parallel loops run (polyhedral/parallel.py)
+        self.team = team  # and on how many threads (OpenMP; 0: the runtime's default)
 
     # -- nodes -------------------------------------------------------------------------------
 
@@ -411,7 +418,7 @@ class _Generator:
             hi = self.builder.add(hi, ir.Constant(I64, 1), flags=["nsw"])
         body, captured = self.outline(name, node.for_get_body())
         ctx = pack_context(self.builder, captured)
-        emit_parallel_call(self.builder, body, ctx, lo, hi, self.runtime)
+        emit_parallel_call(self.builder, body, ctx, lo, hi, self.runtime, self.team)
         return True
 
     def outline(self, name: str, body: isl.AstNode) -> tuple[ir.Function, list[ir.Value]]:
@@ -443,6 +450,7 @@ class _Generator:
             inner=self.inner,
             scratch=self.scratch,
             runtime=self.runtime,
+            team=self.team,
         )
         start = fn.append_basic_block("body")
         inner.builder = ir.IRBuilder(start)

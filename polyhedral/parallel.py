@@ -184,15 +184,17 @@ def emit_parallel_call(
     lo: ir.Value,
     hi: ir.Value,
     runtime: str,
+    team: int = 0,
 ) -> None:
-    """Run `body(ctx, ·, ·)` over [lo, hi) with `runtime` (SERIAL, OPENMP or POOL), returning
-    when every chunk is done."""
+    """Run `body(ctx, ·, ·)` over [lo, hi) with `runtime` (SERIAL, OPENMP or POOL; OPENMP
+    teams of at most `team` threads, 0: the runtime's default), returning when every chunk is
+    done."""
     if body.function_type != BODY_TYPE:
         raise TypeError(f"a parallel body must have type {BODY_TYPE}, not {body.function_type}")
     if runtime == SERIAL:
         builder.call(body, [ctx, lo, hi])
     elif runtime == OPENMP:
-        _openmp_call(builder, body, ctx, lo, hi)
+        _openmp_call(builder, body, ctx, lo, hi, team)
     elif runtime == POOL:
         builder.call(declare_parallel_for(builder.module), [body, ctx, lo, hi])
     else:
@@ -201,11 +203,16 @@ def emit_parallel_call(
 
 
 def _openmp_call(
-    builder: ir.IRBuilder, body: ir.Function, ctx: ir.Value, lo: ir.Value, hi: ir.Value
+    builder: ir.IRBuilder,
+    body: ir.Function,
+    ctx: ir.Value,
+    lo: ir.Value,
+    hi: ir.Value,
+    team: int,
 ) -> None:
     """`if (hi > lo)`: `GOMP_parallel(__pycc_omp_chunk, &{body, ctx, lo, hi},
-    min(hi - lo, omp_get_max_threads()), 0)`, or `body(ctx, lo, hi)` when the runtime may not
-    be used (`_omp_ready`)."""
+    min(hi - lo, team or omp_get_max_threads()), 0)`, or `body(ctx, lo, hi)` when the runtime
+    may not be used (`_omp_ready`)."""
     module = builder.module
     n = builder.sub(hi, lo, name="n")
     with builder.if_then(builder.icmp_signed(">", n, _i64(0))):
@@ -215,8 +222,12 @@ def _openmp_call(
                 job = _entry_alloca(builder, _JOB, "parallel.job")
                 for index, value in enumerate((body, ctx, lo, hi)):
                     builder.store(value, _field(builder, _JOB, job, index))
-                most = builder.call(_openmp_function(module, "omp_get_max_threads"), [])
-                threads = _select(builder, "<", n, builder.sext(most, _I64))
+                if team:
+                    most = _i64(team)
+                else:
+                    default = builder.call(_openmp_function(module, "omp_get_max_threads"), [])
+                    most = builder.sext(default, _I64)
+                threads = _select(builder, "<", n, most)
                 team = builder.trunc(threads, _I32)
                 builder.call(gomp, [_omp_chunk(module), job, team, ir.Constant(_I32, 0)])
             with serial:

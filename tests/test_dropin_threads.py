@@ -5,7 +5,8 @@
   `pycc-stencil` as a build system would, bit-exact against cc's build of the same flags;
   under OMP_NUM_THREADS=2 an LD_PRELOAD shim of `omp_get_num_threads` shows a team of two ran
   (only the generated chunk function asks, the test's main has no OpenMP code and nothing gcc
-  auto-parallelizes); without those flags the program references no thread runtime.
+  auto-parallelizes), under OMP_NUM_THREADS=1 too with `-ftree-parallelize-loops=2` (gcc's
+  teams of N); without those flags the program references no thread runtime.
 - The reported crash: a `-O3 -shared` library whose tiled kernel ran on threads, dlopen'ed,
   called and dlclose'd 50 times in one process.
 - `-O3` objects do not depend on the build machine's caches without `-march=native` (a fake
@@ -102,6 +103,10 @@ def test_threads_only_when_the_flags_ask(tmp_path, shim, asked):
         assert TEAM not in want.stderr  # the premise: nothing else runs a team
         if args[0] == "101":
             assert (TEAM in got.stderr) == bool(asked), got.stderr
+            # gcc's auto-parallelized loops run on N threads whatever OMP_NUM_THREADS says
+            one = _run(tmp_path / "pycc", args, dict(run_env, OMP_NUM_THREADS="1"))
+            assert one.stdout == want.stdout
+            assert (TEAM in one.stderr) == (asked == ["-ftree-parallelize-loops=2"]), one.stderr
     symbols = subprocess.run(["nm", tmp_path / "pycc"], capture_output=True, text=True).stdout
     assert (RUNTIME_SYMBOL.search(symbols) is not None) == bool(asked)
     program = (tmp_path / "pycc").read_bytes()  # the JIT's pool and its test hook never ship

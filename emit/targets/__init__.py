@@ -42,5 +42,5 @@ def target_named(name: str, **options: object) -> Target:
 
 def host_target(cpu: str | None = None, features: str | None = None, **model: object) -> Target:
     """The host x86-64 target: this CPU, or the `cpu`/`features` a command line selects (and
-    the `caches` and `parallel_runtime` of its flags: `emit.cc_machine`)."""
+    the `caches`, `parallel_runtime` and `parallel_team` of its flags: `emit.cc_machine`)."""
     return target_named("host", cpu=cpu, features=features, **model)

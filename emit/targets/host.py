@@ -26,6 +26,7 @@ class HostX86(Target):
         features: str | None = None,
         caches: dict[int, int] | None = None,
         parallel_runtime: str = POOL,
+        parallel_team: int = 0,
     ):
         """`caches`: cache sizes by level (None: this machine's, from sysfs)."""
         self.cpu = cpu or llvm.get_host_cpu_name()
@@ -33,6 +34,7 @@ class HostX86(Target):
         self.triple = llvm.get_process_triple()
         self.caches = caches
         self.parallel_runtime = parallel_runtime
+        self.parallel_team = parallel_team
 
     @property
     def data_layout(self) -> str:

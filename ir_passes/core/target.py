@@ -63,6 +63,9 @@ class Target(ABC):
     #: how tiled code's parallel loops run (`PARALLEL_RUNTIMES`, polyhedral/parallel.py): one thread
     #: unless whoever builds the module for this target asks for threads
     parallel_runtime: str = SERIAL
+    #: threads of an OPENMP loop's team: 0 for the runtime's default (OMP_NUM_THREADS), N
+    #: under gcc's -ftree-parallelize-loops=N (`dropin_threads.autopar_threads`)
+    parallel_team: int = 0
 
     @property
     @abstractmethod
