@@ -24,9 +24,10 @@ with one of three runtimes, chosen by whoever builds the module (the Target's
   process whose loops used the runtime (libgomp does not survive a fork).
 - `POOL` (the JIT of `check`, `tune` and the tests): a private thread pool emitted as LLVM IR
   (below) with the tests' debug orders. It stays in the JIT because check and tune run kernels
-  in forked children, which libgomp does not support after its threads have started in the
-  parent (the pool notices the fork and starts a fresh one), and because the debug orders prove
-  the schedule's independence claims. It never goes into a user's object.
+  in forked children of a process that ran parallel code before, where libgomp's team is gone
+  (its loops would run serially there; the pool notices the fork and starts a fresh one), and
+  because the debug orders prove the schedule's independence claims. It never goes into a
+  compiler-mode object.
 
 The pool splits [lo, hi) into one contiguous chunk per thread, runs chunk 0 on the calling
 thread and the others on worker threads that live as long as the process: a tiled
