@@ -25,6 +25,7 @@ from pathlib import Path
 import pytest
 from pycc_stencil.dropin_command import parse_command
 from pycc_stencil.dropin_driver import default_passes
+from pycc_stencil.dropin_threads import LINK_OPENMP, wants_threads
 from pycc_stencil.dropin_unit import compile_kernels
 from pycc_stencil.emit import cc_machine
 from test_large_tiles import OVERRIDE, RUNTIME_SYMBOL, THREADS, preload_library
@@ -129,6 +130,28 @@ def _link_objects_with_fpycc_parallel(tmp_path: Path, env: dict[str, str], shim:
     threaded, serial = (_run(tmp_path / p, ["101", "9"], run_env) for p in ("program", "serial"))
     assert threaded.stdout == serial.stdout and threaded.returncode == serial.returncode == 0
     assert TEAM in threaded.stderr and TEAM not in serial.stderr
+
+
+@pytest.mark.parametrize(
+    "args, threads",
+    [
+        ([], False),
+        (["-fopenmp"], True),
+        (["-fopenmp", "-fno-openmp"], False),
+        (["-fno-openmp", "-fopenmp"], True),
+        (["-fopenmp-simd"], False),
+        (["-ftree-parallelize-loops=1"], False),
+        (["-ftree-parallelize-loops=4", "-ftree-parallelize-loops=1"], False),
+        (["-ftree-parallelize-loops=3"], True),
+        (["-fpycc-parallel"], True),
+    ],
+)
+def test_which_flags_ask_for_threads(args, threads):
+    command = parse_command(["-O3", *args, "-c", "k.c"])
+    assert wants_threads(command.args, command.pycc_options) == threads
+    link = parse_command(["-O3", *args, "k.o", "-o", "k"])
+    assert (link.args[-3:] == list(LINK_OPENMP)) == threads  # libgomp, whatever --as-needed
+    assert "-fpycc-parallel" not in command.args + link.args  # cc never sees it
 
 
 HOST_C = r"""
