@@ -10,6 +10,8 @@ import os
 import re
 import shlex
 
+from .dropin_threads import LINK_OPENMP, PARALLEL_FLAG, PARALLEL_OPTION, wants_threads
+
 #: gcc options whose value is the next argument (when not attached)
 VALUE_OPTIONS = frozenset(
     "-o -I -D -U -include -imacros -iquote -isystem -idirafter -iprefix -iwithprefix "
@@ -170,6 +172,9 @@ def parse_command(argv: list[str]) -> CompilerCommand:
             key, _, value = arg[len(PYCC_PREFIX) :].partition("=")
             command.pycc_options[key] = value
             continue
+        if arg == PARALLEL_FLAG:
+            command.pycc_options[PARALLEL_OPTION] = "on"
+            continue
         if arg in ("-Wpycc-fallback", "-Wno-pycc-fallback"):  # cc must not see them
             command.pycc_options["fallback-warnings"] = "off" if "-Wno-" in arg else "on"
             continue
@@ -197,6 +202,8 @@ def parse_command(argv: list[str]) -> CompilerCommand:
         elif arg == "-" or not arg.startswith("-"):
             command.inputs.append(Input(arg, language, len(command.args) - 1))
     command.stage = _stage(stages)
+    if command.stage == "link" and wants_threads(command.args, command.pycc_options):
+        command.args += LINK_OPENMP  # link-only options: compile steps never see them
     return command
 
 

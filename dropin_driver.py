@@ -33,6 +33,7 @@ from .dropin_report import (
     verbose,
     warn_fallback,
 )
+from .emit import cc_machine
 from .emit.output_files import write_atomically
 from .ir_passes.presets import LOCALITY_PASSES
 
@@ -252,6 +253,7 @@ class Driver:
             json.dumps(self.flags),
             self.passes,
             self.row_align or "",
+            cc_machine.describe(self.flags, self.command.pycc_options),
             cache.codegen_environment(),
             os.path.abspath(source),
             text,

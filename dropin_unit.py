@@ -11,9 +11,9 @@ from .dropin_command import CompilerCommand
 from .dropin_report import FunctionRecord, UnitResult
 from .dropin_split import split_source
 from .dropin_takeover import Takeover, choose, kernel_module, unit_tag
+from .emit.cc_machine import compiler_mode_target
 from .emit.cc_target import TargetSpec, UnsupportedTarget, target_from_flags
 from .emit.host_object import compile_to_assembly, compile_to_object
-from .emit.targets import host_target
 from .frontend import lower_file
 from .frontend.declarations import apply_row_align
 from .frontend.signature import LoweredModule
@@ -61,7 +61,7 @@ def compile_kernels(
             refused.update((t.info.name, f"target not supported: {exc}") for t in takeovers)
             takeovers = []
     if takeovers:
-        generate = _CodeGenerator(target, steps, flags, stage)
+        generate = _CodeGenerator(target, steps, flags, stage, command.pycc_options)
         try:
             output = generate(lowered, takeovers)
         except Exception:  # noqa: BLE001 - a code generation bug must not break the build
@@ -99,16 +99,19 @@ def compile_kernels(
 class _CodeGenerator:
     """Passes, then LLVM, for a set of taken-over kernels of one lowered module."""
 
-    def __init__(self, target: TargetSpec, steps: list, flags: list[str], stage: str):
+    def __init__(
+        self, target: TargetSpec, steps: list, flags: list[str], stage: str, options: dict[str, str]
+    ):
         self.target, self.steps, self.stage = target, steps, stage
+        #: what the passes see: the CPU (`simd`'s width), the caches and threads of the flags
+        self.machine = compiler_mode_target(target, flags, options)
         self.hidden = _hidden_by_default(flags)
         self.debug_info = _debug_info(flags) and stage != "assembly"
         #: the pipeline's result of the last call (its remarks go to the report)
         self.applied: PipelineResult | None = None
 
     def __call__(self, lowered: LoweredModule, takeovers: list[Takeover]) -> bytes:
-        machine = host_target(self.target.cpu, self.target.features)  # `simd`'s width
-        self.applied = run_passes(lowered.module, self.steps, target=machine)
+        self.applied = run_passes(lowered.module, self.steps, target=self.machine)
         lowered.module = self.applied.module
         module_text = kernel_module(
             lowered, takeovers, self.target, hidden=self.hidden, debug_info=self.debug_info
