@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -205,13 +204,11 @@ class Driver:
         if isinstance(preprocessed, int) or preprocessed.returncode != 0:
             return UnitResult(reason="the file does not preprocess; cc reports why"), None
         key = cache.cache_key(
-            cache.tool_identity(),
-            _compiler_identity(self.cc),
+            cache.environment(self.cc, self.command),
             stage,
             json.dumps(self.flags),
             self.passes,
             self.row_align or "",
-            cache.codegen_environment(),
             os.path.abspath(source),
             text,
             preprocessed.stdout,
@@ -370,16 +367,6 @@ def _timeout() -> float:
         return float(os.environ.get("PYCC_TIMEOUT", "120"))
     except ValueError:
         return 120.0
-
-
-def _compiler_identity(cc: str) -> str:
-    path = shutil.which(cc) or cc
-    try:
-        real = os.path.realpath(path)
-        stat = os.stat(real)
-    except OSError:
-        return path
-    return f"{real}:{stat.st_size}:{stat.st_mtime_ns}"
 
 
 def _result_to_cache(result: UnitResult) -> tuple[dict, dict[str, bytes]]:
