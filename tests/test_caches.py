@@ -8,14 +8,17 @@ from __future__ import annotations
 import os
 import shutil
 import stat
+import tempfile
 from concurrent.futures import ProcessPoolExecutor
 from multiprocessing import get_context
 from pathlib import Path
 
 import pytest
+from conftest import BLUR3_C
 from pycc_stencil import dropin_cache
 from pycc_stencil.dropin_command import parse_command
-from pycc_stencil.runtime import private_cache
+from pycc_stencil.runtime import private_cache, reference
+from pycc_stencil.runtime.check import CheckOptions, check_file
 from pycc_stencil.runtime.private_cache import (
     SHARDS,
     entry_path,
@@ -335,3 +338,75 @@ def test_a_cache_directory_others_can_write_is_not_used(tmp_path):
     done = run([PYCC, "-O2", "-c", "k.c"], tmp_path, env)
     assert f"warning: cache directory '{cache}' not used" in done.stderr
     assert not any(cache.iterdir())
+
+
+# -------------------------------------------------------------------------- check's reference
+
+
+@pytest.fixture
+def home(tmp_path, monkeypatch) -> Path:
+    """A user cache (`XDG_CACHE_HOME`) and a temporary directory of the test's own."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    (tmp_path / "tmp").mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    monkeypatch.setattr(private_cache, "_warned", set())
+    return tmp_path
+
+
+def _check_blur3(c_file, monkeypatch) -> tuple[list[str], int]:
+    """check's results for blur3, and how many times cc compiled the reference."""
+    compiles, original = [], reference._run
+
+    def counting(command: list[str], stdin: str):
+        if "-c" in command:
+            compiles.append(command)
+        return original(command, stdin)
+
+    monkeypatch.setattr(reference, "_run", counting)
+    results = check_file(c_file(BLUR3_C), [], CheckOptions(params={"n": "37"}))
+    return [str(r) for r in results], len(compiles)
+
+
+BLUR3_OK = ["OK blur3: bit-exact, 2 buffers, 76 elements"]
+
+
+def test_reference_libraries_are_cached_in_a_private_user_directory(c_file, home, monkeypatch):
+    assert _check_blur3(c_file, monkeypatch) == (BLUR3_OK, 1)
+    cache = home / "xdg" / "pycc-stencil" / "reference"
+    assert stat.S_IMODE(cache.stat().st_mode) == 0o700
+    assert len([p for p in cache.rglob("*") if p.is_file()]) == 1
+    assert _check_blur3(c_file, monkeypatch) == (BLUR3_OK, 0)  # a hit
+    assert not any((home / "tmp").iterdir()), "a temporary directory was left behind"
+
+
+def test_a_damaged_reference_library_is_rebuilt(c_file, home, monkeypatch):
+    _check_blur3(c_file, monkeypatch)
+    (entry,) = [p for p in (home / "xdg").rglob("*") if p.is_file()]
+    entry.write_bytes(entry.read_bytes()[:-100])
+    assert _check_blur3(c_file, monkeypatch) == (BLUR3_OK, 1)
+    assert _check_blur3(c_file, monkeypatch) == (BLUR3_OK, 0)
+
+
+@pytest.mark.parametrize("plant", ["world-writable", "symlink"])
+def test_a_reference_cache_others_can_write_is_never_loaded(
+    c_file, home, monkeypatch, capsys, plant
+):
+    """Another local user creates the directory first (or a link to one of theirs) and fills
+    it: check builds in a private temporary directory instead, says so once, loads nothing
+    from it and writes nothing into it."""
+    cache = home / "xdg" / "pycc-stencil" / "reference"
+    cache.parent.mkdir(parents=True)
+    if plant == "symlink":
+        (home / "theirs").mkdir(mode=0o700)
+        cache.symlink_to(home / "theirs")
+        planted = home / "theirs"
+    else:
+        cache.mkdir()
+        cache.chmod(0o777)
+        planted = cache
+    for _ in range(2):
+        assert _check_blur3(c_file, monkeypatch) == (BLUR3_OK, 1)
+    assert not any(planted.iterdir())
+    warnings = capsys.readouterr().err
+    assert warnings.count(f"warning: cache directory '{cache}' not used") == 1, warnings
+    assert not any((home / "tmp").iterdir())
