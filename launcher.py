@@ -13,10 +13,14 @@ SUBCOMMANDS = frozenset({"check", "emit", "tune", "-h", "--help"})
 
 def main() -> int:
     argv = sys.argv[1:]
+    return run_until_signal(lambda: _run(argv))
+
+
+def _run(argv: list[str]) -> int:
     if argv and argv[0] in SUBCOMMANDS:
         from .cli import main as cli_main
 
-        return run_until_signal(lambda: cli_main(argv))
+        return cli_main(argv)
     from .dropin import run_compiler
 
-    return run_until_signal(lambda: run_compiler(argv))
+    return run_compiler(argv)

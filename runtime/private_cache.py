@@ -49,7 +49,7 @@ def private_directory(path: str) -> str | None:
         os.makedirs(path, mode=0o700, exist_ok=True)
         problem = _unsafe(path)
     except OSError as exc:
-        problem = f"cannot create it ({exc.strerror})"
+        problem = f"cannot use it ({exc.strerror})"
     if problem is None:
         return path
     if path not in _warned:

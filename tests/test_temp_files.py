@@ -44,9 +44,12 @@ def _children(pid: int) -> list[int]:
         return []
 
 
-def _interrupt(tmp_path: Path, argv: list[str], number: int, started) -> list[int]:
+def _interrupt(
+    tmp_path: Path, argv: list[str], number: int, started, ignored: bool = False
+) -> list[int]:
     """Run `argv` in tmp_path with a private TMPDIR and cache; once `started(process)` holds,
-    send signal `number`; return the worker processes it had then. Asserts death by it."""
+    send signal `number`; return the worker processes it had then. Asserts death by it, or
+    when the caller `ignored` it (nohup), a successful end."""
     scratch = tmp_path / "tmp"
     scratch.mkdir()
     env = clean_env(tmp_path / "cache", TMPDIR=str(scratch), XDG_CACHE_HOME=str(tmp_path / "xdg"))
@@ -56,8 +59,11 @@ def _interrupt(tmp_path: Path, argv: list[str], number: int, started) -> list[in
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
-        # as from an interactive shell, whatever the test runner ignores
-        preexec_fn=lambda: [signal.signal(s, signal.SIG_DFL) for s in (1, 2, 15)],
+        # as from an interactive shell (or nohup), whatever the test runner ignores
+        preexec_fn=lambda: [
+            signal.signal(s, signal.SIG_IGN if ignored and s == number else signal.SIG_DFL)
+            for s in (signal.SIGHUP, signal.SIGINT, signal.SIGTERM)
+        ],
     )
     deadline = time.monotonic() + 120
     while not started(process, scratch) and process.poll() is None:
@@ -66,7 +72,7 @@ def _interrupt(tmp_path: Path, argv: list[str], number: int, started) -> list[in
     workers = _children(process.pid)
     process.send_signal(number)
     _, errors = process.communicate(timeout=60)
-    assert process.returncode == -number, (process.returncode, errors.decode())
+    assert process.returncode == (0 if ignored else -number), (process.returncode, errors)
     assert b"Traceback" not in errors, errors.decode()
     return workers
 
@@ -118,3 +124,12 @@ def test_a_signal_ends_a_subcommand_cleanly(tmp_path, slow_file, command, number
     argv = [PYCC, *command, slow_file.name]
     workers = _interrupt(tmp_path, argv, number, _running_for(2.0))
     _assert_nothing_left(tmp_path, workers, ["slow.ll"])
+
+
+def test_a_signal_the_caller_ignores_stays_ignored(tmp_path):
+    """Under `nohup` (SIGHUP ignored) a hangup does not stop the compile."""
+    (tmp_path / "k.c").write_text(KERNEL.format(k=0))
+    argv = [PYCC, "-O2", "-c", "k.c", "-o", "k.o"]
+    _interrupt(tmp_path, argv, signal.SIGHUP, _compiling, ignored=True)
+    assert (tmp_path / "k.o").exists()
+    _assert_nothing_left(tmp_path, [], [])
