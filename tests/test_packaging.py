@@ -9,6 +9,7 @@ from __future__ import annotations
 import shutil
 import sys
 import sysconfig
+from importlib.metadata import version
 from pathlib import Path
 
 from test_compiler_mode import CC, clean_env, read_report, run, units_for
@@ -49,6 +50,9 @@ int main(void)
 
 
 def test_the_wheel_installs_and_compiles_a_kernel(tmp_path):
+    built_in_bdist_wheel = (70, 1)
+    installed = tuple(int(p) for p in version("setuptools").split(".")[:2])
+    assert installed >= built_in_bdist_wheel, "install the test extra: pip install -e '.[test]'"
     source, wheels, fresh = tmp_path / "src", tmp_path / "wheels", tmp_path / "fresh"
     shutil.copytree(ROOT, source, ignore=NOT_SOURCES)
     pip = [sys.executable, "-m", "pip", "--disable-pip-version-check"]
