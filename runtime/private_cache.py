@@ -44,12 +44,19 @@ def user_cache_dir(name: str) -> str:
 
 def private_directory(path: str) -> str | None:
     """`path` (created 0700 if missing) when it is safe to load from; otherwise None, with
-    one warning per process and path saying why."""
+    one warning per process and path saying why another user could change it. A directory
+    that cannot be made (`HOME=/nonexistent`, a read-only home) is silently no cache: a build
+    step's stderr stays cc's."""
     try:
         os.makedirs(path, mode=0o700, exist_ok=True)
+    except FileExistsError:
+        pass  # a file or a dangling link is there: `_unsafe` says which
+    except OSError:
+        return None
+    try:
         problem = _unsafe(path)
-    except OSError as exc:
-        problem = f"cannot use it ({exc.strerror})"
+    except OSError:
+        return None
     if problem is None:
         return path
     if path not in _warned:

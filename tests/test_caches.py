@@ -192,6 +192,12 @@ def test_a_new_cache_directory_is_created_private(tmp_path):
     assert stat.S_IMODE(path.stat().st_mode) == 0o700
 
 
+def test_a_cache_directory_that_cannot_be_made_is_silently_no_cache(tmp_path, capsys):
+    (tmp_path / "file").write_bytes(b"")
+    assert private_directory(str(tmp_path / "file" / "cache")) is None
+    assert capsys.readouterr().err == ""
+
+
 @pytest.mark.parametrize("plant", ["world-writable", "group-writable", "symlink", "file",
                                    "other owner", "open parent"])  # fmt: skip
 def test_a_directory_others_can_change_is_refused(tmp_path, monkeypatch, capsys, plant):
