@@ -389,4 +389,3 @@ def _result_from_cache(meta: dict, blobs: dict[str, bytes]) -> UnitResult:
         reason=meta.get("reason"),
         failure=meta.get("failure"),
     )
-
