@@ -13,8 +13,10 @@ first, as ccache cleans one subdirectory at a time: no operation looks at the wh
 
 from __future__ import annotations
 
+import grp
 import hashlib
 import os
+import pwd
 import stat
 import sys
 import time
@@ -76,17 +78,36 @@ def _unsafe(path: str) -> str | None:
         return "it is not a directory"
     if info.st_uid != os.getuid():
         return f"it belongs to user {info.st_uid}"
-    if info.st_mode & 0o022:
+    if _others_can_write(info):
         return f"other users can write to it (mode {stat.S_IMODE(info.st_mode):04o})"
     directory = os.path.realpath(path)
     while directory != os.path.dirname(directory):
         directory = os.path.dirname(directory)
         info = os.stat(directory)
         if info.st_uid not in (0, os.getuid()) or (
-            info.st_mode & 0o022 and not info.st_mode & stat.S_ISVTX
+            _others_can_write(info) and not info.st_mode & stat.S_ISVTX
         ):
             return f"other users can change '{directory}'"
     return None
+
+
+def _others_can_write(info: os.stat_result) -> bool:
+    """World-writable, or group-writable for a group that is not the user's private group
+    (as umask 002 makes every directory on systems with such groups)."""
+    return bool(info.st_mode & 0o002) or bool(
+        info.st_mode & 0o020 and not _private_group(info.st_gid)
+    )
+
+
+def _private_group(gid: int) -> bool:
+    """`gid` is the user's own group: their primary group, named after them, no other member."""
+    try:
+        user, group = pwd.getpwuid(os.getuid()), grp.getgrgid(gid)
+    except KeyError:
+        return False
+    return (
+        gid == user.pw_gid and group.gr_name == user.pw_name and set(group.gr_mem) <= {user.pw_name}
+    )
 
 
 def entry_path(directory: str, key: str) -> str:

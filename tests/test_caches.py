@@ -198,6 +198,21 @@ def test_a_cache_directory_that_cannot_be_made_is_silently_no_cache(tmp_path, ca
     assert capsys.readouterr().err == ""
 
 
+def test_group_writable_is_fine_for_the_users_private_group(tmp_path):
+    """Under umask 002 (user private groups) every directory is group-writable, by a group of
+    one: the cache is used."""
+    if not private_cache._private_group(os.getgid()):
+        pytest.skip("the user has no private group")
+    previous = os.umask(0o002)
+    try:
+        (tmp_path / "home").mkdir()
+        assert stat.S_IMODE((tmp_path / "home").stat().st_mode) == 0o775
+        path = tmp_path / "home" / ".cache" / "pycc-stencil" / "compile"
+        assert private_directory(str(path)) == str(path)
+    finally:
+        os.umask(previous)
+
+
 @pytest.mark.parametrize("plant", ["world-writable", "group-writable", "symlink", "file",
                                    "other owner", "open parent"])  # fmt: skip
 def test_a_directory_others_can_change_is_refused(tmp_path, monkeypatch, capsys, plant):
@@ -208,8 +223,11 @@ def test_a_directory_others_can_change_is_refused(tmp_path, monkeypatch, capsys,
         path.mkdir()
         path.chmod(0o777)
     elif plant == "group-writable":
+        if os.getuid() != 0:
+            pytest.skip("only root can give a directory to a group it is not in")
         path.mkdir()
         path.chmod(0o770)
+        os.chown(path, -1, 65534)
     elif plant == "symlink":
         (tmp_path / "elsewhere").mkdir(mode=0o700)
         path.symlink_to(tmp_path / "elsewhere")
