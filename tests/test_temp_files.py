@@ -106,10 +106,12 @@ def test_a_signal_mid_compile_leaves_nothing_behind(tmp_path, slow_file, number)
     _assert_nothing_left(tmp_path, workers, ["slow.o"])
 
 
-def _running_for(seconds: float):
-    """Started `seconds` ago: the imports are done, the work is under way."""
-    start = time.monotonic()
-    return lambda process, scratch: time.monotonic() - start > seconds
+def _lowering(process: subprocess.Popen, scratch: Path) -> bool:
+    """libclang is loaded: the signal handlers are in place and the work has begun."""
+    try:
+        return b"libclang" in Path(f"/proc/{process.pid}/maps").read_bytes()
+    except OSError:
+        return False
 
 
 @pytest.mark.parametrize(
@@ -122,7 +124,7 @@ def _running_for(seconds: float):
 )
 def test_a_signal_ends_a_subcommand_cleanly(tmp_path, slow_file, command, number):
     argv = [PYCC, *command, slow_file.name]
-    workers = _interrupt(tmp_path, argv, number, _running_for(2.0))
+    workers = _interrupt(tmp_path, argv, number, _lowering)
     _assert_nothing_left(tmp_path, workers, ["slow.ll"])
 
 
