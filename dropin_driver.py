@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import os
 import shlex
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -33,7 +32,6 @@ from .dropin_report import (
     verbose,
     warn_fallback,
 )
-from .emit import cc_machine
 from .emit.output_files import write_atomically
 from .ir_passes.presets import LOCALITY_PASSES
 
@@ -247,14 +245,11 @@ class Driver:
         if isinstance(preprocessed, int) or preprocessed.returncode != 0:
             return UnitResult(reason="the file does not preprocess; cc reports why"), None
         key = cache.cache_key(
-            cache.tool_identity(),
-            _compiler_identity(self.cc),
+            cache.environment(self.cc, self.command),
             stage,
             json.dumps(self.flags),
             self.passes,
             self.row_align or "",
-            cc_machine.describe(self.flags, self.command.pycc_options),
-            cache.codegen_environment(),
             os.path.abspath(source),
             text,
             preprocessed.stdout,
@@ -411,16 +406,6 @@ def _timeout() -> float:
         return float(os.environ.get("PYCC_TIMEOUT", "120"))
     except ValueError:
         return 120.0
-
-
-def _compiler_identity(cc: str) -> str:
-    path = shutil.which(cc) or cc
-    try:
-        real = os.path.realpath(path)
-        stat = os.stat(real)
-    except OSError:
-        return path
-    return f"{real}:{stat.st_size}:{stat.st_mtime_ns}"
 
 
 def _result_to_cache(result: UnitResult) -> tuple[dict, dict[str, bytes]]:
