@@ -10,7 +10,7 @@ import os
 import re
 import shlex
 
-from .dropin_threads import LINK_OPENMP, PARALLEL_FLAG, PARALLEL_OPTION, wants_threads
+from .emit.cc_threads import LINK_OPENMP, PARALLEL_FLAG, PARALLEL_OPTION, wants_threads
 
 #: gcc options whose value is the next argument (when not attached)
 VALUE_OPTIONS = frozenset(

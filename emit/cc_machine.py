@@ -4,7 +4,7 @@ parallel loops use threads, and the cache sizes tile sizes come from.
 A drop-in compiler's output must follow its flags, never the build machine, unless the flags
 name that machine:
 
-- Threads, as with gcc, only when asked for (`dropin_threads`): the OpenMP runtime, else one
+- Threads, as with gcc, only when asked for (`emit.cc_threads`): the OpenMP runtime, else one
   thread (`SERIAL`); teams of N threads under `-ftree-parallelize-loops=N`, as gcc's.
 - Cache sizes: the default model (`DEFAULT_CACHE_BYTES`, gcc's model for `-mtune=generic`),
   this machine's (Linux sysfs) only under `-march=native` or `-mtune=native` (gcc then reads
@@ -21,8 +21,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..dropin_threads import autopar_threads, wants_threads
 from ..ir_passes.core.target import DEFAULT_CACHE_BYTES, OPENMP, SERIAL, Target, parse_size
+from .cc_threads import autopar_threads, wants_threads
 
 if TYPE_CHECKING:
     from .cc_target import TargetSpec
@@ -56,7 +56,7 @@ def compiler_mode_target(
 
 
 def parallel_runtime(flags: Sequence[str], pycc_options: Mapping[str, str]) -> str:
-    """`OPENMP` when the flags ask for threads (`dropin_threads`), else `SERIAL`."""
+    """`OPENMP` when the flags ask for threads (`emit.cc_threads`), else `SERIAL`."""
     return OPENMP if wants_threads(flags, pycc_options) else SERIAL
 
 

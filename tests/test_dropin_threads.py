@@ -25,9 +25,9 @@ from pathlib import Path
 import pytest
 from pycc_stencil.dropin_command import parse_command
 from pycc_stencil.dropin_driver import default_passes
-from pycc_stencil.dropin_threads import LINK_OPENMP, wants_threads
 from pycc_stencil.dropin_unit import compile_kernels
 from pycc_stencil.emit import cc_machine
+from pycc_stencil.emit.cc_threads import LINK_OPENMP, wants_threads
 from test_large_tiles import OVERRIDE, RUNTIME_SYMBOL, THREADS, preload_library
 from test_tiling import PYCC, STENCILS_C, _split_functions, build_both
 

@@ -21,8 +21,8 @@ import pytest
 from conftest import I64, PTR, Kernel, counted_loop, element, lowered_module
 from llvmlite import ir
 from pycc_stencil.dropin_takeover import Takeover, kernel_module
-from pycc_stencil.dropin_threads import LINK_OPENMP
 from pycc_stencil.emit.cc_target import target_from_flags
+from pycc_stencil.emit.cc_threads import LINK_OPENMP
 from pycc_stencil.emit.host_jit import compile_module
 from pycc_stencil.emit.host_object import compile_to_object
 from pycc_stencil.frontend import c_types as ct
@@ -36,7 +36,7 @@ from pycc_stencil.polyhedral.parallel import (
 from pycc_stencil.runtime.isolate import run_isolated
 
 LO = 3  # ranges start away from 0, so a runtime that ignores `lo` is caught
-#: how pycc-stencil links a program that asks for threads (`dropin_threads`): the objects'
+#: how pycc-stencil links a program that asks for threads (`emit.cc_threads`): the objects'
 #: references to the OpenMP runtime are weak, which --as-needed alone does not keep
 OPENMP_LINK = ("-fopenmp", *LINK_OPENMP)
 GUARD = -1

@@ -64,7 +64,7 @@ class Target(ABC):
     #: unless whoever builds the module for this target asks for threads
     parallel_runtime: str = SERIAL
     #: threads of an OPENMP loop's team: 0 for the runtime's default (OMP_NUM_THREADS), N
-    #: under gcc's -ftree-parallelize-loops=N (`dropin_threads.autopar_threads`)
+    #: under gcc's -ftree-parallelize-loops=N (`emit.cc_threads.autopar_threads`)
     parallel_team: int = 0
 
     @property
