@@ -30,7 +30,7 @@ from .dropin_report import (
     verbose,
     warn_fallback,
 )
-from .emit.output_files import write_atomically
+from .emit.output_files import output_mode, write_atomically
 from .ir_passes.presets import LOCALITY_PASSES
 
 #: what `-O3` (and `-Ofast`) run without `-fpycc-passes=`: locality for iterated stencils and
@@ -358,7 +358,7 @@ def _publish(path: str, output: str) -> int:
         return 0
     try:
         with open(path, "rb") as handle:
-            write_atomically(output, handle.read())
+            write_atomically(output, handle.read(), mode=output_mode())
     except OSError as exc:
         print(f"pycc-stencil: error: cannot write '{output}': {exc.strerror}", file=sys.stderr)
         return 1
@@ -402,4 +402,3 @@ def _result_from_cache(meta: dict, blobs: dict[str, bytes]) -> UnitResult:
         reason=meta.get("reason"),
         failure=meta.get("failure"),
     )
-

@@ -143,7 +143,8 @@ def kernel_module(
         elif not function.linkage.startswith("linkonce_odr"):  # polyhedral/parallel's: one copy
             function.linkage = "internal"
         if function.name in reachable:
-            function.attributes.add("uwtable")  # unwind tables, as gcc emits by default
+            if target.unwind_tables:  # as gcc emits them by default
+                function.attributes.add("uwtable")
             if target.function_sections and not function.section:
                 function.section = f".text.{function.name}"
     if target.fp_flags:
@@ -156,6 +157,8 @@ def kernel_module(
     extra = [target.stack_protector] if target.stack_protector else []
     if target.frame_pointer:
         extra.append('"frame-pointer"="all"')
+    if target.stack_clash:
+        extra.append('"probe-stack"="inline-asm"')
     if extra:  # attributes llvmlite does not know (`sspreq`, string attributes): in the text
         text = re.sub(
             r"^(define [^\n]*?) nounwind",

@@ -17,27 +17,29 @@ from dataclasses import dataclass
 
 import llvmlite.binding as llvm
 
-#: gcc's predefined ISA macros and the LLVM x86 features they stand for
-_X86_FEATURE_MACROS = {
-    "__SSE3__": "sse3",
-    "__SSSE3__": "ssse3",
-    "__SSE4_1__": "sse4.1",
-    "__SSE4_2__": "sse4.2",
-    "__POPCNT__": "popcnt",
-    "__AVX__": "avx",
-    "__AVX2__": "avx2",
-    "__FMA__": "fma",
-    "__F16C__": "f16c",
-    "__BMI__": "bmi",
-    "__BMI2__": "bmi2",
-    "__LZCNT__": "lzcnt",
-    "__MOVBE__": "movbe",
-    "__AVX512F__": "avx512f",
-    "__AVX512VL__": "avx512vl",
-    "__AVX512BW__": "avx512bw",
-    "__AVX512DQ__": "avx512dq",
-    "__AVX512CD__": "avx512cd",
-}
+#: x86 ISA extensions gcc enables with `-mNAME` (disables with `-mno-NAME`); all of them only
+#: change which instructions the code may use, which `cc -dM -E` reports as macros
+ISA_EXTENSIONS = frozenset(
+    """3dnow 3dnowa abm adx aes amx-bf16 amx-complex amx-fp16 amx-int8 amx-tile avx avx2
+    avx5124fmaps avx5124vnniw avx512bf16 avx512bitalg avx512bw avx512cd avx512dq avx512er avx512f
+    avx512fp16 avx512ifma avx512pf avx512vbmi avx512vbmi2 avx512vl avx512vnni avx512vp2intersect
+    avx512vpopcntdq avxifma avxneconvert avxvnni avxvnniint8 bmi bmi2 cldemote clflushopt clwb
+    clzero cmpccxadd crc32 cx16 enqcmd f16c fma fma4 fsgsbase fxsr gfni hle hreset kl lwp lzcnt
+    mmx movbe movdir64b movdiri mwait mwaitx pclmul pconfig pku popcnt prefetchi prefetchwt1
+    prfchw ptwrite raoint rdpid rdrnd rdseed rtm sahf serialize sgx sha shstk sse sse2 sse3 sse4
+    sse4.1 sse4.2 sse4a ssse3 tbm tsxldtrk uintr vaes vpclmulqdq waitpkg wbnoinvd widekl xop
+    xsave xsavec xsaveopt xsaves""".split()
+)
+#: the extensions LLVM's code generator can use, each reported by gcc as `__NAME__`
+#: (`__SSE4_1__`); with -march=native they override the host's features, so `-mno-avx2`
+#: and `-march=native` give LLVM what they give gcc
+_LLVM_FEATURES = (
+    "sse3 ssse3 sse4.1 sse4.2 sse4a popcnt lzcnt bmi bmi2 movbe f16c fma fma4 xop avx avx2 "
+    "avx512f avx512vl avx512bw avx512dq avx512cd avx512ifma avx512vbmi avx512vbmi2 avx512vnni "
+    "avx512bitalg avx512vpopcntdq avx512bf16 avx512fp16 avxvnni aes pclmul vaes vpclmulqdq gfni "
+    "sha adx rdrnd rdseed crc32 prfchw clflushopt clwb fsgsbase xsave xsaveopt xsavec xsaves"
+).split()
+_FEATURE_MACROS = {f"__{f.upper().replace('.', '_')}__": f for f in _LLVM_FEATURES}
 
 
 class UnsupportedTarget(Exception):
@@ -63,6 +65,8 @@ class TargetSpec:
     math_errno: bool = True  # sqrt of a negative sets errno (gcc's default, not -ffast-math)
     function_sections: bool = False  # -ffunction-sections: .text.<name> per function
     data_sections: bool = False  # -fdata-sections
+    stack_clash: bool = False  # -fstack-clash-protection: probe each page of a large frame
+    unwind_tables: bool = True  # gcc's x86-64 default; off with both -fno-*unwind-tables
     #: LLVM's loop / SLP vectorizer from -f[no-]tree-{,loop-,slp-}vectorize; None: the flags
     #: do not say, LLVM's pipeline default for the level applies
     loop_vectorize: bool | None = None
@@ -106,37 +110,116 @@ def predefined_macros(cc: str, flags: Sequence[str]) -> dict[str, str]:
     return macros
 
 
-#: options whose code only cc can produce (instrumentation, LTO bytecode, trapping overflow)
-_CC_ONLY_OPTIONS = (
-    "-fsanitize=",
-    "-ftrapv",
-    "--coverage",
-    "-fprofile-arcs",
-    "-ftest-coverage",
-    "-fprofile-generate",
-    "-fprofile-use",
-    "-fprofile-instr",
-    "-pg",
-    "-finstrument-functions",
-    "-flto",
-    "-fcf-protection",
-    "-save-temps",  # the temporaries would be those of the rewritten file
-    "-frounding-math",
-    "-fsignaling-nans",
-    "-fpatchable-function-entry",
-    "-fzero-call-used-regs",
-    "-fharden-",
-    "-fsplit-stack",
-    "-fno-builtin",  # gcc then keeps calls as written; LLVM would still form memset/memcpy
-    "-ffreestanding",
-)
-#: -m options that only select ISA extensions (which `cc -dM` reports) or tuning; every
-#: other -m option (ABI, code model, x87 math, red zone, retpolines, ...) is cc's alone
-_ISA_OPTION = re.compile(
-    r"-m(arch|tune)=.*|-m64|-m(no-)?(sse\d?|sse\d_\d|ssse3|avx\w*|fma|fma4|f16c|bmi2?|lzcnt|"
-    r"popcnt|movbe|aes|pclmul|sha|adx|rdrnd|rdseed|xsave\w*|fsgsbase|prfchw|clflushopt|clwb|"
-    r"vaes|vpclmulqdq|gfni|mmx|cx16|sahf|abm|3dnow\w*|prefer-vector-width=\w+)"
-)
+@dataclass(frozen=True)
+class CodegenOption:
+    """gcc options that change the generated code, and what compiler mode does with them.
+
+    A spelling ending in `=` or `*` matches every option it begins (`*` is not part of the
+    option); any other spelling matches exactly. `honoured` options are implemented for the
+    kernels pycc-stencil compiles (`how` says how); any other makes every kernel of the file
+    go to cc (`how` says why only cc can do it)."""
+
+    spellings: tuple[str, ...]
+    honoured: bool
+    how: str
+
+    def matches(self, flag: str) -> bool:
+        return any(
+            flag.startswith(s.rstrip("*")) if s.endswith(("=", "*")) else flag == s
+            for s in self.spellings
+        )
+
+
+def _honoured(*spellings: str, how: str) -> CodegenOption:
+    return CodegenOption(spellings, True, how)
+
+
+def _cc_only(*spellings: str, why: str) -> CodegenOption:
+    return CodegenOption(spellings, False, why)
+
+
+#: gcc's "Options for Code Generation Conventions", instrumentation options and the -f
+#: options that change what a program computes, first match winning (README's table is
+#: `codegen_option_table()`; tests/test_dropin_flags.py keeps the two equal). Optimization
+#: choices (-funroll-loops, -fno-inline, ...) are not listed: LLVM's -O<n> pipeline chooses its
+#: own, and no correct program can tell.
+CODEGEN_OPTIONS = (
+    _honoured("-fPIC", "-fpic", "-fPIE", "-fpie", "-fno-PIC", "-fno-pic", "-fno-PIE", "-fno-pie",
+              how="position-independent code exactly when cc's `__PIC__`/`__PIE__` are defined"),
+    _honoured("-fwrapv", "-fno-wrapv", "-fstrict-overflow", "-fno-wrapv-pointer",
+              how="`-fwrapv`: signed `+ - * <<` wrap (no `nsw` in the IR)"),
+    _honoured("-fstack-protector", "-fstack-protector-strong", "-fstack-protector-all",
+              "-fstack-protector-explicit", "-fno-stack-protector",
+              how="LLVM's `ssp`/`sspstrong`/`sspreq` (kernels with attributes go to cc)"),
+    _honoured("-fstack-clash-protection", "-fno-stack-clash-protection",
+              how='stack probes (`"probe-stack"="inline-asm"`)'),
+    _honoured("-ftrivial-auto-var-init=uninitialized", how="gcc's default"),
+    _honoured("-fomit-frame-pointer", "-fno-omit-frame-pointer",
+              how='`-fno-omit-frame-pointer`: `"frame-pointer"="all"`'),
+    _honoured("-ffunction-sections", "-fno-function-sections", "-fdata-sections",
+              "-fno-data-sections", how="`.text.NAME` / `.rodata.NAME` sections"),
+    _honoured("-fexceptions", "-fno-exceptions", "-funwind-tables", "-fno-unwind-tables",
+              "-fasynchronous-unwind-tables", "-fno-asynchronous-unwind-tables",
+              how="unwind tables unless both `-fno-asynchronous-unwind-tables` and "
+              "`-fno-unwind-tables` (kernels raise no exception)"),
+    _honoured("-ffast-math", "-fno-fast-math",
+              how="LLVM's `fast` flags when cc defines `__FAST_MATH__`"),
+    _honoured("-fmath-errno", "-fno-math-errno",
+              how="`sqrt` calls libm (sets `errno`) unless cc defines `__NO_MATH_ERRNO__`"),
+    _honoured("-ffp-contract=", how="`fast`: multiply-adds fused (`contract`); `off`/`on`: not"),
+    _honoured("-funsafe-math-optimizations", "-fno-unsafe-math-optimizations",
+              "-fassociative-math", "-fno-associative-math", "-freciprocal-math",
+              "-fno-reciprocal-math", "-fsigned-zeros", "-fno-signed-zeros", "-ffinite-math-only",
+              "-fno-finite-math-only", "-ftrapping-math", "-fno-trapping-math",
+              "-fno-rounding-math", "-fno-signaling-nans",
+              how="they allow rewrites, never require them: kernels keep IEEE semantics"),
+    _honoured("-fexcess-precision=", "-ffloat-store", "-fno-float-store",
+              how="no effect with SSE2 math (x87 math is cc's, below)"),
+    _honoured("-fstrict-aliasing", "-fno-strict-aliasing",
+              how="no type-based alias analysis in pycc-stencil (overlap is checked at run time)"),
+    _honoured("-fsigned-char", "-funsigned-char", "-fno-signed-char", "-fno-unsigned-char",
+              "-fshort-enums", "-fno-short-enums", "-fshort-wchar", "-fno-short-wchar",
+              how="the front end reads the types as cc does"),
+    _honoured("-fcommon", "-fno-common", "-fident", "-fno-ident", "-frecord-gcc-switches",
+              "-fno-record-gcc-switches", "-fno-zero-initialized-in-bss",
+              how="variables and the object's notes are cc's part of the object"),
+    _honoured("-fvisibility=default", "-fvisibility=hidden", how="kernel symbols' visibility"),
+    _honoured("-fstrict-volatile-bitfields", "-fno-strict-volatile-bitfields",
+              how="kernels using `volatile` go to cc"),
+    _honoured("-fopenmp", "-fopenmp-simd", how="kernels with OpenMP directives go to cc"),
+    _honoured("-fcf-protection=none", "-fno-lto", "-fno-sanitize=", how="gcc's default"),
+    _honoured("-m<ISA>", "-mno-<ISA>", "-march=", "-mtune=", "-mcpu=", "-m64",
+              "-mprefer-vector-width=", "-mprefer-avx128", "-mfpmath=sse", "-mcmodel=small",
+              how="`-m<ISA>` is every x86 extension gcc has (`-msse4.1`, `-mno-avx2`, "
+              "`-mavx512f`, ...): LLVM gets the features cc's predefined macros name; "
+              "`-march=native`: the host's, less those the macros lack"),
+    _cc_only("-fsanitize*", "--coverage", "-fprofile-*", "-ftest-coverage", "-pg", "-p",
+             "-finstrument-functions*", "-fpatchable-function-entry=", "-fcf-protection*",
+             "-fharden-*", "-fzero-call-used-regs=",
+             why="instrumentation and hardening only gcc emits"),
+    _cc_only("-ftrivial-auto-var-init=*",
+             why="`pattern`/`zero` fill uninitialized locals; pycc-stencil's code does not"),
+    _cc_only("-fstack-check*", "-fstack-limit-*", "-fsplit-stack", "-fstack-reuse=",
+             why="stack conventions LLVM does not implement as gcc does"),
+    _cc_only("-ftrapv", "-fno-strict-overflow", "-fwrapv-pointer",
+             why="trapping signed overflow; wrapping pointer arithmetic"),
+    _cc_only("-frounding-math", "-fsignaling-nans", "-fsingle-precision-constant",
+             "-fcx-limited-range", "-fcx-fortran-rules",
+             why="floating-point semantics the front end does not model"),
+    _cc_only("-fno-builtin*", "-ffreestanding",
+             why="gcc keeps calls as written; LLVM would still form `memset`/`memcpy`"),
+    _cc_only("-fno-delete-null-pointer-checks", why="LLVM assumes a null dereference is UB"),
+    _cc_only("-fpack-struct*", "-fpcc-struct-return", "-freg-struct-return",
+             "-fleading-underscore", "-ffixed-*", "-fcall-used-*", "-fcall-saved-*",
+             "-ftls-model=", "-fno-plt", "-fno-jump-tables", "-fno-bit-tests",
+             "-fnon-call-exceptions", "-finhibit-size-directive", "-fverbose-asm", "-fvisibility=*",
+             why="layout, ABI and assembly conventions only cc implements"),
+    _cc_only("-flto*", "-save-temps*",
+             why="LTO bytecode; the temporaries would be those of the rewritten file"),
+    _cc_only("-m*", why="every other `-m` option: ABI (`-mabi=`, `-m32`, `-mx32`), code "
+             "model, x87 math, `-mgeneral-regs-only`, `-mfentry`, red zone, retpolines, ..."),
+)  # fmt: skip
+_ISA_OPTION = re.compile(r"-m(no-)?(?P<name>[\w.-]+)")
 _STACK_PROTECTORS = {
     "-fstack-protector": "ssp",
     "-fstack-protector-strong": "sspstrong",
@@ -146,14 +229,40 @@ _STACK_PROTECTORS = {
 }
 
 
+def codegen_option(flag: str) -> CodegenOption | None:
+    """The row of `CODEGEN_OPTIONS` deciding `flag`, None for options that are not listed."""
+    isa = _ISA_OPTION.fullmatch(flag)
+    if isa is not None and isa["name"] in ISA_EXTENSIONS:
+        return CODEGEN_OPTIONS[[o.spellings[0] for o in CODEGEN_OPTIONS].index("-m<ISA>")]
+    return next((o for o in CODEGEN_OPTIONS if o.matches(flag)), None)
+
+
+def refusal_of_flags(flags: Sequence[str]) -> str | None:
+    """Why cc must compile every kernel of a file compiled with `flags`, read from the flags
+    alone (no process, no parsing: it is checked before anything else), or None."""
+    for flag in flags:
+        option = codegen_option(flag)
+        if option is not None and not option.honoured:
+            return f"'{flag}' is implemented by cc only"
+    return None
+
+
+def codegen_option_table() -> str:
+    """The README's table of `CODEGEN_OPTIONS` (Markdown)."""
+    rows = ["| options | kernels | how / why |", "|---|---|---|"]
+    for option in CODEGEN_OPTIONS:
+        spellings = ", ".join(f"`{s}`" for s in option.spellings)
+        rows.append(f"| {spellings} | {'honoured' if option.honoured else 'left to cc'} | "
+                    f"{option.how} |")  # fmt: skip
+    return "\n".join(rows)
+
+
 def target_from_flags(cc: str, flags: Sequence[str]) -> TargetSpec:
     """The target `cc flags` compiles for; raises `UnsupportedTarget` for foreign machines
     and for options whose effect on code only cc implements."""
-    for flag in flags:
-        if flag.startswith(_CC_ONLY_OPTIONS) and flag not in ("-fcf-protection=none", "-flto=no"):
-            raise UnsupportedTarget(f"'{flag}' is implemented by cc only")
-        if flag.startswith("-m") and not _ISA_OPTION.fullmatch(flag):
-            raise UnsupportedTarget(f"'{flag}' is implemented by cc only")
+    refusal = refusal_of_flags(flags)
+    if refusal is not None:
+        raise UnsupportedTarget(refusal)
     macros = predefined_macros(cc, flags)
     if "__SSE2_MATH__" not in macros:
         raise UnsupportedTarget("floating point without SSE2 (x87 or soft float) is cc's alone")
@@ -162,17 +271,8 @@ def target_from_flags(cc: str, flags: Sequence[str]) -> TargetSpec:
     host_triple = llvm.get_process_triple()
     if not host_triple.startswith("x86_64"):
         raise UnsupportedTarget(f"host triple {host_triple} is not x86-64")
-    march = _last_value(flags, "-march=")
-    if march == "native":
-        cpu = llvm.get_host_cpu_name()
-        features = llvm.get_host_cpu_features().flatten()
-    else:
-        cpu = "x86-64"
-        features = ",".join(
-            f"{'+' if macro in macros else '-'}{feature}"
-            for macro, feature in _X86_FEATURE_MACROS.items()
-        )
     opt_level, size_level = _optimization_level(flags, macros)
+    cpu, features = _cpu_and_features(flags, macros)
     return TargetSpec(
         triple=host_triple,
         cpu=cpu,
@@ -181,11 +281,7 @@ def target_from_flags(cc: str, flags: Sequence[str]) -> TargetSpec:
         size_level=size_level,
         pic="__PIC__" in macros or "__PIE__" in macros,
         fp_flags=_fp_flags(flags, macros, opt_level),
-        wrapv=_last_of(flags, ("-fwrapv", "-fno-wrapv", "-fno-strict-overflow"))
-        not in (
-            None,
-            "-fno-wrapv",
-        ),
+        wrapv=_last_of(flags, ("-fwrapv", "-fno-wrapv", "-fstrict-overflow")) == "-fwrapv",
         math_errno="__NO_MATH_ERRNO__" not in macros,
         frame_pointer=_last_of(flags, ("-fomit-frame-pointer", "-fno-omit-frame-pointer"))
         == "-fno-omit-frame-pointer",
@@ -194,8 +290,30 @@ def target_from_flags(cc: str, flags: Sequence[str]) -> TargetSpec:
         data_sections=_last_of(flags, ("-fdata-sections", "-fno-data-sections"))
         == "-fdata-sections",
         stack_protector=_STACK_PROTECTORS.get(_last_of(flags, tuple(_STACK_PROTECTORS)) or "", ""),
+        stack_clash=_last_of(flags, ("-fstack-clash-protection", "-fno-stack-clash-protection"))
+        == "-fstack-clash-protection",
+        unwind_tables=any(
+            _last_of(flags, (f"-f{kind}unwind-tables", f"-fno-{kind}unwind-tables"))
+            != f"-fno-{kind}unwind-tables"
+            for kind in ("", "asynchronous-")
+        ),
         loop_vectorize=_vectorizer(flags, "loop"),
         slp_vectorize=_vectorizer(flags, "slp"),
+    )
+
+
+def _cpu_and_features(flags: Sequence[str], macros: dict[str, str]) -> tuple[str, str]:
+    """LLVM's CPU and features: the baseline x86-64 plus the extensions cc's macros name, or
+    under -march=native the host's, each extension gcc has a macro for set as cc's macros say
+    (`-march=native -mno-avx2` has no AVX2)."""
+    chosen = {feature: macro in macros for macro, feature in _FEATURE_MACROS.items()}
+    if _last_value(flags, "-march=") != "native":
+        return "x86-64", ",".join(f"{'+' if on else '-'}{f}" for f, on in chosen.items())
+    host = llvm.get_host_cpu_features()
+    features = {name: host[name] for name in host}
+    features.update(chosen)
+    return llvm.get_host_cpu_name(), ",".join(
+        f"{'+' if on else '-'}{f}" for f, on in features.items()
     )
 
 
