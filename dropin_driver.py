@@ -30,6 +30,8 @@ from .dropin_report import (
     verbose,
     warn_fallback,
 )
+from .dropin_symbols import foreign_symbols
+from .emit.cc_options import refusal_of_flags
 from .emit.output_files import output_mode, write_atomically
 from .ir_passes.presets import LOCALITY_PASSES
 
@@ -146,6 +148,11 @@ class Driver:
             unit.status, unit.reason = "passthrough", "no loops in the file"
             status = self._cc(original)
             return self._finish(unit, status, started)
+        refusal = refusal_of_flags(self.flags)
+        if refusal is not None:  # every kernel is cc's: the file is not even parsed
+            unit.reason = refusal
+            status = self._cc(original)
+            return self._finish(unit, status, started, refusal)
         result, cache_state = self._analyse(source, text, stage, deps, unit)
         unit.cache = cache_state
         unit.functions = result.functions
@@ -310,7 +317,18 @@ class Driver:
                     "" if isinstance(linked, int) else linked.stderr.decode(errors="replace")
                 )
                 return None
+            foreign = foreign_symbols(joined, cc_part, lambda: self._cc_object(item, mirror))
+            if foreign:
+                unit.reason = f"its code needs '{foreign[0]}', which cc's object does not"
+                return None
         return _publish(joined, output)
+
+    def _cc_object(self, item: Input, folder: str) -> str | None:
+        """cc's own object for the original file (what the user's build would link)."""
+        path = os.path.join(folder, "cc-unit.o")
+        language = ["-x", item.language] if item.language else []
+        done = self._cc([*self.flags, "-w", "-c", *language, item.path, "-o", path], True)
+        return path if not isinstance(done, int) and done.returncode == 0 else None
 
     def _diagnose(self, item: Input) -> subprocess.Popen:
         """cc on the original file, for its diagnostics only (the rewritten file is compiled
