@@ -76,8 +76,8 @@ CODEGEN_OPTIONS = (
               "-fno-data-sections", how="`.text.NAME` / `.rodata.NAME` sections"),
     _honoured("-fexceptions", "-fno-exceptions", "-funwind-tables", "-fno-unwind-tables",
               "-fasynchronous-unwind-tables", "-fno-asynchronous-unwind-tables",
-              how="unwind tables unless both `-fno-asynchronous-unwind-tables` and "
-              "`-fno-unwind-tables` (kernels raise no exception)"),
+              how="unwind tables exactly when gcc emits them (not with "
+              "`-fno-asynchronous-unwind-tables` alone)"),
     _honoured("-ffast-math", "-fno-fast-math",
               how="LLVM's `fast` flags when cc defines `__FAST_MATH__`"),
     _honoured("-fmath-errno", "-fno-math-errno",
@@ -107,8 +107,8 @@ CODEGEN_OPTIONS = (
     _honoured("-m<ISA>", "-mno-<ISA>", "-march=", "-mtune=", "-mcpu=", "-m64",
               "-mprefer-vector-width=", "-mprefer-avx128", "-mfpmath=sse", "-mcmodel=small",
               how="`-m<ISA>` is every x86 extension gcc has (`-msse4.1`, `-mno-avx2`, "
-              "`-mavx512f`, ...): LLVM gets the features cc's predefined macros name; "
-              "`-march=native`: the host's, less those the macros lack"),
+              "`-mavx512f`, ...): LLVM gets the features cc's predefined macros name "
+              "(`-march=native`: the host's, less those the macros lack); the others only tune"),
     _cc_only("-fsanitize*", "--coverage", "-fprofile-*", "-ftest-coverage", "-pg", "-p",
              "-finstrument-functions*", "-fpatchable-function-entry=", "-fcf-protection*",
              "-fharden-*", "-fzero-call-used-regs=",
@@ -129,6 +129,7 @@ CODEGEN_OPTIONS = (
              "-fleading-underscore", "-ffixed-*", "-fcall-used-*", "-fcall-saved-*",
              "-ftls-model=", "-fno-plt", "-fno-jump-tables", "-fno-bit-tests",
              "-fnon-call-exceptions", "-finhibit-size-directive", "-fverbose-asm", "-fvisibility=*",
+             "-ftrampolines", "-fno-sync-libcalls",
              why="layout, ABI and assembly conventions only cc implements"),
     _cc_only("-flto*", "-save-temps*",
              why="LTO bytecode; the temporaries would be those of the rewritten file"),

@@ -142,11 +142,7 @@ def target_from_flags(cc: str, flags: Sequence[str]) -> TargetSpec:
         stack_protector=_STACK_PROTECTORS.get(_last_of(flags, tuple(_STACK_PROTECTORS)) or "", ""),
         stack_clash=_last_of(flags, ("-fstack-clash-protection", "-fno-stack-clash-protection"))
         == "-fstack-clash-protection",
-        unwind_tables=any(
-            _last_of(flags, (f"-f{kind}unwind-tables", f"-fno-{kind}unwind-tables"))
-            != f"-fno-{kind}unwind-tables"
-            for kind in ("", "asynchronous-")
-        ),
+        unwind_tables=_unwind_tables(flags),
         loop_vectorize=_vectorizer(flags, "loop"),
         slp_vectorize=_vectorizer(flags, "slp"),
     )
@@ -164,6 +160,16 @@ def _cpu_and_features(flags: Sequence[str], macros: dict[str, str]) -> tuple[str
     features.update(chosen)
     return llvm.get_host_cpu_name(), ",".join(
         f"{'+' if on else '-'}{f}" for f, on in features.items()
+    )
+
+
+def _unwind_tables(flags: Sequence[str]) -> bool:
+    """gcc's x86-64 emits unwind tables unless -fno-asynchronous-unwind-tables, and then
+    still with -funwind-tables or -fexceptions (last one of each pair winning)."""
+    chosen = [_last_of(flags, (f"-f{name}", f"-fno-{name}")) for name in
+              ("asynchronous-unwind-tables", "unwind-tables", "exceptions")]  # fmt: skip
+    return chosen[0] != "-fno-asynchronous-unwind-tables" or any(
+        c is not None and not c.startswith("-fno-") for c in chosen[1:]
     )
 
 

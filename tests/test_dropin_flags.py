@@ -113,7 +113,7 @@ AUDITED = {
         "-fzero-call-used-regs=all", "-fharden-compares", "-mgeneral-regs-only", "-fpack-struct",
         "-fpack-struct=2", "-mabi=ms", "-m32", "-mx32", "-fvisibility=protected",
         "-fno-strict-overflow", "-fstack-check", "-fsplit-stack", "-fcf-protection=full",
-        "-flto", "-save-temps", "-mno-red-zone", "-fno-delete-null-pointer-checks",
+        "-flto", "-save-temps", "-mno-red-zone", "-fno-delete-null-pointer-checks", "-ftrampolines",
     ],
 }  # fmt: skip
 
@@ -242,14 +242,25 @@ def test_no_strict_aliasing_type_punning_kernel(tmp_path, env):
 
 
 @pytest.mark.skipif(shutil.which("readelf") is None, reason="binutils not installed")
-def test_no_unwind_tables_like_cc(tmp_path, env):
-    """-fno-asynchronous-unwind-tables -fno-unwind-tables: no .eh_frame, as in cc's object."""
-    args = ["-O2", "-fno-asynchronous-unwind-tables", "-fno-unwind-tables", "-c", "k.c"]
-    _, _, report = both(tmp_path, {"k.c": STENCIL}, args, env)
+@pytest.mark.parametrize(
+    "flags",
+    [
+        ["-fno-asynchronous-unwind-tables"],
+        ["-fno-asynchronous-unwind-tables", "-funwind-tables"],
+        ["-fno-asynchronous-unwind-tables", "-fexceptions"],
+        ["-fno-unwind-tables"],
+    ],
+)
+def test_unwind_tables_like_cc(tmp_path, env, flags):
+    """The object has an .eh_frame exactly when cc's has one."""
+    _, _, report = both(tmp_path, {"k.c": STENCIL}, ["-O2", *flags, "-c", "k.c"], env)
     assert compiled_by(report, "k.c") == {"blur": "pycc-stencil"}
+    tables = []
     for side in ("cc", "pycc"):
         sections = run(["readelf", "-S", "-W", "k.o"], tmp_path / side, env).stdout
-        assert ".eh_frame" not in sections, (side, sections)
+        tables.append(".eh_frame" in sections)
+    assert tables[1] == tables[0]
+    assert tables[0] == (flags != ["-fno-asynchronous-unwind-tables"])
 
 
 # ---------------------------------------------------------------- refused before parsing
