@@ -317,7 +317,9 @@ class Driver:
                     "" if isinstance(linked, int) else linked.stderr.decode(errors="replace")
                 )
                 return None
-            foreign = foreign_symbols(joined, cc_part, lambda: self._cc_object(item, mirror))
+            foreign = foreign_symbols(
+                joined, cc_part, lambda: self._cc_object(item, mirror), self.cc, self.flags
+            )
             if foreign:
                 unit.reason = f"its code needs '{foreign[0]}', which cc's object does not"
                 return None

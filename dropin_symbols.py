@@ -2,60 +2,89 @@
 
 gcc folds `expf(-0.25f)` once it has inlined a kernel into its caller, so its object needs
 no libm and the program links without `-lm` (PolyBench's deriche); the same kernel compiled
-out of line by pycc-stencil calls `expf`. The joined object is therefore checked against
-cc's own object for the original file, compiled only when the joined object needs a symbol
-the rest of the file does not already need.
+out of line by pycc-stencil calls `expf`. So every symbol the joined object needs must be
+needed by the rest of the file already, be one the link always finds (the C library cc
+links, gcc's runtime helpers, libgomp when the flags ask for OpenMP), or be needed by cc's
+own object for the original file, which is compiled only when it is the last question left.
 """
 
 from __future__ import annotations
 
+import functools
 import struct
-from collections.abc import Callable
+import subprocess
+from collections.abc import Callable, Sequence
 
-#: always there when cc links: the C library's and gcc's runtime helpers LLVM calls, and the
-#: linker's own GOT symbol
-_ALWAYS_LINKED = frozenset(
-    "memcpy memmove memset __stack_chk_fail __powisf2 __powidf2 _GLOBAL_OFFSET_TABLE_".split()
-)
-_SHT_SYMTAB = 2
-_STB_GLOBAL = 1
+#: gcc's runtime helpers LLVM calls (libgcc, always linked) and the linker's GOT symbol
+_ALWAYS_LINKED = frozenset("__powisf2 __powidf2 _GLOBAL_OFFSET_TABLE_".split())
+#: flags with which gcc links libgomp (`GOMP_*`, `omp_*`), as its own parallel loops need
+_OPENMP_FLAGS = ("-fopenmp", "-ftree-parallelize-loops=")
+_SHT_SYMTAB, _SHT_DYNSYM = 2, 11
+_STB_GLOBAL, _STB_WEAK = 1, 2
+
+
+def foreign_symbols(
+    joined: str,
+    cc_part: str,
+    cc_object: Callable[[], str | None],
+    cc: str,
+    flags: Sequence[str],
+) -> list[str]:
+    """The symbols the `joined` object needs that cc's object for the original file
+    (`cc_object()` compiles it, None if it cannot) would not, sorted."""
+    needed = _undefined_in(joined) - _undefined_in(cc_part) - _ALWAYS_LINKED
+    if any(f.startswith(_OPENMP_FLAGS) for f in flags):
+        needed = {s for s in needed if not s.startswith(("GOMP_", "omp_"))}
+    needed -= c_library(cc)
+    if not needed:
+        return []
+    original = cc_object()
+    return sorted(needed if original is None else needed - _undefined_in(original))
+
+
+@functools.cache
+def c_library(cc: str) -> frozenset[str]:
+    """The functions and variables the C library `cc` links by default defines (empty if it
+    cannot be found: then nothing is assumed)."""
+    try:
+        path = subprocess.run(
+            [cc, "-print-file-name=libc.so.6"], capture_output=True, text=True, timeout=60
+        ).stdout.strip()
+        with open(path, "rb") as handle:
+            return frozenset(symbols(handle.read(), defined=True))
+    except (OSError, ValueError, subprocess.SubprocessError):
+        return frozenset()
 
 
 def undefined_symbols(data: bytes) -> set[str]:
-    """The undefined global (not weak) symbols of an ELF64 little-endian relocatable object:
-    those a link must find elsewhere."""
+    """The undefined global (not weak) symbols of an ELF relocatable object: those a link
+    must find elsewhere."""
+    return symbols(data, defined=False)
+
+
+def symbols(data: bytes, defined: bool) -> set[str]:
+    """The global symbols an ELF64 little-endian file defines (`defined`; weak ones too, and
+    from its dynamic symbol table if it has one) or needs (not weak ones only)."""
     if data[:4] != b"\x7fELF" or data[4:6] != b"\x02\x01":
-        raise ValueError("not an ELF64 little-endian object")
+        raise ValueError("not an ELF64 little-endian file")
     (section_offset,) = struct.unpack_from("<Q", data, 0x28)
     entry_size, count = struct.unpack_from("<HH", data, 0x3A)
     sections = [
         struct.unpack_from("<IIQQQQIIQQ", data, section_offset + i * entry_size)
         for i in range(count)
     ]
+    bindings = (_STB_GLOBAL, _STB_WEAK) if defined else (_STB_GLOBAL,)
     names = set()
     for _, kind, _, _, offset, size, link, _, _, symbol_size in sections:
-        if kind != _SHT_SYMTAB:
+        if kind not in (_SHT_SYMTAB, _SHT_DYNSYM):
             continue
         strings = sections[link][4]
         for at in range(offset + symbol_size, offset + size, symbol_size):  # 0: the null one
             name, info, _, section = struct.unpack_from("<IBBH", data, at)
-            if section == 0 and info >> 4 == _STB_GLOBAL:
+            if (section != 0) == defined and info >> 4 in bindings:
                 start = strings + name
                 names.add(data[start : data.index(b"\0", start)].decode(errors="replace"))
     return names
-
-
-def foreign_symbols(joined: str, cc_part: str, cc_object: Callable[[], str | None]) -> list[str]:
-    """The symbols the `joined` object needs that cc's object for the original file does not
-    (`cc_object()` compiles it, or None if it cannot), sorted; [] when the joined object
-    needs nothing the rest of the file (`cc_part`) does not already need."""
-    needed = _undefined_in(joined) - _undefined_in(cc_part) - _ALWAYS_LINKED
-    if not needed:
-        return []
-    original = cc_object()
-    if original is None:
-        return sorted(needed)
-    return sorted(needed - _undefined_in(original))
 
 
 def _undefined_in(path: str) -> set[str]:

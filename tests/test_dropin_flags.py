@@ -437,3 +437,15 @@ def test_undefined_symbols_of_an_object(tmp_path, env):
     assert undefined_symbols((d / "u.o").read_bytes()) == {"expf"}  # not weak w, not g, f
     with pytest.raises(ValueError):
         undefined_symbols(b"not an object")
+
+
+def test_c_library_symbols_are_always_linked():
+    """Symbols of the C library cc links never make a kernel fall back (the parallel runtime
+    calls getenv and pthread_*); libm's are not among them."""
+    from pycc_stencil.dropin_symbols import c_library
+
+    symbols = c_library(CC)
+    if not symbols:
+        pytest.skip("cc's C library is not an ELF64 libc.so.6")
+    assert {"memcpy", "memset", "getenv", "__stack_chk_fail"} <= symbols
+    assert "expf" not in symbols and "sqrt" not in symbols
