@@ -149,6 +149,8 @@ def kernel_module(
                 function.section = f".text.{function.name}"
     if target.fp_flags:
         _add_fp_flags(module, target.fp_flags)
+    for flag in target.cf_protection:  # 8: the lowest value wins when modules are linked
+        module.add_named_metadata("llvm.module.flags", [ir.IntType(32)(8), flag, ir.IntType(32)(1)])
     if target.data_sections:
         for variable in module.global_values:
             if isinstance(variable, ir.GlobalVariable) and not variable.section:

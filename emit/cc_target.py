@@ -53,6 +53,8 @@ class TargetSpec:
     math_errno: bool = True  # sqrt of a negative sets errno (gcc's default, not -ffast-math)
     function_sections: bool = False  # -ffunction-sections: .text.<name> per function
     data_sections: bool = False  # -fdata-sections
+    #: LLVM module flags for gcc's -fcf-protection (`cf-protection-branch`, `-return`)
+    cf_protection: tuple[str, ...] = ()
     stack_clash: bool = False  # -fstack-clash-protection: probe each page of a large frame
     unwind_tables: bool = True  # gcc's x86-64 default; off with both -fno-*unwind-tables
     #: LLVM's loop / SLP vectorizer from -f[no-]tree-{,loop-,slp-}vectorize; None: the flags
@@ -98,13 +100,13 @@ def predefined_macros(cc: str, flags: Sequence[str]) -> dict[str, str]:
     return macros
 
 
-_STACK_PROTECTORS = {
-    "-fstack-protector": "ssp",
-    "-fstack-protector-strong": "sspstrong",
-    "-fstack-protector-all": "sspreq",
-    "-fstack-protector-explicit": "",
-    "-fno-stack-protector": "",
-}
+#: gcc's macros for -fstack-protector{-all,-strong,} (also a distribution's default) and the
+#: LLVM attributes for them; -fstack-protector-explicit protects only functions with an
+#: attribute, which go to cc
+_STACK_PROTECTOR_MACROS = {"__SSP_ALL__": "sspreq", "__SSP_STRONG__": "sspstrong", "__SSP__": "ssp"}
+#: the bits of gcc's `__CET__` (-fcf-protection, also a distribution's default) and the LLVM
+#: module flags that make LLVM emit `endbr64` and the object's x86 feature note for them
+_CET_MODULE_FLAGS = {1: "cf-protection-branch", 2: "cf-protection-return"}
 
 
 def target_from_flags(cc: str, flags: Sequence[str]) -> TargetSpec:
@@ -139,7 +141,10 @@ def target_from_flags(cc: str, flags: Sequence[str]) -> TargetSpec:
         == "-ffunction-sections",
         data_sections=_last_of(flags, ("-fdata-sections", "-fno-data-sections"))
         == "-fdata-sections",
-        stack_protector=_STACK_PROTECTORS.get(_last_of(flags, tuple(_STACK_PROTECTORS)) or "", ""),
+        stack_protector=next((a for m, a in _STACK_PROTECTOR_MACROS.items() if m in macros), ""),
+        cf_protection=tuple(
+            flag for bit, flag in _CET_MODULE_FLAGS.items() if int(macros.get("__CET__", 0)) & bit
+        ),
         stack_clash=_last_of(flags, ("-fstack-clash-protection", "-fno-stack-clash-protection"))
         == "-fstack-clash-protection",
         unwind_tables=_unwind_tables(flags),

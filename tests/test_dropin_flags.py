@@ -112,7 +112,7 @@ AUDITED = {
         "-finstrument-functions", "-fpatchable-function-entry=16", "-mfentry",
         "-fzero-call-used-regs=all", "-fharden-compares", "-mgeneral-regs-only", "-fpack-struct",
         "-fpack-struct=2", "-mabi=ms", "-m32", "-mx32", "-fvisibility=protected",
-        "-fno-strict-overflow", "-fstack-check", "-fsplit-stack", "-fcf-protection=full",
+        "-fno-strict-overflow", "-fstack-check", "-fsplit-stack", "-fcf-protection=check",
         "-flto", "-save-temps", "-mno-red-zone", "-fno-delete-null-pointer-checks", "-ftrampolines",
     ],
 }  # fmt: skip
@@ -261,6 +261,22 @@ def test_unwind_tables_like_cc(tmp_path, env, flags):
         tables.append(".eh_frame" in sections)
     assert tables[1] == tables[0]
     assert tables[0] == (flags != ["-fno-asynchronous-unwind-tables"])
+
+
+@pytest.mark.skipif(shutil.which("readelf") is None, reason="binutils not installed")
+@pytest.mark.parametrize("flag", ["-fcf-protection", "-fcf-protection=branch"])
+def test_cf_protection_like_cc(tmp_path, env, flag):
+    """-fcf-protection (Ubuntu's gcc default): the kernel starts with `endbr64` and the object
+    keeps cc's x86 feature note (IBT, SHSTK), so the linked program stays CET-enabled."""
+    _, _, report = both(tmp_path, {"k.c": STENCIL}, ["-O2", flag, "-c", "k.c"], env)
+    assert compiled_by(report, "k.c") == {"blur": "pycc-stencil"}
+    notes = []
+    for side in ("cc", "pycc"):
+        text = run(["readelf", "-n", "k.o"], tmp_path / side, env).stdout
+        notes.append(re.findall(r"x86 feature: .*", text))
+    assert notes[1] == notes[0] and "IBT" in notes[0][0], notes
+    code = run(["objdump", "-d", "--disassemble=blur", "k.o"], tmp_path / "pycc", env).stdout
+    assert re.search(r"<blur>:\n.*endbr64", code), code
 
 
 # ---------------------------------------------------------------- refused before parsing
