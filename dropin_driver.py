@@ -317,12 +317,12 @@ class Driver:
                     "" if isinstance(linked, int) else linked.stderr.decode(errors="replace")
                 )
                 return None
-            foreign = foreign_symbols(
-                joined, cc_part, lambda: self._cc_object(item, mirror), self.cc, self.flags
-            )
-            if foreign:
-                unit.reason = f"its code needs '{foreign[0]}', which cc's object does not"
-                return None
+        foreign = foreign_symbols(
+            joined, cc_part, lambda: self._cc_object(item, mirror), self.cc, self.flags
+        )
+        if foreign:
+            unit.reason = f"its code needs '{foreign[0]}', which cc's object does not"
+            return None
         return _publish(joined, output)
 
     def _cc_object(self, item: Input, folder: str) -> str | None:

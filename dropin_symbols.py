@@ -30,16 +30,16 @@ def foreign_symbols(
     cc: str,
     flags: Sequence[str],
 ) -> list[str]:
-    """The symbols the `joined` object needs that cc's object for the original file
-    (`cc_object()` compiles it, None if it cannot) would not, sorted."""
-    needed = _undefined_in(joined) - _undefined_in(cc_part) - _ALWAYS_LINKED
+    """The symbols the `joined` object (or assembly, with `-S`) needs that cc's object for
+    the original file (`cc_object()` compiles it, None if it cannot) would not, sorted."""
+    needed = _undefined_in(joined, cc) - _undefined_in(cc_part, cc) - _ALWAYS_LINKED
     if any(f.startswith(_OPENMP_FLAGS) for f in flags):
         needed = {s for s in needed if not s.startswith(("GOMP_", "omp_"))}
     needed -= c_library(cc)
     if not needed:
         return []
     original = cc_object()
-    return sorted(needed if original is None else needed - _undefined_in(original))
+    return sorted(needed if original is None else needed - _undefined_in(original, cc))
 
 
 @functools.cache
@@ -87,6 +87,13 @@ def symbols(data: bytes, defined: bool) -> set[str]:
     return names
 
 
-def _undefined_in(path: str) -> set[str]:
+def _undefined_in(path: str, cc: str) -> set[str]:
+    """The undefined symbols of an object file, or of the object an assembly file makes."""
     with open(path, "rb") as handle:
-        return undefined_symbols(handle.read())
+        data = handle.read()
+    if data[:4] != b"\x7fELF":
+        subprocess.run(
+            [cc, "-c", "-x", "assembler", path, "-o", path + ".o"], check=True, capture_output=True
+        )
+        return _undefined_in(path + ".o", cc)
+    return undefined_symbols(data)

@@ -416,17 +416,23 @@ int main(void)
 """
 
 
-def test_kernel_whose_libm_calls_gcc_folds_links_without_lm(tmp_path, env):
+@pytest.mark.parametrize("stage", ["link", "-S"])
+def test_kernel_whose_libm_calls_gcc_folds_links_without_lm(tmp_path, env, stage):
     """gcc inlines the static kernel and folds its expf calls: the program links without -lm.
     pycc-stencil's out-of-line code would call expf, so the kernel is left to cc (with the
-    reason) and the program links and prints the same."""
+    reason) and the program links and prints the same; from -S output too."""
     files = {"d.c": DERICHE_LIKE.replace("STORAGE", "static")}
-    ref, got, report = both(tmp_path, files, ["-O2", "d.c", "-o", "app"], env)
+    args = ["-O2", "d.c", "-o", "app"] if stage == "link" else ["-O2", "-S", "d.c", "-o", "d.s"]
+    ref, got, report = both(tmp_path, files, args, env)
     unit = functions_of(units_for(report, "d.c")[0])
     assert unit["smooth"]["compiled_by"] == "cc"
     assert "needs 'expf', which cc's object does not" in unit["smooth"]["reason"]
     assert "'smooth' compiled by cc instead of pycc-stencil" in got.stderr
-    outputs = [run(["./app"], tmp_path / side, env).stdout for side in ("cc", "pycc")]
+    outputs = []
+    for side in ("cc", "pycc"):
+        if stage == "-S":
+            run([CC, "d.s", "-o", "app"], tmp_path / side, env)
+        outputs.append(run(["./app"], tmp_path / side, env).stdout)
     assert outputs[1] == outputs[0]
 
 
