@@ -241,6 +241,41 @@ def test_no_strict_aliasing_type_punning_kernel(tmp_path, env):
     assert "-0x1.8p+1" in outputs[0]  # the sign flip is seen through the float pointer
 
 
+def test_short_wchar_kernel_like_cc(tmp_path, env):
+    """-fshort-wchar: the front end reads `wchar_t` as cc does (2 bytes, unsigned), so the
+    kernel writes exactly the elements cc's does."""
+    kernel = """\
+    #include <stddef.h>
+    void widen(int n, const unsigned char *in, wchar_t *out)
+    {
+        for (int i = 0; i < n; i++)
+            out[i] = (wchar_t)in[i] * 3 - 1;
+    }
+    """
+    main = """\
+    #include <stdio.h>
+    #include <stddef.h>
+    void widen(int n, const unsigned char *in, wchar_t *out);
+    int main(void)
+    {
+        unsigned char in[8] = {0, 1, 2, 3, 200, 255, 7, 9};
+        wchar_t out[9] = {0};
+        widen(8, in, out);
+        for (int i = 0; i < 9; i++)
+            printf("%d ", (int)out[i]);
+        return 0;
+    }
+    """
+    files = {"w.c": kernel, "main.c": main}
+    _, _, report = both(tmp_path, files, ["-O2", "-fshort-wchar", "-c", "w.c"], env)
+    assert compiled_by(report, "w.c") == {"widen": "pycc-stencil"}
+    outputs = []
+    for side in ("cc", "pycc"):
+        run([CC, "-O2", "-fshort-wchar", "main.c", "w.o", "-o", "app"], tmp_path / side, env)
+        outputs.append(run(["./app"], tmp_path / side, env).stdout)
+    assert outputs[1] == outputs[0] == "65535 2 5 8 599 764 20 26 0 "
+
+
 @pytest.mark.skipif(shutil.which("readelf") is None, reason="binutils not installed")
 @pytest.mark.parametrize(
     "flags",
