@@ -6,6 +6,8 @@ out of line by pycc-stencil calls `expf`. So every symbol the joined object need
 needed by the rest of the file already, be one the link always finds (the C library cc
 links, gcc's runtime helpers, libgomp when the flags ask for OpenMP), or be needed by cc's
 own object for the original file, which is compiled only when it is the last question left.
+A symbol of libm is fine when cc's object needs libm too (gcc inlines `floor`, LLVM calls it:
+the program links libm for cc's `expf` anyway).
 """
 
 from __future__ import annotations
@@ -35,20 +37,26 @@ def foreign_symbols(
     needed = _undefined_in(joined, cc) - _undefined_in(cc_part, cc) - _ALWAYS_LINKED
     if any(f.startswith(_OPENMP_FLAGS) for f in flags):
         needed = {s for s in needed if not s.startswith(("GOMP_", "omp_"))}
-    needed -= c_library(cc)
+    needed -= library_symbols(cc, "libc.so.6")
     if not needed:
         return []
     original = cc_object()
-    return sorted(needed if original is None else needed - _undefined_in(original, cc))
+    if original is None:
+        return sorted(needed)
+    needed -= _undefined_in(original, cc)
+    libm = library_symbols(cc, "libm.so.6")
+    if libm & _undefined_in(original, cc):
+        needed -= libm
+    return sorted(needed)
 
 
 @functools.cache
-def c_library(cc: str) -> frozenset[str]:
-    """The functions and variables the C library `cc` links by default defines (empty if it
-    cannot be found: then nothing is assumed)."""
+def library_symbols(cc: str, name: str) -> frozenset[str]:
+    """The functions and variables the shared library `name` (as `cc` finds it when linking)
+    defines; empty if it cannot be found, so that nothing is assumed."""
     try:
         path = subprocess.run(
-            [cc, "-print-file-name=libc.so.6"], capture_output=True, text=True, timeout=60
+            [cc, f"-print-file-name={name}"], capture_output=True, text=True, timeout=60
         ).stdout.strip()
         with open(path, "rb") as handle:
             return frozenset(symbols(handle.read(), defined=True))

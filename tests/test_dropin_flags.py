@@ -480,6 +480,27 @@ def test_kernel_calling_libm_like_cc_is_still_compiled_by_pycc(tmp_path, env):
     assert outputs[1] == outputs[0]
 
 
+def test_kernel_needing_other_libm_functions_than_cc_is_kept(tmp_path, env):
+    """gcc inlines `floor`, LLVM calls it; cc's object needs libm anyway (for `expf`), so the
+    program links libm and the kernel stays pycc-stencil's."""
+    kernel = """\
+    #include <math.h>
+    void quantize(int n, const double *restrict a, float *restrict e, int *restrict q)
+    {
+        for (int i = 0; i < n; i++) {
+            q[i] = (int)floor(a[i] * 8.0);
+            e[i] = expf((float)a[i]);
+        }
+    }
+    """
+    _, _, report = both(tmp_path, {"q.c": kernel}, ["-O2", "-c", "q.c"], env)
+    assert compiled_by(report, "q.c") == {"quantize": "pycc-stencil"}
+    from pycc_stencil.dropin_symbols import undefined_symbols
+
+    needs = [undefined_symbols((tmp_path / s / "q.o").read_bytes()) for s in ("cc", "pycc")]
+    assert "floor" not in needs[0] and "expf" in needs[0] and "floor" in needs[1], needs
+
+
 def test_undefined_symbols_of_an_object(tmp_path, env):
     from pycc_stencil.dropin_symbols import undefined_symbols
 
@@ -499,10 +520,10 @@ def test_undefined_symbols_of_an_object(tmp_path, env):
 def test_c_library_symbols_are_always_linked():
     """Symbols of the C library cc links never make a kernel fall back (the parallel runtime
     calls getenv and pthread_*); libm's are not among them."""
-    from pycc_stencil.dropin_symbols import c_library
+    from pycc_stencil.dropin_symbols import library_symbols
 
-    symbols = c_library(CC)
-    if not symbols:
-        pytest.skip("cc's C library is not an ELF64 libc.so.6")
-    assert {"memcpy", "memset", "getenv", "__stack_chk_fail"} <= symbols
-    assert "expf" not in symbols and "sqrt" not in symbols
+    libc, libm = library_symbols(CC, "libc.so.6"), library_symbols(CC, "libm.so.6")
+    if not libc or not libm:
+        pytest.skip("cc's C library is not an ELF64 libc.so.6 and libm.so.6")
+    assert {"memcpy", "memset", "getenv", "__stack_chk_fail"} <= libc
+    assert "expf" not in libc and {"expf", "floor"} <= libm
