@@ -80,6 +80,17 @@ def compiled_by(report: list[dict], source: str) -> dict[str, str]:
     return {name: f["compiled_by"] for name, f in functions_of(unit).items()}
 
 
+def programs_like_cc(tmp_path: Path, env, files: dict[str, str], flags: list[str]):
+    """`k.c` of `files` compiled with `flags -c` by cc and by pycc-stencil, each linked by cc
+    with main.c and run: (the two programs' outputs, pycc-stencil's report)."""
+    _, _, report = both(tmp_path, files, [*flags, "-c", "k.c"], env)
+    outputs = []
+    for side in ("cc", "pycc"):
+        run([CC, *flags, "main.c", "k.o", "-o", "app"], tmp_path / side, env)
+        outputs.append(run(["./app"], tmp_path / side, env).stdout)
+    return outputs, report
+
+
 # ---------------------------------------------------------------- the table of options
 def test_readme_table_is_the_code():
     """README's table of code-generation options is `CODEGEN_OPTIONS`, so neither drifts."""
@@ -166,16 +177,9 @@ def test_isa_flags_reach_llvm(flags, on, off):
 def test_sse41_kernel_compiled_by_pycc_like_cc(tmp_path, env):
     """-msse4.1 (refused before: a typo in the pattern) takes the kernel over; same output."""
     files = {"k.c": STENCIL, "main.c": MAIN}
-    outputs = []
-    for side in ("cc", "pycc"):
-        d = tmp_path / side
-        both_args = ["-O2", "-msse4.1", "-mno-avx", "-c", "k.c"]
-        run([CC if side == "cc" else PYCC, *both_args], write(d, files),
-            dict(env, PYCC_REPORT=str(tmp_path / "report.jsonl")))  # fmt: skip
-        run([CC, "-O2", "main.c", "k.o", "-o", "app"], d, env)
-        outputs.append(run(["./app"], d, env).stdout)
+    outputs, report = programs_like_cc(tmp_path, env, files, ["-O2", "-msse4.1", "-mno-avx"])
     assert outputs[1] == outputs[0]
-    assert compiled_by(read_report(tmp_path / "report.jsonl"), "k.c") == {"blur": "pycc-stencil"}
+    assert compiled_by(report, "k.c") == {"blur": "pycc-stencil"}
 
 
 # ---------------------------------------------------------------- options honoured end to end
@@ -230,13 +234,9 @@ def test_no_strict_aliasing_type_punning_kernel(tmp_path, env):
         return 0;
     }
     """
-    files = {"p.c": kernel, "main.c": main}
-    _, _, report = both(tmp_path, files, ["-O2", "-fno-strict-aliasing", "-c", "p.c"], env)
-    assert compiled_by(report, "p.c") == {"pun": "pycc-stencil"}
-    outputs = []
-    for side in ("cc", "pycc"):
-        run([CC, "-O2", "main.c", "p.o", "-o", "app"], tmp_path / side, env)
-        outputs.append(run(["./app"], tmp_path / side, env).stdout)
+    files = {"k.c": kernel, "main.c": main}
+    outputs, report = programs_like_cc(tmp_path, env, files, ["-O2", "-fno-strict-aliasing"])
+    assert compiled_by(report, "k.c") == {"pun": "pycc-stencil"}
     assert outputs[1] == outputs[0]
     assert "-0x1.8p+1" in outputs[0]  # the sign flip is seen through the float pointer
 
@@ -266,13 +266,9 @@ def test_short_wchar_kernel_like_cc(tmp_path, env):
         return 0;
     }
     """
-    files = {"w.c": kernel, "main.c": main}
-    _, _, report = both(tmp_path, files, ["-O2", "-fshort-wchar", "-c", "w.c"], env)
-    assert compiled_by(report, "w.c") == {"widen": "pycc-stencil"}
-    outputs = []
-    for side in ("cc", "pycc"):
-        run([CC, "-O2", "-fshort-wchar", "main.c", "w.o", "-o", "app"], tmp_path / side, env)
-        outputs.append(run(["./app"], tmp_path / side, env).stdout)
+    files = {"k.c": kernel, "main.c": main}
+    outputs, report = programs_like_cc(tmp_path, env, files, ["-O2", "-fshort-wchar"])
+    assert compiled_by(report, "k.c") == {"widen": "pycc-stencil"}
     assert outputs[1] == outputs[0] == "65535 2 5 8 599 764 20 26 0 "
 
 
