@@ -158,14 +158,15 @@ def _cpu_and_features(flags: Sequence[str], macros: dict[str, str]) -> tuple[str
     under -march=native the host's, each extension gcc has a macro for set as cc's macros say
     (`-march=native -mno-avx2` has no AVX2)."""
     chosen = {feature: macro in macros for macro, feature in _FEATURE_MACROS.items()}
-    if _last_value(flags, "-march=") != "native":
-        return "x86-64", ",".join(f"{'+' if on else '-'}{f}" for f, on in chosen.items())
-    host = llvm.get_host_cpu_features()
-    features = {name: host[name] for name in host}
-    features.update(chosen)
-    return llvm.get_host_cpu_name(), ",".join(
-        f"{'+' if on else '-'}{f}" for f, on in features.items()
-    )
+    native = _last_value(flags, "-march=") == "native"
+    host = llvm.get_host_cpu_features() if native else {}
+    # LLVM applies features in order, and turning one off turns off every feature implying it:
+    # what cc's macros lack goes last (`-avx` after the `+vaes` gcc keeps with -mno-avx, and
+    # after the host's `+avx10.1-512`)
+    ordered = [(name, on) for name, on in host.items() if name not in chosen]
+    ordered += sorted(chosen.items(), key=lambda item: not item[1])
+    cpu = llvm.get_host_cpu_name() if native else "x86-64"
+    return cpu, ",".join(f"{'+' if on else '-'}{name}" for name, on in ordered)
 
 
 def _unwind_tables(flags: Sequence[str]) -> bool:

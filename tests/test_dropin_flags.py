@@ -182,6 +182,18 @@ def test_sse41_kernel_compiled_by_pycc_like_cc(tmp_path, env):
     assert compiled_by(report, "k.c") == {"blur": "pycc-stencil"}
 
 
+@pytest.mark.skipif(shutil.which("objdump") is None, reason="binutils not installed")
+def test_march_native_less_avx_has_no_avx_code(tmp_path, env):
+    """-march=native -mno-avx: on any host, neither object uses a VEX-encoded instruction
+    (pycc-stencil used to take the host's features whatever the -mno- flags said)."""
+    flags = ["-O3", "-march=native", "-mno-avx"]
+    _, _, report = both(tmp_path, {"k.c": STENCIL}, [*flags, "-c", "k.c"], env)
+    assert compiled_by(report, "k.c") == {"blur": "pycc-stencil"}
+    for side in ("cc", "pycc"):
+        code = run(["objdump", "-d", "k.o"], tmp_path / side, env).stdout
+        assert not re.search(r"%[yz]mm|\tv[a-z]+ ", code), (side, code)
+
+
 # ---------------------------------------------------------------- options honoured end to end
 def test_stack_clash_protection_probes_kernel_frames(tmp_path, env):
     """-fstack-clash-protection: a kernel with a frame larger than a page touches each page
