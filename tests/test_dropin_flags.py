@@ -183,10 +183,12 @@ def test_sse41_kernel_compiled_by_pycc_like_cc(tmp_path, env):
 
 
 @pytest.mark.skipif(shutil.which("objdump") is None, reason="binutils not installed")
-def test_march_native_less_avx_has_no_avx_code(tmp_path, env):
-    """-march=native -mno-avx: on any host, neither object uses a VEX-encoded instruction
-    (pycc-stencil used to take the host's features whatever the -mno- flags said)."""
-    flags = ["-O3", "-march=native", "-mno-avx"]
+@pytest.mark.parametrize("march", ["-march=native", "-march=icelake-server"])
+def test_march_less_avx_has_no_avx_code(tmp_path, env, march):
+    """-mno-avx: neither object uses a VEX-encoded instruction, on any host (pycc-stencil used
+    to take the host's features whatever the -mno- flags said, and gcc keeps `__VAES__`,
+    whose LLVM feature implies AVX2)."""
+    flags = ["-O3", march, "-mno-avx"]
     _, _, report = both(tmp_path, {"k.c": STENCIL}, [*flags, "-c", "k.c"], env)
     assert compiled_by(report, "k.c") == {"blur": "pycc-stencil"}
     for side in ("cc", "pycc"):
