@@ -66,10 +66,13 @@ CODEGEN_OPTIONS = (
               how="`-fwrapv`: signed `+ - * <<` wrap (no `nsw` in the IR)"),
     _honoured("-fstack-protector", "-fstack-protector-strong", "-fstack-protector-all",
               "-fstack-protector-explicit", "-fno-stack-protector",
-              how="LLVM's `ssp`/`sspstrong`/`sspreq` (kernels with attributes go to cc)"),
+              how="LLVM's `ssp`/`sspstrong`/`sspreq` as cc's `__SSP*__` macros say (a spec file's "
+              "default too; kernels with attributes go to cc)"),
     _honoured("-fstack-clash-protection", "-fno-stack-clash-protection",
-              how='stack probes (`"probe-stack"="inline-asm"`)'),
-    _honoured("-ftrivial-auto-var-init=uninitialized", how="gcc's default"),
+              how='stack probes (`"probe-stack"="inline-asm"`) when cc enables them (the flag or '
+              "a spec file's default: `cc -Q --help=common`)"),
+    _honoured("-ftrivial-auto-var-init=uninitialized",
+              how="gcc's default (a spec file's `pattern`/`zero` leaves the kernels to cc)"),
     _honoured("-fomit-frame-pointer", "-fno-omit-frame-pointer",
               how='`-fno-omit-frame-pointer`: `"frame-pointer"="all"`'),
     _honoured("-ffunction-sections", "-fno-function-sections", "-fdata-sections",

@@ -100,6 +100,19 @@ def predefined_macros(cc: str, flags: Sequence[str]) -> dict[str, str]:
     return macros
 
 
+def effective_options(cc: str, flags: Sequence[str]) -> dict[str, str]:
+    """gcc's own view of its -f options for `flags`, with the defaults a distribution's spec
+    file adds (Ubuntu's -fstack-clash-protection): `cc -Q --help=common`, option -> state
+    (`[enabled]`, a value); {} from a cc that cannot say (clang)."""
+    out = subprocess.run(
+        [cc, *flags, "-Q", "--help=common"], capture_output=True, text=True, timeout=60
+    )
+    states = (line.split() for line in out.stdout.splitlines())
+    options = {p[0]: p[-1] for p in states if len(p) >= 2 and p[0].startswith("-f")}
+    return options if out.returncode == 0 else {}
+
+
+_AUTO_VAR_INIT = "-ftrivial-auto-var-init=[uninitialized|pattern|zero]"  # as --help prints it
 #: gcc's macros for -fstack-protector{-all,-strong,} (also a distribution's default) and the
 #: LLVM attributes for them; -fstack-protector-explicit protects only functions with an
 #: attribute, which go to cc
@@ -123,6 +136,12 @@ def target_from_flags(cc: str, flags: Sequence[str]) -> TargetSpec:
     host_triple = llvm.get_process_triple()
     if not host_triple.startswith("x86_64"):
         raise UnsupportedTarget(f"host triple {host_triple} is not x86-64")
+    options = effective_options(cc, flags)
+    initialization = options.get(_AUTO_VAR_INIT, "uninitialized")
+    if initialization != "uninitialized":  # a spec file's default: no flag says it
+        raise UnsupportedTarget(
+            f"cc's default -ftrivial-auto-var-init={initialization} is cc's alone"
+        )
     opt_level, size_level = _optimization_level(flags, macros)
     cpu, features = _cpu_and_features(flags, macros)
     return TargetSpec(
@@ -145,7 +164,8 @@ def target_from_flags(cc: str, flags: Sequence[str]) -> TargetSpec:
         cf_protection=tuple(
             flag for bit, flag in _CET_MODULE_FLAGS.items() if int(macros.get("__CET__", 0)) & bit
         ),
-        stack_clash=_last_of(flags, ("-fstack-clash-protection", "-fno-stack-clash-protection"))
+        stack_clash=options.get("-fstack-clash-protection") == "[enabled]"
+        or _last_of(flags, ("-fstack-clash-protection", "-fno-stack-clash-protection"))
         == "-fstack-clash-protection",
         unwind_tables=_unwind_tables(flags),
         loop_vectorize=_vectorizer(flags, "loop"),

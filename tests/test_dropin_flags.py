@@ -197,30 +197,59 @@ def test_march_less_avx_has_no_avx_code(tmp_path, env, march):
 
 
 # ---------------------------------------------------------------- options honoured end to end
+#: a kernel whose frame is larger than a page
+WINDOW = """\
+float window(int n, const float *in)
+{
+    float tmp[8192];
+    for (int i = 0; i < 8192; i++)
+        tmp[i] = in[i % n] * 2.0f;
+    float s = 0.0f;
+    for (int i = 0; i < n; i++)
+        s += tmp[(i * 37) % 8192];
+    return s;
+}
+"""
+#: Ubuntu's gcc defaults, as a spec file gives them (no flag on the command line says them)
+HARDENING_SPECS = "*cc1:\n+ -fstack-protector-strong -fcf-protection -fstack-clash-protection\n"
+
+
+@pytest.mark.skipif(shutil.which("objdump") is None, reason="binutils not installed")
 def test_stack_clash_protection_probes_kernel_frames(tmp_path, env):
-    """-fstack-clash-protection: a kernel with a frame larger than a page touches each page
-    (a probe store to (%rsp)), as cc's code does; without the option it does not."""
-    kernel = """\
-    float window(int n, const float *in)
-    {
-        float tmp[8192];
-        for (int i = 0; i < 8192; i++)
-            tmp[i] = in[i % n] * 2.0f;
-        float s = 0.0f;
-        for (int i = 0; i < n; i++)
-            s += tmp[(i * 37) % 8192];
-        return s;
-    }
-    """
-    probes = {}
-    for flags in ([], ["-fstack-clash-protection"]):
-        d = tmp_path / ("on" if flags else "off")
+    """-fstack-clash-protection, given or a distribution's default: the kernel touches each
+    page of its frame (a probe store to (%rsp)) as cc's code does, and with that default's
+    canary and CET note; without the option it does not probe."""
+    cases = {"off": [], "flag": ["-fstack-clash-protection"], "specs": ["-specs=h.specs"]}
+    found = {}
+    for case, flags in cases.items():
+        d = write(tmp_path / case, {"w.c": WINDOW, "h.specs": HARDENING_SPECS})
         args = ["-O2", *flags, "-c", "w.c"]
-        run([PYCC, *args], write(d, {"w.c": kernel}), dict(env, PYCC_REPORT=str(d / "r.jsonl")))
+        run([PYCC, *args], d, dict(env, PYCC_REPORT=str(d / "r.jsonl")))
         assert compiled_by(read_report(d / "r.jsonl"), "w.c") == {"window": "pycc-stencil"}
-        text = run(["objdump", "-d", "--no-show-raw-insn", "w.o"], d, env).stdout
-        probes[bool(flags)] = re.search(r"(mov|or)q\s+\$0x0,\(%rsp\)", text) is not None
-    assert probes == {False: False, True: True}
+        code = run(["objdump", "-dr", "--no-show-raw-insn", "w.o"], d, env).stdout
+        notes = run(["readelf", "-n", "w.o"], d, env).stdout
+        found[case] = (
+            re.search(r"(mov|or)q\s+\$0x0,\(%rsp\)", code) is not None,
+            "__stack_chk_fail" in code,
+            "IBT, SHSTK" in notes,
+        )
+    assert found == {
+        "off": (False, False, False),
+        "flag": (True, False, False),
+        "specs": (True, True, True),
+    }
+
+
+def test_distribution_default_pattern_init_leaves_kernels_to_cc(tmp_path, env):
+    """A spec file making -ftrivial-auto-var-init=pattern the default: no flag says it, cc's
+    -Q --help=common does; the kernel goes to cc with that reason."""
+    specs = "*cc1:\n+ -ftrivial-auto-var-init=pattern\n"
+    files = {"k.c": STENCIL, "main.c": MAIN, "h.specs": specs}
+    outputs, report = programs_like_cc(tmp_path, env, files, ["-O2", "-specs=h.specs"])
+    (blur,) = functions_of(units_for(report, "k.c")[0]).values()
+    assert blur["compiled_by"] == "cc"
+    assert "default -ftrivial-auto-var-init=pattern" in blur["reason"], blur
+    assert outputs[1] == outputs[0]
 
 
 def test_no_strict_aliasing_type_punning_kernel(tmp_path, env):
