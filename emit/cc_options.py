@@ -74,7 +74,8 @@ CODEGEN_OPTIONS = (
     _honoured("-ftrivial-auto-var-init=uninitialized",
               how="gcc's default (a spec file's `pattern`/`zero` leaves the kernels to cc)"),
     _honoured("-fomit-frame-pointer", "-fno-omit-frame-pointer",
-              how='`-fno-omit-frame-pointer`: `"frame-pointer"="all"`'),
+              how='`"frame-pointer"="all"` when cc keeps frame pointers (the flag, a spec file\'s '
+              "default, -O0)"),
     _honoured("-ffunction-sections", "-fno-function-sections", "-fdata-sections",
               "-fno-data-sections", how="`.text.NAME` / `.rodata.NAME` sections"),
     _honoured("-fexceptions", "-fno-exceptions", "-funwind-tables", "-fno-unwind-tables",

@@ -154,8 +154,7 @@ def target_from_flags(cc: str, flags: Sequence[str]) -> TargetSpec:
         fp_flags=_fp_flags(flags, macros, opt_level),
         wrapv=_last_of(flags, ("-fwrapv", "-fno-wrapv", "-fstrict-overflow")) == "-fwrapv",
         math_errno="__NO_MATH_ERRNO__" not in macros,
-        frame_pointer=_last_of(flags, ("-fomit-frame-pointer", "-fno-omit-frame-pointer"))
-        == "-fno-omit-frame-pointer",
+        frame_pointer=not _enabled("omit-frame-pointer", options, flags, default=True),
         function_sections=_last_of(flags, ("-ffunction-sections", "-fno-function-sections"))
         == "-ffunction-sections",
         data_sections=_last_of(flags, ("-fdata-sections", "-fno-data-sections"))
@@ -164,9 +163,7 @@ def target_from_flags(cc: str, flags: Sequence[str]) -> TargetSpec:
         cf_protection=tuple(
             flag for bit, flag in _CET_MODULE_FLAGS.items() if int(macros.get("__CET__", 0)) & bit
         ),
-        stack_clash=options.get("-fstack-clash-protection") == "[enabled]"
-        or _last_of(flags, ("-fstack-clash-protection", "-fno-stack-clash-protection"))
-        == "-fstack-clash-protection",
+        stack_clash=_enabled("stack-clash-protection", options, flags, default=False),
         unwind_tables=_unwind_tables(flags),
         loop_vectorize=_vectorizer(flags, "loop"),
         slp_vectorize=_vectorizer(flags, "slp"),
@@ -187,6 +184,15 @@ def _cpu_and_features(flags: Sequence[str], macros: dict[str, str]) -> tuple[str
     ordered += sorted(chosen.items(), key=lambda item: not item[1])
     cpu = llvm.get_host_cpu_name() if native else "x86-64"
     return cpu, ",".join(f"{'+' if on else '-'}{name}" for name, on in ordered)
+
+
+def _enabled(name: str, options: dict[str, str], flags: Sequence[str], default: bool) -> bool:
+    """Is gcc's `-f<name>` in force: as `effective_options` says (spec-file defaults
+    included), else the last of `-f<name>`/`-fno-<name>` in `flags`, else `default`."""
+    if f"-f{name}" in options:
+        return options[f"-f{name}"] == "[enabled]"
+    chosen = _last_of(flags, (f"-f{name}", f"-fno-{name}"))
+    return default if chosen is None else chosen == f"-f{name}"
 
 
 def _unwind_tables(flags: Sequence[str]) -> bool:

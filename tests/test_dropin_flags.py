@@ -240,6 +240,19 @@ def test_stack_clash_protection_probes_kernel_frames(tmp_path, env):
     }
 
 
+@pytest.mark.skipif(shutil.which("objdump") is None, reason="binutils not installed")
+@pytest.mark.parametrize("flags", [["-fno-omit-frame-pointer"], ["-specs=h.specs"], []])
+def test_frame_pointer_with_the_flag_or_a_spec_default(tmp_path, env, flags):
+    """The kernel sets up %rbp as a frame pointer with -fno-omit-frame-pointer, given or a
+    spec file's default (Fedora's and Ubuntu's gcc, for profilers), and not without."""
+    files = {"k.c": STENCIL, "h.specs": "*cc1:\n+ -fno-omit-frame-pointer\n"}
+    d = write(tmp_path, files)
+    run([PYCC, "-O2", *flags, "-c", "k.c"], d, dict(env, PYCC_REPORT=str(d / "r.jsonl")))
+    assert compiled_by(read_report(d / "r.jsonl"), "k.c") == {"blur": "pycc-stencil"}
+    code = run(["objdump", "-d", "--no-show-raw-insn", "k.o"], d, env).stdout
+    assert (re.search(r"mov\s+%rsp,%rbp", code) is not None) == bool(flags), code
+
+
 def test_distribution_default_pattern_init_leaves_kernels_to_cc(tmp_path, env):
     """A spec file making -ftrivial-auto-var-init=pattern the default: no flag says it, cc's
     -Q --help=common does; the kernel goes to cc with that reason."""
