@@ -12,7 +12,14 @@ import os
 import shutil
 import sys
 
-from .dropin_command import expand_response_files, may_have_kernels, parse_command
+from .dropin_command import (
+    CompilerCommand,
+    expand_response_files,
+    may_have_kernels,
+    parse_command,
+    same_file,
+    unrecognized_option_message,
+)
 
 _SOURCE_SUFFIXES = (".c", ".i", ".cc", ".cpp", ".cxx", ".C", ".s", ".S", ".o", ".a", ".so")
 
@@ -21,6 +28,9 @@ def run_compiler(argv: list[str]) -> int:
     """Behave as `cc argv` (or `argv[0] argv[1:]` when argv[0] names a compiler)."""
     cc, args = _underlying_compiler(argv)
     command = parse_command(expand_response_files(args))
+    refused = _refused_command(command)
+    if refused:
+        return refused
     if os.environ.get("PYCC_DISABLE", "") not in ("", "0"):
         return exec_cc(cc, command.args)
     error = _option_error(command.pycc_options)
@@ -76,6 +86,27 @@ def _option_error(options: dict[str, str]) -> str | None:
         except BadCacheSize as exc:
             return str(exc)
     return None
+
+
+def _refused_command(command: CompilerCommand) -> int:
+    """gcc's exit status for a command line it refuses before compiling anything (after its
+    diagnostics), or 0: unknown `-fpycc-*` options; `-o` naming a C input, which would
+    otherwise be overwritten by its own object."""
+    for option in command.unknown_options:
+        print(f"pycc-stencil: error: {unrecognized_option_message(option)}", file=sys.stderr)
+    if command.unknown_options:
+        return 1
+    output = command.output
+    if output in (None, "-", os.devnull) or command.stage == "information":
+        return 0
+    if any(same_file(output, i.path) for i in command.c_inputs):
+        print(
+            f"pycc-stencil: fatal error: input file '{output}' is the same as output file\n"
+            "compilation terminated.",
+            file=sys.stderr,
+        )
+        return 1
+    return 0
 
 
 def _may_have_kernels(path: str) -> bool:

@@ -34,6 +34,8 @@ _LANGUAGE_PREFIXES = (
     "-fopenmp",
     "-fshort-enums",
     "-fno-short-enums",
+    "-fshort-wchar",
+    "-fno-short-wchar",
 )
 #: dependency-file options of a compile (`-MD`, `-MMD` and their modifiers)
 _DEPENDENCY_FLAGS = frozenset("-MD -MMD -MP -MG".split())
@@ -50,6 +52,9 @@ _INFORMATION_OPTIONS = ("--version", "--help", "-dumpversion", "-dumpmachine", "
 _C_SUFFIXES = (".c",)
 
 PYCC_PREFIX = "-fpycc-"
+#: pycc-stencil's own options, `-fpycc-NAME=VALUE`; any other `-fpycc-*` is an error, as an
+#: unknown option is to gcc (a typo must not be silently ignored)
+PYCC_OPTIONS = ("passes", "report", "row-align", "cache-size")
 
 
 class Input:
@@ -76,6 +81,7 @@ class CompilerCommand:
         self.output: str | None = None
         self.stage = "link"  # link | object | assembly | preprocess | syntax | information
         self.pycc_options: dict[str, str] = {}
+        self.unknown_options: list[str] = []  # `-fpycc-*` options pycc-stencil does not have
 
     @property
     def c_inputs(self) -> list[Input]:
@@ -168,12 +174,15 @@ def parse_command(argv: list[str]) -> CompilerCommand:
     stages = set()
     args = iter(argv)
     for arg in args:
-        if arg.startswith(PYCC_PREFIX) and "=" in arg:
-            key, _, value = arg[len(PYCC_PREFIX) :].partition("=")
-            command.pycc_options[key] = value
-            continue
         if arg == PARALLEL_FLAG:
             command.pycc_options[PARALLEL_OPTION] = "on"
+            continue
+        if arg.startswith(PYCC_PREFIX):
+            key, equals, value = arg[len(PYCC_PREFIX) :].partition("=")
+            if equals and key in PYCC_OPTIONS:
+                command.pycc_options[key] = value
+            else:
+                command.unknown_options.append(arg)
             continue
         if arg in ("-Wpycc-fallback", "-Wno-pycc-fallback"):  # cc must not see them
             command.pycc_options["fallback-warnings"] = "off" if "-Wno-" in arg else "on"
@@ -219,6 +228,23 @@ def _stage(stages: set[str]) -> str:
     if "-c" in stages:
         return "object"
     return "link"
+
+
+def unrecognized_option_message(option: str) -> str:
+    """gcc's diagnostic for an unknown option, with its "did you mean" for a near miss."""
+    from difflib import get_close_matches  # only on this error path: the front door is light
+
+    name, _, value = option[len(PYCC_PREFIX) :].partition("=")
+    message = f"unrecognized command-line option '{option}'"
+    near = get_close_matches(name, PYCC_OPTIONS, n=1)
+    return message + (f"; did you mean '{PYCC_PREFIX}{near[0]}={value}'?" if near else "")
+
+
+def same_file(output: str, source: str) -> bool:
+    """Does writing `output` replace `source`? gcc compares the paths with symbolic links
+    resolved (a hard link is a new file once the output is replaced, as pycc-stencil and the
+    assembler replace it)."""
+    return os.path.realpath(output) == os.path.realpath(source)
 
 
 def default_output(source: str, stage: str) -> str:

@@ -32,7 +32,9 @@ from .dropin_report import (
     verbose,
     warn_fallback,
 )
-from .emit.output_files import write_atomically
+from .dropin_symbols import foreign_symbols
+from .emit.cc_options import refusal_of_flags
+from .emit.output_files import output_mode, write_atomically
 from .ir_passes.presets import LOCALITY_PASSES
 
 #: what `-O3` (and `-Ofast`) run without `-fpycc-passes=`: locality for iterated stencils and
@@ -186,6 +188,11 @@ class Driver:
             unit.status, unit.reason = "passthrough", "no loops in the file"
             status = self._cc(original)
             return self._finish(unit, status, started)
+        refusal = refusal_of_flags(self.flags)
+        if refusal is not None:  # every kernel is cc's: the file is not even parsed
+            unit.reason = refusal
+            status = self._cc(original)
+            return self._finish(unit, status, started, refusal)
         result, cache_state = self._analyse(source, text, stage, deps, unit, scratch)
         unit.cache = cache_state
         unit.functions = result.functions
@@ -346,7 +353,24 @@ class Driver:
                     "" if isinstance(linked, int) else linked.stderr.decode(errors="replace")
                 )
                 return None
+        foreign = foreign_symbols(
+            joined,
+            cc_part,
+            lambda: self._cc_object(item, _scratch_file(scratch, "cc-unit.o")),
+            self.cc,
+            self.flags,
+        )
+        if foreign:
+            unit.reason = f"its code needs '{foreign[0]}', which cc's object does not"
+            return None
         return _publish(joined, output)
+
+    def _cc_object(self, item: Input, path: str) -> str | None:
+        """cc's own object for the original file (what the user's build would link), at
+        `path`."""
+        language = ["-x", item.language] if item.language else []
+        done = self._cc([*self.flags, "-w", "-c", *language, item.path, "-o", path], True)
+        return path if not isinstance(done, int) and done.returncode == 0 else None
 
     def _diagnose(self, item: Input, deps: list[str]) -> subprocess.Popen:
         """cc on the original file, for its diagnostics only (the rewritten file is compiled
@@ -394,7 +418,7 @@ def _publish(path: str, output: str) -> int:
         return 0
     try:
         with open(path, "rb") as handle:
-            write_atomically(output, handle.read())
+            write_atomically(output, handle.read(), mode=output_mode())
     except OSError as exc:
         print(f"pycc-stencil: error: cannot write '{output}': {exc.strerror}", file=sys.stderr)
         return 1

@@ -171,11 +171,14 @@ def kernel_module(
         elif not function.linkage.startswith("linkonce_odr"):  # polyhedral/parallel's: one copy
             function.linkage = "internal"
         if function.name in reachable:
-            function.attributes.add("uwtable")  # unwind tables, as gcc emits by default
+            if target.unwind_tables:  # as gcc emits them by default
+                function.attributes.add("uwtable")
             if target.function_sections and not function.section:
                 function.section = f".text.{function.name}"
     if target.fp_flags:
         _add_fp_flags(module, target.fp_flags)
+    for flag in target.cf_protection:  # 8: the lowest value wins when modules are linked
+        module.add_named_metadata("llvm.module.flags", [ir.IntType(32)(8), flag, ir.IntType(32)(1)])
     if target.data_sections:
         for variable in module.global_values:
             if isinstance(variable, ir.GlobalVariable) and not variable.section:
@@ -184,6 +187,8 @@ def kernel_module(
     extra = [target.stack_protector] if target.stack_protector else []
     if target.frame_pointer:
         extra.append('"frame-pointer"="all"')
+    if target.stack_clash:
+        extra.append('"probe-stack"="inline-asm"')
     if extra:  # attributes llvmlite does not know (`sspreq`, string attributes): in the text
         text = re.sub(
             r"^(define [^\n]*?) nounwind",
