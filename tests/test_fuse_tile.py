@@ -21,7 +21,7 @@ import islpy as isl
 import numpy as np
 import pytest
 from corpus_check import check, compiled, in_child, kernel_group, passed_by, sweep_if
-from pycc_stencil.emit.targets import host_target
+from pycc_stencil.emit.cc_machine import cache_model
 from pycc_stencil.frontend import lower_file
 from pycc_stencil.polyhedral.deps import compute_dependences
 from pycc_stencil.polyhedral.schedule.fuse_tile import fuse_tile
@@ -346,9 +346,7 @@ def test_o3_fuses_a_pipeline_with_local_intermediates(tmp_path):
     (unit,) = [u for u in units if u.get("source", "").endswith("kernels.c")]
     (record,) = [f for f in unit["functions"] if f["name"] == "unsharp_local"]
     assert any("bx, by contracted" in r for r in record["remarks"]), record
-    large = (
-        host_target().cache_bytes(2) // (4 * 512) + 67
-    )  # each float image of large x 512 exceeds L2
+    large = cache_model(["-O3"], {})[2] // (4 * 512) + 67  # float images of large x 512: > L2
     for h, w in [(large, 512), (61, 37), (3, 5)]:
         want = subprocess.run([tmp_path / "ref", str(h), str(w)], capture_output=True, text=True)
         got = subprocess.run(
