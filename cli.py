@@ -366,8 +366,9 @@ def _run_check(args: argparse.Namespace, cflags: list[str]) -> int:
 
 
 def _run_emit(args: argparse.Namespace, cflags: list[str]) -> int:
+    from .dropin_command import same_file
     from .emit.host_jit import parse_verified
-    from .emit.output_files import write_atomically
+    from .emit.output_files import output_mode, write_atomically
     from .frontend import lower_file
     from .frontend.declarations import apply_row_align
     from .ir_passes.core.facts import describe
@@ -377,6 +378,8 @@ def _run_emit(args: argparse.Namespace, cflags: list[str]) -> int:
     steps = parse_pipeline(args.passes or "")
     target = _target(args.target)
     _require_file(args.file)
+    if args.output not in ("-", os.devnull) and same_file(args.output, args.file):
+        raise _UsageError(f"input file '{args.file}' is the same as output file")
     lowered = lower_file(args.file, cflags)
     apply_row_align(lowered, args.row_align)
     module = lowered.module
@@ -390,7 +393,7 @@ def _run_emit(args: argparse.Namespace, cflags: list[str]) -> int:
             sys.stdout.write(text)
     else:
         try:
-            write_atomically(args.output, text.encode())
+            write_atomically(args.output, text.encode(), mode=output_mode())
         except OSError as exc:
             raise _UsageError(f"cannot write '{args.output}': {exc.strerror}") from None
     return 0

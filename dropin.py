@@ -12,7 +12,14 @@ import os
 import shutil
 import sys
 
-from .dropin_command import expand_response_files, may_have_kernels, parse_command
+from .dropin_command import (
+    CompilerCommand,
+    expand_response_files,
+    may_have_kernels,
+    parse_command,
+    same_file,
+    unrecognized_option_message,
+)
 
 _SOURCE_SUFFIXES = (".c", ".i", ".cc", ".cpp", ".cxx", ".C", ".s", ".S", ".o", ".a", ".so")
 
@@ -21,27 +28,15 @@ def run_compiler(argv: list[str]) -> int:
     """Behave as `cc argv` (or `argv[0] argv[1:]` when argv[0] names a compiler)."""
     cc, args = _underlying_compiler(argv)
     command = parse_command(expand_response_files(args))
+    refused = _refused_command(command)
+    if refused:
+        return refused
     if os.environ.get("PYCC_DISABLE", "") not in ("", "0"):
         return exec_cc(cc, command.args)
-    if "passes" in command.pycc_options:
-        from .ir_passes.pipeline import PipelineError, parse_pipeline
-
-        try:
-            parse_pipeline(command.pycc_options["passes"])
-        except PipelineError as exc:
-            print(f"pycc-stencil: error: {exc}", file=sys.stderr)
-            return 1
-    if "row-align" in command.pycc_options:
-        from .diagnostics import CompilerError
-        from .frontend.declarations import parse_row_align
-
-        try:
-            parse_row_align(command.pycc_options["row-align"])
-        except CompilerError as exc:
-            value = command.pycc_options["row-align"]
-            message = exc.diagnostics[0].message
-            print(f"pycc-stencil: error: -fpycc-row-align={value}: {message}", file=sys.stderr)
-            return 1
+    error = _option_error(command.pycc_options)
+    if error is not None:
+        print(f"pycc-stencil: error: {error}", file=sys.stderr)
+        return 1
     inputs = command.c_inputs
     if command.stage not in ("link", "object", "assembly") or not inputs:
         return exec_cc(cc, command.args)
@@ -63,6 +58,55 @@ def run_compiler(argv: list[str]) -> int:
             file=sys.stderr,
         )
         return exec_cc(cc, command.args)
+
+
+def _option_error(options: dict[str, str]) -> str | None:
+    """What is wrong with the value of a `-fpycc-*` option, if anything (each parser is
+    imported only when its option is given)."""
+    if "passes" in options:
+        from .ir_passes.pipeline import PipelineError, parse_pipeline
+
+        try:
+            parse_pipeline(options["passes"])
+        except PipelineError as exc:
+            return str(exc)
+    if "row-align" in options:
+        from .diagnostics import CompilerError
+        from .frontend.declarations import parse_row_align
+
+        try:
+            parse_row_align(options["row-align"])
+        except CompilerError as exc:
+            return f"-fpycc-row-align={options['row-align']}: {exc.diagnostics[0].message}"
+    if "cache-size" in options:
+        from .emit.cc_machine import BadCacheSize, parse_cache_size
+
+        try:
+            parse_cache_size(options["cache-size"])
+        except BadCacheSize as exc:
+            return str(exc)
+    return None
+
+
+def _refused_command(command: CompilerCommand) -> int:
+    """gcc's exit status for a command line it refuses before compiling anything (after its
+    diagnostics), or 0: unknown `-fpycc-*` options; `-o` naming a C input, which would
+    otherwise be overwritten by its own object."""
+    for option in command.unknown_options:
+        print(f"pycc-stencil: error: {unrecognized_option_message(option)}", file=sys.stderr)
+    if command.unknown_options:
+        return 1
+    output = command.output
+    if output in (None, "-", os.devnull) or command.stage == "information":
+        return 0
+    if any(same_file(output, i.path) for i in command.c_inputs):
+        print(
+            f"pycc-stencil: fatal error: input file '{output}' is the same as output file\n"
+            "compilation terminated.",
+            file=sys.stderr,
+        )
+        return 1
+    return 0
 
 
 def _may_have_kernels(path: str) -> bool:

@@ -1,9 +1,12 @@
 """A content-addressed cache of per-translation-unit results, so rebuilds are cheap.
 
-The key covers everything the result depends on: the tool version, the system compiler, the
-command line, the source bytes and the fully preprocessed text (so an edited header misses).
-Entries are written atomically (temporary file + rename), so concurrent `make -j` jobs and
-interrupted builds never see a partial entry.
+The key covers everything the result depends on: the command line, the source bytes and the
+fully preprocessed text (so an edited header misses), and `environment()`: the tool itself,
+the system compiler, the host CPU under `-march=native`, the cache sizes the tile model sees,
+the `-fpycc-*` options and the variables read while compiling. The store
+(`runtime.private_cache`) is private to the user, bounded (`PYCC_CACHE_MAX_SIZE`), written
+atomically and checksummed, so concurrent `make -j` jobs, interrupted builds and damaged
+entries never yield a wrong result.
 """
 
 from __future__ import annotations
@@ -11,39 +14,100 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
+import subprocess
+from collections.abc import Callable
 
-from .emit.output_files import write_atomically
+from .dropin_command import CompilerCommand
+from .emit import cc_machine
+from .runtime.private_cache import private_directory, read_entry, user_cache_dir, write_entry
 
 
 def cache_dir() -> str | None:
-    """`$PYCC_CACHE_DIR`, else `$XDG_CACHE_HOME/pycc-stencil` or `~/.cache/pycc-stencil`;
-    None when `PYCC_NO_CACHE=1`."""
+    """`$PYCC_CACHE_DIR`, else `$XDG_CACHE_HOME/pycc-stencil/compile` (or under `~/.cache`),
+    when it is private to the user; None when `PYCC_NO_CACHE=1`."""
     if os.environ.get("PYCC_NO_CACHE") == "1":
         return None
-    explicit = os.environ.get("PYCC_CACHE_DIR")
-    if explicit:
-        return explicit
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "pycc-stencil")
+    return private_directory(os.environ.get("PYCC_CACHE_DIR") or user_cache_dir("compile"))
 
 
-def tool_identity() -> str:
-    """The version plus a fingerprint of pycc-stencil's own files (so an edited or upgraded
-    tool never reuses results of the old one)."""
+def tool_identity(cc: str, command: CompilerCommand) -> str:
+    """The version plus a hash of pycc-stencil's own source files (so an edited checkout or
+    an upgraded tool never reuses results of the old one)."""
     from . import __version__
 
-    package = os.path.dirname(os.path.abspath(__file__))
-    stamps = [__version__]
-    for directory, subdirectories, files in os.walk(package):
+    digest = hashlib.sha256(__version__.encode())
+    for directory, subdirectories, files in os.walk(_PACKAGE):
         subdirectories[:] = sorted(d for d in subdirectories if d not in _NOT_CODE)
         for name in sorted(files):
             if name.endswith(".py"):
-                stat = os.stat(os.path.join(directory, name))
-                stamps.append(f"{directory}/{name}:{stat.st_size}:{stat.st_mtime_ns}")
-    return cache_key(*stamps)
+                path = os.path.join(directory, name)
+                with open(path, "rb") as handle:
+                    text = handle.read()
+                digest.update(cache_key(os.path.relpath(path, _PACKAGE), text).encode())
+    return digest.hexdigest()
 
 
+_PACKAGE = os.path.dirname(os.path.abspath(__file__))
 _NOT_CODE = frozenset({"tests", "scripts", "docs", ".git", ".venv", "__pycache__", "build"})
+
+
+def compiler_identity(cc: str, command: CompilerCommand) -> str:
+    """Which `cc` this is: its resolved path, size and mtime, and its `--version`."""
+    path = shutil.which(cc) or cc
+    try:
+        real = os.path.realpath(path)
+        info = os.stat(real)
+        version = subprocess.run([path, "--version"], capture_output=True, check=False).stdout
+    except OSError:
+        return path
+    return f"{real}:{info.st_size}:{info.st_mtime_ns}:{version.decode(errors='replace')}"
+
+
+#: flags under which gcc asks the build machine's CPU
+NATIVE_FLAGS = ("-march=native", "-mtune=native", "-mcpu=native")
+
+
+def host_cpu(cc: str, command: CompilerCommand) -> str:
+    """Under a `NATIVE_FLAGS` flag, the build machine's CPU: its identification and feature
+    lines of /proc/cpuinfo (cheap), else LLVM's host CPU name and features; otherwise ""."""
+    if not set(NATIVE_FLAGS) & set(command.compile_flags()):
+        return ""
+    try:
+        with open(_CPUINFO, encoding="utf-8", errors="replace") as handle:
+            lines = []
+            for line in handle:
+                if not line.strip():
+                    break  # the first processor describes the machine
+                if line.split(":")[0].strip() in _CPU_FIELDS:
+                    lines.append(line.strip())
+        if lines:
+            return "\n".join(lines)
+    except OSError:
+        pass
+    import llvmlite.binding as llvm
+
+    return f"{llvm.get_host_cpu_name()}:{llvm.get_host_cpu_features().flatten()}"
+
+
+_CPUINFO = "/proc/cpuinfo"
+_CPU_FIELDS = frozenset({"vendor_id", "cpu family", "model", "model name", "stepping", "flags"})
+#: where Linux describes the caches the host target sizes tiles for (emit/targets/host.py)
+def cache_model(cc: str, command: CompilerCommand) -> str:
+    """The cache model and thread runtime the flags select (`emit.cc_machine`): the host's
+    caches only under -march=native/-mtune=native, else a documented default or a flag."""
+    return cc_machine.describe(command.compile_flags(), command.pycc_options)
+
+
+#: `-fpycc-*` options that change nothing in the output
+_REPORTING_OPTIONS = frozenset({"report", "fallback-warnings"})
+
+
+def pycc_options(cc: str, command: CompilerCommand) -> str:
+    """The `-fpycc-*` options (any new one is in the key unless listed as reporting only)."""
+    chosen = {k: v for k, v in command.pycc_options.items() if k not in _REPORTING_OPTIONS}
+    return json.dumps(chosen, sort_keys=True)
+
 
 #: environment variables read while the kernels are compiled, so part of the key: the cache-size
 #: overrides (`ir_passes.core.target.CACHE_OVERRIDE`: tile sizes and the `-large` passes'
@@ -51,10 +115,27 @@ _NOT_CODE = frozenset({"tests", "scripts", "docs", ".git", ".venv", "__pycache__
 CODEGEN_ENVIRONMENT = ("PYCC_CACHE_L1", "PYCC_CACHE_L2", "PYCC_CACHE_L3", "PYCC_POISON_SCRATCH")
 
 
-def codegen_environment() -> str:
+def codegen_environment(cc: str, command: CompilerCommand) -> str:
     """The set ones of CODEGEN_ENVIRONMENT, `NAME=value` lines (empty values are unset)."""
     values = ((name, os.environ.get(name, "").strip()) for name in CODEGEN_ENVIRONMENT)
     return "\n".join(f"{name}={value}" for name, value in values if value)
+
+
+#: what the generated code depends on besides the source, its preprocessed text and the
+#: compile flags: each part maps (cc, command) to text; a new input is one more function here
+ENVIRONMENT: tuple[Callable[[str, CompilerCommand], str], ...] = (
+    tool_identity,
+    compiler_identity,
+    host_cpu,
+    cache_model,
+    pycc_options,
+    codegen_environment,
+)
+
+
+def environment(cc: str, command: CompilerCommand) -> str:
+    """Every ENVIRONMENT part for this compile, one key input."""
+    return cache_key(*(part(cc, command) for part in ENVIRONMENT))
 
 
 def cache_key(*parts: bytes | str) -> str:
@@ -69,35 +150,26 @@ def cache_key(*parts: bytes | str) -> str:
 def load(key: str) -> tuple[dict, dict[str, bytes]] | None:
     """The cached (metadata, blobs) for `key`, or None."""
     directory = cache_dir()
-    if directory is None:
+    payload = None if directory is None else read_entry(directory, key)
+    if payload is None:
         return None
-    path = os.path.join(directory, key[:2], key)
     try:
-        with open(path + ".json", encoding="utf-8") as handle:
-            meta = json.load(handle)
-        blobs = {}
-        for name, digest in meta["blobs"].items():
-            with open(f"{path}.{name}", "rb") as handle:
-                blobs[name] = handle.read()
-            if hashlib.sha256(blobs[name]).hexdigest() != digest:
-                return None  # damaged (disk full, a killed build, an overwrite): a miss
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
-        return None
-    return meta, blobs
+        header, _, data = payload.partition(b"\n")
+        meta = json.loads(header)
+        blobs, offset = {}, 0
+        for name, size in meta.pop("blobs").items():
+            blobs[name] = data[offset : offset + size]
+            offset += size
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return None  # an entry of another layout
+    return (meta, blobs) if offset == len(data) else None
 
 
 def store(key: str, meta: dict, blobs: dict[str, bytes]) -> None:
-    """Record a result; a cache that cannot be written is silently not used."""
+    """Record a result: one entry, the metadata (a JSON line naming the blobs' sizes), then
+    the blobs; a cache that cannot be written is silently not used."""
     directory = cache_dir()
     if directory is None:
         return
-    path = os.path.join(directory, key[:2], key)
-    try:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        for name, data in blobs.items():
-            write_atomically(f"{path}.{name}", data)
-        digests = {name: hashlib.sha256(data).hexdigest() for name, data in blobs.items()}
-        meta = {**meta, "blobs": digests}
-        write_atomically(path + ".json", json.dumps(meta).encode())  # last: marks it complete
-    except OSError:
-        return
+    header = json.dumps({**meta, "blobs": {name: len(data) for name, data in blobs.items()}})
+    write_entry(directory, key, b"\n".join([header.encode(), b"".join(blobs.values())]))

@@ -10,30 +10,23 @@ import os
 import re
 import shlex
 
+from .emit.cc_threads import LINK_OPENMP, PARALLEL_FLAG, PARALLEL_OPTION, wants_threads
+
 #: gcc options whose value is the next argument (when not attached)
 VALUE_OPTIONS = frozenset(
     "-o -I -D -U -include -imacros -iquote -isystem -idirafter -iprefix -iwithprefix "
     "-iwithprefixbefore -isysroot -imultilib -L -l -x -MF -MT -MQ -Xlinker -Xassembler "
     "-Xpreprocessor -u -T -z -e -aux-info -dumpbase -dumpdir -dumpbase-ext --param -B "
-    "-specs --sysroot".split()
+    "-specs --sysroot "
+    # gcc's long spellings of preprocessor options (`--define-macro X=2` is `-D X=2`)
+    "--define-macro --undefine-macro --include-directory --include-directory-after "
+    "--include-prefix --include-with-prefix --include-with-prefix-after "
+    "--include-with-prefix-before --include --imacros --assert".split()
 )
-#: options after which the preprocessor-only flags of a compile step are complete
-PREPROCESSOR_VALUE_OPTIONS = frozenset(
-    "-I -D -U -include -imacros -iquote -isystem -idirafter -iprefix -iwithprefix "
-    "-iwithprefixbefore -isysroot".split()
-)
-_PREPROCESSOR_PREFIXES = (
-    "-I",
-    "-D",
-    "-U",
+#: options that change how C is read, not only preprocessed: the front end shares them with cc
+_LANGUAGE_PREFIXES = (
     "-std=",
     "-ansi",
-    "-iquote",
-    "-isystem",
-    "-idirafter",
-    "-include",
-    "-imacros",
-    # C semantics the front end must share with cc
     "-funsigned-char",
     "-fsigned-char",
     "-fno-signed-char",
@@ -41,6 +34,8 @@ _PREPROCESSOR_PREFIXES = (
     "-fopenmp",
     "-fshort-enums",
     "-fno-short-enums",
+    "-fshort-wchar",
+    "-fno-short-wchar",
 )
 #: dependency-file options of a compile (`-MD`, `-MMD` and their modifiers)
 _DEPENDENCY_FLAGS = frozenset("-MD -MMD -MP -MG".split())
@@ -57,6 +52,9 @@ _INFORMATION_OPTIONS = ("--version", "--help", "-dumpversion", "-dumpmachine", "
 _C_SUFFIXES = (".c",)
 
 PYCC_PREFIX = "-fpycc-"
+#: pycc-stencil's own options, `-fpycc-NAME=VALUE`; any other `-fpycc-*` is an error, as an
+#: unknown option is to gcc (a typo must not be silently ignored)
+PYCC_OPTIONS = ("passes", "report", "row-align", "cache-size")
 
 
 class Input:
@@ -83,6 +81,7 @@ class CompilerCommand:
         self.output: str | None = None
         self.stage = "link"  # link | object | assembly | preprocess | syntax | information
         self.pycc_options: dict[str, str] = {}
+        self.unknown_options: list[str] = []  # `-fpycc-*` options pycc-stencil does not have
 
     @property
     def c_inputs(self) -> list[Input]:
@@ -127,17 +126,10 @@ class CompilerCommand:
                 flags += [arg[:3], arg[3:]]
         return flags
 
-    def preprocessor_flags(self) -> list[str]:
-        """The subset of `compile_flags` libclang needs to see the same C (-I/-D/-U/-std/...,
-        the signedness of `char`, and -fopenmp, which defines `_OPENMP`)."""
-        flags: list[str] = []
-        compile_flags = self.compile_flags()
-        for index, arg in enumerate(compile_flags):
-            if arg in PREPROCESSOR_VALUE_OPTIONS and index + 1 < len(compile_flags):
-                flags += [arg, compile_flags[index + 1]]
-            elif arg.startswith(_PREPROCESSOR_PREFIXES) and arg not in VALUE_OPTIONS:
-                flags.append(arg)
-        return flags
+    def language_flags(self) -> list[str]:
+        """The subset of `compile_flags` libclang needs to read cc's preprocessed unit as cc
+        does: the standard, the signedness of `char`, enum sizes, OpenMP directives."""
+        return [f for f in self.compile_flags() if f.startswith(_LANGUAGE_PREFIXES)]
 
 
 def _without_language(flags: list[str]) -> list[str]:
@@ -182,9 +174,15 @@ def parse_command(argv: list[str]) -> CompilerCommand:
     stages = set()
     args = iter(argv)
     for arg in args:
-        if arg.startswith(PYCC_PREFIX) and "=" in arg:
-            key, _, value = arg[len(PYCC_PREFIX) :].partition("=")
-            command.pycc_options[key] = value
+        if arg == PARALLEL_FLAG:
+            command.pycc_options[PARALLEL_OPTION] = "on"
+            continue
+        if arg.startswith(PYCC_PREFIX):
+            key, equals, value = arg[len(PYCC_PREFIX) :].partition("=")
+            if equals and key in PYCC_OPTIONS:
+                command.pycc_options[key] = value
+            else:
+                command.unknown_options.append(arg)
             continue
         if arg in ("-Wpycc-fallback", "-Wno-pycc-fallback"):  # cc must not see them
             command.pycc_options["fallback-warnings"] = "off" if "-Wno-" in arg else "on"
@@ -213,6 +211,8 @@ def parse_command(argv: list[str]) -> CompilerCommand:
         elif arg == "-" or not arg.startswith("-"):
             command.inputs.append(Input(arg, language, len(command.args) - 1))
     command.stage = _stage(stages)
+    if command.stage == "link" and wants_threads(command.args, command.pycc_options):
+        command.args += LINK_OPENMP  # link-only options: compile steps never see them
     return command
 
 
@@ -228,6 +228,23 @@ def _stage(stages: set[str]) -> str:
     if "-c" in stages:
         return "object"
     return "link"
+
+
+def unrecognized_option_message(option: str) -> str:
+    """gcc's diagnostic for an unknown option, with its "did you mean" for a near miss."""
+    from difflib import get_close_matches  # only on this error path: the front door is light
+
+    name, _, value = option[len(PYCC_PREFIX) :].partition("=")
+    message = f"unrecognized command-line option '{option}'"
+    near = get_close_matches(name, PYCC_OPTIONS, n=1)
+    return message + (f"; did you mean '{PYCC_PREFIX}{near[0]}={value}'?" if near else "")
+
+
+def same_file(output: str, source: str) -> bool:
+    """Does writing `output` replace `source`? gcc compares the paths with symbolic links
+    resolved (a hard link is a new file once the output is replaced, as pycc-stencil and the
+    assembler replace it)."""
+    return os.path.realpath(output) == os.path.realpath(source)
 
 
 def default_output(source: str, stage: str) -> str:

@@ -1,10 +1,12 @@
 """`pycc-stencil [cc arguments]`: a faithful `cc` whose stencil kernels pycc-stencil compiles.
 
-Per C translation unit: the front end lowers the file; the kernels it accepts are compiled
-by LLVM for the target the flags name; the file, with those kernels turned into declarations
-(`split_source`), is compiled by `cc` with the user's flags; `ld -r` joins the two objects
-into the one output. Anything that goes wrong for pycc-stencil's part only makes the file
-fall back to plain `cc` (with one warning per kernel); invalid C is diagnosed by `cc` itself.
+Per C translation unit: `cc -E` with the user's flags makes the one preprocessed unit both
+halves compile; the front end lowers it, and the kernels it accepts are compiled by LLVM
+for the target the flags name; the same unit, with those kernels turned into declarations
+(`split_source`), is compiled by `cc` with the user's flags as preprocessed C; `ld -r`
+joins the two objects into the one output. Anything that goes wrong for pycc-stencil's part
+only makes the file fall back to plain `cc` (with one warning per kernel); invalid C is
+diagnosed by `cc` itself.
 Heavy modules (libclang, LLVM) are imported only when a file has loops to look at, so files
 without kernels cost little more than `cc`.
 """
@@ -13,7 +15,7 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -30,7 +32,9 @@ from .dropin_report import (
     verbose,
     warn_fallback,
 )
-from .emit.output_files import write_atomically
+from .dropin_symbols import foreign_symbols
+from .emit.cc_options import refusal_of_flags
+from .emit.output_files import output_mode, write_atomically
 from .ir_passes.presets import LOCALITY_PASSES
 
 #: what `-O3` (and `-Ofast`) run without `-fpycc-passes=`: locality for iterated stencils and
@@ -81,9 +85,12 @@ class Driver:
     def _build(self, scratch: str) -> int:
         """Compile each C input to an object, then link everything as `cc` would."""
         objects = {}
+        naming = self._auxiliary_names()
         for index, item in enumerate(self.command.c_inputs):
             obj = os.path.join(scratch, f"{index}-{os.path.basename(item.path)}.o")
-            status = self.compile_unit(item, obj, "object", scratch, link_stage=True)
+            status = self.compile_unit(
+                item, obj, "object", scratch, link_stage=True, naming=naming.get(item.position, [])
+            )
             if status != 0:
                 return status
             objects[item.position] = obj
@@ -108,6 +115,35 @@ class Driver:
                 args.append(arg)
         return self._cc(args)
 
+    def _auxiliary_names(self) -> dict[int, list[str]]:
+        """Per C input (by position), the `-dumpdir/-dumpbase/-dumpbase-ext` options cc gives
+        its compile when it compiles and links in one command, as `cc -###` shows them: the
+        separate compile to a temporary object then names its `.su`, `.dwo` and other
+        auxiliary outputs as cc would (`app-k.su` next to `app`), not after the temporary."""
+        shown = self._cc(["-###", *self.command.args], capture=True)
+        if isinstance(shown, int) or shown.returncode != 0:
+            return {}
+        steps = []
+        for line in shown.stderr.decode(errors="replace").splitlines():
+            try:
+                words = shlex.split(line)
+            except ValueError:
+                continue
+            options: list[str] = []
+            for option, value in zip(words, words[1:]):
+                if option in ("-dumpdir", "-dumpbase", "-dumpbase-ext"):
+                    options += [option, value]
+            if "-dumpbase" in options:
+                steps.append(options)
+        naming = {}
+        for item in self.command.c_inputs:
+            base = os.path.basename(item.path)
+            step = next((o for o in steps if o[o.index("-dumpbase") + 1] == base), None)
+            if step is not None:
+                steps.remove(step)
+                naming[item.position] = step
+        return naming
+
     def _args_without(self, inputs: list[Input]) -> list[str]:
         positions = {i.position for i in inputs}
         return [a for index, a in enumerate(self.command.args) if index not in positions]
@@ -125,7 +161,13 @@ class Driver:
 
     # ------------------------------------------------------------------ one translation unit
     def compile_unit(
-        self, item: Input, output: str, stage: str, scratch: str, link_stage: bool = False
+        self,
+        item: Input,
+        output: str,
+        stage: str,
+        scratch: str,
+        link_stage: bool = False,
+        naming: list[str] | tuple[str, ...] = (),
     ) -> int:
         started = time.perf_counter()
         self.cc_seconds = 0.0
@@ -133,7 +175,7 @@ class Driver:
         stage_flag = "-S" if stage == "assembly" else "-c"
         deps = self._dependency_flags(source, output, link_stage)
         language = ["-x", item.language] if item.language else []
-        original = [*self.flags, *deps, stage_flag, *language, source, "-o", output]
+        original = [*self.flags, *naming, *deps, stage_flag, *language, source, "-o", output]
         unit = UnitRecord(source=source, output=None if link_stage else output, status="cc")
         try:
             with open(source, "rb") as handle:
@@ -146,14 +188,19 @@ class Driver:
             unit.status, unit.reason = "passthrough", "no loops in the file"
             status = self._cc(original)
             return self._finish(unit, status, started)
-        result, cache_state = self._analyse(source, text, stage, deps, unit)
+        refusal = refusal_of_flags(self.flags)
+        if refusal is not None:  # every kernel is cc's: the file is not even parsed
+            unit.reason = refusal
+            status = self._cc(original)
+            return self._finish(unit, status, started, refusal)
+        result, cache_state = self._analyse(source, text, stage, deps, unit, scratch)
         unit.cache = cache_state
         unit.functions = result.functions
         unit.reason = result.failure or result.reason
         if result.split_source is None or result.pycc_output is None:
             status = self._cc(original)
             return self._finish(unit, status, started, result.failure)
-        status = self._compile_split(result, item, output, stage, scratch, unit)
+        status = self._compile_split(result, item, output, stage, scratch, unit, deps)
         if status is None:  # the rewritten file did not compile: cc gets the original
             for function in unit.functions:
                 if function.compiled_by == "pycc-stencil":
@@ -193,25 +240,23 @@ class Driver:
         return f"{level}, passes: {self.passes or 'none'}"
 
     def _analyse(
-        self, source: str, text: bytes, stage: str, deps: list[str], unit: UnitRecord
+        self, source: str, text: bytes, stage: str, deps: list[str], unit: UnitRecord, scratch: str
     ) -> tuple[UnitResult, str | None]:
         """pycc-stencil's part of the unit, from the cache or computed (then cached).
 
-        The preprocessed text (part of the cache key) comes from `cc -E` on the original
-        file, which also writes the dependency file exactly as the user's compile would."""
-        preprocessed = self._cc(
-            [*self.flags, *deps, "-E", "-x", "c", source, "-o", "-"], capture=True
-        )
+        The preprocessed unit comes from `cc -E` on the original file with the user's flags
+        (which also writes the dependency file exactly as the user's compile would): it is
+        what the front end lowers, what cc compiles the rest of, and part of the cache key."""
+        flags = [f for f in self.flags if f != "-P"]  # keep the line markers: they name lines
+        preprocessed = self._cc([*flags, *deps, "-E", "-x", "c", source, "-o", "-"], True)
         if isinstance(preprocessed, int) or preprocessed.returncode != 0:
             return UnitResult(reason="the file does not preprocess; cc reports why"), None
         key = cache.cache_key(
-            cache.tool_identity(),
-            _compiler_identity(self.cc),
+            cache.environment(self.cc, self.command),
             stage,
             json.dumps(self.flags),
             self.passes,
             self.row_align or "",
-            cache.codegen_environment(),
             os.path.abspath(source),
             text,
             preprocessed.stdout,
@@ -222,13 +267,16 @@ class Driver:
                 return _result_from_cache(*hit), "hit"
             except (KeyError, TypeError, ValueError):
                 pass  # an entry from another layout: recompute
-        result = self._compute(source, text, stage)
+        unit_path = _scratch_file(scratch, "unit.i")
+        with open(unit_path, "wb") as handle:
+            handle.write(preprocessed.stdout)
+        result = self._compute(source, unit_path, stage)
         unit.time_ms.update(result.time_ms)
         if not result.internal_error:
             cache.store(key, *_result_to_cache(result))
         return result, "miss"
 
-    def _compute(self, source: str, text: bytes, stage: str) -> UnitResult:
+    def _compute(self, source: str, unit_path: str, stage: str) -> UnitResult:
         """Run pycc-stencil's part in a child process: a crash or a hang in libclang or LLVM
         (past `$PYCC_TIMEOUT` seconds, default 120) makes the file fall back to cc."""
         from .dropin_unit import compile_kernels
@@ -240,7 +288,7 @@ class Driver:
                 self.command,
                 self.flags,
                 source,
-                text,
+                unit_path,
                 stage,
                 self.passes,
                 int(self.row_align) if self.row_align else None,
@@ -264,24 +312,19 @@ class Driver:
         stage: str,
         scratch: str,
         unit: UnitRecord,
+        deps: list[str],
     ) -> int | None:
-        """cc on the rewritten file, joined with pycc-stencil's code into `output`.
-        None when the rewritten file does not compile (the caller falls back)."""
-        mirror = os.path.join(scratch, f"unit-{len(os.listdir(scratch))}")
-        split_path, mapped_prefix = _mirrored_path(mirror, item.path)
-        os.makedirs(os.path.dirname(split_path), exist_ok=True)
+        """cc on the rewritten unit (preprocessed C: the user's preprocessor options, `-D`,
+        `-include`, `-MD`..., do not apply twice), joined with pycc-stencil's code into
+        `output`. None when the rewritten unit does not compile (the caller falls back)."""
+        split_path = _scratch_file(scratch, "split.i")
         with open(split_path, "wb") as handle:
             handle.write(result.split_source)
-        cc_part = os.path.join(mirror, "cc-part" + (".s" if stage == "assembly" else ".o"))
-        args = [
-            "-iquote",
-            os.path.dirname(item.path) or ".",
-            f"-fdebug-prefix-map={mapped_prefix}=",  # debug info names the source as given
-            *self.flags,
-            "-S" if stage == "assembly" else "-c",
-        ]
-        diagnostics = self._diagnose(item)
-        done = self._cc([*args, "-w", "-x", "c", split_path, "-o", cc_part], capture=True)
+        suffix = ".s" if stage == "assembly" else ".o"
+        cc_part = _scratch_file(scratch, "cc-part" + suffix)
+        args = [*self.flags, "-S" if stage == "assembly" else "-c"]
+        diagnostics = self._diagnose(item, deps)
+        done = self._cc([*args, "-w", "-x", "cpp-output", split_path, "-o", cc_part], True)
         diagnosed = diagnostics.communicate()[1]
         sys.stderr.buffer.write(diagnosed)
         sys.stderr.flush()
@@ -294,14 +337,14 @@ class Driver:
             )
             unit.reason = f"the file with the kernels taken out did not compile: {first.strip()}"
             return None
-        joined = os.path.join(mirror, "joined")
+        joined = _scratch_file(scratch, "joined" + suffix)
         if stage == "assembly":
             with open(cc_part, "rb") as handle:
                 cc_text = handle.read()
             with open(joined, "wb") as handle:
                 handle.write(cc_text + b"\n" + result.pycc_output)
         else:
-            pycc_part = os.path.join(mirror, "pycc-part.o")
+            pycc_part = _scratch_file(scratch, "pycc-part.o")
             with open(pycc_part, "wb") as handle:
                 handle.write(result.pycc_output)
             linked = self._cc(["-r", "-nostdlib", "-o", joined, cc_part, pycc_part], True)
@@ -310,25 +353,46 @@ class Driver:
                     "" if isinstance(linked, int) else linked.stderr.decode(errors="replace")
                 )
                 return None
+        foreign = foreign_symbols(
+            joined,
+            cc_part,
+            lambda: self._cc_object(item, _scratch_file(scratch, "cc-unit.o")),
+            self.cc,
+            self.flags,
+        )
+        if foreign:
+            unit.reason = f"its code needs '{foreign[0]}', which cc's object does not"
+            return None
         return _publish(joined, output)
 
-    def _diagnose(self, item: Input) -> subprocess.Popen:
+    def _cc_object(self, item: Input, path: str) -> str | None:
+        """cc's own object for the original file (what the user's build would link), at
+        `path`."""
+        language = ["-x", item.language] if item.language else []
+        done = self._cc([*self.flags, "-w", "-c", *language, item.path, "-o", path], True)
+        return path if not isinstance(done, int) and done.returncode == 0 else None
+
+    def _diagnose(self, item: Input, deps: list[str]) -> subprocess.Popen:
         """cc on the original file, for its diagnostics only (the rewritten file is compiled
         with -w): warnings, -Werror failures and flow-sensitive warnings inside the kernels
-        are then exactly cc's. Runs alongside the compile of the rewritten file."""
+        are then exactly cc's. Runs alongside the compile of the rewritten file. It writes
+        the dependency file again (`-Wp,-MD,f.d` cannot be taken out of the flags): with the
+        same options, so the same file as `cc -E` wrote."""
         language = ["-x", item.language] if item.language else []
         return subprocess.Popen(
-            [self.cc, *self.flags, "-S", *language, item.path, "-o", os.devnull],
+            [self.cc, *self.flags, *deps, "-S", *language, item.path, "-o", os.devnull],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
         )
 
     def _dependency_flags(self, source: str, output: str, link_stage: bool) -> list[str]:
         """The user's -MD/-MMD options, made explicit (file and target named after the real
-        output, not the temporary one pycc-stencil compiles to)."""
+        output, not the temporary one pycc-stencil compiles to). With `-Wp,-MD,f.d` (kbuild)
+        cc names the file and target itself; `-MT`, `-MQ`, `-MP` still shape it."""
         flags = self.command.dependency_flags()
         if not {"-MD", "-MMD"} & set(flags):
-            return []
+            through_wp = any(f.startswith("-Wp,") and "-MD" in f for f in self.flags)
+            return flags if through_wp else []
         if link_stage:
             output = default_output(source, "object")
         if "-MF" not in flags:
@@ -338,13 +402,9 @@ class Driver:
         return flags
 
 
-def _mirrored_path(mirror: str, source: str) -> tuple[str, str]:
-    """Where the rewritten file goes: `mirror/` + the source path as given (absolute if it
-    leaves the current directory), and the prefix whose removal gives cc's own file name."""
-    relative = os.path.normpath(source)
-    if os.path.isabs(relative) or relative.startswith(".."):
-        return mirror + os.path.abspath(source), mirror
-    return os.path.join(mirror, relative), mirror + "/"
+def _scratch_file(scratch: str, name: str) -> str:
+    """A new file name in `scratch` (one command may compile several units there)."""
+    return os.path.join(scratch, f"{len(os.listdir(scratch))}-{name}")
 
 
 def _publish(path: str, output: str) -> int:
@@ -358,7 +418,7 @@ def _publish(path: str, output: str) -> int:
         return 0
     try:
         with open(path, "rb") as handle:
-            write_atomically(output, handle.read())
+            write_atomically(output, handle.read(), mode=output_mode())
     except OSError as exc:
         print(f"pycc-stencil: error: cannot write '{output}': {exc.strerror}", file=sys.stderr)
         return 1
@@ -370,16 +430,6 @@ def _timeout() -> float:
         return float(os.environ.get("PYCC_TIMEOUT", "120"))
     except ValueError:
         return 120.0
-
-
-def _compiler_identity(cc: str) -> str:
-    path = shutil.which(cc) or cc
-    try:
-        real = os.path.realpath(path)
-        stat = os.stat(real)
-    except OSError:
-        return path
-    return f"{real}:{stat.st_size}:{stat.st_mtime_ns}"
 
 
 def _result_to_cache(result: UnitResult) -> tuple[dict, dict[str, bytes]]:
@@ -402,4 +452,3 @@ def _result_from_cache(meta: dict, blobs: dict[str, bytes]) -> UnitResult:
         reason=meta.get("reason"),
         failure=meta.get("failure"),
     )
-

@@ -1,12 +1,15 @@
 """The translation unit `cc` compiles once pycc-stencil has taken some kernels over.
 
-Each taken-over definition is replaced, in place, by
+It is the very unit pycc-stencil lowered (`cc -E` output: every macro, include and
+conditional already resolved by cc), with each taken-over definition replaced, in place, by
 - a declaration of the kernel (an external kernel is then defined by pycc-stencil's object),
   or for a `static` kernel a `static` trampoline that calls the hidden global symbol
   pycc-stencil's object defines, so internal linkage and same-file callers keep working;
-`#line` directives keep every line of the file where it was, so `__LINE__` and the debug
-info of the rest of the file are unchanged. (Diagnostics do not come from this file: the
-driver has `cc` compile the original file for them, so they are exactly cc's.)
+- the pragmas written inside its body that act beyond it (`#pragma pack`, ...), which
+  cc must still see at that point of the unit;
+and a line marker after it, so everything after the body keeps its file and line for debug
+info and `__LINE__`-free code alike. (Diagnostics do not come from this unit: the driver
+has `cc` compile the original file for them, so they are exactly cc's.)
 """
 
 from __future__ import annotations
@@ -14,28 +17,40 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+from .frontend.line_markers import LineMarkers, line_of
+
 if TYPE_CHECKING:  # the driver imports this module on every compile: no LLVM here
     from .dropin_takeover import Takeover
 
 _STORAGE_WORDS = re.compile(rb"\b(static|extern|inline|__inline|__inline__)\b")
+_PRAGMA_LINE = re.compile(rb"^[ \t]*#[ \t]*pragma\b.*$", re.MULTILINE)
+#: pragmas that apply to the statement after them only (an error or no-op at file scope)
+_STATEMENT_PRAGMA = re.compile(rb"#[ \t]*pragma[ \t]+(omp|acc|GCC[ \t]+(ivdep|unroll|novector))\b")
 
 
-def split_source(text: bytes, takeovers: list[Takeover], path: str) -> bytes:
-    """`text` with every taken-over definition replaced as described in the module doc."""
-    quoted = _quote(path)
+def split_source(text: bytes, takeovers: list[Takeover]) -> bytes:
+    """The preprocessed unit `text` with every taken-over definition replaced as the module
+    doc describes."""
+    markers = LineMarkers(text)
     out = text
     for takeover in sorted(takeovers, key=lambda t: t.info.definition.start, reverse=True):
         where = takeover.info.definition
         signature = text[where.start : where.body_start]
-        first_line = text.count(b"\n", 0, where.start) + 1
-        last_line = text.count(b"\n", 0, where.body_end) + 1
+        body = text[where.body_start : where.body_end]
         name_at = (where.name_start - where.start, where.name_end - where.start)
         parts = [_declaration(takeover, signature, name_at)]
         if takeover.is_static:
-            parts.append(_line(first_line, quoted) + signature + _trampoline(takeover))
-        replacement = b"\n".join(parts) + b"\n" + _line(last_line, quoted)
+            first = markers.origin(line_of(text, where.start))
+            parts.append(b"\n" + first.marker() + signature + _trampoline(takeover))
+        parts += [m.group() for m in _PRAGMA_LINE.finditer(body) if not _statement_only(m)]
+        last = markers.origin(line_of(text, where.body_end - 1))
+        replacement = b"\n".join(parts) + b"\n" + last.marker()
         out = out[: where.start] + replacement + out[where.body_end :]
-    return _line(1, quoted) + out
+    return out
+
+
+def _statement_only(pragma: re.Match) -> bool:
+    return _STATEMENT_PRAGMA.match(pragma.group().lstrip()) is not None
 
 
 def _declaration(takeover: Takeover, signature: bytes, name_at: tuple[int, int]) -> bytes:
@@ -73,12 +88,3 @@ def _trampoline(takeover: Takeover) -> bytes:
 
 def _renamed(signature: bytes, name_at: tuple[int, int], name: bytes) -> bytes:
     return signature[: name_at[0]] + name + signature[name_at[1] :]
-
-
-def _line(number: int, quoted_path: bytes) -> bytes:
-    return b"\n#line %d %s\n" % (number, quoted_path)
-
-
-def _quote(path: str) -> bytes:
-    escaped = path.replace("\\", "\\\\").replace('"', '\\"')
-    return f'"{escaped}"'.encode("utf-8", "surrogateescape")

@@ -1,9 +1,10 @@
 """Which functions of a translation unit pycc-stencil compiles, and the module it emits for them.
 
 A function is taken over when the front end lowered it, it has loops, and its definition is
-written out in the main file (so the file can be rewritten around it). Everything else stays
-with `cc`. The emitted module defines exactly the taken-over functions: a `static` kernel gets
-a hidden global name unique to its translation unit (the rewritten file calls it through a
+written out in the file being compiled: in cc's preprocessed unit, outside every header by
+its line markers (the unit is rewritten around it). Everything else stays with `cc`. The
+emitted module defines exactly the taken-over functions: a `static` kernel gets a hidden
+global name unique to its translation unit (the rewritten unit calls it through a
 `static` trampoline, so C's internal linkage is kept), and whatever else the front end lowered
 (helpers, tables) is made internal or dropped, so no symbol is defined twice after `ld -r`.
 """
@@ -18,12 +19,13 @@ from llvmlite import ir
 
 from .emit.cc_target import TargetSpec
 from .frontend.c_types import VoidType
+from .frontend.line_markers import LineMarkers
 from .frontend.signature import FunctionInfo, LoweredModule
 
 #: storage-class words of a definition's declaration specifiers
 _INLINE = re.compile(rb"\b(inline|__inline|__inline__)\b")
 _STATIC = re.compile(rb"\bstatic\b")
-_OPENMP = re.compile(rb"#\s*pragma\s+omp\b|_Pragma\s*\(\s*\"omp\b")
+_OPENMP = re.compile(rb"^[ \t]*#[ \t]*pragma[ \t]+omp\b", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -32,6 +34,7 @@ class Takeover:
 
     info: FunctionInfo
     symbol: str
+    weak: bool = False  # `#pragma weak NAME` in the unit: a weak definition, as cc makes it
 
     @property
     def is_static(self) -> bool:
@@ -52,13 +55,7 @@ def refusal(info: FunctionInfo, text: bytes, openmp: bool = False) -> str | None
     """Why a lowered kernel is left to cc, or None if pycc-stencil can take it over."""
     where = info.definition
     if where is None:
-        return "its definition is not written out in this file (macro or header)"
-    if text[where.name_start : where.name_end] != info.name.encode():
-        return "its name is produced by a macro"
-    if text[where.body_start : where.body_start + 1] != b"{" or text[where.body_end - 1] != ord(
-        "}"
-    ):
-        return "its body is produced by a macro"
+        return "its definition is not written out in this file (it is in a header)"
     signature = text[where.start : where.body_start]
     if openmp and _OPENMP.search(text[where.body_start : where.body_end]):
         return "OpenMP directives (-fopenmp) are compiled by cc, in parallel"
@@ -90,36 +87,67 @@ _IGNORED_ATTRIBUTES = frozenset(
 )
 
 
-#: source constructs that change how cc compiles every function after them
+#: pragmas that change how cc compiles every function after them
 _FILE_LEVEL = re.compile(
-    rb"#\s*pragma\s+(GCC\s+(optimize|target|push_options|visibility)|STDC\s+FENV_ACCESS)"
-    rb"|\b__BASE_FILE__\b"
+    rb"^[ \t]*#[ \t]*pragma\s+(GCC\s+(optimize|target|push_options|visibility)|STDC\s+FENV_ACCESS)",
+    re.MULTILINE,
 )
 _ALIAS_TARGET = re.compile(rb"\balias\s*\(\s*\"(\w+)\"")
+#: `#pragma weak NAME` makes NAME weak; `#pragma weak ALIAS = NAME` makes ALIAS an alias of
+#: NAME; `#pragma redefine_extname NAME SYMBOL` renames NAME's symbol
+_PRAGMA_WEAK = re.compile(
+    rb"^[ \t]*#[ \t]*pragma[ \t]+weak[ \t]+(\w+)[ \t]*(?:=[ \t]*(\w+))?", re.MULTILINE
+)
+_PRAGMA_RENAME = re.compile(rb"^[ \t]*#[ \t]*pragma[ \t]+redefine_extname[ \t]+(\w+)", re.MULTILINE)
 
 
 def choose(
     lowered: LoweredModule, text: bytes, tag: str, openmp: bool = False
 ) -> tuple[list[Takeover], dict[str, str]]:
-    """The kernels to take over, and the reason for every other lowered kernel."""
+    """The kernels to take over, and the reason for every other lowered kernel.
+
+    `text` is the unit the front end lowered (a `cc -E` unit in compiler mode): pragmas are
+    read from it, the file-level ones only where they are written in the main file."""
     takeovers, refused = [], {}
-    file_level = _FILE_LEVEL.search(text)
+    file_level = _main_file_match(_FILE_LEVEL, text, lowered.markers)
     aliased = {m.group(1).decode() for m in _ALIAS_TARGET.finditer(text)}
+    weak = set()
+    for match in _PRAGMA_WEAK.finditer(text):
+        if match.group(2):
+            aliased.add(match.group(2).decode())
+        else:
+            weak.add(match.group(1).decode())
+    renamed = {m.group(1).decode() for m in _PRAGMA_RENAME.finditer(text)}
     for name in lowered.order:
         info = lowered.functions.get(name)
         if info is None or not info.is_kernel:
             continue
         reason = refusal(info, text, openmp)
         if file_level is not None:
-            reason = f"'{file_level.group().decode()}' in the file is implemented by cc only"
+            reason = f"'{file_level.group().decode().strip()}' in the file is implemented by cc"
+            reason += " only"
         elif name in aliased:
             reason = "an alias refers to it"
+        elif name in renamed:
+            reason = "'#pragma redefine_extname' renames its symbol"
         if reason is not None:
             refused[name] = reason
             continue
         symbol = f"__pycc_{tag}_{name}" if info.is_static else name
-        takeovers.append(Takeover(info, symbol))
+        takeovers.append(Takeover(info, symbol, weak=name in weak))
     return takeovers, refused
+
+
+def _main_file_match(
+    pattern: re.Pattern, text: bytes, markers: LineMarkers | None
+) -> re.Match | None:
+    """The first match of `pattern` written in the main file (not in a header)."""
+    line, counted = 1, 0  # lines counted as we go: a header may have hundreds of matches
+    for match in pattern.finditer(text):
+        line, counted = line + text.count(b"\n", counted, match.start()), match.start()
+        if markers is None or markers.origin(line).in_main_file:
+            return match
+    return None
 
 
 def kernel_module(
@@ -143,11 +171,14 @@ def kernel_module(
         elif not function.linkage.startswith("linkonce_odr"):  # polyhedral/parallel's: one copy
             function.linkage = "internal"
         if function.name in reachable:
-            function.attributes.add("uwtable")  # unwind tables, as gcc emits by default
+            if target.unwind_tables:  # as gcc emits them by default
+                function.attributes.add("uwtable")
             if target.function_sections and not function.section:
                 function.section = f".text.{function.name}"
     if target.fp_flags:
         _add_fp_flags(module, target.fp_flags)
+    for flag in target.cf_protection:  # 8: the lowest value wins when modules are linked
+        module.add_named_metadata("llvm.module.flags", [ir.IntType(32)(8), flag, ir.IntType(32)(1)])
     if target.data_sections:
         for variable in module.global_values:
             if isinstance(variable, ir.GlobalVariable) and not variable.section:
@@ -156,6 +187,8 @@ def kernel_module(
     extra = [target.stack_protector] if target.stack_protector else []
     if target.frame_pointer:
         extra.append('"frame-pointer"="all"')
+    if target.stack_clash:
+        extra.append('"probe-stack"="inline-asm"')
     if extra:  # attributes llvmlite does not know (`sspreq`, string attributes): in the text
         text = re.sub(
             r"^(define [^\n]*?) nounwind",
@@ -178,7 +211,7 @@ def _set_symbol(function: ir.Function, takeover: Takeover, hidden: bool) -> None
     """Linkage, visibility and section as cc would give the kernel's symbol (llvmlite prints
     `linkage` verbatim after `define`, so it carries the visibility too)."""
     visibility = "hidden" if hidden or takeover.is_static else ""
-    linkage = ""
+    linkage = "weak" if takeover.weak else ""
     for attribute in takeover.info.attributes:
         name = attribute_name(attribute)
         if name == "weak":

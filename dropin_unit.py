@@ -1,5 +1,5 @@
 """pycc-stencil's part of one translation unit: lower, choose kernels, generate their code,
-and rewrite the file for `cc`. Every failure here only makes kernels fall back to `cc`."""
+and rewrite the unit for `cc`. Every failure here only makes kernels fall back to `cc`."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ from .dropin_command import CompilerCommand
 from .dropin_report import FunctionRecord, UnitResult
 from .dropin_split import split_source
 from .dropin_takeover import Takeover, choose, kernel_module, unit_tag
+from .emit.cc_machine import compiler_mode_target
 from .emit.cc_target import TargetSpec, UnsupportedTarget, target_from_flags
 from .emit.host_object import compile_to_assembly, compile_to_object
-from .emit.targets import host_target
 from .frontend import lower_file
 from .frontend.declarations import apply_row_align
 from .frontend.signature import LoweredModule
@@ -25,17 +25,21 @@ def compile_kernels(
     command: CompilerCommand,
     flags: list[str],
     source: str,
-    text: bytes,
+    unit: str,
     stage: str,
     passes: str,
     row_align: int | None = None,
 ) -> UnitResult:
-    """Lower `source`, take over its kernels and generate their code. A kernel whose code
-    generation fails is retried alone, so one bad kernel costs only itself."""
+    """Lower the preprocessed unit `unit` (`cc -E` of `source` with the user's flags), take
+    over its kernels and generate their code; the rest of the same unit is what cc compiles
+    (`split_source`). A kernel whose code generation fails is retried alone, so one bad
+    kernel costs only itself."""
+    with open(unit, "rb") as handle:
+        text = handle.read()
 
     def lower() -> LoweredModule:
         lowered = lower_file(
-            source, command.preprocessor_flags(), tolerate_system_header_errors=True
+            unit, command.language_flags(), tolerate_system_header_errors=True, preprocessed=True
         )
         apply_row_align(lowered, row_align)
         return lowered
@@ -57,7 +61,7 @@ def compile_kernels(
             refused.update((t.info.name, f"target not supported: {exc}") for t in takeovers)
             takeovers = []
     if takeovers:
-        generate = _CodeGenerator(target, steps, flags, stage)
+        generate = _CodeGenerator(target, steps, flags, stage, command.pycc_options)
         try:
             output = generate(lowered, takeovers)
         except Exception:  # noqa: BLE001 - a code generation bug must not break the build
@@ -87,7 +91,7 @@ def compile_kernels(
         time_ms=time_ms,
     )
     if takeovers:
-        result.split_source = split_source(text, takeovers, source)
+        result.split_source = split_source(text, takeovers)
         result.pycc_output = output
     return result
 
@@ -95,16 +99,19 @@ def compile_kernels(
 class _CodeGenerator:
     """Passes, then LLVM, for a set of taken-over kernels of one lowered module."""
 
-    def __init__(self, target: TargetSpec, steps: list, flags: list[str], stage: str):
+    def __init__(
+        self, target: TargetSpec, steps: list, flags: list[str], stage: str, options: dict[str, str]
+    ):
         self.target, self.steps, self.stage = target, steps, stage
+        #: what the passes see: the CPU (`simd`'s width), the caches and threads of the flags
+        self.machine = compiler_mode_target(target, flags, options)
         self.hidden = _hidden_by_default(flags)
         self.debug_info = _debug_info(flags) and stage != "assembly"
         #: the pipeline's result of the last call (its remarks go to the report)
         self.applied: PipelineResult | None = None
 
     def __call__(self, lowered: LoweredModule, takeovers: list[Takeover]) -> bytes:
-        machine = host_target(self.target.cpu, self.target.features)  # `simd`'s width
-        self.applied = run_passes(lowered.module, self.steps, target=machine)
+        self.applied = run_passes(lowered.module, self.steps, target=self.machine)
         lowered.module = self.applied.module
         module_text = kernel_module(
             lowered, takeovers, self.target, hidden=self.hidden, debug_info=self.debug_info

@@ -5,19 +5,22 @@ from __future__ import annotations
 
 import sys
 
+from .exit_signals import run_until_signal
+
 #: first arguments that select a pycc-stencil subcommand instead of compiler mode
 SUBCOMMANDS = frozenset({"check", "emit", "tune", "-h", "--help"})
 
 
 def main() -> int:
     argv = sys.argv[1:]
+    return run_until_signal(lambda: _run(argv))
+
+
+def _run(argv: list[str]) -> int:
     if argv and argv[0] in SUBCOMMANDS:
         from .cli import main as cli_main
 
         return cli_main(argv)
     from .dropin import run_compiler
 
-    try:
-        return run_compiler(argv)
-    except KeyboardInterrupt:
-        return 130
+    return run_compiler(argv)

@@ -10,34 +10,24 @@ contraction mode, `-march=native`) is read from the flags, last one winning as i
 
 from __future__ import annotations
 
-import re
 import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import llvmlite.binding as llvm
 
-#: gcc's predefined ISA macros and the LLVM x86 features they stand for
-_X86_FEATURE_MACROS = {
-    "__SSE3__": "sse3",
-    "__SSSE3__": "ssse3",
-    "__SSE4_1__": "sse4.1",
-    "__SSE4_2__": "sse4.2",
-    "__POPCNT__": "popcnt",
-    "__AVX__": "avx",
-    "__AVX2__": "avx2",
-    "__FMA__": "fma",
-    "__F16C__": "f16c",
-    "__BMI__": "bmi",
-    "__BMI2__": "bmi2",
-    "__LZCNT__": "lzcnt",
-    "__MOVBE__": "movbe",
-    "__AVX512F__": "avx512f",
-    "__AVX512VL__": "avx512vl",
-    "__AVX512BW__": "avx512bw",
-    "__AVX512DQ__": "avx512dq",
-    "__AVX512CD__": "avx512cd",
-}
+from .cc_options import refusal_of_flags
+
+#: the extensions LLVM's code generator can use, each reported by gcc as `__NAME__`
+#: (`__SSE4_1__`); with -march=native they override the host's features, so `-mno-avx2`
+#: and `-march=native` give LLVM what they give gcc
+_LLVM_FEATURES = (
+    "sse3 ssse3 sse4.1 sse4.2 sse4a popcnt lzcnt bmi bmi2 movbe f16c fma fma4 xop avx avx2 "
+    "avx512f avx512vl avx512bw avx512dq avx512cd avx512ifma avx512vbmi avx512vbmi2 avx512vnni "
+    "avx512bitalg avx512vpopcntdq avx512bf16 avx512fp16 avxvnni aes pclmul vaes vpclmulqdq gfni "
+    "sha adx rdrnd rdseed crc32 prfchw clflushopt clwb fsgsbase xsave xsaveopt xsavec xsaves"
+).split()
+_FEATURE_MACROS = {f"__{f.upper().replace('.', '_')}__": f for f in _LLVM_FEATURES}
 
 
 class UnsupportedTarget(Exception):
@@ -63,6 +53,10 @@ class TargetSpec:
     math_errno: bool = True  # sqrt of a negative sets errno (gcc's default, not -ffast-math)
     function_sections: bool = False  # -ffunction-sections: .text.<name> per function
     data_sections: bool = False  # -fdata-sections
+    #: LLVM module flags for gcc's -fcf-protection (`cf-protection-branch`, `-return`)
+    cf_protection: tuple[str, ...] = ()
+    stack_clash: bool = False  # -fstack-clash-protection: probe each page of a large frame
+    unwind_tables: bool = True  # gcc's x86-64 default; off with both -fno-*unwind-tables
     #: LLVM's loop / SLP vectorizer from -f[no-]tree-{,loop-,slp-}vectorize; None: the flags
     #: do not say, LLVM's pipeline default for the level applies
     loop_vectorize: bool | None = None
@@ -106,54 +100,34 @@ def predefined_macros(cc: str, flags: Sequence[str]) -> dict[str, str]:
     return macros
 
 
-#: options whose code only cc can produce (instrumentation, LTO bytecode, trapping overflow)
-_CC_ONLY_OPTIONS = (
-    "-fsanitize=",
-    "-ftrapv",
-    "--coverage",
-    "-fprofile-arcs",
-    "-ftest-coverage",
-    "-fprofile-generate",
-    "-fprofile-use",
-    "-fprofile-instr",
-    "-pg",
-    "-finstrument-functions",
-    "-flto",
-    "-fcf-protection",
-    "-save-temps",  # the temporaries would be those of the rewritten file
-    "-frounding-math",
-    "-fsignaling-nans",
-    "-fpatchable-function-entry",
-    "-fzero-call-used-regs",
-    "-fharden-",
-    "-fsplit-stack",
-    "-fno-builtin",  # gcc then keeps calls as written; LLVM would still form memset/memcpy
-    "-ffreestanding",
-)
-#: -m options that only select ISA extensions (which `cc -dM` reports) or tuning; every
-#: other -m option (ABI, code model, x87 math, red zone, retpolines, ...) is cc's alone
-_ISA_OPTION = re.compile(
-    r"-m(arch|tune)=.*|-m64|-m(no-)?(sse\d?|sse\d_\d|ssse3|avx\w*|fma|fma4|f16c|bmi2?|lzcnt|"
-    r"popcnt|movbe|aes|pclmul|sha|adx|rdrnd|rdseed|xsave\w*|fsgsbase|prfchw|clflushopt|clwb|"
-    r"vaes|vpclmulqdq|gfni|mmx|cx16|sahf|abm|3dnow\w*|prefer-vector-width=\w+)"
-)
-_STACK_PROTECTORS = {
-    "-fstack-protector": "ssp",
-    "-fstack-protector-strong": "sspstrong",
-    "-fstack-protector-all": "sspreq",
-    "-fstack-protector-explicit": "",
-    "-fno-stack-protector": "",
-}
+def effective_options(cc: str, flags: Sequence[str]) -> dict[str, str]:
+    """gcc's own view of its -f options for `flags`, with the defaults a distribution's spec
+    file adds (Ubuntu's -fstack-clash-protection): `cc -Q --help=common`, option -> state
+    (`[enabled]`, a value); {} from a cc that cannot say (clang)."""
+    out = subprocess.run(
+        [cc, *flags, "-Q", "--help=common"], capture_output=True, text=True, timeout=60
+    )
+    states = (line.split() for line in out.stdout.splitlines())
+    options = {p[0]: p[-1] for p in states if len(p) >= 2 and p[0].startswith("-f")}
+    return options if out.returncode == 0 else {}
+
+
+_AUTO_VAR_INIT = "-ftrivial-auto-var-init=[uninitialized|pattern|zero]"  # as --help prints it
+#: gcc's macros for -fstack-protector{-all,-strong,} (also a distribution's default) and the
+#: LLVM attributes for them; -fstack-protector-explicit protects only functions with an
+#: attribute, which go to cc
+_STACK_PROTECTOR_MACROS = {"__SSP_ALL__": "sspreq", "__SSP_STRONG__": "sspstrong", "__SSP__": "ssp"}
+#: the bits of gcc's `__CET__` (-fcf-protection, also a distribution's default) and the LLVM
+#: module flags that make LLVM emit `endbr64` and the object's x86 feature note for them
+_CET_MODULE_FLAGS = {1: "cf-protection-branch", 2: "cf-protection-return"}
 
 
 def target_from_flags(cc: str, flags: Sequence[str]) -> TargetSpec:
     """The target `cc flags` compiles for; raises `UnsupportedTarget` for foreign machines
     and for options whose effect on code only cc implements."""
-    for flag in flags:
-        if flag.startswith(_CC_ONLY_OPTIONS) and flag not in ("-fcf-protection=none", "-flto=no"):
-            raise UnsupportedTarget(f"'{flag}' is implemented by cc only")
-        if flag.startswith("-m") and not _ISA_OPTION.fullmatch(flag):
-            raise UnsupportedTarget(f"'{flag}' is implemented by cc only")
+    refusal = refusal_of_flags(flags)
+    if refusal is not None:
+        raise UnsupportedTarget(refusal)
     macros = predefined_macros(cc, flags)
     if "__SSE2_MATH__" not in macros:
         raise UnsupportedTarget("floating point without SSE2 (x87 or soft float) is cc's alone")
@@ -162,17 +136,14 @@ def target_from_flags(cc: str, flags: Sequence[str]) -> TargetSpec:
     host_triple = llvm.get_process_triple()
     if not host_triple.startswith("x86_64"):
         raise UnsupportedTarget(f"host triple {host_triple} is not x86-64")
-    march = _last_value(flags, "-march=")
-    if march == "native":
-        cpu = llvm.get_host_cpu_name()
-        features = llvm.get_host_cpu_features().flatten()
-    else:
-        cpu = "x86-64"
-        features = ",".join(
-            f"{'+' if macro in macros else '-'}{feature}"
-            for macro, feature in _X86_FEATURE_MACROS.items()
+    options = effective_options(cc, flags)
+    initialization = options.get(_AUTO_VAR_INIT, "uninitialized")
+    if initialization != "uninitialized":  # a spec file's default: no flag says it
+        raise UnsupportedTarget(
+            f"cc's default -ftrivial-auto-var-init={initialization} is cc's alone"
         )
     opt_level, size_level = _optimization_level(flags, macros)
+    cpu, features = _cpu_and_features(flags, macros)
     return TargetSpec(
         triple=host_triple,
         cpu=cpu,
@@ -181,21 +152,56 @@ def target_from_flags(cc: str, flags: Sequence[str]) -> TargetSpec:
         size_level=size_level,
         pic="__PIC__" in macros or "__PIE__" in macros,
         fp_flags=_fp_flags(flags, macros, opt_level),
-        wrapv=_last_of(flags, ("-fwrapv", "-fno-wrapv", "-fno-strict-overflow"))
-        not in (
-            None,
-            "-fno-wrapv",
-        ),
+        wrapv=_last_of(flags, ("-fwrapv", "-fno-wrapv", "-fstrict-overflow")) == "-fwrapv",
         math_errno="__NO_MATH_ERRNO__" not in macros,
-        frame_pointer=_last_of(flags, ("-fomit-frame-pointer", "-fno-omit-frame-pointer"))
-        == "-fno-omit-frame-pointer",
+        frame_pointer=not _enabled("omit-frame-pointer", options, flags, default=True),
         function_sections=_last_of(flags, ("-ffunction-sections", "-fno-function-sections"))
         == "-ffunction-sections",
         data_sections=_last_of(flags, ("-fdata-sections", "-fno-data-sections"))
         == "-fdata-sections",
-        stack_protector=_STACK_PROTECTORS.get(_last_of(flags, tuple(_STACK_PROTECTORS)) or "", ""),
+        stack_protector=next((a for m, a in _STACK_PROTECTOR_MACROS.items() if m in macros), ""),
+        cf_protection=tuple(
+            flag for bit, flag in _CET_MODULE_FLAGS.items() if int(macros.get("__CET__", 0)) & bit
+        ),
+        stack_clash=_enabled("stack-clash-protection", options, flags, default=False),
+        unwind_tables=_unwind_tables(flags),
         loop_vectorize=_vectorizer(flags, "loop"),
         slp_vectorize=_vectorizer(flags, "slp"),
+    )
+
+
+def _cpu_and_features(flags: Sequence[str], macros: dict[str, str]) -> tuple[str, str]:
+    """LLVM's CPU and features: the baseline x86-64 plus the extensions cc's macros name, or
+    under -march=native the host's, each extension gcc has a macro for set as cc's macros say
+    (`-march=native -mno-avx2` has no AVX2)."""
+    chosen = {feature: macro in macros for macro, feature in _FEATURE_MACROS.items()}
+    native = _last_value(flags, "-march=") == "native"
+    host = llvm.get_host_cpu_features() if native else {}
+    # LLVM applies features in order, and turning one off turns off every feature implying it:
+    # what cc's macros lack goes last (`-avx` after the `+vaes` gcc keeps with -mno-avx, and
+    # after the host's `+avx10.1-512`)
+    ordered = [(name, on) for name, on in host.items() if name not in chosen]
+    ordered += sorted(chosen.items(), key=lambda item: not item[1])
+    cpu = llvm.get_host_cpu_name() if native else "x86-64"
+    return cpu, ",".join(f"{'+' if on else '-'}{name}" for name, on in ordered)
+
+
+def _enabled(name: str, options: dict[str, str], flags: Sequence[str], default: bool) -> bool:
+    """Is gcc's `-f<name>` in force: as `effective_options` says (spec-file defaults
+    included), else the last of `-f<name>`/`-fno-<name>` in `flags`, else `default`."""
+    if f"-f{name}" in options:
+        return options[f"-f{name}"] == "[enabled]"
+    chosen = _last_of(flags, (f"-f{name}", f"-fno-{name}"))
+    return default if chosen is None else chosen == f"-f{name}"
+
+
+def _unwind_tables(flags: Sequence[str]) -> bool:
+    """gcc's x86-64 emits unwind tables unless -fno-asynchronous-unwind-tables, and then
+    still with -funwind-tables or -fexceptions (last one of each pair winning)."""
+    chosen = [_last_of(flags, (f"-f{name}", f"-fno-{name}")) for name in
+              ("asynchronous-unwind-tables", "unwind-tables", "exceptions")]  # fmt: skip
+    return chosen[0] != "-fno-asynchronous-unwind-tables" or any(
+        c is not None and not c.startswith("-fno-") for c in chosen[1:]
     )
 
 

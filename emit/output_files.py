@@ -6,11 +6,19 @@ import os
 import tempfile
 
 
-def write_atomically(path: str, data: bytes) -> None:
+def output_mode() -> int:
+    """The mode a compiler's output gets: `0666` less the umask (as `open(..., O_CREAT)`)."""
+    umask = os.umask(0o022)  # the only way to read it: set it, then put it back
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
+def write_atomically(path: str, data: bytes, mode: int = 0o600) -> None:
     """Write `data` to `path` through a temporary file in the same directory and a rename,
-    so a failure or an interruption never leaves a partial file (and readers never see one).
-    A path that exists and is not a regular file (`/dev/null`, a FIFO, a terminal) is written
-    in place: replacing it would destroy the device."""
+    so a failure or an interruption never leaves a partial file (and readers never see one);
+    the new file has `mode` (user outputs: `output_mode()`). A path that exists and is not a
+    regular file (`/dev/null`, a FIFO, a terminal) is written in place: replacing it would
+    destroy the device."""
     if os.path.exists(path) and not os.path.isfile(path):
         with open(path, "wb") as out:
             out.write(data)
@@ -20,6 +28,7 @@ def write_atomically(path: str, data: bytes) -> None:
     try:
         with os.fdopen(fd, "wb") as out:
             out.write(data)
+            os.fchmod(out.fileno(), mode)
         os.replace(partial, path)
     except BaseException:
         os.unlink(partial)

@@ -40,6 +40,16 @@ _declare("clang_EvalResult_getAsLongLong", [ctypes.c_void_p], ctypes.c_longlong)
 _declare("clang_EvalResult_getAsDouble", [ctypes.c_void_p], ctypes.c_double)
 _declare("clang_EvalResult_dispose", [ctypes.c_void_p], None)
 _declare("clang_getFunctionTypeCallingConv", [ci.Type], ctypes.c_int)
+_declare(
+    "clang_getPresumedLocation",
+    [
+        ci.SourceLocation,
+        ctypes.POINTER(ci._CXString),
+        ctypes.POINTER(ctypes.c_uint),
+        ctypes.POINTER(ctypes.c_uint),
+    ],
+    None,
+)
 
 #: CXCallingConv_C: the platform's default calling convention
 DEFAULT_CALLING_CONVENTION = 1
@@ -130,9 +140,19 @@ def volatile_use(cursor: ci.Cursor) -> ci.Cursor | None:
 
 def location(cursor: ci.Cursor) -> SourceLocation:
     """Where a cursor is, as a compiler would report it (the macro expansion point)."""
-    loc = cursor.location
-    name = loc.file.name if loc.file else "<unknown>"
-    return SourceLocation(name, loc.line, loc.column)
+    return presumed(cursor.location)
+
+
+def presumed(loc: ci.SourceLocation) -> SourceLocation:
+    """`loc` as compilers report it: after `#line` directives and the line markers of a
+    preprocessed unit, so positions name the user's file and line, not the `.i` file."""
+    if loc.file is None:
+        return SourceLocation("<unknown>", loc.line, loc.column)
+    name, line, column = ci._CXString(), ctypes.c_uint(), ctypes.c_uint()
+    _lib.clang_getPresumedLocation(
+        loc, ctypes.byref(name), ctypes.byref(line), ctypes.byref(column)
+    )
+    return SourceLocation(ci._CXString.from_result(name), line.value, column.value)
 
 
 def children(cursor: ci.Cursor) -> list[ci.Cursor]:

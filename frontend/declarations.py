@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from collections.abc import Callable
 
 import clang.cindex as ci
 
@@ -34,17 +35,28 @@ def parse_row_align(text: str, where: SourceLocation | None = None) -> int:
     return value
 
 
-def row_align_pragmas(path: str, source: str, definitions: dict[str, int]) -> dict[str, int]:
+def row_align_pragmas(
+    path: str,
+    source: str,
+    definitions: dict[str, int],
+    locate: Callable[[int, int], SourceLocation] | None = None,
+) -> dict[str, int]:
     """The `row_align` of each function of `definitions` (name -> first line of its definition)
     that has `#pragma pycc row_align(N)` immediately before it. Every `#pragma pycc` line is
-    checked: a malformed one, or one not followed by a function definition, is an error."""
+    checked: a malformed one, or one not followed by a function definition, is an error
+    (at `locate(line, column)`: the user's position when `source` is a preprocessed unit)."""
+    if locate is None:
+
+        def locate(line: int, column: int) -> SourceLocation:
+            return SourceLocation(path, line, column)
+
     lines = source.splitlines()
     pragmas: dict[int, int] = {}  # line -> N
     for number, line in enumerate(lines, start=1):
         match = _PRAGMA.match(line)
         if not match:
             continue
-        where = SourceLocation(path, number, line.index("#") + 1)
+        where = locate(number, line.index("#") + 1)
         rest = match.group("rest")
         row = _ROW_ALIGN.match(rest)
         if row is None:
@@ -63,7 +75,7 @@ def row_align_pragmas(path: str, source: str, definitions: dict[str, int]) -> di
         line = min(pragmas)
         raise error(
             "'#pragma pycc row_align' must immediately precede a function definition",
-            SourceLocation(path, line, lines[line - 1].index("#") + 1),
+            locate(line, lines[line - 1].index("#") + 1),
         )
     return found
 

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import clang.cindex as ci
 import llvmlite.binding as llvm
 from llvmlite import ir
 
+from ..diagnostics import SourceLocation
 from ..ir_passes.core.alignment import declare_row_alignment
 from ..ir_passes.core.deep import deep_call
 from ..ir_passes.core.rewrite import opaque
@@ -35,6 +36,7 @@ from .debuginfo import DebugInfo
 from .declarations import aligned_attribute, row_align_pragmas, type_alignment
 from .expressions import FunctionState, Variable
 from .initializers import flatten, fold
+from .line_markers import LineMarkers, without_markers
 from .math_calls import KNOWN_LIBRARY_CALLS, canonical_math_name
 from .parse import parse
 from .signature import DefinitionText, FunctionInfo, LoweredModule, SkippedFunction
@@ -43,40 +45,78 @@ from .unsupported import Unsupported
 
 
 def lower_file(
-    path: str, cflags: Sequence[str] = (), tolerate_system_header_errors: bool = False
+    path: str,
+    cflags: Sequence[str] = (),
+    tolerate_system_header_errors: bool = False,
+    preprocessed: bool = False,
 ) -> LoweredModule:
     """Parse `path` with `cflags` and lower every function it defines to LLVM IR.
 
     Raises `CompilerError` (with clang's diagnostics) if the file is not valid C (see `parse`
-    for `tolerate_system_header_errors`).
+    for `tolerate_system_header_errors`). A `preprocessed` file is a `cc -E` unit: the
+    functions of its main file are those its line markers place outside every header.
     """
-    tu = parse(path, list(cflags), tolerate_system_header_errors)
-    return deep_call(ModuleLowerer(tu, path, list(cflags)).lower_all)
+    tu = parse(path, list(cflags), tolerate_system_header_errors, preprocessed)
+    markers = None
+    if preprocessed:
+        with open(path, "rb") as handle:
+            markers = LineMarkers(handle.read())
+    return deep_call(ModuleLowerer(tu, path, list(cflags), markers).lower_all)
 
 
 class ModuleLowerer:
     """Owns the LLVM module of one file and implements `ModuleServices` for its functions."""
 
-    def __init__(self, tu: ci.TranslationUnit, path: str, cflags: list[str]):
-        self.module = ir.Module(name=os.path.basename(path))
+    def __init__(
+        self,
+        tu: ci.TranslationUnit,
+        path: str,
+        cflags: list[str],
+        markers: LineMarkers | None = None,
+    ):
+        source = markers.main_file if markers is not None else path
+        self.module = ir.Module(name=os.path.basename(source))
         self.module.triple = llvm.get_process_triple()
-        self.debug = DebugInfo(self.module, path)
-        self.result = LoweredModule(path, cflags, self.module)
+        self.debug = DebugInfo(self.module, source)
+        self.result = LoweredModule(path, cflags, self.module, markers=markers)
         self.definitions: dict[str, ci.Cursor] = {}
-        self.main_file = main_file = os.path.realpath(path)
+        self.main_file = os.path.realpath(path)
+        self.markers = markers
         for cursor in tu.cursor.get_children():
             if cursor.kind == K.FUNCTION_DECL and cursor.is_definition():
                 self.definitions[cursor.spelling] = cursor
-                if (
-                    cursor.location.file
-                    and os.path.realpath(cursor.location.file.name) == main_file
-                ):
+                if self.in_main_file(cursor.location):
                     self.result.order.append(cursor.spelling)
         self._stack: list[str] = []
         self._calls: dict[str, set[str]] = {}
         self._skipped: dict[str, SkippedFunction] = {}
         self._globals: dict[tuple, Variable] = {}
-        self._row_align = _row_align_pragmas(tu, path, self.main_file, self.definitions)
+        self._row_align = self._row_align_pragmas()
+
+    def in_main_file(self, where: ci.SourceLocation) -> bool:
+        """Is `where` written in the file being compiled (not in a header it includes)?"""
+        if where.file is None or os.path.realpath(where.file.name) != self.main_file:
+            return False
+        return self.markers is None or self.markers.origin(where.line).in_main_file
+
+    def _row_align_pragmas(self) -> dict[str, int]:
+        """`#pragma pycc row_align(N)` before the definitions written in the main file."""
+        starts = {
+            name: cursor.extent.start.line
+            for name, cursor in self.definitions.items()
+            if self.in_main_file(cursor.extent.start)
+        }
+        with open(self.main_file, encoding="utf-8", errors="replace") as source:
+            text = source.read()
+        markers = self.markers
+        if markers is None:
+            return row_align_pragmas(self.result.source_path, text, starts)
+
+        def origin(line: int, column: int) -> SourceLocation:
+            return SourceLocation(markers.main_file, markers.origin(line).line, column)
+
+        # cc -E puts a line marker between a pragma and the definition after it
+        return row_align_pragmas(self.result.source_path, without_markers(text), starts, origin)
 
     def lower_all(self) -> LoweredModule:
         for name in self.result.order:
@@ -123,7 +163,7 @@ class ModuleLowerer:
             location=location(cursor),
             is_static=cursor.linkage == ci.LinkageKind.INTERNAL,
             loop_count=state.loop_count,
-            definition=_definition_text(cursor, self.main_file),
+            definition=_definition_text(cursor, self.in_main_file),
             attributes=tuple(
                 "".join(t.spelling for t in a.get_tokens())
                 for a in cursor.get_children()
@@ -290,20 +330,6 @@ class ModuleLowerer:
 _LOOP_KINDS = (K.FOR_STMT, K.WHILE_STMT, K.DO_STMT)
 
 
-def _row_align_pragmas(
-    tu: ci.TranslationUnit, path: str, main_file: str, definitions: dict[str, ci.Cursor]
-) -> dict[str, int]:
-    """`#pragma pycc row_align(N)` before the definitions written in the main file."""
-    starts = {
-        name: cursor.extent.start.line
-        for name, cursor in definitions.items()
-        if cursor.extent.start.file is not None
-        and os.path.realpath(cursor.extent.start.file.name) == main_file
-    }
-    with open(main_file, encoding="utf-8", errors="replace") as source:
-        return row_align_pragmas(path, source.read(), starts)
-
-
 def _has_loops(cursor: ci.Cursor) -> bool:
     """Loops, including OpenMP loop directives (their `for` is not exposed by libclang)."""
     return any(
@@ -312,14 +338,16 @@ def _has_loops(cursor: ci.Cursor) -> bool:
     )
 
 
-def _definition_text(cursor: ci.Cursor, main_file: str) -> DefinitionText | None:
+def _definition_text(
+    cursor: ci.Cursor, in_main_file: Callable[[ci.SourceLocation], bool]
+) -> DefinitionText | None:
     """The definition's byte offsets, if it is written out in the main file."""
     bodies = [c for c in cursor.get_children() if c.kind == K.COMPOUND_STMT]
     if not bodies:
         return None
     body = bodies[-1].extent
     points = (cursor.extent.start, cursor.location, body.start, body.end)
-    if any(p.file is None or os.path.realpath(p.file.name) != main_file for p in points):
+    if not all(in_main_file(p) for p in points):
         return None
     return DefinitionText(
         start=cursor.extent.start.offset,

@@ -1,16 +1,23 @@
 """Parsing C with libclang as legacy code is really built: the user's -I/-D/-U/-std flags, and
 the system compiler's builtin header directory found at run time (the libclang wheel ships
-no resource headers, so <stddef.h>, <stdint.h>, <math.h> would otherwise fail)."""
+no resource headers, so <stddef.h>, <stdint.h>, <math.h> would otherwise fail).
+
+The drop-in compiler parses the unit `cc -E` made instead (`preprocessed=True`): cc's
+macros, includes and pragmas are already applied, so libclang must not preprocess again:
+no predefined macros of its own (`-undef`: `__clang__` and its `__GNUC__` would select
+other code), no include paths, and its line markers name the user's files."""
 
 from __future__ import annotations
 
 import functools
 import os
+import re
 import subprocess
 
 import clang.cindex as ci
 
-from ..diagnostics import CompilerError, Diagnostic, SourceLocation, error
+from ..diagnostics import CompilerError, Diagnostic, error
+from .clang_ast import presumed
 
 #: clang stops after this many errors too
 MAX_ERRORS = 20
@@ -36,24 +43,35 @@ def _index() -> ci.Index:
 
 
 def parse(
-    path: str, cflags: list[str], tolerate_system_header_errors: bool = False
+    path: str,
+    cflags: list[str],
+    tolerate_system_header_errors: bool = False,
+    preprocessed: bool = False,
 ) -> ci.TranslationUnit:
-    """Parse a C file; raise `CompilerError` with clang's diagnostics if it is not valid C.
+    """Parse a C file (or, `preprocessed`, a `cc -E` unit); raise `CompilerError` with
+    clang's diagnostics if it is not valid C.
 
     gcc's own headers (omp.h, some glibc headers) use GNU syntax clang rejects; when the
     system compiler has accepted the file, errors inside system headers can be tolerated:
-    clang recovers, and a kernel that used what it dropped fails to lower on its own."""
+    clang recovers, and a kernel that used what it dropped fails to lower on its own (no
+    error limit then: clang would stop at the 20th error, inside a header)."""
     if not os.path.exists(path):
         raise error(f"no such file or directory: '{path}'")
     if os.path.isdir(path):
         raise error(f"'{path}' is a directory, not a C source file")
     if not os.access(path, os.R_OK):
         raise error(f"cannot read '{path}': permission denied")
-    args = ["-x", "c", *cflags]
-    for directory in builtin_include_dirs():
-        args += ["-isystem", directory]
+    if preprocessed:
+        args = ["-x", "cpp-output", "-undef", *cflags]
+    else:
+        args = ["-x", "c", *cflags]
+        for directory in builtin_include_dirs():
+            args += ["-isystem", directory]
+    if tolerate_system_header_errors:
+        args.append("-ferror-limit=0")
+    unsaved = [(path, _without_macro_directives(path))] if preprocessed else None
     try:
-        tu = _index().parse(path, args=args)
+        tu = _index().parse(path, args=args, unsaved_files=unsaved)
     except ci.TranslationUnitLoadError as exc:
         raise error(f"cannot parse '{path}': {exc}") from None
     errors = [
@@ -72,8 +90,20 @@ def parse(
     return tu
 
 
+#: `cc -E` keeps `#define`/`#undef` lines with -g3 or -dD (for the debug info)
+_MACRO_DIRECTIVE = re.compile(rb"^[ \t]*#[ \t]*(define|undef)\b[^\n]*", re.MULTILINE)
+
+
+def _without_macro_directives(path: str) -> bytes:
+    """A preprocessed unit with its macro definitions blanked: cc has already expanded
+    every macro, and libclang must not expand `#define x (4 + x)` a second time. Blanks
+    of the same length keep every byte offset (the split cuts the unit at them)."""
+    with open(path, "rb") as handle:
+        text = handle.read()
+    return _MACRO_DIRECTIVE.sub(lambda m: b" " * len(m.group()), text)
+
+
 def _diagnostic(d: ci.Diagnostic) -> Diagnostic:
     severity = "fatal error" if d.severity == ci.Diagnostic.Fatal else "error"
-    loc = d.location
-    where = SourceLocation(loc.file.name, loc.line, loc.column) if loc.file else None
+    where = presumed(d.location) if d.location.file else None
     return Diagnostic(severity, d.spelling, where)

@@ -13,6 +13,7 @@ from llvmlite import ir
 
 from ..diagnostics import SourceLocation
 from .c_types import CType
+from .line_markers import LineMarkers
 
 
 @dataclass(frozen=True)
@@ -94,3 +95,5 @@ class LoweredModule:
     skipped: list[SkippedFunction] = field(default_factory=list)
     #: every function defined in the file, in source order
     order: list[str] = field(default_factory=list)
+    #: the line markers of a preprocessed unit (`lower_file(..., preprocessed=True)`)
+    markers: LineMarkers | None = None

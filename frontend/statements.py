@@ -7,10 +7,11 @@ passes find them without a loop-simplify step.
 
 from __future__ import annotations
 
+import dataclasses
+
 import clang.cindex as ci
 from llvmlite import ir
 
-from ..diagnostics import SourceLocation
 from ..ir_passes.core.cfg import reverse_postorder, successors
 from ..ir_passes.core.deep import MAX_NESTING
 from ..ir_passes.core.rewrite import opaque
@@ -26,6 +27,7 @@ from .clang_ast import (
     expression_children,
     for_parts,
     location,
+    presumed,
     strip_parens,
     unary_operator,
     var_initializer,
@@ -84,7 +86,7 @@ class FunctionLowerer(ExpressionLowering):
             params = self.bind_parameters()
         self.statement(body)
         end = body.extent.end  # just past the closing brace, where C returns implicitly
-        where = SourceLocation(end.file.name, end.line, end.column - 1)
+        where = dataclasses.replace(presumed(end), column=end.column - 1)
         self.b.debug_metadata = self.s.locate(where)
         self.finish()
         return params

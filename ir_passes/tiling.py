@@ -5,7 +5,8 @@ and the `-large` forms `-O3` runs.
 Each takes the SCoPs of every function and their dependences (polyhedral/analysis.py, cached
 like the loops), asks the transformation (polyhedral/schedule/) for a new schedule, which is
 legal or refused, and regenerates the nests from it (polyhedral/codegen.py). Sizes left out (or
-0) come from the cache sizes of the module's Target. Remarks say what was tiled, what was
+0) come from the cache sizes of the module's Target, and parallel loops run on its
+`parallel_runtime` (serial unless the build asks for threads). Remarks say what was tiled, what was
 refused and why, and which nests are not SCoPs (and which construct makes them non-affine).
 The time-tiling passes first unroll pointer-swap time loops (`swap_unroll.py`) into the
 K-sweep form they tile.
@@ -74,7 +75,9 @@ def _run(
             for reason in outcome.refused:
                 context.missed(f"refused: {reason}", at=at)
             if outcome.changed:
-                generate(scop, outcome.schedule, l2 if large else 0)
+                target = context.target
+                runtime, team = target.parallel_runtime, target.parallel_team
+                generate(scop, outcome.schedule, l2 if large else 0, runtime, team)
                 assumed = _assumption(scop)
                 for message in outcome.done:
                     context.passed(message + assumed, at=at)

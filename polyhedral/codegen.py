@@ -16,8 +16,9 @@ promise that.
 A `for` node under a mark named `PARALLEL_MARK` is outlined into a function
 `void body(ptr ctx, i64 lo, i64 hi)` that runs iterations [lo, hi); values it needs from the
 enclosing function travel in `ctx` (a record of them), and the loop is handed to the
-parallel runtime (polyhedral/parallel.py), which may run the iterations on several threads and in
-any order.
+parallel runtime the caller names (polyhedral/parallel.py: serial, OpenMP or the JIT's pool),
+which may run the iterations on several threads and in any order. The serial runtime calls the
+body once, so the code of a tiled schedule is the same in every build but for that call.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from llvmlite.ir import instructions as ins
 from ..ir_passes.core.affine import size_of
 from ..ir_passes.core.analyses import invalidate
 from ..ir_passes.core.rewrite import branch_to, copy_instruction, remap_operands, used_values
+from ..ir_passes.core.target import SERIAL
 from .parallel import context_value, emit_parallel_call, pack_context
 from .scop import Array, Scop, Statement
 
@@ -75,10 +77,17 @@ class CodegenError(Exception):
     """An AST construct the generator does not handle (a bug, not a user error)."""
 
 
-def generate(scop: Scop, program: isl.Schedule | TwoLevel, min_bytes: int = 0) -> None:
+def generate(
+    scop: Scop,
+    program: isl.Schedule | TwoLevel,
+    min_bytes: int = 0,
+    runtime: str = SERIAL,
+    team: int = 0,
+) -> None:
     """Rewrite `scop.function` so the SCoP runs in the order of `program` (when its pointer
     arguments do not overlap and, if `min_bytes`, they span at least that many bytes: locality
-    transformations only pay when the data do not fit in a cache)."""
+    transformations only pay when the data do not fit in a cache), its parallel loops on
+    `runtime` (`target.PARALLEL_RUNTIMES`; OpenMP teams of `team` threads, 0: the default)."""
     function = scop.function
     build = isl.AstBuild.from_context(scop.context())
     inner = None
@@ -108,7 +117,15 @@ def generate(scop: Scop, program: isl.Schedule | TwoLevel, min_bytes: int = 0) -
     }
     region = _region_blocks(scop)
     gen = _Generator(
-        function, scop, region, dict(params), external=lambda v: v, inner=inner, scratch=scratch
+        function,
+        scop,
+        region,
+        dict(params),
+        external=lambda v: v,
+        inner=inner,
+        scratch=scratch,
+        runtime=runtime,
+        team=team,
     )
     builder.cbranch(gen.entry_condition(builder, build, min_bytes), start, entry)
     gen.builder = ir.IRBuilder(start)
@@ -163,6 +180,8 @@ class _Generator:
         external,
         inner=None,
         scratch=None,
+        runtime: str = SERIAL,
+        team: int = 0,
     ):
         self.function = function
         self.scop = scop
@@ -175,6 +194,8 @@ class _Generator:
         self.unbounded: set[int] = set()  # ids of addresses derived from a rebased array
         self.scratch = scratch  # a ScratchPlan (private buffers of overlapped tiles) or None
         self.frame = None  # where this function allocates private buffers (scratch.py)
+        self.runtime = runtime  # how parallel loops run (polyhedral/parallel.py)
+        self.team = team  # and on how many threads (OpenMP; 0: the runtime's default)
 
     # -- nodes -------------------------------------------------------------------------------
 
@@ -397,7 +418,7 @@ class _Generator:
             hi = self.builder.add(hi, ir.Constant(I64, 1), flags=["nsw"])
         body, captured = self.outline(name, node.for_get_body())
         ctx = pack_context(self.builder, captured)
-        emit_parallel_call(self.builder, body, ctx, lo, hi)
+        emit_parallel_call(self.builder, body, ctx, lo, hi, self.runtime, self.team)
         return True
 
     def outline(self, name: str, body: isl.AstNode) -> tuple[ir.Function, list[ir.Value]]:
@@ -428,6 +449,8 @@ class _Generator:
             external=lambda v: capture(self.external(v)),
             inner=self.inner,
             scratch=self.scratch,
+            runtime=self.runtime,
+            team=self.team,
         )
         start = fn.append_basic_block("body")
         inner.builder = ir.IRBuilder(start)

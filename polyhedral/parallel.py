@@ -1,15 +1,36 @@
-"""A parallel-for runtime emitted into the user's module: independent tiles on every core.
+"""How a parallel loop of tiled code runs: serially, on the OpenMP runtime, or on a private pool.
 
 The polyhedral code generator outlines the body of a parallel loop into a function
 `void body(ptr ctx, i64 lo, i64 hi)` that runs iterations [lo, hi), packs the live-in values
-into a context (`pack_context` / `unpack_context`) and calls `__pycc_parallel_for` through
-`emit_parallel_call`. The runtime is LLVM IR defined in the same module (`linkonce_odr`,
-hidden), so a JIT-compiled kernel and an object file of compiler mode are self-contained: the
-only externals are glibc's (pthreads live in libc since glibc 2.34), no library to ship or
-link, and objects that each carry a copy link into one program with a single copy.
+into a context (`pack_context` / `unpack_context`) and hands the loop to `emit_parallel_call`
+with one of three runtimes, chosen by whoever builds the module (the Target's
+`parallel_runtime`):
 
-The runtime splits [lo, hi) into one contiguous chunk per thread, runs chunk 0 on the calling
-thread and the others on a pool of worker threads that live as long as the process: a tiled
+- `SERIAL` (compiler mode unless the flags ask for threads, as gcc): one direct call
+  `body(ctx, lo, hi)`. No runtime, no library, no thread; LLVM inlines the body (internal, one
+  caller), so this is the tiled schedule with no parallel overhead at all.
+- `OPENMP` (compiler mode under `-fopenmp`, `-ftree-parallelize-loops=N>1`, `-fpycc-parallel`):
+  the OpenMP runtime the program links, through libgomp's documented ABI, as gcc's own
+  auto-parallelization calls it: `GOMP_parallel(fn, data, num_threads, flags)` runs `fn(data)`
+  on a team (the calling thread is thread 0) and returns after the team's barrier; `fn` is
+  `__pycc_omp_chunk`, which runs chunk `omp_get_thread_num()` of `omp_get_num_threads()`
+  contiguous chunks. The team has min(n, `omp_get_max_threads()`) threads, so
+  `OMP_NUM_THREADS`, affinity and cgroup limits apply, a call inside the user's own parallel
+  region gets a team of one (nested parallelism is off by default), and the runtime's threads
+  belong to the runtime library, not to the object: a shared library carrying such loops can
+  be unloaded (the runtime library is pinned, `_omp_ready`). The OpenMP symbols are weak
+  references: an object links wherever cc's object links, and when the program has no OpenMP
+  runtime, `GOMP_parallel` is null and the loop runs serially; so does a forked child of a
+  process whose loops used the runtime (libgomp does not survive a fork).
+- `POOL` (the JIT of `check`, `tune` and the tests): a private thread pool emitted as LLVM IR
+  (below) with the tests' debug orders. It stays in the JIT because check and tune run kernels
+  in forked children of a process that ran parallel code before, where libgomp's team is gone
+  (its loops would run serially there; the pool notices the fork and starts a fresh one), and
+  because the debug orders prove the schedule's independence claims. It never goes into a
+  compiler-mode object.
+
+The pool splits [lo, hi) into one contiguous chunk per thread, runs chunk 0 on the calling
+thread and the others on worker threads that live as long as the process: a tiled
 loop calls the runtime once per wavefront of tiles, thousands of times per kernel, so starting
 threads per call (about 100 us) would eat the parallel gain; handing out a job costs a few
 microseconds. The pool is started by the first parallel call, grows when more threads are
@@ -24,14 +45,14 @@ created its chunk runs on the calling thread, which is slower but still correct.
 
 One call owns the pool at a time: a call that finds it busy (a body calling the runtime, or
 another user thread's call) runs its whole range on its own thread. Worker threads never exit:
-code that hosts them must stay mapped (the JIT pins such engines; a shared library carrying
-the runtime must not be unloaded after a parallel call).
+the JIT pins engines whose code hosts them.
 
-`PYCC_PARALLEL_ORDER=reverse` or `shuffle[:SEED]` runs the iterations serially, one per call
-(`body(ctx, k, k + 1)`), in reverse order or in a seeded pseudo-random permutation: the tests'
-proof that iterations the schedule calls independent really are (a hidden dependence changes
-the result). Other values are ignored (the loop runs in parallel). Both variables are read on
-every call, so a test can change them in-process (CPython's os.environ writes through putenv).
+`PYCC_PARALLEL_ORDER=reverse` or `shuffle[:SEED]` runs the pool's iterations serially, one per
+call (`body(ctx, k, k + 1)`), in reverse order or in a seeded pseudo-random permutation: the
+tests' proof that iterations the schedule calls independent really are (a hidden dependence
+changes the result). Other values are ignored (the loop runs in parallel). Both variables are
+read on every call, so a test can change them in-process (CPython's os.environ writes through
+putenv).
 """
 
 from __future__ import annotations
@@ -42,6 +63,7 @@ from contextlib import contextmanager
 from llvmlite import ir
 
 from ..ir_passes.core.rewrite import opaque
+from ..ir_passes.core.target import OPENMP, PARALLEL_RUNTIMES, POOL, SERIAL
 
 _VOID = ir.VoidType()
 _I8 = ir.IntType(8)
@@ -121,6 +143,32 @@ def _i64(value: int) -> ir.Constant:
     return ir.Constant(_I64, value - (1 << 64) if value >= 1 << 63 else value)
 
 
+#: `void GOMP_parallel(void (*fn)(void *), void *data, unsigned num_threads, unsigned flags)`
+#: (libgomp's ABI since GCC 4.9; LLVM's libomp provides it too) and the OpenMP API calls the
+#: chunk function needs, as weak references (see the module docstring).
+_OPENMP = {
+    "GOMP_parallel": ir.FunctionType(_VOID, [_PTR, _PTR, _I32, _I32]),
+    "omp_get_max_threads": ir.FunctionType(_I32, []),
+    "omp_get_num_threads": ir.FunctionType(_I32, []),
+    "omp_get_thread_num": ir.FunctionType(_I32, []),
+}
+_OMP_CHUNK = "__pycc_omp_chunk"
+_OMP_READY = "__pycc_omp_ready"
+_OMP_OWNER = "__pycc_omp_owner"
+_BOOL = ir.IntType(1)
+#: glibc's dynamic-loader calls that keep the OpenMP runtime loaded (`_omp_ready`), also weak
+#: (in libc since glibc 2.34, in libdl before); Dl_info is four pointers
+_DL = {
+    "dladdr": ir.FunctionType(_I32, [_PTR, _PTR]),
+    "dlopen": ir.FunctionType(_PTR, [_PTR, _I32]),
+}
+_DL_INFO = ir.ArrayType(_PTR, 4)
+#: RTLD_LAZY | RTLD_NOLOAD | RTLD_NODELETE in glibc's <bits/dlfcn.h> (all Linux ports)
+_PIN_MODE = 0x0001 | 0x0004 | 0x1000
+#: what `GOMP_parallel` hands `__pycc_omp_chunk`: {body, ctx, lo, hi}
+_JOB = ir.LiteralStructType([_BODY_PTR, _PTR, _I64, _I64])
+
+
 def declare_parallel_for(module: ir.Module) -> ir.Function:
     """`void __pycc_parallel_for(ptr body, ptr ctx, i64 lo, i64 hi)` in `module`, defined
     on first use (with its helpers and glibc declarations) and reused afterwards."""
@@ -131,28 +179,165 @@ def declare_parallel_for(module: ir.Module) -> ir.Function:
 
 
 def emit_parallel_call(
-    builder: ir.IRBuilder, body: ir.Function, ctx: ir.Value, lo: ir.Value, hi: ir.Value
+    builder: ir.IRBuilder,
+    body: ir.Function,
+    ctx: ir.Value,
+    lo: ir.Value,
+    hi: ir.Value,
+    runtime: str,
+    team: int = 0,
 ) -> None:
-    """Run `body(ctx, ·, ·)` over [lo, hi) on all threads, returning when every chunk is done."""
+    """Run `body(ctx, ·, ·)` over [lo, hi) with `runtime` (SERIAL, OPENMP or POOL; OPENMP
+    teams of at most `team` threads, 0: the runtime's default), returning when every chunk is
+    done."""
     if body.function_type != BODY_TYPE:
         raise TypeError(f"a parallel body must have type {BODY_TYPE}, not {body.function_type}")
-    builder.call(declare_parallel_for(builder.module), [body, ctx, lo, hi])
+    if runtime == SERIAL:
+        builder.call(body, [ctx, lo, hi])
+    elif runtime == OPENMP:
+        _openmp_call(builder, body, ctx, lo, hi, team)
+    elif runtime == POOL:
+        builder.call(declare_parallel_for(builder.module), [body, ctx, lo, hi])
+    else:
+        valid = ", ".join(PARALLEL_RUNTIMES)
+        raise ValueError(f"unknown parallel runtime {runtime!r} (valid: {valid})")
 
 
-def pack_context(builder: ir.IRBuilder, values: list[ir.Value]) -> ir.Value:
-    """Store `values` in a stack record of the current function and return its address.
+def _openmp_call(
+    builder: ir.IRBuilder,
+    body: ir.Function,
+    ctx: ir.Value,
+    lo: ir.Value,
+    hi: ir.Value,
+    team: int,
+) -> None:
+    """`if (hi > lo)`: `GOMP_parallel(__pycc_omp_chunk, &{body, ctx, lo, hi},
+    min(hi - lo, team or omp_get_max_threads()), 0)`, or `body(ctx, lo, hi)` when the runtime
+    may not be used (`_omp_ready`)."""
+    module = builder.module
+    n = builder.sub(hi, lo, name="n")
+    with builder.if_then(builder.icmp_signed(">", n, _i64(0))):
+        gomp = _openmp_function(module, "GOMP_parallel")
+        with builder.if_else(builder.call(_omp_ready(module), [])) as (parallel, serial):
+            with parallel:
+                job = _entry_alloca(builder, _JOB, "parallel.job")
+                for index, value in enumerate((body, ctx, lo, hi)):
+                    builder.store(value, _field(builder, _JOB, job, index))
+                if team:
+                    most = _i64(team)
+                else:
+                    default = builder.call(_openmp_function(module, "omp_get_max_threads"), [])
+                    most = builder.sext(default, _I64)
+                threads = _select(builder, "<", n, most)
+                team = builder.trunc(threads, _I32)
+                builder.call(gomp, [_omp_chunk(module), job, team, ir.Constant(_I32, 0)])
+            with serial:
+                builder.call(body, [ctx, lo, hi])
 
-    The record is allocated in the entry block, so packing inside a loop does not grow the
-    stack per iteration; it stays valid during the parallel call because the runtime waits
-    for every chunk before it returns.
-    """
-    record_type = ir.LiteralStructType([value.type for value in values])
+
+def _openmp_function(module: ir.Module, name: str) -> ir.Function:
+    """The OpenMP runtime's (or the dynamic loader's) `name`, declared once as a weak
+    reference."""
+    existing = module.globals.get(name)
+    if isinstance(existing, ir.Function):
+        return existing
+    function = ir.Function(module, {**_OPENMP, **_DL}[name], name)
+    function.linkage = "extern_weak"
+    return function
+
+
+def _omp_ready(module: ir.Module) -> ir.Function:
+    """`i1 __pycc_omp_ready(void)`: may this call use the OpenMP runtime?
+
+    False when the program has none (the weak `GOMP_parallel` is null) or when this process is
+    a fork of the one whose first call used it: libgomp's team of the parent does not exist in
+    a child, and libgomp hangs there (GCC PR 60035), so a forked child runs the loops serially.
+    The first call in a process records its pid and marks the library that defines
+    `GOMP_parallel` RTLD_NODELETE (`dladdr` finds its file, `dlopen(file, RTLD_NOLOAD |
+    RTLD_NODELETE)` promotes it): the runtime's threads stay after a parallel region, and when
+    a library linking libgomp is dlopen'ed by a program that does not, its dlclose would unload
+    libgomp under its idle threads (a crash, with gcc's own `-fopenmp` code too). Pinned,
+    libgomp stays, its threads wait in libgomp's code, and our library itself unloads as cc's
+    would. Racing first calls both record the same pid and pin twice, which is harmless."""
+    existing = module.globals.get(_OMP_READY)
+    if isinstance(existing, ir.Function):
+        return existing
+    ready = ir.Function(module, ir.FunctionType(_BOOL, []), _OMP_READY)
+    ready.linkage = _LINKAGE
+    ready.attributes.add("nounwind")
+    owner = ir.GlobalVariable(module, _I64, name=_OMP_OWNER)
+    owner.linkage = _LINKAGE
+    owner.initializer = _i64(0)
+    b = ir.IRBuilder(ready.append_basic_block("entry"))
+    null = ir.Constant(_PTR, None)
+    gomp = _openmp_function(module, "GOMP_parallel")
+    with b.if_then(b.icmp_unsigned("==", gomp, null)):
+        b.ret(ir.Constant(_BOOL, 0))
+    getpid = _RuntimeBuilder(module).libc("getpid")
+    pid = b.sext(b.call(getpid, []), _I64)
+    first = b.load_atomic(owner, "monotonic", 8, typ=_I64)
+    with b.if_then(_is_zero(b, first)):
+        _atomic_store(b, pid, owner, "monotonic")
+        dladdr, dlopen = (_openmp_function(module, name) for name in ("dladdr", "dlopen"))
+        usable = b.and_(b.icmp_unsigned("!=", dladdr, null), b.icmp_unsigned("!=", dlopen, null))
+        with b.if_then(usable):
+            info = _entry_alloca(b, _DL_INFO, "info")
+            found = b.icmp_signed("!=", b.call(dladdr, [gomp, info]), ir.Constant(_I32, 0))
+            with b.if_then(found):
+                name = b.load(info, typ=_PTR)
+                with b.if_then(b.icmp_unsigned("!=", name, null)):
+                    b.call(dlopen, [name, ir.Constant(_I32, _PIN_MODE)])
+        b.ret(ir.Constant(_BOOL, 1))
+    b.ret(_is_equal(b, first, pid))
+    return ready
+
+
+def _omp_chunk(module: ir.Module) -> ir.Function:
+    """`void __pycc_omp_chunk(ptr job)`, what each thread of the team runs: chunk
+    `omp_get_thread_num()` of [lo, hi) split in `omp_get_num_threads()` (`_chunk`).
+    `linkonce_odr hidden` like the pool: one copy per program, outside a library's interface."""
+    existing = module.globals.get(_OMP_CHUNK)
+    if isinstance(existing, ir.Function):
+        return existing
+    chunk = ir.Function(module, ir.FunctionType(_VOID, [_PTR]), _OMP_CHUNK)
+    chunk.linkage = _LINKAGE
+    chunk.attributes.add("nounwind")
+    job = chunk.args[0]
+    job.name = "job"
+    b = ir.IRBuilder(chunk.append_basic_block("entry"))
+    body, ctx, lo, hi = (
+        b.load(_field(b, _JOB, job, index), typ=_JOB.elements[index]) for index in range(4)
+    )
+    t, threads = (
+        b.sext(b.call(_openmp_function(module, name), []), _I64)
+        for name in ("omp_get_thread_num", "omp_get_num_threads")
+    )
+    n = b.sub(hi, lo, name="n")
+    q, r = b.sdiv(n, threads, name="q"), b.srem(n, threads, name="r")
+    b.call(body, [ctx, *_chunk(b, lo, q, r, t)])
+    b.ret_void()
+    return chunk
+
+
+def _entry_alloca(builder: ir.IRBuilder, record_type: ir.Type, name: str) -> ir.Value:
+    """A stack record of `record_type` allocated in the entry block of the current function,
+    so allocating inside a loop does not grow the stack per iteration."""
     entry = builder.function.entry_basic_block
     allocation = builder
     if builder.block is not entry:  # (a second builder in `entry` would shift `builder`)
         allocation = ir.IRBuilder(entry)
         allocation.position_at_start(entry)
-    record = opaque(allocation.alloca(record_type, name="parallel.ctx"))
+    return opaque(allocation.alloca(record_type, name=name))
+
+
+def pack_context(builder: ir.IRBuilder, values: list[ir.Value]) -> ir.Value:
+    """Store `values` in a stack record of the current function and return its address.
+
+    The record is allocated in the entry block (`_entry_alloca`); it stays valid during the
+    parallel call because every runtime waits for every chunk before it returns.
+    """
+    record_type = ir.LiteralStructType([value.type for value in values])
+    record = _entry_alloca(builder, record_type, "parallel.ctx")
     for index, value in enumerate(values):
         builder.store(value, _field(builder, record_type, record, index))
     return record

@@ -86,6 +86,9 @@ def run_isolated(function: Callable[[], T], timeout: float) -> T:
             if not chunk:
                 break
             chunks.append(chunk)
+    except BaseException:  # interrupted (a signal): the child's work is not wanted any more
+        os.kill(pid, signal.SIGKILL)
+        raise
     finally:
         os.close(read_fd)
         _, status = os.waitpid(pid, 0)

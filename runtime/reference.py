@@ -7,7 +7,9 @@ functions are reachable too. It also redeclares every non-static function the fr
 lowered `extern`, so that C99 `inline` definitions (which alone define no symbol) are emitted.
 Libraries are cached by a hash of the preprocessed wrapper without its line markers (so the
 same text at another path, a test's temporary copy, is the same entry), the flags and the
-compiler's version, so an unchanged file (headers included) is built once.
+compiler's version, so an unchanged file (headers included) is built once. The cache is a
+private per-user directory (`runtime/private_cache.py`): a library another user could have
+planted is never loaded.
 
 One library serves all functions of a file; if it does not link (a function calls something
 defined nowhere), each function gets its own, so only the functions that need the missing
@@ -34,6 +36,7 @@ from pathlib import Path
 from ..frontend.c_types import ArrayType, CType, FloatType, IntType, PointerType, VoidType
 from ..frontend.signature import FunctionInfo
 from .marshal import prototype
+from .private_cache import private_directory, read_entry, user_cache_dir, write_entry
 
 PREFIX = "__pycc_ref_"
 #: -fno-builtin: gcc folds some library calls even at -O0 (pow(x, -1.0) -> 1.0/x); the
@@ -107,12 +110,6 @@ def _wrapper_definitions(functions: list[FunctionInfo]) -> str:
     return lines
 
 
-def _cache_dir() -> Path:
-    path = Path(tempfile.gettempdir()) / f"pycc-stencil-reference-{os.getuid()}"
-    path.mkdir(mode=0o700, exist_ok=True)
-    return path
-
-
 def _run(command: list[str], stdin: str) -> subprocess.CompletedProcess:
     try:
         result = subprocess.run(command, input=stdin.encode(), capture_output=True, check=False)
@@ -139,14 +136,16 @@ def _content_key(preprocessed: bytes) -> bytes:
 _LINE_MARKER = re.compile(rb"#(?:line)? \d+")
 
 
-def build_reference(
+def load_reference(
     source: Path, cflags: list[str], functions: list[FunctionInfo], external: list[str]
-) -> Path:
-    """Compile the wrapper for `functions` into a shared library (cached) and return its path.
+) -> ctypes.CDLL:
+    """Compile the wrapper for `functions` into a shared library (cached) and load it.
 
     `cflags` are the user's -I/-D/-U/-std/-include flags. Relative include directories are
     resolved against the current directory, since the wrapper is compiled from stdin. Raises
-    ReferenceLinkError if the wrapper compiles but does not link.
+    ReferenceLinkError if the wrapper compiles but does not link. The library is loaded from
+    a private temporary directory, removed at once: the cache (`reference_cache`) holds
+    checked copies, never a file that is loaded in place.
     """
     cc = compiler()
     wrapper = wrapper_source(source, functions, external)
@@ -154,20 +153,29 @@ def build_reference(
     preprocessed = _run([*cc, *flags, "-E", "-x", "c", "-"], wrapper).stdout
     command = " ".join([*cc, *flags, *COMPILE_FLAGS, *LINK_FLAGS]).encode()
     parts = [_content_key(preprocessed), _version(tuple(cc)), command]
-    key = hashlib.sha256(b"\0".join(parts)).hexdigest()[:32]
-    library = _cache_dir() / f"{key}.so"
-    if not library.exists():
-        partial = library.with_suffix(f".{os.getpid()}.tmp")
-        obj = library.with_suffix(f".{os.getpid()}.o")
-        _run([*cc, *flags, *COMPILE_FLAGS, "-c", "-x", "c", "-", "-o", str(obj)], wrapper)
-        try:
-            _run([*cc, *LINK_FLAGS, str(obj), "-o", str(partial), "-lm"], "")
-        except ReferenceBuildError as exc:
-            raise ReferenceLinkError(str(exc)) from None
-        finally:
-            obj.unlink()
-        os.replace(partial, library)
-    return library
+    key = hashlib.sha256(b"\0".join(parts)).hexdigest()
+    cache = reference_cache()
+    cached = None if cache is None else read_entry(cache, key)
+    with tempfile.TemporaryDirectory(prefix="pycc-stencil-") as scratch:
+        library = Path(scratch) / "reference.so"
+        if cached is None:
+            obj = Path(scratch) / "reference.o"
+            _run([*cc, *flags, *COMPILE_FLAGS, "-c", "-x", "c", "-", "-o", str(obj)], wrapper)
+            try:
+                _run([*cc, *LINK_FLAGS, str(obj), "-o", str(library), "-lm"], "")
+            except ReferenceBuildError as exc:
+                raise ReferenceLinkError(str(exc)) from None
+            if cache is not None:
+                write_entry(cache, key, library.read_bytes())
+        else:
+            library.write_bytes(cached)
+        return ctypes.CDLL(str(library))
+
+
+def reference_cache() -> str | None:
+    """`$XDG_CACHE_HOME/pycc-stencil/reference` (or under `~/.cache`), when it is private to
+    the user (otherwise nothing is cached, with one warning)."""
+    return private_directory(user_cache_dir("reference"))
 
 
 class Reference:
@@ -182,7 +190,7 @@ class Reference:
         self._libraries: dict[str, ctypes.CDLL] = {}
         self.errors: dict[str, str] = {}
         try:
-            library = ctypes.CDLL(str(build_reference(source, cflags, functions, external)))
+            library = load_reference(source, cflags, functions, external)
             self._libraries = dict.fromkeys(self._functions, library)
         except ReferenceLinkError as exc:
             if len(functions) == 1:
@@ -190,8 +198,7 @@ class Reference:
                 return
             for info in functions:
                 try:
-                    path = build_reference(source, cflags, [info], external)
-                    self._libraries[info.name] = ctypes.CDLL(str(path))
+                    self._libraries[info.name] = load_reference(source, cflags, [info], external)
                 except ReferenceBuildError as error:
                     self.errors[info.name] = str(error)
 

@@ -276,9 +276,9 @@ class Variant:
     link: list[str] = field(default_factory=list)
     pycc: bool = False
     omp_runtime: bool = False  # thread count set with omp_set_num_threads before each call
-    # the thread count is a run-time knob of this pycc-stencil variant (PYCC_NUM_THREADS, which
-    # its parallel runtime reads at each parallel loop; bench.py sets it to `threads` before
-    # every call of every pycc-stencil variant)
+    # the thread count is a run-time knob of this pycc-stencil variant: built with
+    # -fpycc-parallel, its tiles run on the OpenMP runtime (omp_runtime), one build for every
+    # thread count
     pycc_threads: bool = False
     reference_only: bool = False  # built and checked against, never timed
     unavailable: str | None = None
@@ -298,8 +298,8 @@ class Variant:
         """The environment the build and the calls run in, as a command-line prefix."""
         if not self.pycc:
             return ""
-        threads = "T" if self.pycc_threads else str(self.threads)
-        return f"PYCC_CC={os.environ.get('PYCC_CC', 'gcc')} PYCC_NUM_THREADS={threads} "
+        threads = "OMP_NUM_THREADS=T " if self.pycc_threads else ""
+        return f"PYCC_CC={os.environ.get('PYCC_CC', 'gcc')} {threads}"
 
 
 def run(cmd, env=None, timeout=600) -> subprocess.CompletedProcess:
@@ -428,11 +428,12 @@ def pycc_pass_variants(pycc: str, pipelines: list[str], threads: list[int]) -> l
     vs = []
     for i, pipeline in enumerate(pipelines):
         stem = "pycc-tile" + ("" if i == 0 else "-" + chr(ord("a") + i))
-        command = [pycc, *OPT, f"-fpycc-passes={pipeline}"]
+        command = [pycc, *OPT, "-fpycc-parallel", f"-fpycc-passes={pipeline}"]
         for t in threads:
             key = stem if t == 1 else f"{stem}{t}"
             vs.append(Variant(key, f"pycc-stencil {pipeline}", command, threads=t, pycc=True,
-                              pycc_threads=True, family="pycc-tile"))  # fmt: skip
+                              pycc_threads=True, omp_runtime=True,
+                              family="pycc-tile"))  # fmt: skip
     return vs
 
 
@@ -506,9 +507,9 @@ PARALLEL_IMPORTS = re.compile(r"\b(GOMP_\w+|__kmpc_fork\w*|pthread_create\w*|_*p
 
 def has_parallel_code(lib: Path) -> bool:
     """The library starts threads: it calls into an OpenMP runtime (libgomp, libomp), creates
-    threads itself, calls a pycc-stencil runtime function, or reads PYCC_NUM_THREADS."""
+    threads itself or calls a pycc-stencil runtime function."""
     r = run(["nm", "-D", "--undefined-only", str(lib)], timeout=60)
-    return bool(PARALLEL_IMPORTS.search(r.stdout)) or b"PYCC_NUM_THREADS" in lib.read_bytes()
+    return bool(PARALLEL_IMPORTS.search(r.stdout))
 
 
 def read_pycc_report(b: Build, report: Path) -> None:
@@ -784,9 +785,6 @@ def bench_kernel_size(k: Kernel, size: str, builds, variants, args, gomp: Gomp, 
         v = next(v for v in variants if v.key == key)
         if v.omp_runtime:
             gomp.set_threads(v.threads)
-        if v.pycc:  # read by pycc-stencil's parallel runtime at each parallel loop
-            os.environ["PYCC_NUM_THREADS"] = str(v.threads)
-            os.environ.pop("PYCC_PARALLEL_ORDER", None)  # a test's setting: serial, one by one
         f = funcs[key]
         t0 = time.perf_counter()
         for _ in range(times):
@@ -1223,7 +1221,8 @@ def parse_args(argv):
         default=DEFAULT_PYCC_PASSES,
         metavar="PIPELINES",
         help="';'-separated pycc-stencil pipelines, one `pycc-tile` variant each, built with "
-        "-fpycc-passes=PIPELINE and run on every --threads count (PYCC_NUM_THREADS); "
+        "-fpycc-parallel -fpycc-passes=PIPELINE and run on every --threads count "
+        "(omp_set_num_threads); "
         f"'' for none (default {DEFAULT_PYCC_PASSES!r})",
     )
     p.add_argument(
@@ -1515,7 +1514,7 @@ def parallel_notes(builds, variants) -> list[str]:
             every = len(serial) == sum(1 for (_, key) in builds if key == v.key)
             names = "any kernel" if every else ", ".join(serial)
             out.append(f"{v.label} {v.threads}T: no parallel code (no OpenMP, thread or "
-                       f"PYCC_NUM_THREADS use) for {names}: not run")  # fmt: skip
+                       f"pycc-stencil runtime use) for {names}: not run")  # fmt: skip
     return out
 
 

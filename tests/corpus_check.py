@@ -18,12 +18,17 @@ import hashlib
 import math
 import os
 from collections import OrderedDict
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 from corpus.manifest import CORPUS_DIR
 from pycc_stencil.ir_passes.registry import Remark
 from pycc_stencil.runtime.check import CheckResult, CompiledUnit, SourceUnit
+from pycc_stencil.runtime.isolate import run_isolated
+
+T = TypeVar("T")
 
 #: kernels whose buffer extents depend on the pixel data (a `break` on a loaded value), so
 #: the user must give them (--extent); the manifest's array shapes are those extents
@@ -34,6 +39,17 @@ RUN_TIME_VARIABLES = {"PYCC_PARALLEL_ORDER", "PYCC_NUM_THREADS"}
 #: sources kept in the memo (with all their compiles); a worker runs one source's tests
 #: together, so only the last few are ever asked for again
 SOURCES_KEPT = 4
+
+#: seconds a test's own run of JIT-compiled code may take in its child
+IN_CHILD_TIMEOUT = 120.0
+
+
+def in_child(run: Callable[[], T]) -> T:
+    """`run()` in a forked child, for tests that call compiled kernels on their own memory: a
+    miscompiled kernel that crashes fails its test instead of killing the xdist worker (a lost
+    worker stalls `--dist loadgroup` until CI's time limit)."""
+    return run_isolated(run, IN_CHILD_TIMEOUT)
+
 
 _SOURCES: OrderedDict[tuple, tuple[SourceUnit, dict[tuple, CompiledUnit]]] = OrderedDict()
 

@@ -43,7 +43,10 @@ def test_every_issue5_time_loop_has_a_tiling_size():
     assert {"heat-2d", "jacobi-2d-mod2", "blur-sharpen-f32"} <= tiling
 
 
-PARALLEL = '#include <stdlib.h>\nint workers(void) { return atoi(getenv("PYCC_NUM_THREADS")); }\n'
+PARALLEL = (
+    "void GOMP_parallel(void (*)(void *), void *, unsigned, unsigned);\n"
+    "void run(void (*f)(void *)) { GOMP_parallel(f, 0, 0, 0); }\n"
+)
 SERIAL = "void scale(int n, double *a) { for (int i = 0; i < n; i++) a[i] *= 2; }\n"
 
 
@@ -62,7 +65,8 @@ def test_pass_variants_per_pipeline_and_thread_count():
     assert [v.key for v in vs] == ["pycc-tile", "pycc-tile2", "pycc-tile-b", "pycc-tile-b2"]
     assert {v.family for v in vs} == {"pycc-tile"}
     assert vs[3].command[-1] == "-fpycc-passes=tile(32,32)" and vs[3].threads == 2
-    assert "PYCC_NUM_THREADS=T" in vs[1].env_text()
+    assert "OMP_NUM_THREADS=T" in vs[1].env_text() and vs[1].omp_runtime
+    assert "-fpycc-parallel" in vs[1].command
 
 
 @pytest.mark.skipif(not shutil.which("gcc"), reason="needs gcc")

@@ -59,11 +59,15 @@ def test_inputs_languages_and_values_of_options():
 
 def test_compile_flags_drop_inputs_output_stage_language_and_dependencies():
     command = parse_command(
-        ["-O2", "-Iinc", "-c", "-x", "c", "k.c", "-o", "k.o", "-MD", "-MF", "k.d", "-DN=3", "-g"]
-    )
-    assert command.compile_flags() == ["-O2", "-Iinc", "-DN=3", "-g"]
+        ["-O2", "-Iinc", "-c", "-x", "c", "k.c", "-o", "k.o", "-MD", "-MF", "k.d", "-DN=3", "-g",
+         "-std=c99", "-funsigned-char"]
+    )  # fmt: skip
+    assert command.compile_flags() == [
+        "-O2", "-Iinc", "-DN=3", "-g", "-std=c99", "-funsigned-char"
+    ]  # fmt: skip
     assert command.dependency_flags() == ["-MD", "-MF", "k.d"]
-    assert command.preprocessor_flags() == ["-Iinc", "-DN=3"]
+    # the front end reads cc's preprocessed unit: only how C is read, no -I/-D
+    assert command.language_flags() == ["-std=c99", "-funsigned-char"]
 
 
 def test_pycc_options_are_taken_out():
@@ -227,20 +231,42 @@ int line_at_end(void) { return __LINE__; }
 """
 
 
+def preprocessed(path, flags=()):
+    """`cc -E` of `path` (the unit compiler mode lowers and splits), and its lowering."""
+    unit = path.with_suffix(".i")
+    subprocess.run(["cc", *flags, "-E", str(path), "-o", str(unit)], check=True)
+    return unit, lower_file(str(unit), preprocessed=True)
+
+
+def compile_unit(unit, *flags):
+    """cc on a (split) preprocessed unit, as the driver compiles it."""
+    obj = unit.with_suffix(".o")
+    done = subprocess.run(
+        ["cc", *flags, "-c", "-x", "cpp-output", str(unit), "-o", str(obj)],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    return obj
+
+
 @pytest.fixture
 def unit(tmp_path):
     path = tmp_path / "unit.c"
     path.write_text(SOURCE)
-    lowered = lower_file(str(path))
-    return path, lowered
+    return preprocessed(path)
 
 
 def test_choose_takes_over_written_out_kernels_only(unit):
+    """A kernel whose name a macro makes is written out in cc's preprocessed unit."""
     path, lowered = unit
     takeovers, refused = choose(lowered, path.read_bytes(), "TAG")
-    assert {t.info.name: t.symbol for t in takeovers} == {"blur": "__pycc_TAG_blur", "sum": "sum"}
+    assert {t.info.name: t.symbol for t in takeovers} == {
+        "blur": "__pycc_TAG_blur",
+        "scale_k": "scale_k",
+        "sum": "sum",
+    }
     assert "C99 inline" in refused["c99_inline"]
-    assert "macro" in refused["scale_k"]
 
 
 @pytest.mark.parametrize("passes", ["", "unroll(2)"])
@@ -267,15 +293,10 @@ def test_split_source_keeps_lines_and_compiles(unit, tmp_path):
     path, lowered = unit
     text = path.read_bytes()
     takeovers, _ = choose(lowered, text, "TAG")
-    split = tmp_path / "split.c"
-    split.write_bytes(split_source(text, takeovers, str(path)))
-    obj = tmp_path / "split.o"
-    done = subprocess.run(
-        ["cc", "-O0", "-Wall", "-Werror", "-c", str(split), "-o", str(obj)],
-        capture_output=True,
-        text=True,
-    )
-    assert done.returncode == 0, done.stderr
+    split = tmp_path / "split.i"
+    split.write_bytes(split_source(text, takeovers))
+    # clean but for what only the cut bodies used (the driver compiles the split with -w)
+    obj = compile_unit(split, "-O0", "-Wall", "-Werror", "-Wno-unused")
     symbols = subprocess.run(["nm", str(obj)], capture_output=True, text=True).stdout
     assert " U __pycc_TAG_blur" in symbols  # the static kernel is reached through a trampoline
     assert " sum\n" not in symbols  # pycc-stencil's object defines it
@@ -307,16 +328,12 @@ def test_a_signature_ending_in_a_line_comment_still_declares(tmp_path):
         "static void s(int n, float *a) // static\n{ for (int i = 0; i < n; i++) a[i] = 0; }\n"
         "void use(float *a) { s(3, a); }\n"
     )
-    lowered = lower_file(str(path))
-    takeovers, _ = choose(lowered, path.read_bytes(), "T")
-    split = tmp_path / "split.c"
-    split.write_bytes(split_source(path.read_bytes(), takeovers, str(path)))
-    done = subprocess.run(
-        ["cc", "-Wall", "-Werror", "-c", str(split), "-o", str(tmp_path / "o.o")],
-        capture_output=True,
-        text=True,
-    )
-    assert done.returncode == 0, done.stderr
+    unit, lowered = preprocessed(path, ["-C"])  # -C: cc -E keeps the comments
+    assert b"// scale" in unit.read_bytes()
+    takeovers, _ = choose(lowered, unit.read_bytes(), "T")
+    split = tmp_path / "split.i"
+    split.write_bytes(split_source(unit.read_bytes(), takeovers))
+    compile_unit(split, "-Wall", "-Werror")
 
 
 def test_k_and_r_definitions_are_declared_without_a_prototype(tmp_path):
@@ -329,18 +346,13 @@ def test_k_and_r_definitions_are_declared_without_a_prototype(tmp_path):
         "{ int i; for (i = 0; i < n; i++) a[i] *= f; }\n"
         "void use(float *a, int n) { mul(a, n, 3.0f); }\n"
     )
-    lowered = lower_file(str(path))
-    takeovers, refused = choose(lowered, path.read_bytes(), "T")
+    unit, lowered = preprocessed(path)
+    takeovers, refused = choose(lowered, unit.read_bytes(), "T")
     assert {t.info.name for t in takeovers} == {"scale", "mul"}, refused
-    split = split_source(path.read_bytes(), takeovers, str(path))
+    split = split_source(unit.read_bytes(), takeovers)
     assert b"void scale()\n;" in split and b"extern void __pycc_T_mul()\n;" in split
-    (tmp_path / "split.c").write_bytes(split)
-    done = subprocess.run(
-        ["cc", "-std=c99", "-c", str(tmp_path / "split.c"), "-o", str(tmp_path / "s.o")],
-        capture_output=True,
-        text=True,
-    )
-    assert done.returncode == 0, done.stderr
+    (tmp_path / "split.i").write_bytes(split)
+    compile_unit(tmp_path / "split.i", "-std=c99")
 
 
 def test_compile_steps_get_no_linker_options():

@@ -7,13 +7,16 @@ span at least the L2 size (else the original nest). `PYCC_CACHE_L2=16K` makes th
 One program (main.c: guarded arrays, deterministic data, an FNV hash of every array) holds
 2-D jacobi in both forms (`%2` and two sweeps) and heat-3d, which get diamond tiles, and
 seidel-2d, whose in-place sweep diamond tiles refuse, so it gets parallelogram tiles. It is
-built once by `pycc-stencil -O3` (and `-O3 -march=native`) with the override and by `cc` with
-the same flags, then run for every (kernel, n, T): n odd or prime, below and above the
-threshold, T = 0, 1, odd, more sweeps than one tile is high. The outputs must be identical,
-the report must name the tile shape, and a getenv shim (LD_PRELOAD) tells whether the parallel
-runtime ran, which only tiled code calls: for T > 0 it must run exactly when the arrays span
-at least 16 KiB. `scripts/mutation_check.py` shows these tests fail when tiling is broken.
-First, the override must reach compiler mode, also past pycc-stencil's result cache.
+built once by `pycc-stencil -O3` (single-threaded tiles) and `-O3 -march=native -fopenmp`
+(tiles on the OpenMP runtime) with the override and by `cc` with the same flags, then run for
+every (kernel, n, T): n odd or prime, below and above the threshold, T = 0, 1, odd, more sweeps
+than one tile is high. The outputs must be identical, the report must name the tile shape, and
+in the OpenMP build a GOMP_parallel shim (LD_PRELOAD) tells whether the parallel loops ran,
+which only tiled code has: for T > 0 they must run exactly when the arrays span at least
+16 KiB. The serial build must reference no thread runtime at all. (The tiles of a wavefront in
+reverse and shuffled orders are tests of the JIT: test_tiling.py.) `scripts/mutation_check.py`
+shows these tests fail when tiling is broken. First, the override must reach compiler mode,
+also past pycc-stencil's result cache.
 """
 
 from __future__ import annotations
@@ -115,21 +118,20 @@ int main(int argc, char **argv) {
 }
 """
 
-#: LD_PRELOAD'ed into pycc-stencil's programs: the generated parallel runtime reads
-#: PYCC_PARALLEL_ORDER on every call (polyhedral/parallel.py), nothing else does
+#: LD_PRELOAD'ed into the OpenMP build of pycc-stencil's program: tiled code's parallel loops
+#: call GOMP_parallel (polyhedral/parallel.py), nothing else in the program does
 SHIM_C = r"""
-#include <string.h>
+#define _GNU_SOURCE
+#include <dlfcn.h>
 #include <unistd.h>
-extern char **environ;
-char *getenv(const char *name) {
-  size_t n = strlen(name);
-  if (strcmp(name, "PYCC_PARALLEL_ORDER") == 0) write(2, "[pycc parallel runtime]\n", 24);
-  for (char **e = environ; e && *e; e++)
-    if (strncmp(*e, name, n) == 0 && (*e)[n] == '=') return *e + n + 1;
-  return 0;
+typedef void parallel(void (*)(void *), void *, unsigned, unsigned);
+void GOMP_parallel(void (*fn)(void *), void *data, unsigned threads, unsigned flags) {
+  static int said;
+  if (!said) said = write(2, "[GOMP_parallel]\n", 16);
+  ((parallel *)dlsym(RTLD_NEXT, "GOMP_parallel"))(fn, data, threads, flags);
 }
 """
-MARKER = "[pycc parallel runtime]"
+MARKER = "[GOMP_parallel]"
 
 #: kernel -> (shape and sizes in its time-tile-large remark with a 16 KiB L2, bytes its
 #: arrays span at extent n: the run-time check's measure, from the first to the last cell
@@ -148,20 +150,28 @@ CASES = {
     "kernel_seidel_2d_vla": [(43, 5), (2, 3), (47, 0), (47, 1), (61, 7), (67, 70)],
     "kernel_heat_3d_vla": [(9, 3), (3, 1), (11, 0), (11, 1), (17, 5), (23, 9)],
 }
-#: how the tiles of a wavefront run: on 2 threads; serially in a shuffled order
-ORDERS = ({"PYCC_NUM_THREADS": "2"}, {"PYCC_PARALLEL_ORDER": "shuffle:7"})
-VARIANTS = {"O3": ["-O3"], "O3-native": ["-O3", "-march=native"]}
+#: flags, and whether the tiles run on the OpenMP runtime (2 threads)
+VARIANTS = {
+    "O3": (["-O3"], False),
+    "O3-native-openmp": (["-O3", "-march=native", "-fopenmp"], True),
+}
+THREADS = {"OMP_NUM_THREADS": "2"}
+#: what a program whose tiled code is serial must not reference (`nm`)
+RUNTIME_SYMBOL = re.compile(r"\b(GOMP_\w+|omp_\w+|__pycc_\w*(parallel|omp)\w*|pthread_create)\b")
+
+
+def preload_library(folder: Path, source: str) -> str:
+    """`source` built by cc into a library for LD_PRELOAD (it may call dlsym)."""
+    (folder / "shim.c").write_text(source)
+    library = folder / "shim.so"
+    command = ["cc", "-O2", "-shared", "-fPIC", folder / "shim.c", "-o", library, "-ldl"]
+    subprocess.run(command, check=True)
+    return str(library)
 
 
 @pytest.fixture(scope="module")
 def shim(tmp_path_factory) -> str:
-    folder = tmp_path_factory.mktemp("shim")
-    (folder / "shim.c").write_text(SHIM_C)
-    library = folder / "shim.so"
-    subprocess.run(
-        ["cc", "-O2", "-shared", "-fPIC", str(folder / "shim.c"), "-o", str(library)], check=True
-    )
-    return str(library)
+    return preload_library(tmp_path_factory.mktemp("shim"), SHIM_C)
 
 
 def test_the_drop_in_cache_key_has_every_codegen_variable():
@@ -188,8 +198,10 @@ def test_the_cache_l2_override_reaches_compiler_mode(tmp_path):
 
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_o3_tiled_code_on_small_grids_matches_cc(tmp_path, shim, variant):
-    flags = VARIANTS[variant]
+    flags, threads = VARIANTS[variant]
     env, compiled = build_both(tmp_path, MAIN_C, KERNELS_C, flags, flags, pycc_env=OVERRIDE)
+    symbols = subprocess.run(["nm", tmp_path / "pycc"], capture_output=True, text=True).stdout
+    assert (RUNTIME_SYMBOL.search(symbols) is not None) == threads, symbols
     for name, (shape, sizes, _) in KERNELS.items():
         function = compiled[name]
         assert function["compiled_by"] == "pycc-stencil", function
@@ -204,18 +216,15 @@ def test_o3_tiled_code_on_small_grids_matches_cc(tmp_path, shim, variant):
             want = subprocess.run([tmp_path / "ref", *args], capture_output=True, text=True)
             assert want.returncode == 0 and "GUARDS-DAMAGED" not in want.stdout, want
             # T = 0: the tiled code may start (with no points to run: seidel-2d's tile box)
-            tiled = None if steps == 0 else span(n) >= L2
-            for order in ORDERS:
-                runs += 1
-                got = subprocess.run(
-                    [tmp_path / "pycc", *args],
-                    capture_output=True,
-                    text=True,
-                    env=dict(env, LD_PRELOAD=shim, **order),
-                )
-                if got.returncode != 0 or got.stdout != want.stdout:
-                    failures.append(f"{args} {order}: {got.stdout!r} {got.stderr[-300:]!r}")
-                elif tiled is not None and (MARKER in got.stderr) != tiled:
-                    ran = "ran" if MARKER in got.stderr else "did not run"
-                    failures.append(f"{args} {order}: the tiled code {ran} (span {span(n)})")
+            tiled = None if steps == 0 or not threads else span(n) >= L2
+            runs += 1
+            run_env = dict(env, LD_PRELOAD=shim, **THREADS) if threads else env
+            got = subprocess.run(
+                [tmp_path / "pycc", *args], capture_output=True, text=True, env=run_env
+            )
+            if got.returncode != 0 or got.stdout != want.stdout:
+                failures.append(f"{args}: {got.stdout!r} {got.stderr[-300:]!r}")
+            elif tiled is not None and (MARKER in got.stderr) != tiled:
+                ran = "ran" if MARKER in got.stderr else "did not run"
+                failures.append(f"{args}: the tiled code {ran} (span {span(n)})")
     assert not failures, f"{len(failures)} of {runs} runs: " + "\n".join(failures)

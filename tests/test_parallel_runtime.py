@@ -1,7 +1,12 @@
-"""The parallel-for runtime (polyhedral/parallel.py) on hand-built modules, JIT-compiled in this
-process and linked by `cc` as objects: results identical to serial for any iteration and thread
-count, chunks that partition the range, really more than one thread, the debug orders
-(reverse, seeded shuffle) that tests of tiled code rely on, and self-contained objects."""
+"""The parallel-loop runtimes (polyhedral/parallel.py) on hand-built modules.
+
+The JIT's pool, JIT-compiled in this process: results identical to serial for any iteration
+and thread count, chunks that partition the range, really more than one thread, the debug
+orders (reverse, seeded shuffle) that tests of tiled code rely on. The OpenMP runtime of
+compiler mode, compiled to objects and linked by `cc`: one chunk per thread of the team
+(`OMP_NUM_THREADS`), a team of one inside the user's own parallel region, objects that link
+and run serially without an OpenMP runtime, one copy of the glue per program. The serial
+runtime: one direct call, no runtime at all."""
 
 from __future__ import annotations
 
@@ -17,12 +22,13 @@ from conftest import I64, PTR, Kernel, counted_loop, element, lowered_module
 from llvmlite import ir
 from pycc_stencil.dropin_takeover import Takeover, kernel_module
 from pycc_stencil.emit.cc_target import target_from_flags
+from pycc_stencil.emit.cc_threads import LINK_OPENMP
 from pycc_stencil.emit.host_jit import compile_module
 from pycc_stencil.emit.host_object import compile_to_object
 from pycc_stencil.frontend import c_types as ct
+from pycc_stencil.ir_passes.core.target import OPENMP, POOL, SERIAL
 from pycc_stencil.polyhedral.parallel import (
     BODY_TYPE,
-    PARALLEL_FOR,
     emit_parallel_call,
     pack_context,
     unpack_context,
@@ -30,6 +36,9 @@ from pycc_stencil.polyhedral.parallel import (
 from pycc_stencil.runtime.isolate import run_isolated
 
 LO = 3  # ranges start away from 0, so a runtime that ignores `lo` is caught
+#: how pycc-stencil links a program that asks for threads (`emit.cc_threads`): the objects'
+#: references to the OpenMP runtime are weak, which --as-needed alone does not keep
+OPENMP_LINK = ("-fopenmp", *LINK_OPENMP)
 GUARD = -1
 
 
@@ -75,23 +84,28 @@ def _record_body(module: ir.Module, prefix: str) -> ir.Function:
 
 
 def _driver(
-    module: ir.Module, name: str, body: ir.Function, pointers: int, extra: tuple = ()
+    module: ir.Module,
+    name: str,
+    body: ir.Function,
+    pointers: int,
+    extra: tuple = (),
+    runtime: str = POOL,
 ) -> None:
     """`void name(ptr p1, ..., ptr pN, i64 lo, i64 hi)`: runs body over [lo, hi) in parallel
-    with the context {p1, ..., pN, *extra}."""
+    on `runtime` with the context {p1, ..., pN, *extra}."""
     signature = ir.FunctionType(ir.VoidType(), [PTR] * pointers + [I64, I64])
     driver = ir.Function(module, signature, name)
     *values, lo, hi = driver.args
     b = ir.IRBuilder(driver.append_basic_block("entry"))
-    emit_parallel_call(b, body, pack_context(b, [*values, *extra]), lo, hi)
+    emit_parallel_call(b, body, pack_context(b, [*values, *extra]), lo, hi, runtime)
     b.ret_void()
 
 
-def _module(prefix: str = "") -> ir.Module:
+def _module(prefix: str = "", runtime: str = POOL) -> ir.Module:
     """`{prefix}fill(out, lo, hi)` and `{prefix}record(calls, counter, threads, lo, hi)`."""
     module = ir.Module(name=f"{prefix}parallel")
-    _driver(module, f"{prefix}fill", _fill_body(module, prefix), 1, (SEVEN,))
-    _driver(module, f"{prefix}record", _record_body(module, prefix), 3)
+    _driver(module, f"{prefix}fill", _fill_body(module, prefix), 1, (SEVEN,), runtime)
+    _driver(module, f"{prefix}record", _record_body(module, prefix), 3, runtime=runtime)
     return module
 
 
@@ -225,7 +239,7 @@ def test_context_packed_in_a_loop_lives_in_the_entry_block(env):
     b = ir.IRBuilder(repeat.append_basic_block("entry"))
 
     def trip(b: ir.IRBuilder, _: ir.Value) -> None:
-        emit_parallel_call(b, body, pack_context(b, [out, SEVEN]), lo, hi)
+        emit_parallel_call(b, body, pack_context(b, [out, SEVEN]), lo, hi, POOL)
 
     counted_loop(b, ir.Constant(I64, 0), times, trip)
     b.ret_void()
@@ -262,7 +276,7 @@ def _tid_module() -> ir.Module:
     b = ir.IRBuilder(many.append_basic_block("entry"))
 
     def call(b: ir.IRBuilder, _: ir.Value) -> None:
-        emit_parallel_call(b, body, pack_context(b, [tids, counter]), lo, hi)
+        emit_parallel_call(b, body, pack_context(b, [tids, counter]), lo, hi, POOL)
 
     counted_loop(b, ir.Constant(I64, 0), times, call)
     b.ret_void()
@@ -319,7 +333,7 @@ def _nested_module() -> ir.Module:
 
     def row(b: ir.IRBuilder, i: ir.Value) -> None:
         context = pack_context(b, [out, i, cols])
-        emit_parallel_call(b, inner, context, ir.Constant(I64, 0), cols)
+        emit_parallel_call(b, inner, context, ir.Constant(I64, 0), cols, POOL)
 
     counted_loop(b, lo, hi, row)
     b.ret_void()
@@ -327,7 +341,7 @@ def _nested_module() -> ir.Module:
     grid = ir.Function(module, signature, "grid")
     out, rows, cols = grid.args
     b = ir.IRBuilder(grid.append_basic_block("entry"))
-    emit_parallel_call(b, outer, pack_context(b, [out, cols]), ir.Constant(I64, 0), rows)
+    emit_parallel_call(b, outer, pack_context(b, [out, cols]), ir.Constant(I64, 0), rows, POOL)
     b.ret_void()
     return module
 
@@ -371,7 +385,7 @@ def test_concurrent_callers(jit, env):
     assert results[0] == results[1] == [True] * 299
 
 
-# ------------------------------------------------------------------ compiler mode (objects)
+# ------------------------------------------------------------------ objects (compiler mode)
 _MAIN = r"""
 #include <stdio.h>
 void %(p)sfill(long *out, long lo, long hi);
@@ -389,39 +403,121 @@ int %(p)smain(void) {
     return 0;
 }
 """
+#: the same, called from each thread of the user's own parallel region of two threads
+_NESTED_MAIN = r"""
+#include <stdio.h>
+void fill(long *out, long lo, long hi);
+void record(long *calls, long *counter, unsigned long *threads, long lo, long hi);
+int main(void) {
+    #pragma omp parallel num_threads(2)
+    {
+        long out[100], calls[20], counter = 0, wrong = 0;
+        unsigned long threads[10];
+        fill(out, 0, 100);
+        for (long k = 0; k < 100; k++)
+            wrong += out[k] != k * k + 7;
+        record(calls, &counter, threads, 0, 10);
+        #pragma omp critical
+        printf("wrong=%ld chunks=%ld\n", wrong, counter);
+    }
+    return 0;
+}
+"""
 
 
-def _object(tmp_path: Path, prefix: str) -> Path:
+def _object(tmp_path: Path, prefix: str, runtime: str) -> Path:
     target = target_from_flags("cc", ["-O2"])
     path = tmp_path / f"{prefix or 'kernels'}.o"
-    path.write_bytes(compile_to_object(str(_module(prefix)), target))
+    path.write_bytes(compile_to_object(str(_module(prefix, runtime)), target))
     return path
 
 
 def _run(program: Path, threads: str) -> str:
     env = {k: v for k, v in os.environ.items() if k != "PYCC_PARALLEL_ORDER"}
-    env["PYCC_NUM_THREADS"] = threads
+    env.update(PYCC_NUM_THREADS=threads, OMP_NUM_THREADS=threads)
     return subprocess.run([program], env=env, capture_output=True, text=True, check=True).stdout
 
 
-def _link(tmp_path: Path, main: str, objects: list[Path]) -> Path:
-    """cc without -pthread or any library: the objects must carry everything they need."""
+def _link(tmp_path: Path, main: str, objects: list[Path], flags: tuple[str, ...] = ()) -> Path:
+    """cc with `flags` (-fopenmp: the program links the OpenMP runtime) and no library."""
     (tmp_path / "main.c").write_text(main)
     program = tmp_path / "program"
-    subprocess.run(["cc", tmp_path / "main.c", *objects, "-o", program], check=True)
+    subprocess.run(["cc", *flags, tmp_path / "main.c", *objects, "-o", program], check=True)
     return program
 
 
-def test_object_is_self_contained(tmp_path):
-    program = _link(tmp_path, _MAIN % {"p": ""}, [_object(tmp_path, "")])
+def _symbols(path: Path) -> list[str]:
+    return subprocess.run(["nm", path], capture_output=True, text=True, check=True).stdout
+
+
+def test_openmp_loops_run_on_the_team(tmp_path):
+    """One chunk per thread of the team OMP_NUM_THREADS asks for, on distinct threads."""
+    program = _link(tmp_path, _MAIN % {"p": ""}, [_object(tmp_path, "", OPENMP)], OPENMP_LINK)
     assert _run(program, "3") == "wrong=0 chunks=3\n"
     assert _run(program, "1") == "wrong=0 chunks=1\n"
+    assert "U GOMP_parallel" in _symbols(program) or "w GOMP_parallel" in _symbols(program)
+
+
+def test_openmp_loops_inside_the_users_parallel_region_get_a_team_of_one(tmp_path):
+    program = _link(tmp_path, _NESTED_MAIN, [_object(tmp_path, "", OPENMP)], OPENMP_LINK)
+    assert _run(program, "2") == "wrong=0 chunks=1\n" * 2
+
+
+_FORK_MAIN = r"""
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+void record(long *calls, long *counter, unsigned long *threads, long lo, long hi);
+static long run(void) {
+    long calls[20], counter = 0;
+    unsigned long threads[10];
+    record(calls, &counter, threads, 0, 10);
+    return counter;
+}
+int main(void) {
+    long parent = run();
+    pid_t child = fork();
+    if (child == 0) { printf("child chunks=%ld\n", run()); fflush(stdout); _exit(0); }
+    int status;
+    waitpid(child, &status, 0);
+    printf("parent chunks=%ld, again %ld\n", parent, run());
+    return status;
+}
+"""
+
+
+def test_openmp_loops_in_a_forked_child_run_serially(tmp_path):
+    """libgomp's team does not survive a fork (it hangs in the child: GCC PR 60035): a child
+    of a process whose loops used it runs them on its own thread."""
+    program = _link(tmp_path, _FORK_MAIN, [_object(tmp_path, "", OPENMP)], OPENMP_LINK)
+    env = dict(os.environ, OMP_NUM_THREADS="2")
+    run = subprocess.run([program], env=env, capture_output=True, text=True, timeout=60)
+    assert run.stdout == "child chunks=1\nparent chunks=2, again 2\n" and run.returncode == 0
+
+
+def test_openmp_object_links_and_runs_serially_without_an_openmp_runtime(tmp_path):
+    """Weak references: the object links wherever cc's object links; no runtime, one call."""
+    obj = _object(tmp_path, "", OPENMP)
+    undefined = [line.split()[-1] for line in _symbols(obj).splitlines() if " U " in line]
+    assert "w GOMP_parallel" in _symbols(obj)
+    assert set(undefined) == {"getpid", "pthread_self"}  # libc's (pthread_self: the test body)
+    program = _link(tmp_path, _MAIN % {"p": ""}, [obj])
+    assert _run(program, "3") == "wrong=0 chunks=1\n"
+
+
+def test_serial_runtime_calls_the_body_directly(tmp_path):
+    module = _module("", SERIAL)
+    assert not [f for f in module.functions if f.is_declaration and f.name != "pthread_self"]
+    program = _link(tmp_path, _MAIN % {"p": ""}, [_object(tmp_path, "", SERIAL)], OPENMP_LINK)
+    assert _run(program, "3") == "wrong=0 chunks=1\n"
 
 
 def test_threads_that_cannot_start_leave_their_chunks_to_the_caller(tmp_path):
-    """glibc gives a thread a stack of RLIMIT_STACK bytes: a 4 GB stack limit under a 3 GB
-    address-space limit makes every pthread_create fail."""
-    program = _link(tmp_path, _MAIN % {"p": ""}, [_object(tmp_path, "")])
+    """The pool, in an object so that it runs under resource limits: glibc gives a thread a
+    stack of RLIMIT_STACK bytes, and a 4 GB stack limit under a 3 GB address-space limit makes
+    every pthread_create fail."""
+    program = _link(tmp_path, _MAIN % {"p": ""}, [_object(tmp_path, "", POOL)])
     env = {k: v for k, v in os.environ.items() if k != "PYCC_PARALLEL_ORDER"}
     env["PYCC_NUM_THREADS"] = "3"
     limited = f"ulimit -s 4000000 && ulimit -v 3000000 && exec {program}"
@@ -429,32 +525,30 @@ def test_threads_that_cannot_start_leave_their_chunks_to_the_caller(tmp_path):
     assert run.stdout == "wrong=0 chunks=3\n"
 
 
-def test_objects_with_the_runtime_link_together(tmp_path):
-    objects = [_object(tmp_path, "a_"), _object(tmp_path, "b_")]
+def test_objects_with_openmp_loops_link_together(tmp_path):
+    objects = [_object(tmp_path, "a_", OPENMP), _object(tmp_path, "b_", OPENMP)]
     for path in objects:
-        symbols = subprocess.run(["nm", path], capture_output=True, text=True).stdout
-        assert f"W {PARALLEL_FOR}" in symbols  # a weak (linkonce_odr) definition in each
+        assert "W __pycc_omp_chunk" in _symbols(path)  # a weak (linkonce_odr) copy in each
     main = (
         (_MAIN % {"p": "a_"})
         + (_MAIN % {"p": "b_"}).replace("#include <stdio.h>", "")
         + "int main(void) { return a_main() + b_main(); }\n"
     )
-    program = _link(tmp_path, main, objects)
+    program = _link(tmp_path, main, objects, OPENMP_LINK)
     assert _run(program, "2") == "a_wrong=0 chunks=2\nb_wrong=0 chunks=2\n"
-    symbols = subprocess.run(["nm", program], capture_output=True, text=True).stdout
-    names = [line.split()[-1] for line in symbols.splitlines()]
-    assert names.count(PARALLEL_FOR) == 1
-    assert names.count("__pycc_parallel_pool") == 1  # one pool for both objects' calls
+    names = [line.split()[-1] for line in _symbols(program).splitlines()]
+    assert names.count("__pycc_omp_chunk") == 1
 
 
-def test_compiler_mode_keeps_bodies_and_the_shared_runtime(tmp_path):
+def test_compiler_mode_keeps_bodies_and_the_openmp_glue(tmp_path):
     """kernel_module keeps what the kernel reaches only through pointers (the body, the
-    thread entry) and leaves the runtime's one-copy linkage alone."""
+    chunk function) and leaves the glue's one-copy linkage alone."""
 
     def build(b: ir.IRBuilder, args: list[ir.Argument]) -> None:
         out, n = args
         body = _fill_body(b.module, "")
-        emit_parallel_call(b, body, pack_context(b, [out, SEVEN]), ir.Constant(I64, 0), n)
+        context = pack_context(b, [out, SEVEN])
+        emit_parallel_call(b, body, context, ir.Constant(I64, 0), n, OPENMP)
 
     params = [("out", ct.PointerType(ct.LONG)), ("n", ct.LONG)]
     lowered = lowered_module(tmp_path / "fill.c", [Kernel("fill", params, build)])
@@ -463,9 +557,7 @@ def test_compiler_mode_keeps_bodies_and_the_shared_runtime(tmp_path):
     text = kernel_module(lowered, [takeover], target, hidden=False, debug_info=False)
     path = tmp_path / "fill.o"
     path.write_bytes(compile_to_object(text, target))
-    assert (
-        f"W {PARALLEL_FOR}" in subprocess.run(["nm", path], capture_output=True, text=True).stdout
-    )
+    assert "W __pycc_omp_chunk" in _symbols(path)
     main = r"""
 #include <stdio.h>
 void fill(long *out, long n);
@@ -479,4 +571,4 @@ int main(void) {
     return 0;
 }
 """
-    assert _run(_link(tmp_path, main, [path]), "2") == "wrong=0\n"
+    assert _run(_link(tmp_path, main, [path], OPENMP_LINK), "2") == "wrong=0\n"

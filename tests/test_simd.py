@@ -17,6 +17,7 @@ from corpus_check import (
     check,
     check_case,
     compiled,
+    in_child,
     on_entry,
     on_source,
     passed_by,
@@ -327,12 +328,14 @@ def test_overlapping_buffers_take_the_scalar_path_when_needed(kernels_c, offset,
     }
     rng = np.random.default_rng(7)
     base = rng.uniform(-1, 1, n + 60).astype(np.float32)
-    results = {}
-    for side, function in functions.items():
+
+    def run(function) -> bytes:
         memory = base.copy()
         address = memory.ctypes.data
         function(n, address + 30 * 4, address + (30 + offset) * 4)
-        results[side] = memory.tobytes()
+        return memory.tobytes()
+
+    results = {side: in_child(lambda f=function: run(f)) for side, function in functions.items()}
     assert results["pycc"] == results["cc"]
 
 

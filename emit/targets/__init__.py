@@ -40,6 +40,7 @@ def target_named(name: str, **options: object) -> Target:
     return classes[name](**options)
 
 
-def host_target(cpu: str | None = None, features: str | None = None) -> Target:
-    """The host x86-64 target: this CPU, or the `cpu`/`features` a command line selects."""
-    return target_named("host", cpu=cpu, features=features)
+def host_target(cpu: str | None = None, features: str | None = None, **model: object) -> Target:
+    """The host x86-64 target: this CPU, or the `cpu`/`features` a command line selects (and
+    the `caches`, `parallel_runtime` and `parallel_team` of its flags: `emit.cc_machine`)."""
+    return target_named("host", cpu=cpu, features=features, **model)

@@ -1,18 +1,18 @@
 """The host x86-64: vector registers from the CPU features (the flags' `-march`/`-m` ISA in
 compiler mode, LLVM's host CPU for the JIT), cycles from llvm-mca (`emit.x86_cost`), cache sizes
-from Linux sysfs."""
+from the model compiler mode's flags select (`emit.cc_machine`) or, for the JIT, which runs
+code on this machine, from Linux sysfs. The JIT runs parallel loops on the private pool,
+compiler mode as its flags say."""
 
 from __future__ import annotations
 
 import functools
-from pathlib import Path
 
 import llvmlite.binding as llvm
 from llvmlite import ir
 
-from ...ir_passes.core.target import Cost, Target, parse_size
-
-_SYSFS = Path("/sys/devices/system/cpu/cpu0/cache")
+from ...ir_passes.core.target import POOL, Cost, Target
+from ..cc_machine import sysfs_cache_bytes
 
 
 class HostX86(Target):
@@ -20,10 +20,21 @@ class HostX86(Target):
 
     name = "host"
 
-    def __init__(self, cpu: str | None = None, features: str | None = None):
+    def __init__(
+        self,
+        cpu: str | None = None,
+        features: str | None = None,
+        caches: dict[int, int] | None = None,
+        parallel_runtime: str = POOL,
+        parallel_team: int = 0,
+    ):
+        """`caches`: cache sizes by level (None: this machine's, from sysfs)."""
         self.cpu = cpu or llvm.get_host_cpu_name()
         self.features = features if features is not None else _host_features()
         self.triple = llvm.get_process_triple()
+        self.caches = caches
+        self.parallel_runtime = parallel_runtime
+        self.parallel_team = parallel_team
 
     @property
     def data_layout(self) -> str:
@@ -62,7 +73,9 @@ class HostX86(Target):
         return as_built(module, steps)
 
     def measured_cache_bytes(self, level: int) -> int:
-        return _sysfs_cache_bytes(level) or super().measured_cache_bytes(level)
+        if self.caches is not None and level in self.caches:
+            return self.caches[level]
+        return sysfs_cache_bytes(level) or super().measured_cache_bytes(level)
 
     def describe(self) -> str:
         return f"host {self.triple} ({self.cpu}, {self.vector_bytes}-byte vectors)"
@@ -71,16 +84,3 @@ class HostX86(Target):
 @functools.cache
 def _host_features() -> str:
     return llvm.get_host_cpu_features().flatten()
-
-
-@functools.cache
-def _sysfs_cache_bytes(level: int) -> int | None:
-    """The data (or unified) cache size of `level` of CPU 0, as Linux reports it."""
-    try:
-        for index in sorted(_SYSFS.glob("index*")):
-            kind = (index / "type").read_text().strip()
-            if int((index / "level").read_text()) == level and kind in ("Data", "Unified"):
-                return parse_size((index / "size").read_text())
-    except (OSError, ValueError):
-        pass
-    return None

@@ -19,8 +19,16 @@ from llvmlite import ir
 
 from .facts import facts_of
 
-#: cache sizes (bytes) when a target does not know better: common x86/arm server sizes
+#: The default cache model (bytes): what a target without a model of its own, and compiler mode
+#: without `-march=native`, tile for. L1 32 KiB and L2 512 KiB are gcc's own model for
+#: `-mtune=generic` (its `--param l1-cache-size` and `l2-cache-size` defaults on x86-64, which
+#: `gcc -Q --help=params` prints), so `-O3` output is the same on every build machine and
+#: matches what gcc assumes; L3 is not used by any pass (8 MiB, a common size).
 DEFAULT_CACHE_BYTES = {1: 32 << 10, 2: 512 << 10, 3: 8 << 20}
+#: How tiled code's parallel loops run (`Target.parallel_runtime`; polyhedral/parallel.py):
+#: one thread, the OpenMP runtime the program links, or the JIT's private pool
+SERIAL, OPENMP, POOL = "serial", "openmp", "pool"
+PARALLEL_RUNTIMES = (SERIAL, OPENMP, POOL)
 #: environment variables that override a cache size, e.g. PYCC_CACHE_L2=16K (the tests make
 #: the L2-sized thresholds small so the tiled code of the `-large` passes runs on small grids)
 CACHE_OVERRIDE = {1: "PYCC_CACHE_L1", 2: "PYCC_CACHE_L2", 3: "PYCC_CACHE_L3"}
@@ -52,6 +60,12 @@ class Target(ABC):
     #: C dialect and runtime the structured-C back end emits for it (None: not a C target)
     c_dialect: str | None = None
     runtime: str | None = None
+    #: how tiled code's parallel loops run (`PARALLEL_RUNTIMES`, polyhedral/parallel.py): one thread
+    #: unless whoever builds the module for this target asks for threads
+    parallel_runtime: str = SERIAL
+    #: threads of an OPENMP loop's team: 0 for the runtime's default (OMP_NUM_THREADS), N
+    #: under gcc's -ftree-parallelize-loops=N (`emit.cc_threads.autopar_threads`)
+    parallel_team: int = 0
 
     @property
     @abstractmethod
@@ -89,7 +103,7 @@ class Target(ABC):
         return self.measured_cache_bytes(level)
 
     def measured_cache_bytes(self, level: int) -> int:
-        """The cache size the machine reports; the documented defaults here."""
+        """The cache size of the target's model (the default model here)."""
         return DEFAULT_CACHE_BYTES[level]
 
     def describe(self) -> str:

@@ -1,0 +1,119 @@
+"""What a `cc` command line says about the machine model of the passes: whether tiled code's
+parallel loops use threads, and the cache sizes tile sizes come from.
+
+A drop-in compiler's output must follow its flags, never the build machine, unless the flags
+name that machine:
+
+- Threads, as with gcc, only when asked for (`emit.cc_threads`): the OpenMP runtime, else one
+  thread (`SERIAL`); teams of N threads under `-ftree-parallelize-loops=N`, as gcc's.
+- Cache sizes: the default model (`DEFAULT_CACHE_BYTES`, gcc's model for `-mtune=generic`),
+  this machine's (Linux sysfs) only under `-march=native` or `-mtune=native` (gcc then reads
+  the host's caches too), gcc's `--param l1-cache-size=KIB` and `--param l2-cache-size=KIB`
+  over both, and `-fpycc-cache-size=SIZE` (the L2 size: bytes, or with a K/M/G suffix) over
+  all of them. The `PYCC_CACHE_L<level>` environment overrides of the tests still win
+  (`Target.cache_bytes`).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..ir_passes.core.target import DEFAULT_CACHE_BYTES, OPENMP, SERIAL, Target, parse_size
+from .cc_threads import autopar_threads, wants_threads
+
+if TYPE_CHECKING:
+    from .cc_target import TargetSpec
+
+#: Linux's description of CPU 0's caches
+_SYSFS = Path("/sys/devices/system/cpu/cpu0/cache")
+#: `-fpycc-cache-size=`'s key among pycc-stencil's options (`dropin_command.parse_command`)
+CACHE_SIZE_OPTION = "cache-size"
+#: gcc's cache-size parameters (KiB) and the level each sets
+_GCC_CACHE_PARAMS = {"l1-cache-size": 1, "l2-cache-size": 2}
+
+
+class BadCacheSize(ValueError):
+    """`-fpycc-cache-size=` is not a size."""
+
+
+def compiler_mode_target(
+    spec: TargetSpec, flags: Sequence[str], pycc_options: Mapping[str, str]
+) -> Target:
+    """The Target the passes see for one compile: the CPU of `spec`, the threads and caches
+    of the flags."""
+    from .targets import host_target  # (LLVM: only for a compile, not for the cache key)
+
+    return host_target(
+        spec.cpu,
+        spec.features,
+        caches=cache_model(flags, pycc_options),
+        parallel_runtime=parallel_runtime(flags, pycc_options),
+        parallel_team=autopar_threads(flags),
+    )
+
+
+def parallel_runtime(flags: Sequence[str], pycc_options: Mapping[str, str]) -> str:
+    """`OPENMP` when the flags ask for threads (`emit.cc_threads`), else `SERIAL`."""
+    return OPENMP if wants_threads(flags, pycc_options) else SERIAL
+
+
+def cache_model(flags: Sequence[str], pycc_options: Mapping[str, str]) -> dict[int, int]:
+    """Cache sizes (bytes) by level for these flags (see the module docstring)."""
+    native = any(f in ("-march=native", "-mtune=native") for f in flags)
+    model = dict(DEFAULT_CACHE_BYTES)
+    if native:
+        model.update({level: sysfs_cache_bytes(level) or model[level] for level in model})
+    model.update(_gcc_cache_params(flags))
+    if CACHE_SIZE_OPTION in pycc_options:
+        model[2] = parse_cache_size(pycc_options[CACHE_SIZE_OPTION])
+    return model
+
+
+def parse_cache_size(text: str) -> int:
+    """The bytes of `-fpycc-cache-size=text`; raises BadCacheSize."""
+    try:
+        size = parse_size(text)
+    except ValueError:
+        size = 0
+    if size < 1:
+        raise BadCacheSize(f"'-fpycc-cache-size={text}' is not a size (bytes, or 512K, 1M)")
+    return size
+
+
+def describe(flags: Sequence[str], pycc_options: Mapping[str, str]) -> str:
+    """The model in one line: part of the compile cache's key (under -march=native it
+    depends on the machine)."""
+    caches = ",".join(f"L{k}={v}" for k, v in sorted(cache_model(flags, pycc_options).items()))
+    team = autopar_threads(flags) or "default"
+    return f"caches {caches}; threads {parallel_runtime(flags, pycc_options)}, team {team}"
+
+
+def _gcc_cache_params(flags: Sequence[str]) -> dict[int, int]:
+    """`--param NAME=KIB` / `--param=NAME=KIB` for gcc's cache sizes, last one winning
+    (values gcc rejects are left to gcc's error)."""
+    found: dict[int, int] = {}
+    values = [
+        value.removeprefix("--param=")
+        for previous, value in zip(["", *flags], flags)
+        if previous == "--param" or value.startswith("--param=")
+    ]
+    for name, _, kib in (v.partition("=") for v in values):
+        if name in _GCC_CACHE_PARAMS and kib.isdigit() and int(kib) > 0:
+            found[_GCC_CACHE_PARAMS[name]] = int(kib) << 10
+    return found
+
+
+@functools.cache
+def sysfs_cache_bytes(level: int) -> int | None:
+    """The data (or unified) cache size of `level` of CPU 0, as Linux reports it."""
+    try:
+        for index in sorted(_SYSFS.glob("index*")):
+            kind = (index / "type").read_text().strip()
+            if int((index / "level").read_text()) == level and kind in ("Data", "Unified"):
+                return parse_size((index / "size").read_text())
+    except (OSError, ValueError):
+        pass
+    return None

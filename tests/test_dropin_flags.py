@@ -1,0 +1,581 @@
+"""Compiler mode's flags, files and links exactly as cc (issue 13 §2).
+
+Each behaviour is checked against the system `cc` on the same input: exit status, the files
+made and their modes, the built program's output, and (from the `PYCC_REPORT` lines) which
+functions pycc-stencil compiled itself, so that a silent fallback to cc does not pass.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import textwrap
+from pathlib import Path
+
+import pytest
+from pycc_stencil.emit.cc_options import (
+    CODEGEN_OPTIONS,
+    ISA_EXTENSIONS,
+    codegen_option,
+    codegen_option_table,
+    refusal_of_flags,
+)
+from pycc_stencil.emit.cc_target import UnsupportedTarget, target_from_flags
+from test_compiler_mode import CC, PYCC, clean_env, functions_of, read_report, run, units_for
+
+README = Path(__file__).parents[1] / "README.md"
+
+pytestmark = pytest.mark.skipif(PYCC is None, reason="pycc-stencil is not installed")
+
+#: a kernel pycc-stencil takes over at every -O level, and a main that prints its result
+STENCIL = """\
+void blur(int n, const float *restrict in, float *restrict out)
+{
+    for (int i = 1; i < n - 1; i++)
+        out[i] = 0.25f * in[i - 1] + 0.5f * in[i] + 0.25f * in[i + 1];
+}
+"""
+MAIN = """\
+#include <stdio.h>
+void blur(int n, const float *restrict in, float *restrict out);
+int main(void)
+{
+    float in[100], out[100] = {0};
+    for (int i = 0; i < 100; i++)
+        in[i] = (float)(i * i % 17);
+    blur(100, in, out);
+    for (int i = 0; i < 100; i += 7)
+        printf("%a\\n", out[i]);
+    return 0;
+}
+"""
+
+
+@pytest.fixture
+def env(tmp_path) -> dict[str, str]:
+    return clean_env(tmp_path / "cache")
+
+
+def write(folder: Path, files: dict[str, str]) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, text in files.items():
+        (folder / name).write_text(textwrap.dedent(text))
+    return folder
+
+
+def both(tmp_path: Path, files: dict[str, str], args: list[str], env, check: bool = True):
+    """`cc args` in tmp_path/cc and `pycc-stencil args` in tmp_path/pycc, each on a fresh copy
+    of `files`; returns (cc's result, pycc-stencil's, pycc-stencil's report)."""
+    report = tmp_path / "report.jsonl"
+    ref = run([CC, *args], write(tmp_path / "cc", files), env, check)
+    got = run([PYCC, *args], write(tmp_path / "pycc", files), dict(env, PYCC_REPORT=str(report)),
+              check)  # fmt: skip
+    return ref, got, read_report(report)
+
+
+def compiled_by(report: list[dict], source: str) -> dict[str, str]:
+    (unit,) = units_for(report, source)
+    return {name: f["compiled_by"] for name, f in functions_of(unit).items()}
+
+
+def programs_like_cc(tmp_path: Path, env, files: dict[str, str], flags: list[str]):
+    """`k.c` of `files` compiled with `flags -c` by cc and by pycc-stencil, each linked by cc
+    with main.c and run: (the two programs' outputs, pycc-stencil's report)."""
+    _, _, report = both(tmp_path, files, [*flags, "-c", "k.c"], env)
+    outputs = []
+    for side in ("cc", "pycc"):
+        run([CC, *flags, "main.c", "k.o", "-o", "app"], tmp_path / side, env)
+        outputs.append(run(["./app"], tmp_path / side, env).stdout)
+    return outputs, report
+
+
+# ---------------------------------------------------------------- the table of options
+def test_readme_table_is_the_code():
+    """README's table of code-generation options is `CODEGEN_OPTIONS`, so neither drifts."""
+    text = README.read_text()
+    block = re.search(
+        r"<!-- codegen options: [^\n]*-->\n(.*?)\n<!-- end of codegen options -->", text, re.S
+    )
+    assert block is not None, "README lost its table of code-generation options"
+    assert block.group(1) == codegen_option_table(), (
+        "README's table differs from emit/cc_options.py; paste codegen_option_table():\n"
+        + codegen_option_table()
+    )
+
+
+#: the options issue 13 names, and gcc's other code-generation conventions: each decided
+AUDITED = {
+    "honoured": [
+        "-fwrapv", "-fno-strict-aliasing", "-ffast-math", "-fno-math-errno",
+        "-fexcess-precision=standard", "-ffp-contract=off", "-fcommon", "-fno-common",
+        "-fPIC", "-fpic", "-fPIE", "-fshort-enums", "-fshort-wchar", "-fsigned-char",
+        "-funsigned-char", "-fstack-clash-protection", "-ftrivial-auto-var-init=uninitialized",
+        "-mcmodel=small", "-fno-omit-frame-pointer", "-fstack-protector-strong",
+        "-fno-asynchronous-unwind-tables", "-funsafe-math-optimizations", "-ffinite-math-only",
+    ],
+    "left to cc": [
+        "-ftrivial-auto-var-init=pattern", "-ftrivial-auto-var-init=zero", "-ftrapv",
+        "-frounding-math", "-fsignaling-nans", "-fno-builtin", "-fno-builtin-memset",
+        "-ffreestanding", "-fno-plt", "-mcmodel=large", "-fsanitize=address",
+        "-fsanitize=undefined", "-fprofile-generate", "-fprofile-arcs", "--coverage", "-pg",
+        "-finstrument-functions", "-fpatchable-function-entry=16", "-mfentry",
+        "-fzero-call-used-regs=all", "-fharden-compares", "-mgeneral-regs-only", "-fpack-struct",
+        "-fpack-struct=2", "-mabi=ms", "-m32", "-mx32", "-fvisibility=protected",
+        "-fno-strict-overflow", "-fstack-check", "-fsplit-stack", "-fcf-protection=check",
+        "-flto", "-save-temps", "-mno-red-zone", "-fno-delete-null-pointer-checks", "-ftrampolines",
+    ],
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("flag", AUDITED["left to cc"])
+def test_options_only_cc_implements_leave_the_kernels_to_cc(flag):
+    assert refusal_of_flags(["-O2", flag]) == f"'{flag}' is implemented by cc only"
+    with pytest.raises(UnsupportedTarget, match="cc only"):
+        target_from_flags("cc", ["-O2", flag])
+
+
+@pytest.mark.parametrize("flag", AUDITED["honoured"])
+def test_honoured_options_give_a_target(flag):
+    assert codegen_option(flag).honoured
+    target_from_flags("cc", ["-O2", flag])  # does not raise
+
+
+def test_every_row_of_the_table_decides_its_own_spellings():
+    """No spelling is shadowed by an earlier row of the other kind (first match wins)."""
+    for option in CODEGEN_OPTIONS:
+        for spelling in option.spellings:
+            flag = spelling.rstrip("*").replace("<ISA>", "avx2")
+            if flag.endswith("="):
+                flag += "x"
+            assert codegen_option(flag).honoured == option.honoured, (flag, option)
+
+
+# ---------------------------------------------------------------- ISA flags
+@pytest.mark.parametrize("name", sorted(ISA_EXTENSIONS))
+def test_every_isa_flag_is_accepted(name):
+    assert refusal_of_flags([f"-m{name}", f"-mno-{name}"]) is None
+
+
+@pytest.mark.parametrize(
+    "flags, on, off",
+    [
+        (["-msse4.1"], ["+sse4.1"], ["-sse4.2"]),
+        (["-msse4.2"], ["+sse4.1", "+sse4.2"], ["-avx"]),
+        (["-mavx2", "-mno-sse4.1"], [], ["-sse4.1", "-avx", "-avx2"]),
+        # -march=native: the host's features less those the flags turn off, on any CPU
+        (["-march=native", "-mno-avx2"], [], ["-avx2", "-avx512f"]),
+        (["-march=native", "-mno-sse4.1"], [], ["-sse4.1", "-avx"]),
+    ],
+)
+def test_isa_flags_reach_llvm(flags, on, off):
+    features = target_from_flags("cc", ["-O2", *flags]).features.split(",")
+    assert set(on) | set(off) <= set(features), features
+
+
+def test_sse41_kernel_compiled_by_pycc_like_cc(tmp_path, env):
+    """-msse4.1 (refused before: a typo in the pattern) takes the kernel over; same output."""
+    files = {"k.c": STENCIL, "main.c": MAIN}
+    outputs, report = programs_like_cc(tmp_path, env, files, ["-O2", "-msse4.1", "-mno-avx"])
+    assert outputs[1] == outputs[0]
+    assert compiled_by(report, "k.c") == {"blur": "pycc-stencil"}
+
+
+@pytest.mark.skipif(shutil.which("objdump") is None, reason="binutils not installed")
+@pytest.mark.parametrize("march", ["-march=native", "-march=icelake-server"])
+def test_march_less_avx_has_no_avx_code(tmp_path, env, march):
+    """-mno-avx: neither object uses a VEX-encoded instruction, on any host (pycc-stencil used
+    to take the host's features whatever the -mno- flags said, and gcc keeps `__VAES__`,
+    whose LLVM feature implies AVX2)."""
+    flags = ["-O3", march, "-mno-avx"]
+    _, _, report = both(tmp_path, {"k.c": STENCIL}, [*flags, "-c", "k.c"], env)
+    assert compiled_by(report, "k.c") == {"blur": "pycc-stencil"}
+    for side in ("cc", "pycc"):
+        code = run(["objdump", "-d", "k.o"], tmp_path / side, env).stdout
+        assert not re.search(r"%[yz]mm|\tv[a-z]+ ", code), (side, code)
+
+
+# ---------------------------------------------------------------- options honoured end to end
+#: a kernel whose frame is larger than a page
+WINDOW = """\
+float window(int n, const float *in)
+{
+    float tmp[8192];
+    for (int i = 0; i < 8192; i++)
+        tmp[i] = in[i % n] * 2.0f;
+    float s = 0.0f;
+    for (int i = 0; i < n; i++)
+        s += tmp[(i * 37) % 8192];
+    return s;
+}
+"""
+#: Ubuntu's gcc defaults, as a spec file gives them (no flag on the command line says them)
+HARDENING_SPECS = "*cc1:\n+ -fstack-protector-strong -fcf-protection -fstack-clash-protection\n"
+
+
+@pytest.mark.skipif(shutil.which("objdump") is None, reason="binutils not installed")
+def test_stack_clash_protection_probes_kernel_frames(tmp_path, env):
+    """-fstack-clash-protection, given or a distribution's default: the kernel touches each
+    page of its frame (a probe store to (%rsp)) as cc's code does, and with that default's
+    canary and CET note; without the option it does not probe."""
+    cases = {"off": [], "flag": ["-fstack-clash-protection"], "specs": ["-specs=h.specs"]}
+    found = {}
+    for case, flags in cases.items():
+        d = write(tmp_path / case, {"w.c": WINDOW, "h.specs": HARDENING_SPECS})
+        args = ["-O2", *flags, "-c", "w.c"]
+        run([PYCC, *args], d, dict(env, PYCC_REPORT=str(d / "r.jsonl")))
+        assert compiled_by(read_report(d / "r.jsonl"), "w.c") == {"window": "pycc-stencil"}
+        code = run(["objdump", "-dr", "--no-show-raw-insn", "w.o"], d, env).stdout
+        notes = run(["readelf", "-n", "w.o"], d, env).stdout
+        found[case] = (
+            re.search(r"(mov|or)q\s+\$0x0,\(%rsp\)", code) is not None,
+            "__stack_chk_fail" in code,
+            "IBT, SHSTK" in notes,
+        )
+    assert found == {
+        "off": (False, False, False),
+        "flag": (True, False, False),
+        "specs": (True, True, True),
+    }
+
+
+@pytest.mark.skipif(shutil.which("objdump") is None, reason="binutils not installed")
+@pytest.mark.parametrize("flags", [["-fno-omit-frame-pointer"], ["-specs=h.specs"], []])
+def test_frame_pointer_with_the_flag_or_a_spec_default(tmp_path, env, flags):
+    """The kernel sets up %rbp as a frame pointer with -fno-omit-frame-pointer, given or a
+    spec file's default (Fedora's and Ubuntu's gcc, for profilers), and not without."""
+    files = {"k.c": STENCIL, "h.specs": "*cc1:\n+ -fno-omit-frame-pointer\n"}
+    d = write(tmp_path, files)
+    run([PYCC, "-O2", *flags, "-c", "k.c"], d, dict(env, PYCC_REPORT=str(d / "r.jsonl")))
+    assert compiled_by(read_report(d / "r.jsonl"), "k.c") == {"blur": "pycc-stencil"}
+    code = run(["objdump", "-d", "--no-show-raw-insn", "k.o"], d, env).stdout
+    assert (re.search(r"mov\s+%rsp,%rbp", code) is not None) == bool(flags), code
+
+
+def test_distribution_default_pattern_init_leaves_kernels_to_cc(tmp_path, env):
+    """A spec file making -ftrivial-auto-var-init=pattern the default: no flag says it, cc's
+    -Q --help=common does; the kernel goes to cc with that reason."""
+    specs = "*cc1:\n+ -ftrivial-auto-var-init=pattern\n"
+    files = {"k.c": STENCIL, "main.c": MAIN, "h.specs": specs}
+    outputs, report = programs_like_cc(tmp_path, env, files, ["-O2", "-specs=h.specs"])
+    (blur,) = functions_of(units_for(report, "k.c")[0]).values()
+    assert blur["compiled_by"] == "cc"
+    assert "default -ftrivial-auto-var-init=pattern" in blur["reason"], blur
+    assert outputs[1] == outputs[0]
+
+
+def test_no_strict_aliasing_type_punning_kernel(tmp_path, env):
+    """-fno-strict-aliasing makes a kernel writing through `int *` and reading the same bytes
+    through `float *` defined; pycc-stencil compiles it and the program prints cc's output."""
+    kernel = """\
+    void pun(int n, int *bits, float *values, float *out)
+    {
+        for (int i = 0; i < n; i++) {
+            bits[i] ^= (int)0x80000000u;
+            out[i] = values[i] * 2.0f;
+        }
+    }
+    """
+    main = """\
+    #include <stdio.h>
+    void pun(int n, int *bits, float *values, float *out);
+    int main(void)
+    {
+        union { float f[8]; int i[8]; } u;
+        float out[8];
+        for (int i = 0; i < 8; i++) u.f[i] = 1.5f * i;
+        pun(8, u.i, u.f, out);
+        for (int i = 0; i < 8; i++) printf("%a\\n", out[i]);
+        return 0;
+    }
+    """
+    files = {"k.c": kernel, "main.c": main}
+    outputs, report = programs_like_cc(tmp_path, env, files, ["-O2", "-fno-strict-aliasing"])
+    assert compiled_by(report, "k.c") == {"pun": "pycc-stencil"}
+    assert outputs[1] == outputs[0]
+    assert "-0x1.8p+1" in outputs[0]  # the sign flip is seen through the float pointer
+
+
+def test_short_wchar_kernel_like_cc(tmp_path, env):
+    """-fshort-wchar: the front end reads `wchar_t` as cc does (2 bytes, unsigned), so the
+    kernel writes exactly the elements cc's does."""
+    kernel = """\
+    #include <stddef.h>
+    void widen(int n, const unsigned char *in, wchar_t *out)
+    {
+        for (int i = 0; i < n; i++)
+            out[i] = (wchar_t)in[i] * 3 - 1;
+    }
+    """
+    main = """\
+    #include <stdio.h>
+    #include <stddef.h>
+    void widen(int n, const unsigned char *in, wchar_t *out);
+    int main(void)
+    {
+        unsigned char in[8] = {0, 1, 2, 3, 200, 255, 7, 9};
+        wchar_t out[9] = {0};
+        widen(8, in, out);
+        for (int i = 0; i < 9; i++)
+            printf("%d ", (int)out[i]);
+        return 0;
+    }
+    """
+    files = {"k.c": kernel, "main.c": main}
+    outputs, report = programs_like_cc(tmp_path, env, files, ["-O2", "-fshort-wchar"])
+    assert compiled_by(report, "k.c") == {"widen": "pycc-stencil"}
+    assert outputs[1] == outputs[0] == "65535 2 5 8 599 764 20 26 0 "
+
+
+@pytest.mark.skipif(shutil.which("readelf") is None, reason="binutils not installed")
+@pytest.mark.parametrize(
+    "flags",
+    [
+        ["-fno-asynchronous-unwind-tables"],
+        ["-fno-asynchronous-unwind-tables", "-funwind-tables"],
+        ["-fno-asynchronous-unwind-tables", "-fexceptions"],
+        ["-fno-unwind-tables"],
+    ],
+)
+def test_unwind_tables_like_cc(tmp_path, env, flags):
+    """The object has an .eh_frame exactly when cc's has one."""
+    _, _, report = both(tmp_path, {"k.c": STENCIL}, ["-O2", *flags, "-c", "k.c"], env)
+    assert compiled_by(report, "k.c") == {"blur": "pycc-stencil"}
+    tables = []
+    for side in ("cc", "pycc"):
+        sections = run(["readelf", "-S", "-W", "k.o"], tmp_path / side, env).stdout
+        tables.append(".eh_frame" in sections)
+    assert tables[1] == tables[0]
+    assert tables[0] == (flags != ["-fno-asynchronous-unwind-tables"])
+
+
+@pytest.mark.skipif(shutil.which("readelf") is None, reason="binutils not installed")
+@pytest.mark.parametrize("flag", ["-fcf-protection", "-fcf-protection=branch"])
+def test_cf_protection_like_cc(tmp_path, env, flag):
+    """-fcf-protection (Ubuntu's gcc default): the kernel starts with `endbr64` and the object
+    keeps cc's x86 feature note (IBT, SHSTK), so the linked program stays CET-enabled."""
+    _, _, report = both(tmp_path, {"k.c": STENCIL}, ["-O2", flag, "-c", "k.c"], env)
+    assert compiled_by(report, "k.c") == {"blur": "pycc-stencil"}
+    notes = []
+    for side in ("cc", "pycc"):
+        text = run(["readelf", "-n", "k.o"], tmp_path / side, env).stdout
+        notes.append(re.findall(r"x86 feature: .*", text))
+    assert notes[1] == notes[0] and "IBT" in notes[0][0], notes
+    code = run(["objdump", "-d", "--disassemble=blur", "k.o"], tmp_path / "pycc", env).stdout
+    assert re.search(r"<blur>:\n.*endbr64", code), code
+
+
+# ---------------------------------------------------------------- refused before parsing
+@pytest.mark.parametrize("flag", ["-ftrivial-auto-var-init=pattern", "-fsanitize=undefined"])
+def test_flags_only_cc_implements_leave_the_file_unparsed(tmp_path, env, flag):
+    """One warning for the file, the reason in the report, no front end run (no `frontend`
+    time, no function records), and the program is cc's."""
+    files = {"k.c": STENCIL, "main.c": MAIN}
+    ref, got, report = both(tmp_path, files, ["-O2", flag, "-c", "k.c"], env)
+    (unit,) = units_for(report, "k.c")
+    assert unit["status"] == "cc" and unit["functions"] == [], unit
+    assert unit["reason"] == f"'{flag}' is implemented by cc only"
+    assert "frontend" not in unit["time_ms"] and unit["cache"] is None, unit
+    warning = f"k.c: warning: '{flag}' is implemented by cc only; the file is compiled by cc"
+    assert [line for line in got.stderr.splitlines() if "warning" in line] == [
+        f"{warning} [-Wpycc-fallback]"
+    ]
+    assert (tmp_path / "pycc" / "k.o").read_bytes() == (tmp_path / "cc" / "k.o").read_bytes()
+
+
+# ---------------------------------------------------------------- output files
+@pytest.mark.parametrize("umask", [0o022, 0o077])
+def test_output_modes_follow_the_umask_like_cc(tmp_path, env, umask):
+    """Objects, -S output and linked programs get cc's modes (0666/0777 less the umask)."""
+    files = {"k.c": STENCIL, "main.c": MAIN}
+    commands = [
+        ["-O2", "-c", "k.c"],
+        ["-O2", "-S", "k.c", "-o", "k.s"],
+        ["-O2", "k.c", "main.c", "-o", "app"],
+    ]
+    report = tmp_path / "report.jsonl"
+    modes = {}
+    for side, compiler in (("cc", CC), ("pycc", PYCC)):
+        d = write(tmp_path / side, files)
+        for args in commands:
+            subprocess.run(
+                [compiler, *args], cwd=d, env=dict(env, PYCC_REPORT=str(report)), check=True,
+                preexec_fn=lambda: os.umask(umask),
+            )  # fmt: skip
+        modes[side] = {n: oct((d / n).stat().st_mode & 0o777) for n in ("k.o", "k.s", "app")}
+    assert modes["pycc"] == modes["cc"]
+    assert modes["cc"]["k.o"] == oct(0o666 & ~umask)
+    units = units_for(read_report(report), "k.c")
+    assert [u["status"] for u in units] == ["pycc"] * 3  # pycc-stencil wrote them
+
+
+SOURCE_TEXT = STENCIL
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["-c", "k.c", "-o", "k.c"], ["-c", "k.c", "-o", "./k.c"], ["-S", "k.c", "-o", "k.c"],
+     ["k.c", "main.c", "-o", "k.c"], ["-c", "k.c", "-o", "link.c"]],
+    ids=["object", "dot-slash", "assembly", "link", "symlink"],
+)  # fmt: skip
+def test_output_naming_an_input_is_refused_like_gcc(tmp_path, env, args):
+    """gcc refuses `-o` naming an input (symbolic links resolved): exit status 1, the source
+    untouched; pycc-stencil used to overwrite it with the object."""
+    results = []
+    for side, compiler in (("cc", CC), ("pycc", PYCC)):
+        d = write(tmp_path / side, {"k.c": SOURCE_TEXT, "main.c": MAIN})
+        (d / "link.c").symlink_to("k.c")
+        results.append(run([compiler, "-O2", *args], d, env, check=False))
+        assert (d / "k.c").read_text() == SOURCE_TEXT, side
+    ref, got = results
+    assert got.returncode == ref.returncode == 1
+    name = args[-1]
+    assert got.stderr == (
+        f"pycc-stencil: fatal error: input file '{name}' is the same as output file\n"
+        "compilation terminated.\n"
+    )
+    assert ref.stderr.replace("cc: ", "pycc-stencil: ").replace("‘", "'").replace("’", "'") == (
+        got.stderr
+    )
+
+
+def test_output_hard_link_to_the_input_is_replaced_not_written_through(tmp_path, env):
+    """gcc does not refuse a hard link to the input (it compares names): the output becomes a
+    new file and the source keeps its text, with both compilers."""
+    for compiler, side in ((CC, "cc"), (PYCC, "pycc")):
+        d = write(tmp_path / side, {"k.c": SOURCE_TEXT})
+        os.link(d / "k.c", d / "hard.c")
+        run([compiler, "-O2", "-c", "k.c", "-o", "hard.c"], d, env)
+        assert (d / "k.c").read_text() == SOURCE_TEXT, side
+        assert (d / "hard.c").read_bytes()[:4] == b"\x7fELF", side
+
+
+def test_emit_output_naming_its_input_is_refused(tmp_path, env):
+    d = write(tmp_path, {"k.c": SOURCE_TEXT})
+    done = run([PYCC, "emit", "--emit", "llvm", "k.c", "-o", "k.c"], d, env, check=False)
+    assert done.returncode == 1
+    assert "pycc-stencil: error: input file 'k.c' is the same as output file" in done.stderr
+    assert (d / "k.c").read_text() == SOURCE_TEXT
+
+
+# ---------------------------------------------------------------- unknown -fpycc-* options
+@pytest.mark.parametrize(
+    "option, message",
+    [
+        ("-fpycc-pases=auto", "'-fpycc-pases=auto'; did you mean '-fpycc-passes=auto'?"),
+        ("-fpycc-passes", "'-fpycc-passes'; did you mean '-fpycc-passes='?"),
+        ("-fpycc-frobnicate=1", "'-fpycc-frobnicate=1'"),
+    ],
+)
+def test_unknown_pycc_options_are_errors_like_gccs(tmp_path, env, option, message):
+    """As gcc diagnoses `-fwrapvv` ("unrecognized command-line option ...; did you mean ..."),
+    exit status 1 and no output."""
+    d = write(tmp_path, {"k.c": STENCIL})
+    gcc_like = run([CC, "-fwrapvv", "-c", "k.c"], d, env, check=False)
+    done = run([PYCC, option, "-O2", "-c", "k.c"], d, env, check=False)
+    assert done.returncode == gcc_like.returncode == 1
+    assert done.stderr == f"pycc-stencil: error: unrecognized command-line option {message}\n"
+    assert not (d / "k.o").exists()
+
+
+# ---------------------------------------------------------------- no symbol cc would not need
+DERICHE_LIKE = """\
+#include <math.h>
+#include <stdio.h>
+STORAGE void smooth(int n, float alpha, float *restrict y, const float *restrict x)
+{
+    float k = (1.0f - expf(-alpha)) * (1.0f - expf(-alpha));
+    float a = expf(-0.25f);
+    for (int i = 1; i < n; i++)
+        y[i] = k * x[i] + a * y[i - 1];
+}
+int main(void)
+{
+    float x[64], y[64] = {0};
+    for (int i = 0; i < 64; i++)
+        x[i] = (float)(i % 7);
+    smooth(64, 0.25f, y, x);
+    for (int i = 0; i < 64; i += 9)
+        printf("%a\\n", y[i]);
+    return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("stage", ["link", "-S"])
+def test_kernel_whose_libm_calls_gcc_folds_links_without_lm(tmp_path, env, stage):
+    """gcc inlines the static kernel and folds its expf calls: the program links without -lm.
+    pycc-stencil's out-of-line code would call expf, so the kernel is left to cc (with the
+    reason) and the program links and prints the same; from -S output too."""
+    files = {"d.c": DERICHE_LIKE.replace("STORAGE", "static")}
+    args = ["-O2", "d.c", "-o", "app"] if stage == "link" else ["-O2", "-S", "d.c", "-o", "d.s"]
+    ref, got, report = both(tmp_path, files, args, env)
+    unit = functions_of(units_for(report, "d.c")[0])
+    assert unit["smooth"]["compiled_by"] == "cc"
+    assert "needs 'expf', which cc's object does not" in unit["smooth"]["reason"]
+    assert "'smooth' compiled by cc instead of pycc-stencil" in got.stderr
+    outputs = []
+    for side in ("cc", "pycc"):
+        if stage == "-S":
+            run([CC, "d.s", "-o", "app"], tmp_path / side, env)
+        outputs.append(run(["./app"], tmp_path / side, env).stdout)
+    assert outputs[1] == outputs[0]
+
+
+def test_kernel_calling_libm_like_cc_is_still_compiled_by_pycc(tmp_path, env):
+    """The check leaves pycc-stencil a kernel whose calls cc's object makes too."""
+    files = {"d.c": DERICHE_LIKE.replace("STORAGE", "")}
+    _, _, report = both(tmp_path, files, ["-O2", "d.c", "-o", "app", "-lm"], env)
+    assert functions_of(units_for(report, "d.c")[0])["smooth"]["compiled_by"] == "pycc-stencil"
+    outputs = [run(["./app"], tmp_path / side, env).stdout for side in ("cc", "pycc")]
+    assert outputs[1] == outputs[0]
+
+
+def test_kernel_needing_other_libm_functions_than_cc_is_kept(tmp_path, env):
+    """gcc inlines `floor`, LLVM calls it; cc's object needs libm anyway (for `expf`), so the
+    program links libm and the kernel stays pycc-stencil's."""
+    kernel = """\
+    #include <math.h>
+    void quantize(int n, const double *restrict a, float *restrict e, int *restrict q)
+    {
+        for (int i = 0; i < n; i++) {
+            q[i] = (int)floor(a[i] * 8.0);
+            e[i] = expf((float)a[i]);
+        }
+    }
+    """
+    _, _, report = both(tmp_path, {"q.c": kernel}, ["-O2", "-c", "q.c"], env)
+    assert compiled_by(report, "q.c") == {"quantize": "pycc-stencil"}
+    from pycc_stencil.dropin_symbols import undefined_symbols
+
+    needs = [undefined_symbols((tmp_path / s / "q.o").read_bytes()) for s in ("cc", "pycc")]
+    assert "floor" not in needs[0] and "expf" in needs[0] and "floor" in needs[1], needs
+
+
+def test_undefined_symbols_of_an_object(tmp_path, env):
+    from pycc_stencil.dropin_symbols import undefined_symbols
+
+    d = write(
+        tmp_path,
+        {
+            "u.c": "float expf(float);\n__attribute__((weak)) void w(void);\n"
+            "int g;\nfloat f(float x) { if (w) w(); return expf(x) + g; }\n"
+        },
+    )
+    run([CC, "-O2", "-fno-pic", "-c", "u.c"], d, env)
+    assert undefined_symbols((d / "u.o").read_bytes()) == {"expf"}  # not weak w, not g, f
+    with pytest.raises(ValueError):
+        undefined_symbols(b"not an object")
+
+
+def test_c_library_symbols_are_always_linked():
+    """Symbols of the C library cc links never make a kernel fall back (the parallel runtime
+    calls getenv and pthread_*); libm's are not among them."""
+    from pycc_stencil.dropin_symbols import library_symbols
+
+    libc, libm = library_symbols(CC, "libc.so.6"), library_symbols(CC, "libm.so.6")
+    if not libc or not libm:
+        pytest.skip("cc's C library is not an ELF64 libc.so.6 and libm.so.6")
+    assert {"memcpy", "memset", "getenv", "__stack_chk_fail"} <= libc
+    assert "expf" not in libc and {"expf", "floor"} <= libm
