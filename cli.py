@@ -16,7 +16,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
 from . import __version__
-from .diagnostics import CompilerError, Diagnostic, print_diagnostics
+from .diagnostics import CompilerError, Diagnostic, print_diagnostics, stdout_write_error
 
 EXIT_INTERNAL = 70
 
@@ -42,10 +42,7 @@ def _writing_stdout() -> Iterator[None]:
         finally:
             sys.stdout.flush()
     except OSError as exc:
-        # what is still buffered can never be written: drop it, or the interpreter's final
-        # flush fails again and reports the error a second time
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        raise _WriteError(f"write error: {exc.strerror or exc}") from None
+        raise _WriteError(stdout_write_error(exc)) from None
 
 
 class _Parser(argparse.ArgumentParser):

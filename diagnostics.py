@@ -7,6 +7,7 @@ letting a Python traceback reach the user.
 
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import dataclass
 
@@ -54,3 +55,11 @@ def print_diagnostics(diagnostics: list[Diagnostic], stream=None) -> None:
     out = stream or sys.stderr
     for diagnostic in diagnostics:
         print(diagnostic, file=out)
+
+
+def stdout_write_error(exc: OSError) -> str:
+    """The message for standard output that cannot be written (a full device, a closed pipe),
+    `write error: No space left on device` as `cat` says it. What is still buffered can never
+    be written: it is dropped, or the interpreter's final flush would fail and report again."""
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return f"write error: {exc.strerror or exc}"

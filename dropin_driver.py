@@ -22,6 +22,7 @@ import tempfile
 import time
 
 from . import dropin_cache as cache
+from .diagnostics import stdout_write_error
 from .dropin_command import CompilerCommand, Input, default_output, may_have_kernels
 from .dropin_report import (
     FunctionRecord,
@@ -413,8 +414,13 @@ def _publish(path: str, output: str) -> int:
     and other special files are written, never replaced."""
     if output == "-":
         with open(path, "rb") as handle:
-            sys.stdout.buffer.write(handle.read())
-        sys.stdout.flush()
+            data = handle.read()
+        try:
+            sys.stdout.buffer.write(data)
+            sys.stdout.flush()
+        except OSError as exc:
+            print(f"pycc-stencil: error: {stdout_write_error(exc)}", file=sys.stderr)
+            return 1
         return 0
     try:
         with open(path, "rb") as handle:

@@ -4,7 +4,9 @@ never a traceback."""
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
 import sys
 
 import pytest
@@ -214,3 +216,24 @@ def test_isl_beyond_its_operation_budget_refuses_the_transformation(c_file, caps
     out, err = capsys.readouterr()
     assert "remark: refused: isl needed more than 2000 operations [-Rpass-missed=time-tile]" in err
     assert "poly." not in out  # the nest is as it was
+
+
+@pytest.mark.skipif(PYCC is None, reason="pycc-stencil is not installed")
+def test_compiler_mode_assembly_to_a_full_stdout_is_a_write_error(c_file, tmp_path):
+    """`-S -o -` writes the joined assembly to stdout: a full device was an internal error
+    and a second compile by cc."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYCC_")}
+    env.update(LC_ALL="C", PYCC_CACHE_DIR=str(tmp_path / "cache"))
+    with open("/dev/full", "w") as full:
+        done = subprocess.run(
+            [PYCC, "-O2", "-S", str(c_file(sum_kernel(3))), "-o", "-"],
+            stdout=full,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+            timeout=300,
+        )
+    assert (done.returncode, done.stderr) == (
+        1,
+        "pycc-stencil: error: write error: No space left on device\n",
+    )
