@@ -8,9 +8,10 @@ them, wherever they are defined (the file or its headers).
 
 from __future__ import annotations
 
+import itertools
 import math
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 import clang.cindex as ci
 import llvmlite.binding as llvm
@@ -40,7 +41,7 @@ from .line_markers import LineMarkers, without_markers
 from .math_calls import KNOWN_LIBRARY_CALLS, canonical_math_name
 from .parse import parse
 from .signature import DefinitionText, FunctionInfo, LoweredModule, SkippedFunction
-from .statements import FunctionLowerer
+from .statements import MAX_NODES, FunctionLowerer, check_bounds
 from .unsupported import Unsupported
 
 
@@ -136,6 +137,7 @@ class ModuleLowerer:
             raise Unsupported(skip.reason, skip.location)
         cursor = self.definitions[name]
         try:
+            check_bounds(cursor)
             function = self.declare(cursor)
         except Unsupported as exc:
             self._skip(name, exc)
@@ -242,7 +244,7 @@ class ModuleLowerer:
         library, or call through a pointer? Then it is application code (I/O, allocation,
         dispatch), not a stencil kernel, whatever construct made the front end stop first."""
         visiting.add(name)
-        for call in walk(self.definitions[name]):
+        for call in _bounded_walk(self.definitions[name]):
             if call.kind != K.CALL_EXPR:
                 continue
             callee = call.referenced
@@ -334,8 +336,14 @@ def _has_loops(cursor: ci.Cursor) -> bool:
     """Loops, including OpenMP loop directives (their `for` is not exposed by libclang)."""
     return any(
         c.kind in _LOOP_KINDS or (c.kind.name.startswith("OMP_") and "FOR" in c.kind.name)
-        for c in walk(cursor)
+        for c in _bounded_walk(cursor)
     )
+
+
+def _bounded_walk(cursor: ci.Cursor) -> Iterator[ci.Cursor]:
+    """The first MAX_NODES nodes under `cursor`: what a function too large to lower is
+    classified by (a kernel or not) in the report."""
+    return itertools.islice(walk(cursor), MAX_NODES)
 
 
 def _definition_text(

@@ -31,6 +31,7 @@ from .clang_ast import (
     strip_parens,
     unary_operator,
     var_initializer,
+    walk,
     walk_with_depth,
 )
 from .clang_types import ARRAY_KINDS, ctype_of
@@ -58,6 +59,17 @@ _REJECTED_STATEMENTS = {
     K.ASM_STMT: "inline assembly is not supported",
     K.MS_ASM_STMT: "inline assembly is not supported",
 }
+
+
+def check_bounds(cursor: ci.Cursor) -> None:
+    """Refuse a function beyond MAX_NODES syntax nodes or MAX_NESTING levels, before any other
+    walk of it: a 5 MB function took minutes and gigabytes only to be checked for volatiles."""
+    for count, (c, depth) in enumerate(walk_with_depth(cursor)):
+        if count > MAX_NODES:
+            raise Unsupported(f"function body larger than {MAX_NODES} syntax nodes", cursor)
+        if depth > MAX_NESTING:
+            what = "expression" if c.kind.is_expression() else "statement"
+            raise Unsupported(f"{what} nesting deeper than {MAX_NESTING} levels", c)
 
 
 class FunctionLowerer(ExpressionLowering):
@@ -93,14 +105,7 @@ class FunctionLowerer(ExpressionLowering):
 
     def prescan(self, body: ci.Cursor) -> None:
         """Reject what cannot be lowered before lowering anything; find address-taken locals."""
-        for count, (c, depth) in enumerate(walk_with_depth(body)):
-            if count > MAX_NODES:
-                raise Unsupported(
-                    f"function body larger than {MAX_NODES} syntax nodes", self.cursor
-                )
-            if depth > MAX_NESTING:
-                what = "expression" if c.kind.is_expression() else "statement"
-                raise Unsupported(f"{what} nesting deeper than {MAX_NESTING} levels", c)
+        for c in walk(body):
             if c.kind in _REJECTED_STATEMENTS:
                 raise Unsupported(_REJECTED_STATEMENTS[c.kind], c)
             if c.kind == K.UNARY_OPERATOR and unary_operator(c) == "&":
