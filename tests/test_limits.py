@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import re
+import resource
 import subprocess
 import sys
 
@@ -237,3 +238,16 @@ def test_compiler_mode_assembly_to_a_full_stdout_is_a_write_error(c_file, tmp_pa
         1,
         "pycc-stencil: error: write error: No space left on device\n",
     )
+
+
+@pytest.mark.skipif(PYCC is None, reason="pycc-stencil is not installed")
+def test_the_largest_factors_allowed_stay_within_a_time_and_memory_budget(c_file):
+    """`simd(1000000)` reached 4.4 GB in a minute: at the limits, the loop's copies are
+    refused before they are made (the child's peak memory, from getrusage, stays small)."""
+    path = str(c_file(sum_kernel(3)))
+    argv = [PYCC, "emit", "--emit", "llvm", "--passes", "unroll(16384),simd(256)", path]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "exceed the limit of 20000 instructions [-Rpass-missed=unroll]" in done.stderr
+    peak_kib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    assert peak_kib < 1 << 20, f"{peak_kib} KiB"
