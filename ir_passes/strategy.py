@@ -22,6 +22,7 @@ from a callback, so the search itself is tested with a table of made-up costs.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -85,6 +86,7 @@ class Trial:
 CONVERGED = "II converged"
 REGISTERS = "register limit exceeded"
 PIPELINING_LOST = "no longer software-pipelined"
+OUT_OF_TIME = "search time budget spent"
 
 
 @dataclass(frozen=True)
@@ -93,6 +95,9 @@ class SearchOptions:
     min_unroll: int = 1
     eps: int = 2
     min_gain: float = 0.0
+    #: seconds the search may spend on one function; past them it keeps what it measured
+    #: (each strategy costs a copy, a compile and a measurement: 200 nested loops took minutes)
+    seconds: float = 60.0
 
 
 @dataclass
@@ -120,11 +125,15 @@ def search(
     StrategyFailed for a strategy that cannot be measured (recorded, the search goes on)."""
     options = options or SearchOptions()
     result = SearchResult()
+    started = time.monotonic()
     for vf in widths:
         best_ii: float | None = None
         no_improvement = 0
         was_pipelined = False
         for uf in range(1, options.max_unroll + 1):
+            if result.trials and time.monotonic() - started > options.seconds:
+                result.trials[-1].stop = result.trials[-1].stop or OUT_OF_TIME
+                return result
             trial = Trial(Strategy(uf, vf, align))
             result.trials.append(trial)
             try:

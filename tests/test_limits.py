@@ -9,13 +9,15 @@ import re
 import resource
 import subprocess
 import sys
+import time
 
 import pytest
 from pycc_stencil.cli import main
 from pycc_stencil.frontend import lower_file, statements
 from pycc_stencil.ir_passes import auto, unroll
 from pycc_stencil.ir_passes.core.copying import fresh_copy
-from pycc_stencil.ir_passes.strategy import SearchOptions
+from pycc_stencil.ir_passes.core.target import Cost
+from pycc_stencil.ir_passes.strategy import OUT_OF_TIME, SearchOptions, Strategy, search
 from pycc_stencil.polyhedral import budget
 from test_tiling import PYCC, assert_same_output, build_both
 
@@ -251,3 +253,17 @@ def test_the_largest_factors_allowed_stay_within_a_time_and_memory_budget(c_file
     assert "exceed the limit of 20000 instructions [-Rpass-missed=unroll]" in done.stderr
     peak_kib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     assert peak_kib < 1 << 20, f"{peak_kib} KiB"
+
+
+def test_the_strategy_search_stops_when_its_time_is_spent():
+    """Each strategy costs a copy, a compile and a measurement (`tune` on 200 nested loops took
+    minutes): past its time the search keeps what it measured."""
+
+    def evaluate(strategy: Strategy) -> Cost:
+        time.sleep(0.01)
+        return Cost(10.0 / strategy.uf, 4, None, 10)
+
+    result = search(evaluate, [1, 4], SearchOptions(max_unroll=8, eps=8, seconds=0.005))
+    assert [t.strategy for t in result.trials] == [Strategy(1)]
+    assert result.trials[0].stop == OUT_OF_TIME
+    assert result.best is result.trials[0]
