@@ -267,3 +267,18 @@ def test_the_strategy_search_stops_when_its_time_is_spent():
     assert [t.strategy for t in result.trials] == [Strategy(1)]
     assert result.trials[0].stop == OUT_OF_TIME
     assert result.best is result.trials[0]
+
+
+@pytest.mark.skipif(PYCC is None, reason="pycc-stencil is not installed")
+def test_without_memory_for_a_deep_stack_the_work_runs_on_the_callers(c_file):
+    """`ulimit -v` below the deep stack's size: the thread cannot start, the compile goes on."""
+
+    def limit_memory() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (900 << 20, 900 << 20))
+
+    argv = [PYCC, "emit", "--emit", "llvm", "--passes", "unroll(2)", str(c_file(sum_kernel(3)))]
+    done = subprocess.run(
+        argv, capture_output=True, text=True, timeout=120, preexec_fn=limit_memory
+    )
+    assert done.returncode == 0, done.stderr
+    assert 'define void @"deep"' in done.stdout

@@ -34,8 +34,10 @@ _saved_limit = 0
 def deep_call(function: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     """`function(*args, **kwargs)` on a deep stack; its exception, if any, is re-raised here.
 
-    Calls made from inside a deep call run directly. The caller only waits, so Ctrl-C still
-    interrupts it (the thread is a daemon and ends with the process)."""
+    Calls made from inside a deep call run directly, and so does everything when no thread
+    with such a stack can be made (`ulimit -v`): deep input then fails as before, one function
+    at a time. The caller only waits, so Ctrl-C still interrupts it (the thread is a daemon
+    and ends with the process)."""
     if getattr(_state, "deep", False):
         return function(*args, **kwargs)
     outcome: dict[str, Any] = {}
@@ -47,14 +49,19 @@ def deep_call(function: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         except BaseException as exc:  # noqa: BLE001 - handed to the caller as it is
             outcome["error"] = exc
 
+    previous = threading.stack_size(STACK_BYTES)
+    worker: threading.Thread | None = threading.Thread(target=run, name="pycc-deep", daemon=True)
     _raise_limit()
     try:
-        previous = threading.stack_size(STACK_BYTES)
-        try:
-            worker = threading.Thread(target=run, name="pycc-deep", daemon=True)
-            worker.start()
-        finally:
-            threading.stack_size(previous)
+        worker.start()
+    except RuntimeError:  # no memory for such a stack
+        _restore_limit()
+        worker = None
+    finally:
+        threading.stack_size(previous)
+    if worker is None:
+        return function(*args, **kwargs)
+    try:
         worker.join()
     finally:
         _restore_limit()
