@@ -49,6 +49,11 @@ _PURE_CALL = re.compile(
 )
 
 
+#: the deepest nest modelled: isl's work grows steeply with the dimensions (the dependences
+#: of 200 nested loops ran past the compiler mode's two minutes)
+MAX_LOOP_DEPTH = 12
+
+
 class NotAffine(Exception):
     """A construct outside the polyhedral model; `at` locates it for the remark."""
 
@@ -277,6 +282,8 @@ def _falls_through(first: Loop, second: Loop) -> bool:
 def _check_loop_shape(loop: Loop) -> None:
     """Front-end form: preheader, one latch, the header tests `iv < bound` and exits."""
     where = loop.header.instructions[-1] if loop.header.instructions else None
+    if loop.depth > MAX_LOOP_DEPTH:
+        raise NotAffine(f"loop nest deeper than {MAX_LOOP_DEPTH} levels", where)
     if loop.preheader is None or loop.latch is None or len(loop.exits) != 1:
         raise NotAffine("loop is not in canonical form (preheader, one latch, one exit)", where)
     if loop.exiting != [loop.header]:

@@ -19,6 +19,7 @@ from pycc_stencil.ir_passes.core.copying import fresh_copy
 from pycc_stencil.ir_passes.core.target import Cost
 from pycc_stencil.ir_passes.strategy import OUT_OF_TIME, SearchOptions, Strategy, search
 from pycc_stencil.polyhedral import budget
+from pycc_stencil.polyhedral.scop import MAX_LOOP_DEPTH
 from test_tiling import PYCC, assert_same_output, build_both
 
 
@@ -282,3 +283,13 @@ def test_without_memory_for_a_deep_stack_the_work_runs_on_the_callers(c_file):
     )
     assert done.returncode == 0, done.stderr
     assert 'define void @"deep"' in done.stdout
+
+
+def test_a_nest_deeper_than_the_polyhedral_limit_is_not_modelled(c_file, capsys):
+    """isl's dependences of 200 nested loops ran past the compiler mode's time limit."""
+    depth = MAX_LOOP_DEPTH + 2
+    loops = "".join(f"for (int i{d} = 0; i{d} < n; i{d}++)\n" for d in range(depth))
+    path = str(c_file(f"void nest(int n, float *a) {{\n{loops}a[i0] += 1;\n}}\n"))
+    assert main(["emit", "--emit", "llvm", "--passes", "time-tile", path, "-o", "/dev/null"]) == 0
+    err = capsys.readouterr().err
+    assert f"loop nest is not a SCoP: loop nest deeper than {MAX_LOOP_DEPTH} levels" in err, err
