@@ -17,6 +17,7 @@ import subprocess
 import clang.cindex as ci
 
 from ..diagnostics import CompilerError, Diagnostic, error
+from ..ir_passes.core.deep import deep_call
 from .clang_ast import presumed
 
 #: clang stops after this many errors too
@@ -70,8 +71,11 @@ def parse(
     if tolerate_system_header_errors:
         args.append("-ferror-limit=0")
     unsaved = [(path, _without_macro_directives(path))] if preprocessed else None
+    # clang's parser recurses too: a 20000-term sum overflowed the 8 MB stack of the thread
+    # libclang parses on, unless it is told to parse on the caller's (here, the deep stack)
+    os.environ["LIBCLANG_NOTHREADS"] = "1"
     try:
-        tu = _index().parse(path, args=args, unsaved_files=unsaved)
+        tu = deep_call(_index().parse, path, args=args, unsaved_files=unsaved)
     except ci.TranslationUnitLoadError as exc:
         raise error(f"cannot parse '{path}': {exc}") from None
     errors = [

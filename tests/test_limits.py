@@ -293,3 +293,14 @@ def test_a_nest_deeper_than_the_polyhedral_limit_is_not_modelled(c_file, capsys)
     assert main(["emit", "--emit", "llvm", "--passes", "time-tile", path, "-o", "/dev/null"]) == 0
     err = capsys.readouterr().err
     assert f"loop nest is not a SCoP: loop nest deeper than {MAX_LOOP_DEPTH} levels" in err, err
+
+
+@pytest.mark.skipif(PYCC is None, reason="pycc-stencil is not installed")
+def test_a_20000_term_sum_is_skipped_not_a_crash(c_file):
+    """libclang parsed it on a thread of its own with an 8 MB stack: a segmentation fault."""
+    path = str(c_file(sum_kernel(20000)))
+    done = subprocess.run(
+        [PYCC, "check", path, "--function", "plain"], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[-1] == "1 OK, 0 MISMATCH, 0 SKIPPED, 0 ERROR"
