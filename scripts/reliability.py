@@ -54,7 +54,7 @@ CSMITH_INCLUDE = "/usr/include/csmith"
 #: volatile, structs, unions, bit-fields or goto); main then also checksums func_1's result
 CSMITH_KERNEL_OPTIONS = (
     "--no-global-variables --no-volatiles --no-volatile-pointers --no-structs --no-unions "
-    "--no-bitfields --no-packed-struct --no-jumps --max-funcs 6"
+    "--no-bitfields --no-packed-struct --no-jumps --max-funcs 4"
 ).split()
 #: the optimization levels every program is built at
 LEVELS = {"O2": ("-O2",), "O3": ("-O3",), "O3-native": ("-O3", "-march=native")}
@@ -69,6 +69,8 @@ STENCIL_PIPELINES = (
     "swap-unroll,time-tile(2,9,5,5)",
 )
 FALLBACK = "[-Wpycc-fallback]"
+#: the statuses the summary lists one by one, and that make the exit status 1
+FAILURES = ("break", "miscompile", "error")
 BUILD_TIMEOUT = 600.0
 
 
@@ -196,7 +198,8 @@ def configs_for(program: Program, names: tuple[str, ...], all_pipelines: bool) -
     if "passes" not in names:
         return configs
     pipelines = PIPELINES + (STENCIL_PIPELINES if program.kind == "stencil" else ())
-    chosen = pipelines if all_pipelines else (pipelines[program.seed % len(pipelines)],)
+    turn = program.seed // 2  # the sources take turns by seed: every pipeline meets each
+    chosen = pipelines if all_pipelines else (pipelines[turn % len(pipelines)],)
     forced = [Config(f"passes={p}", LEVELS["O2"], (f"-fpycc-passes={p}",)) for p in chosen]
     return configs + forced
 
@@ -214,8 +217,9 @@ def clean_env(cache: Path) -> dict[str, str]:
 
 
 def build_commands(compiler: str, flags: tuple[str, ...], program: Program) -> list[list[str]]:
-    """Odd seeds compile and link in one command, even ones compile with -c, then link."""
-    if program.seed % 2:
+    """Half of the programs compile and link in one command, the others compile with -c,
+    then link (by seed // 4: independent of the source and of the forced pipeline)."""
+    if program.seed // 4 % 2 == 0:
         return [[compiler, *flags, *program.cflags, "prog.c", "-o", "prog"]]
     return [
         [compiler, *flags, *program.cflags, "-c", "prog.c", "-o", "prog.o"],
@@ -256,6 +260,9 @@ def run_program_binary(build: Build, env: dict[str, str], timeout: float) -> Non
         )
     except subprocess.TimeoutExpired:
         build.timed_out = True
+        return
+    except OSError as error:  # not executable: shows as a difference from cc's run
+        build.stdout = f"cannot run ./prog: {error.strerror}"
         return
     build.run_code, build.stdout = proc.returncode, proc.stdout.decode(errors="replace")
     for path in sorted(build.directory.iterdir()):
@@ -299,8 +306,6 @@ def run_difference(cc: Build, pycc: Build) -> str:
     """How the pycc-built run differs from the cc-built one, or ""."""
     if pycc.timed_out:
         return "does not finish (cc's build does)"
-    if pycc.run_code != cc.run_code:
-        return f"exit status {pycc.run_code} (cc: {cc.run_code})"
     if pycc.stdout != cc.stdout:
         ours, theirs = pycc.stdout.splitlines(), cc.stdout.splitlines()
         first = next(
@@ -308,6 +313,8 @@ def run_difference(cc: Build, pycc: Build) -> str:
             f"{len(ours)} lines (cc: {len(theirs)})",
         )
         return "stdout differs: " + first
+    if pycc.run_code != cc.run_code:
+        return f"exit status {pycc.run_code} (cc: {cc.run_code})"
     if pycc.outputs != cc.outputs:
         return f"written files differ: {sorted(pycc.outputs)} (cc: {sorted(cc.outputs)})"
     return ""
@@ -478,7 +485,7 @@ def rows_of(outcomes: list[Outcome]) -> dict[str, Row]:
     return dict(sorted(rows.items(), key=lambda r: r[0] == "all"))
 
 
-def markdown(outcomes: list[Outcome], command: str, seconds: float) -> str:
+def markdown(outcomes: list[Outcome], requested: int, command: str, seconds: float) -> str:
     """The summary: when, where, what ran, the counts per source and configuration, failures."""
     when = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     programs = sorted({o.program for o in outcomes})
@@ -492,7 +499,7 @@ def markdown(outcomes: list[Outcome], command: str, seconds: float) -> str:
         f"- machine: {machine()}",
         f"- cc: {first_line(['cc', '--version'])}; csmith: {first_line(['csmith', '--version'])}",
         f"- command: `{command}`",
-        f"- programs: {len(programs)} "
+        f"- programs: {len(programs)} of {requested} "
         f"({sum(p.startswith('stencil') for p in programs)} generated stencil programs, "
         f"{sum(p.startswith('csmith') for p in programs)} csmith programs)",
         "",
@@ -502,8 +509,8 @@ def markdown(outcomes: list[Outcome], command: str, seconds: float) -> str:
         if not chosen:
             continue
         text += [f"## {kind or 'all'} programs", "", table(rows_of(chosen)), ""]
-    failures = [o for o in outcomes if o.status in ("break", "miscompile")]
-    text += ["## Breaks and miscompiles", ""]
+    failures = [o for o in outcomes if o.status in FAILURES]
+    text += ["## Breaks and miscompiles (and errors of the harness)", ""]
     if not failures:
         text.append("None.")
     for o in failures:
@@ -545,24 +552,39 @@ def run_all(tasks: list[Task], jobs: int) -> list[Outcome]:
         futures = {pool.submit(run_task, t): t.name for t in tasks}
         if shown:
             shown[0].start()
-        for done, future in enumerate(as_completed(futures), 1):
-            results = future.result()
-            outcomes += results
-            bad = [f"{o.config}: {o.status}" for o in results if o.status not in ("ok",)]
-            line = f"{futures[future]}: " + ("; ".join(bad) or "ok")
+        try:
+            for done, future in enumerate(as_completed(futures), 1):
+                results = finished(future, futures[future])
+                outcomes += results
+                bad = [f"{o.config}: {o.status}" for o in results if o.status != "ok"]
+                line = f"{futures[future]}: " + ("; ".join(bad) or "ok")
+                if shown:
+                    shown[0].console.print(line)
+                    shown[0].update(shown[1], completed=done)
+                else:
+                    print(f"[{done}/{len(tasks)}] {line}", file=sys.stderr)
+        except KeyboardInterrupt:
+            # summarize what finished: the programs still running end, the others never start
+            print("interrupted: summarizing the finished programs", file=sys.stderr)
+            pool.shutdown(wait=True, cancel_futures=True)
+        finally:
             if shown:
-                shown[0].console.print(line)
-                shown[0].update(shown[1], completed=done)
-            else:
-                print(f"[{done}/{len(tasks)}] {line}", file=sys.stderr)
-        if shown:
-            shown[0].stop()
+                shown[0].stop()
     return sorted(outcomes, key=lambda o: (o.program, o.config))
+
+
+def finished(future, name: str) -> list[Outcome]:
+    """The outcomes of a task; a harness error (csmith missing, a full disk) is one too."""
+    try:
+        return future.result()
+    except Exception as error:  # reported in the summary, the other programs still run
+        kind = name.rpartition("-")[0]
+        return [Outcome(name, kind, "-", "error", f"{type(error).__name__}: {error}")]
 
 
 def keep_failures(outcomes: list[Outcome], root: Path, keep: Path) -> None:
     """Copy each failing program's directory (sources, both builds, repro.sh) to `keep`."""
-    for name in sorted({o.program for o in outcomes if o.status in ("break", "miscompile")}):
+    for name in sorted({o.program for o in outcomes if o.status in FAILURES}):
         shutil.copytree(root / name, keep / name, dirs_exist_ok=True, symlinks=True)
 
 
@@ -622,11 +644,11 @@ def main(argv: list[str] | None = None) -> int:
         if args.keep:
             keep_failures(outcomes, root, args.keep)
     command = "scripts/reliability.py " + shlex.join(argv if argv is not None else sys.argv[1:])
-    summary = markdown(outcomes, command, time.monotonic() - started)
+    summary = markdown(outcomes, len(names), command, time.monotonic() - started)
     if args.markdown:
         write_markdown(args.markdown, summary)
     print(summary)
-    failed = any(o.status in ("break", "miscompile") for o in outcomes)
+    failed = any(o.status in FAILURES for o in outcomes)
     return 1 if failed else 0
 
 
