@@ -22,6 +22,9 @@ everything went to cc proves little) and in how many a pass fired (`-Rpass=` rem
     .venv/bin/python scripts/reliability.py [--count N] [--seed S] [--jobs J] [--quick]
         [--sources stencil,csmith] [--configs O2,O3,...] [--all-pipelines] [--timeout SECONDS]
         [--keep DIR] [--markdown docs/reliability.md] [--program NAME]...
+
+SIGINT or SIGTERM stops the run: the programs under way finish, the summary covers the
+finished ones (it says how many of how many). Results: docs/reliability.md.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ import platform
 import re
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -71,6 +75,8 @@ STENCIL_PIPELINES = (
 FALLBACK = "[-Wpycc-fallback]"
 #: the statuses the summary lists one by one, and that make the exit status 1
 FAILURES = ("break", "miscompile", "error")
+#: ... and the differences that are only floating-point contraction (listed, not failures)
+LISTED = (*FAILURES, "contraction")
 BUILD_TIMEOUT = 600.0
 
 
@@ -117,7 +123,7 @@ class Outcome:
     program: str
     kind: str
     config: str
-    status: str  # "ok", "break", "miscompile", "timeout", "cc-failed"
+    status: str  # ok, break, miscompile, contraction, timeout, cc-failed, error
     detail: str = ""
     built: bool = False  # by both compilers
     kernels: int = 0
@@ -148,7 +154,9 @@ def csmith_program(seed: int) -> Program:
     volatiles: mostly left to cc), the others restricted so that functions are taken over."""
     options = [] if seed % 3 == 0 else CSMITH_KERNEL_OPTIONS
     command = [CSMITH or "csmith", "--seed", str(seed), *options]
-    source = subprocess.run(command, capture_output=True, text=True, check=True).stdout
+    with tempfile.TemporaryDirectory() as scratch:  # csmith writes platform.info there
+        run = subprocess.run(command, cwd=scratch, capture_output=True, text=True, check=True)
+    source = run.stdout
     if options:
         source = checksum_func_1(source)
     origin = shlex.join(["csmith", "--seed", str(seed), *options])
@@ -361,35 +369,49 @@ def reproducer(program: Program, config: Config) -> str:
     )
 
 
-def run_task(task: Task) -> list[Outcome]:
-    """Build and compare one program in every configuration (runs in a worker process)."""
-    program = program_named(task.name)
+def sides(
+    task: Task, program: Program, config: Config, builds: dict, extra: tuple[str, ...] = ()
+) -> tuple[Build, Build, Path]:
+    """cc's build and run (one per set of flags, shared by the configurations) and
+    pycc-stencil's, with its report, of `program` in `config` (plus `extra` flags)."""
     root = task.root / program.name
     env = clean_env(task.root / "cache")
-    cc_builds: dict[tuple[str, ...], Build] = {}
+    flags = config.flags + extra
+    if flags not in builds:
+        side = root / ("cc" + "".join(flags).replace("=", "-"))
+        commands = build_commands(task.cc, flags, program)
+        builds[flags] = build_and_run(side, commands, env, task.timeout, program.source)
+    cc = builds[flags]
+    number = len(list(root.glob("pycc-*")))
+    report = root / f"report-{number}.jsonl"
+    commands = build_commands(task.pycc, flags + config.pycc_flags, program)
+    # a pycc-built program that hangs is a miscompile: give it the time cc's took and more
+    limit = task.timeout if cc.timed_out else task.timeout * 3
+    pycc_env = dict(env, PYCC_REPORT=str(report))
+    pycc = build_and_run(root / f"pycc-{number}", commands, pycc_env, limit, program.source)
+    return cc, pycc, report
+
+
+def run_task(task: Task) -> list[Outcome]:
+    """Build and compare one program in every configuration (runs in a worker process).
+
+    A run that differs is built again by both with -ffp-contract=off: where that makes them
+    agree, the difference is only which a*b+c each compiler fused (gcc's GNU modes allow it,
+    and so does pycc-stencil), reported apart as "contraction"."""
+    program = program_named(task.name)
+    builds: dict[tuple[str, ...], Build] = {}
     outcomes = []
     for config in configs_for(program, task.configs, task.all_pipelines):
-        if config.flags not in cc_builds:
-            commands = build_commands(task.cc, config.flags, program)
-            side = root / ("cc" + "".join(config.flags).replace("=", "-"))
-            cc_builds[config.flags] = build_and_run(
-                side, commands, env, task.timeout, program.source
-            )
-        cc = cc_builds[config.flags]
-        report = root / f"report-{len(outcomes)}.jsonl"
-        commands = build_commands(task.pycc, config.flags + config.pycc_flags, program)
-        pycc_env = dict(env, PYCC_REPORT=str(report))
-        # a pycc-built program that hangs is a miscompile: give it the time cc's took and more
-        limit = task.timeout if cc.timed_out else task.timeout * 3
-        pycc = build_and_run(
-            root / f"pycc-{len(outcomes)}", commands, pycc_env, limit, program.source
-        )
+        cc, pycc, report = sides(task, program, config, builds)
         status, detail = verdict(cc, pycc)
-        kernels, taken, fired = takeover(report)
+        if status == "miscompile" and "-ffp-contract=off" not in program.cflags:
+            strict = verdict(*sides(task, program, config, builds, ("-ffp-contract=off",))[:2])
+            if strict[0] == "ok":
+                status, detail = "contraction", f"{detail} (same with -ffp-contract=off)"
         built = cc.returncode == pycc.returncode == 0
         outcome = Outcome(program.name, program.kind, config.name, status, detail, built)
-        outcome.kernels, outcome.taken, outcome.fired = kernels, taken, fired
-        if status in ("break", "miscompile"):
+        outcome.kernels, outcome.taken, outcome.fired = takeover(report)
+        if status in LISTED:
             outcome.reproducer = reproducer(program, config)
             (pycc.directory / "repro.sh").write_text(
                 "#!/bin/sh\n# cc: " + shlex.join(cc.commands[0]) + "\n" + outcome.reproducer + "\n"
@@ -459,6 +481,7 @@ class Row:
             f"{self.taken} / {self.fired}",
             str(self.statuses["break"]),
             str(self.statuses["miscompile"]),
+            str(self.statuses["contraction"]),
             str(self.statuses["timeout"]),
         ]
 
@@ -471,6 +494,7 @@ HEADER = [
     "functions taken over / with a pass fired",
     "breaks",
     "miscompiles",
+    "FP contraction only",
     "timeouts",
 ]
 
@@ -509,8 +533,8 @@ def markdown(outcomes: list[Outcome], requested: int, command: str, seconds: flo
         if not chosen:
             continue
         text += [f"## {kind or 'all'} programs", "", table(rows_of(chosen)), ""]
-    failures = [o for o in outcomes if o.status in FAILURES]
-    text += ["## Breaks and miscompiles (and errors of the harness)", ""]
+    failures = [o for o in outcomes if o.status in LISTED]
+    text += ["## Breaks, miscompiles, contraction differences, harness errors", ""]
     if not failures:
         text.append("None.")
     for o in failures:
@@ -556,7 +580,11 @@ def run_all(tasks: list[Task], jobs: int) -> list[Outcome]:
             for done, future in enumerate(as_completed(futures), 1):
                 results = finished(future, futures[future])
                 outcomes += results
-                bad = [f"{o.config}: {o.status}" for o in results if o.status != "ok"]
+                bad = [
+                    f"{o.config}: {o.status} {first_line_of(o.detail)[:120]}"
+                    for o in results
+                    if o.status != "ok"
+                ]
                 line = f"{futures[future]}: " + ("; ".join(bad) or "ok")
                 if shown:
                     shown[0].console.print(line)
@@ -584,7 +612,7 @@ def finished(future, name: str) -> list[Outcome]:
 
 def keep_failures(outcomes: list[Outcome], root: Path, keep: Path) -> None:
     """Copy each failing program's directory (sources, both builds, repro.sh) to `keep`."""
-    for name in sorted({o.program for o in outcomes if o.status in FAILURES}):
+    for name in sorted({o.program for o in outcomes if o.status in LISTED}):
         shutil.copytree(root / name, keep / name, dirs_exist_ok=True, symlinks=True)
 
 
@@ -632,6 +660,7 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as error:
         print(f"reliability.py: error: {error}", file=sys.stderr)
         return 2
+    signal.signal(signal.SIGTERM, signal.default_int_handler)  # summarize, clean up, as ^C
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="pycc-reliability-") as tmp:
         root = Path(tmp)

@@ -73,6 +73,8 @@ def fake_compiler(tmp_path: Path, body: str) -> str:
 
 
 INSTEAD = 'cc "${@/#prog.c/$WRONG}"'
+#: right whenever both compilers are told not to fuse a*b+c
+STRICT = 'case "$*" in *-ffp-contract=off*) exec cc "$@";; esac;'
 
 
 @pytest.mark.parametrize(
@@ -84,8 +86,17 @@ INSTEAD = 'cc "${@/#prog.c/$WRONG}"'
         ('cc "$@" && chmod 700 prog', "break", "build files differ"),
         ("exit 1", "break", "exit status 1 (cc: 0)"),
         (f"wrong 's/(h % 7)/(h % 7 + 1)/' && {INSTEAD}", "miscompile", "exit status"),
+        (f"{STRICT} wrong 's/seed \\* 13/seed * 11/' && {INSTEAD}", "contraction", "stdout"),
     ],
-    ids=["wrong-output", "extra-warning", "traceback", "file-mode", "fails", "wrong-exit"],
+    ids=[
+        "wrong-output",
+        "extra-warning",
+        "traceback",
+        "file-mode",
+        "fails",
+        "wrong-exit",
+        "only-where-contraction-is-allowed",
+    ],
 )
 def test_a_wrong_compiler_is_caught(tmp_path, body, status, detail):
     """Each way a drop-in compiler can fail its promise is reported as what it is, with a
