@@ -342,6 +342,12 @@ def takeover(report: Path) -> tuple[int, int, int]:
     return kernels, taken, fired
 
 
+def same_run(cc: Build, pycc: Build) -> bool:
+    """Both built and ran to the same output, exit status and files (breaks aside)."""
+    ran = cc.run_code is not None and pycc.run_code is not None
+    return ran and not cc.timed_out and run_difference(cc, pycc) == ""
+
+
 def verdict(cc: Build, pycc: Build) -> tuple[str, str]:
     """(status, detail) of one configuration: a miscompile outranks a break, which outranks
     a timeout; the detail names every problem found, so one does not hide another."""
@@ -405,8 +411,8 @@ def run_task(task: Task) -> list[Outcome]:
         cc, pycc, report = sides(task, program, config, builds)
         status, detail = verdict(cc, pycc)
         if status == "miscompile" and "-ffp-contract=off" not in program.cflags:
-            strict = verdict(*sides(task, program, config, builds, ("-ffp-contract=off",))[:2])
-            if strict[0] == "ok":
+            strict = sides(task, program, config, builds, ("-ffp-contract=off",))[:2]
+            if same_run(*strict):
                 status, detail = "contraction", f"{detail} (same with -ffp-contract=off)"
         built = cc.returncode == pycc.returncode == 0
         outcome = Outcome(program.name, program.kind, config.name, status, detail, built)

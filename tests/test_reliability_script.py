@@ -74,7 +74,9 @@ def fake_compiler(tmp_path: Path, body: str) -> str:
 
 INSTEAD = 'cc "${@/#prog.c/$WRONG}"'
 #: right whenever both compilers are told not to fuse a*b+c
-STRICT = 'case "$*" in *-ffp-contract=off*) exec cc "$@";; esac;'
+STRICT = 'case "$*" in *-ffp-contract=off*) cc "$@"; chmod 700 prog; exit;; esac;'
+#: a break in the program's files (its mode), which the strict rebuild has too
+MODE = "trap 'chmod 700 prog' EXIT;"
 
 
 @pytest.mark.parametrize(
@@ -87,6 +89,7 @@ STRICT = 'case "$*" in *-ffp-contract=off*) exec cc "$@";; esac;'
         ("exit 1", "break", "exit status 1 (cc: 0)"),
         (f"wrong 's/(h % 7)/(h % 7 + 1)/' && {INSTEAD}", "miscompile", "exit status"),
         (f"{STRICT} wrong 's/seed \\* 13/seed * 11/' && {INSTEAD}", "contraction", "stdout"),
+        (f"{STRICT} {MODE} wrong 's/seed \\* 13/seed * 11/' && {INSTEAD}", "contraction", "stdout"),
     ],
     ids=[
         "wrong-output",
@@ -96,6 +99,7 @@ STRICT = 'case "$*" in *-ffp-contract=off*) exec cc "$@";; esac;'
         "fails",
         "wrong-exit",
         "only-where-contraction-is-allowed",
+        "only-contraction-and-a-file-mode",
     ],
 )
 def test_a_wrong_compiler_is_caught(tmp_path, body, status, detail):
