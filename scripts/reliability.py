@@ -444,8 +444,11 @@ def machine() -> str:
 
 
 def first_line(command: list[str]) -> str:
+    """The first line `command` prints (run in a scratch directory: csmith writes files)."""
     try:
-        out = subprocess.run(command, capture_output=True, text=True, check=False).stdout
+        with tempfile.TemporaryDirectory() as scratch:
+            run = subprocess.run(command, cwd=scratch, capture_output=True, text=True)
+        out = run.stdout
     except OSError:
         return "not installed"
     return (out.strip().splitlines() or ["?"])[0]

@@ -153,14 +153,16 @@ def test_program_names_and_configurations():
 
 
 @needs_pycc
-def test_markdown_summary_keeps_the_hand_written_part(tmp_path):
+def test_markdown_summary_keeps_the_hand_written_part(tmp_path, monkeypatch):
     """main() runs the named program, writes the summary (machine, commit, command, the
     table) and keeps the text below the marker; exit status 0 when nothing failed."""
     summary = tmp_path / "reliability.md"
     marker = "<!-- written by hand below this line: kept by scripts/reliability.py -->"
     summary.write_text(f"old table\n{marker}\n## Findings\nminimized reproducers\n")
     argv = ["--program", "stencil-9", "--configs", "O2", "--markdown", str(summary)]
+    monkeypatch.chdir(tmp_path)
     assert reliability.main(argv) == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["reliability.md"]  # csmith's files
     text = summary.read_text()
     assert "old table" not in text and text.endswith(
         f"{marker}\n## Findings\nminimized reproducers\n"
