@@ -528,6 +528,33 @@ def test_corpus_heat3d_in_any_tile_order_is_bit_exact(monkeypatch, env):
     assert_transformed(remarks, "time-tiled")
 
 
+SEIDEL_FIXED_C = r"""
+void seidel_fixed(int T, double A[23][7][7]) {
+  for (int t = 0; t < T; t++)
+    for (int i = 1; i < 22; i++)
+      for (int j = 1; j < 6; j++)
+        for (int k = 1; k < 6; k++)
+          A[i][j][k] = 0.1 * (A[i][j][k] + A[i - 1][j][k] + A[i + 1][j][k] + A[i][j - 1][k]
+                              + A[i][j + 1][k] + A[i][j][k - 1] + A[i][j][k + 1]);
+}
+"""
+
+
+@kernel_group("seidel_fixed")
+@pytest.mark.parametrize("env", ORDERS, ids=lambda e: ",".join(f"{k}={v}" for k, v in e.items()))
+def test_a_single_column_of_tiles_leaves_the_next_tile_loop_serial(kernel_file, monkeypatch, env):
+    """In-place Gauss-Seidel, legally tiled 5x7x5 in space: the j tiles are one column (5
+    interior points) and carry nothing, but isl generates no loop for them; marked parallel,
+    the mark fell on the k tile loop, which carries (0,0,1): a race (found by
+    scripts/reliability.py, stencil-17). No tile loop of this nest is parallel."""
+    in_order(monkeypatch, env)
+    path = kernel_file("seidel_fixed", SEIDEL_FIXED_C)
+    result, remarks = check_tiled(path, "seidel_fixed", {"T": 3}, "tile(5,7,5)")
+    assert_bit_exact(result, remarks, nonempty=True)
+    assert "tiled a 3-deep band with sizes 5x7x5" in passed(remarks)
+    assert not _outlined_parallel_loops(path, "seidel_fixed", "tile(5,7,5)")
+
+
 # --------------------------------------------------------------------------------------------
 # 4. illegal requests are refused, and the legality check is what refuses them
 

@@ -224,18 +224,24 @@ def isolate_full_tiles(node: isl.ScheduleNode) -> isl.ScheduleNode:
 def member_is_parallel(node: isl.ScheduleNode, dependences: isl.UnionMap, member: int) -> bool:
     """Whether no dependence between instances under `node` is carried by band member
     `member` (source and sink agree on the outer schedule and the earlier members but not on
-    this one): its iterations may then run in any order, in parallel."""
+    this one): its iterations may then run in any order, in parallel.
+
+    A member with one value per value of the outer schedule is not: isl generates no loop for
+    it, so a parallel mark above it would apply to the next loop in (a single column of tiles
+    would make the tile loop inside it parallel, whatever that loop carries)."""
     domain = node.get_domain()
     deps = dependences.intersect_domain(domain).intersect_range(domain)
-    prefix = node.get_prefix_schedule_union_map()
-    deps = deps.intersect(prefix.apply_range(prefix.reverse()))
+    outer = node.get_prefix_schedule_union_map().intersect_domain(domain)
+    deps = deps.intersect(outer.apply_range(outer.reverse()))
     schedule = node.band_get_partial_schedule()
     for k in range(member + 1):
         value = isl.UnionMap.from_union_pw_aff(schedule.get_at(k)).intersect_domain(domain)
         same = value.apply_range(value.reverse())
         if k == member:
-            return deps.subtract(same).is_empty()
+            degenerate = outer.reverse().apply_range(value).is_single_valued()
+            return not degenerate and deps.subtract(same).is_empty()
         deps = deps.intersect(same)
+        outer = outer.flat_range_product(value)
     return False
 
 
