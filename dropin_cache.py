@@ -92,6 +92,8 @@ def host_cpu(cc: str, command: CompilerCommand) -> str:
 
 _CPUINFO = "/proc/cpuinfo"
 _CPU_FIELDS = frozenset({"vendor_id", "cpu family", "model", "model name", "stepping", "flags"})
+
+
 #: where Linux describes the caches the host target sizes tiles for (emit/targets/host.py)
 def cache_model(cc: str, command: CompilerCommand) -> str:
     """The cache model and thread runtime the flags select (`emit.cc_machine`): the host's

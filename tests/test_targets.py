@@ -104,4 +104,3 @@ def test_emit_prints_the_target_with_the_ir(c_file, capsys):
     assert 'target triple = "hexagon-unknown-elf"' in out
     assert main(["emit", str(path), "--emit", "llvm", "--target", "vax"]) == 1
     assert "unknown target 'vax'" in capsys.readouterr().err
-
