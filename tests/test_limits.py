@@ -73,6 +73,29 @@ int main(int argc, char **argv) {
     assert_same_output(tmp_path, env, [["1"], ["13"]])
 
 
+def test_compiler_mode_beyond_its_memory_limit_leaves_the_file_to_cc(tmp_path):
+    """PYCC_MEMORY_LIMIT bounds pycc-stencil's part of a file (its child's RLIMIT_DATA): past
+    it, the file is cc's and the program still behaves as cc's; the default limit compiles."""
+    main_c = """\
+#include <stdio.h>
+void deep(int n, float *a, const float *b);
+int main(void) {
+  float a[40] = {0}, b[40];
+  for (int i = 0; i < 40; i++) b[i] = (float)(i % 7) * 0.5f;
+  deep(37, a, b);
+  for (int i = 0; i < 40; i++) printf("%a\\n", a[i]);
+  return 0;
+}
+"""
+    limited = tmp_path / "limited"
+    limited.mkdir()
+    env, compiled = build_both(limited, main_c, sum_kernel(4), [], [], {"PYCC_MEMORY_LIMIT": "16M"})
+    assert compiled.get("deep", {}).get("compiled_by", "cc") == "cc", compiled
+    assert_same_output(limited, env, [[]])
+    _, compiled = build_both(tmp_path, main_c, sum_kernel(4), [], [])
+    assert compiled["deep"]["compiled_by"] == "pycc-stencil", compiled["deep"]
+
+
 def test_nesting_beyond_the_limit_skips_the_function_with_a_reason(c_file, monkeypatch):
     monkeypatch.setattr(statements, "MAX_NESTING", 40)
     lowered = lower_file(str(c_file(sum_kernel(60))))
