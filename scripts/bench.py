@@ -40,6 +40,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from machine import cpu_name  # scripts/ is on sys.path when a script runs
+
 try:
     import numpy as np
 except ImportError:  # pragma: no cover
@@ -1054,14 +1056,7 @@ def loadavg() -> str:
 
 
 def machine_info(gcc: str, clang: str | None, pycc: str | None) -> list[str]:
-    cpu = platform.processor() or "?"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
+    cpu = cpu_name()
     try:
         info = dict(
             (k.strip(), v.strip())

@@ -32,7 +32,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import re
 import shlex
 import shutil
@@ -51,6 +50,7 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(HERE))
 import stencil_gen  # noqa: E402  (scripts/ is not a package)
+from machine import cpu_name  # noqa: E402
 
 CSMITH = shutil.which("csmith")
 CSMITH_INCLUDE = "/usr/include/csmith"
@@ -432,15 +432,7 @@ def run_task(task: Task) -> list[Outcome]:
 
 def machine() -> str:
     """The CPU's name and the number of cores this process may use."""
-    name = platform.processor() or platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                name = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return f"{name}, {len(os.sched_getaffinity(0))} cores"
+    return f"{cpu_name()}, {len(os.sched_getaffinity(0))} cores"
 
 
 def first_line(command: list[str]) -> str:
