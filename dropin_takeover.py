@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from llvmlite import ir
 
+from .emit.cc_contraction import fuse_like_gcc
 from .emit.cc_target import TargetSpec
 from .frontend.c_types import VoidType
 from .frontend.line_markers import LineMarkers
@@ -160,7 +161,7 @@ def kernel_module(
     """The LLVM IR text of the object pycc-stencil contributes to the translation unit."""
     module = lowered.module
     wanted = {t.info.name: t for t in takeovers}
-    reachable = _reachable(module, set(wanted))
+    reachable = reachable_functions(module, set(wanted))
     for function in list(module.functions):
         if function.is_declaration:
             continue
@@ -177,6 +178,10 @@ def kernel_module(
                 function.section = f".text.{function.name}"
     if target.fp_flags:
         _add_fp_flags(module, target.fp_flags)
+    if target.contraction:
+        for function in module.functions:
+            if function.name in reachable and not function.is_declaration:
+                fuse_like_gcc(function)
     for flag in target.cf_protection:  # 8: the lowest value wins when modules are linked
         module.add_named_metadata("llvm.module.flags", [ir.IntType(32)(8), flag, ir.IntType(32)(1)])
     if target.data_sections:
@@ -224,7 +229,30 @@ def _set_symbol(function: ir.Function, takeover: Takeover, hidden: bool) -> None
     function.linkage = " ".join(x for x in (linkage, visibility) if x)
 
 
-def _reachable(module: ir.Module, roots: set[str]) -> set[str]:
+#: braces, string and character literals (skipped), and identifiers of a preprocessed unit
+_TOKENS = re.compile(rb'[{}]|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'|[A-Za-z_]\w*')
+
+
+def used_inside_braces(text: bytes, takeovers: list[Takeover]) -> set[str]:
+    """The kernels whose name appears inside braces of the unit other than their own body:
+    called (or taken the address of) by another function or an initializer, so cc may inline
+    or specialize them there. File-scope prototypes are outside every brace."""
+    spans = {t.info.name.encode(): t.info.definition for t in takeovers}
+    used, depth = set(), 0
+    for match in _TOKENS.finditer(text):
+        token = match.group()
+        if token == b"{":
+            depth += 1
+        elif token == b"}":
+            depth = max(depth - 1, 0)
+        elif depth and token in spans:
+            own = spans[token]
+            if own is None or not own.body_start <= match.start() < own.body_end:
+                used.add(token.decode())
+    return used
+
+
+def reachable_functions(module: ir.Module, roots: set[str]) -> set[str]:
     """Functions called or passed as pointers (parallel loop bodies, thread entries), directly
     or not, from `roots`."""
     seen, work = set(), list(roots)
@@ -246,7 +274,7 @@ _FP_OPERATIONS = frozenset({"fadd", "fsub", "fmul", "fdiv", "frem"})
 
 
 def _add_fp_flags(module: ir.Module, flags: tuple[str, ...]) -> None:
-    """Let LLVM contract (or, under -ffast-math, reassociate) as `cc` would for these flags.
+    """Let LLVM reassociate under -ffast-math as `cc` would.
     The passes print the module (to verify it), and llvmlite caches an instruction's text:
     the cache is dropped, or the flags would be lost after any pass."""
     for function in module.functions:

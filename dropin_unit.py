@@ -6,11 +6,21 @@ from __future__ import annotations
 import os
 import time
 
+from llvmlite import ir
+
 from .diagnostics import CompilerError
 from .dropin_command import CompilerCommand
 from .dropin_report import FunctionRecord, UnitResult
 from .dropin_split import split_source
-from .dropin_takeover import Takeover, choose, kernel_module, unit_tag
+from .dropin_takeover import (
+    Takeover,
+    choose,
+    kernel_module,
+    reachable_functions,
+    unit_tag,
+    used_inside_braces,
+)
+from .emit.cc_contraction import accumulation_hazard, has_fusion_candidates
 from .emit.cc_machine import compiler_mode_target
 from .emit.cc_target import TargetSpec, UnsupportedTarget, target_from_flags
 from .emit.host_object import compile_to_assembly, compile_to_object
@@ -60,6 +70,8 @@ def compile_kernels(
         except UnsupportedTarget as exc:
             refused.update((t.info.name, f"target not supported: {exc}") for t in takeovers)
             takeovers = []
+        else:
+            takeovers = _without_contraction_hazards(lowered, takeovers, text, target, refused)
     if takeovers:
         generate = _CodeGenerator(target, steps, flags, stage, command.pycc_options)
         try:
@@ -94,6 +106,39 @@ def compile_kernels(
         result.split_source = split_source(text, takeovers)
         result.pycc_output = output
     return result
+
+
+def _without_contraction_hazards(
+    lowered: LoweredModule,
+    takeovers: list[Takeover],
+    text: bytes,
+    target: TargetSpec,
+    refused: dict,
+) -> list[Takeover]:
+    """The takeovers whose multiply-adds gcc's rule decides (`emit/cc_contraction`)."""
+    if not target.contraction:
+        return takeovers
+    kept, module = [], lowered.module
+    used = used_inside_braces(text, takeovers)
+    for takeover in takeovers:
+        name = takeover.info.name
+        functions = [module.globals[n] for n in reachable_functions(module, {name})]
+        functions = [f for f in functions if isinstance(f, ir.Function) and not f.is_declaration]
+        if not any(has_fusion_candidates(f) for f in functions):
+            kept.append(takeover)
+            continue
+        reason = next(filter(None, map(accumulation_hazard, functions)), None)
+        if reason is None and name in used:
+            reason = (
+                "its own file calls it, and cc may inline or specialize it there, which "
+                "changes the multiply-adds gcc fuses under -ffp-contract=fast with FMA "
+                "(-ffp-contract=off or -std=c17 make it pycc-stencil's)"
+            )
+        if reason is None:
+            kept.append(takeover)
+        else:
+            refused[name] = reason
+    return kept
 
 
 class _CodeGenerator:

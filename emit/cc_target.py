@@ -44,9 +44,11 @@ class TargetSpec:
     opt_level: int  # 0..3 (-Os/-Oz count as 2, as in clang)
     size_level: int  # 0, 1 (-Os) or 2 (-Oz)
     pic: bool
-    #: LLVM fast-math flags every floating-point operation may carry: () for strict C,
-    #: ("contract",) where gcc would fuse multiply-adds, ("fast",) under -ffast-math
+    #: LLVM fast-math flags every floating-point operation may carry: () unless -ffast-math
     fp_flags: tuple[str, ...]
+    #: gcc would fuse multiply-adds here (-ffp-contract=fast, -fexpensive-optimizations, FMA
+    #: in the ISA): `emit/cc_contraction` fuses the same ones
+    contraction: bool = False
     wrapv: bool = False  # -fwrapv: signed integer overflow wraps
     stack_protector: str = ""  # LLVM attribute for -fstack-protector{,-strong,-all}
     frame_pointer: bool = False  # -fno-omit-frame-pointer
@@ -102,10 +104,14 @@ def predefined_macros(cc: str, flags: Sequence[str]) -> dict[str, str]:
 
 def effective_options(cc: str, flags: Sequence[str]) -> dict[str, str]:
     """gcc's own view of its -f options for `flags`, with the defaults a distribution's spec
-    file adds (Ubuntu's -fstack-clash-protection): `cc -Q --help=common`, option -> state
-    (`[enabled]`, a value); {} from a cc that cannot say (clang)."""
+    file adds (Ubuntu's -fstack-clash-protection) and the ones the -O level sets: `cc -Q
+    --help=common --help=optimizers`, option -> state (`[enabled]`, a value); {} from a cc
+    that cannot say (clang)."""
     out = subprocess.run(
-        [cc, *flags, "-Q", "--help=common"], capture_output=True, text=True, timeout=60
+        [cc, *flags, "-Q", "--help=common", "--help=optimizers"],
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     states = (line.split() for line in out.stdout.splitlines())
     options = {p[0]: p[-1] for p in states if len(p) >= 2 and p[0].startswith("-f")}
@@ -151,7 +157,11 @@ def target_from_flags(cc: str, flags: Sequence[str]) -> TargetSpec:
         opt_level=opt_level,
         size_level=size_level,
         pic="__PIC__" in macros or "__PIE__" in macros,
-        fp_flags=_fp_flags(flags, macros, opt_level),
+        fp_flags=("fast",) if "__FAST_MATH__" in macros else (),
+        contraction="__FAST_MATH__" not in macros
+        and _contracts(flags, macros)
+        and _enabled("expensive-optimizations", options, flags, default=opt_level >= 2)
+        and bool({"__FMA__", "__FMA4__"} & set(macros)),
         wrapv=_last_of(flags, ("-fwrapv", "-fno-wrapv", "-fstrict-overflow")) == "-fwrapv",
         math_errno="__NO_MATH_ERRNO__" not in macros,
         frame_pointer=not _enabled("omit-frame-pointer", options, flags, default=True),
@@ -232,15 +242,13 @@ def _optimization_level(flags: Sequence[str], macros: dict[str, str]) -> tuple[i
     return min(int(digit), 3) if digit.isdigit() else 2, size
 
 
-def _fp_flags(flags: Sequence[str], macros: dict[str, str], opt_level: int) -> tuple[str, ...]:
-    """gcc fuses a*b+c across expressions (-ffp-contract=fast) in GNU C modes when optimizing;
-    ISO modes (-std=c99 ...) and -ffp-contract=off/on keep every rounding (gcc has no `on`;
-    clang's default `on`, within one expression, is kept as no contraction at all)."""
-    if "__FAST_MATH__" in macros:
-        return ("fast",)
+def _contracts(flags: Sequence[str], macros: dict[str, str]) -> bool:
+    """gcc fuses a*b+c across expressions (-ffp-contract=fast) in GNU C modes; ISO modes
+    (-std=c99 ...) and -ffp-contract=off/on keep every rounding (gcc has no `on`). clang's
+    default `on`, within one expression, is kept as no contraction at all."""
     contract = _last_value(flags, "-ffp-contract=")
     if contract is None and "__clang__" in macros:
         contract = "on"  # clang fuses within one expression only: the IR cannot say that
     if contract is None:
         contract = "off" if "__STRICT_ANSI__" in macros else "fast"
-    return ("contract",) if contract == "fast" and opt_level > 0 else ()
+    return contract == "fast"

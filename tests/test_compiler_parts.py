@@ -108,20 +108,6 @@ def test_isa_options_reach_llvm():
 
 
 @pytest.mark.parametrize(
-    "flags, fp_flags",
-    [
-        (["-O2"], ("contract",)),  # GNU C: gcc fuses multiply-adds across expressions
-        (["-O2", "-std=c99"], ()),  # ISO C: no contraction
-        (["-O2", "-ffp-contract=off"], ()),
-        (["-O0"], ()),
-        (["-O2", "-ffast-math"], ("fast",)),
-    ],
-)
-def test_floating_point_semantics_follow_gcc(flags, fp_flags):
-    assert target_from_flags("cc", flags).fp_flags == fp_flags
-
-
-@pytest.mark.parametrize(
     "flags, levels",
     [([], (0, 0)), (["-O"], (1, 0)), (["-O2"], (2, 0)), (["-Os"], (2, 1)), (["-Ofast"], (3, 0))],
 )
@@ -270,18 +256,24 @@ def test_choose_takes_over_written_out_kernels_only(unit):
 
 
 @pytest.mark.parametrize("passes", ["", "unroll(2)"])
-def test_contraction_flags_survive_the_passes(unit, passes):
-    """gcc -O2 contracts; the passes print (verify) the module before the flags are added."""
+def test_fp_semantics_survive_the_passes(unit, passes):
+    """gcc -O2 -mfma fuses multiply-adds and -ffast-math reassociates; the passes print
+    (verify) the module before either is applied, and llvmlite caches instruction text."""
     from pycc_stencil.dropin_takeover import kernel_module
     from pycc_stencil.ir_passes.pipeline import parse_pipeline, run_passes
 
-    path, lowered = unit
-    takeovers, _ = choose(lowered, path.read_bytes(), "TAG")
-    lowered.module = run_passes(
-        lowered.module, parse_pipeline(passes), verify=True, target=HOST
-    ).module
-    text = kernel_module(lowered, takeovers, target_from_flags("cc", ["-O2"]), False, False)
-    operations = re.findall(r"= (fadd|fmul)( contract)?", text)
+    path, _ = unit
+    texts = {}
+    for flags in (["-O2", "-mfma"], ["-O2", "-ffast-math"]):
+        lowered = lower_file(str(path), preprocessed=True)
+        takeovers, _ = choose(lowered, path.read_bytes(), "TAG")
+        lowered.module = run_passes(
+            lowered.module, parse_pipeline(passes), verify=True, target=HOST
+        ).module
+        texts[flags[-1]] = kernel_module(lowered, takeovers, target_from_flags("cc", flags),
+                                         False, False)  # fmt: skip
+    assert '@"llvm.fma.f' in texts["-mfma"] and " contract " not in texts["-mfma"]
+    operations = re.findall(r"= (fadd|fmul)( fast)?", texts["-ffast-math"])
     assert operations and all(flag for _, flag in operations)
 
 

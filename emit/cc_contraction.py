@@ -1,0 +1,186 @@
+"""Multiply-adds fused exactly where gcc fuses them.
+
+Under -ffp-contract=fast (gcc's default in GNU C modes) with FMA in the ISA, gcc fuses
+`a*b + c` into one fma at -O2 and above. Which products fuse changes the last bits of a
+result, so a drop-in compiler must make gcc's choice, and LLVM's own contraction does not (its
+code generator turns `x*2.0` into `x+x` first and never fuses a product used twice). So the
+emitted IR carries no `contract` flag and the fusions are made here, by gcc's rule (its
+widening-multiply pass, `convert_mult_to_fma`), in block order: a product is fused into every
+one of its uses when each is an addition or subtraction in the same block, directly or
+through one negation, and none adds the product to itself; a product met later whose use has
+become an fma already stays a product, so `a*b + c*d` fuses the first one.
+
+That is gcc's choice for the function compiled on its own. Where gcc decides otherwise the
+kernel is left to cc: for a product accumulated across iterations (`s += a[i]*b[i]`, or
+`c[i][j] += ...` at an address the loop does not move: `accumulation_hazard`) the fusions
+change with gcc's vectorizer, store motion and the `avoid-fma-max-bits` tuning of AMD cores;
+and a kernel its own file calls is inlined or specialized there (-finline-*, -fipa-cp),
+where gcc's choice changes too (the driver checks that with `has_fusion_candidates`).
+"""
+
+from __future__ import annotations
+
+from llvmlite import ir
+from llvmlite.ir import instructions as ins
+
+from ..ir_passes.core.analyses import loops_of
+from ..ir_passes.core.loops import Loop, LoopInfo
+from ..ir_passes.core.rewrite import remove_instruction, replace_uses, used_values
+
+_ADDITIONS = ("fadd", "fsub")
+
+
+def _users(function: ir.Function) -> dict[ir.Value, list[ir.Instruction]]:
+    users: dict[ir.Value, list[ir.Instruction]] = {}
+    for block in function.blocks:
+        for instr in block.instructions:
+            for value in used_values(instr):
+                users.setdefault(value, []).append(instr)
+    return users
+
+
+def fuse_like_gcc(function: ir.Function) -> int:
+    """Fuse the products gcc would fuse into `llvm.fma` calls; returns how many uses fused."""
+    users = _users(function)
+    fused = 0
+    for block in function.blocks:
+        for product in [i for i in block.instructions if i.opname == "fmul"]:
+            plan = _fusion_plan(product, users)
+            for negation, addition in plan or ():
+                call = _fma(product, negation, addition)
+                replace_uses(function, {addition: call})
+                users[call] = users.pop(addition, [])
+                for operand in used_values(call):
+                    users.setdefault(operand, []).append(call)
+                remove_instruction(addition)
+                if negation is not None:
+                    remove_instruction(negation)
+                fused += 1
+            if plan:
+                remove_instruction(product)
+    return fused
+
+
+def _fusion_plan(
+    product: ir.Instruction, users: dict[ir.Value, list[ir.Instruction]]
+) -> list[tuple[ir.Instruction | None, ir.Instruction]] | None:
+    """(negation or None, addition) for each use of `product`, or None where gcc keeps it."""
+    uses = users.get(product, [])
+    if not uses:
+        return None
+    plan, negated = [], False
+    for use in dict.fromkeys(uses):  # an instruction using the product twice is seen once
+        negation = None
+        if use.opname == "fneg":
+            if negated:  # two negations of one product: gcc gives up
+                return None
+            negated, negation = True, use
+            neg_uses = users.get(use, [])
+            if len(neg_uses) != 1 or product in used_values(neg_uses[0]):
+                return None
+            use = neg_uses[0]
+        if use.opname not in _ADDITIONS or use.parent is not product.parent:
+            return None
+        if use.operands[0] is use.operands[1]:  # a*b + a*b
+            return None
+        plan.append((negation, use))
+    return plan
+
+
+def _fma(
+    product: ir.Instruction, negation: ir.Instruction | None, addition: ir.Instruction
+) -> ir.Instruction:
+    """The call that replaces `addition`, before it: fma(±a, b, ±c) with the signs of
+    `±(a*b) ± c` (negations are exact, so this is gcc's fma/fms/fnma/fnms)."""
+    builder = ir.IRBuilder(addition.parent)
+    builder.position_before(addition)
+    fused = negation if negation is not None else product
+    a, b = product.operands
+    first, second = addition.operands
+    negate_product = negation is not None
+    if second is fused:  # c - p: the product's sign flips
+        addend = first
+        negate_product ^= addition.opname == "fsub"
+    else:
+        addend = builder.fneg(second) if addition.opname == "fsub" else second
+    if negate_product:
+        a = builder.fneg(a)
+    return builder.call(_intrinsic(addition.parent.parent.module, product.type), [a, b, addend])
+
+
+def _intrinsic(module: ir.Module, typ: ir.Type) -> ir.Function:
+    if isinstance(typ, ir.VectorType):
+        suffix = f"v{typ.count}{typ.element.intrinsic_name}"
+    else:
+        suffix = typ.intrinsic_name
+    name = f"llvm.fma.{suffix}"
+    existing = module.globals.get(name)
+    if isinstance(existing, ir.Function):
+        return existing
+    return ir.Function(module, ir.FunctionType(typ, [typ, typ, typ]), name)
+
+
+def has_fusion_candidates(function: ir.Function) -> bool:
+    """Does `function` add or subtract a product (directly or negated), so that contraction
+    can change its results?"""
+    users = _users(function)
+    for block in function.blocks:
+        for product in (i for i in block.instructions if i.opname == "fmul"):
+            for use in users.get(product, []):
+                following = users.get(use, []) if use.opname == "fneg" else [use]
+                if any(u.opname in _ADDITIONS for u in following):
+                    return True
+    return False
+
+
+def accumulation_hazard(function: ir.Function) -> str | None:
+    """Why gcc's fusion in `function` cannot be predicted, or None: a product added into a
+    value carried from one loop iteration to the next (a loop-header phi, or a store to an
+    address the innermost loop does not move)."""
+    loops = loops_of(function)
+    users = _users(function)
+    for block in function.blocks:
+        if loops.loop_for(block) is None:
+            continue
+        for product in (i for i in block.instructions if i.opname == "fmul"):
+            for use in users.get(product, []):
+                if use.opname in _ADDITIONS and _carried(use, users, loops):
+                    return (
+                        "a product is accumulated across loop iterations under "
+                        "-ffp-contract=fast with FMA: which multiply-adds gcc fuses there "
+                        "depends on its vectorizer, so the kernel stays with cc "
+                        "(-ffp-contract=off or -std=c17 make it pycc-stencil's)"
+                    )
+    return None
+
+
+def _carried(start: ir.Instruction, users: dict, loops: LoopInfo) -> bool:
+    """Does the value of `start` flow, through additions, negations, selects and phis, into
+    a loop-header phi or a store at an address invariant in the store's innermost loop?"""
+    seen, work = set(), [start]
+    while work:
+        value = work.pop()
+        if value in seen:
+            continue
+        seen.add(value)
+        for user in users.get(value, []):
+            loop = loops.loop_for(user.parent)
+            if isinstance(user, ins.PhiInstr) and loop is not None and loop.header is user.parent:
+                if any(v is value and b in loop for v, b in user.incomings):
+                    return True
+            if isinstance(user, ins.StoreInstr) and user.operands[0] is value:
+                if loop is not None and _invariant_address(user.operands[1], loop):
+                    return True
+            if user.opname in (*_ADDITIONS, "fneg", "select", "phi"):
+                work.append(user)
+    return False
+
+
+def _invariant_address(address: ir.Value, loop: Loop) -> bool:
+    """An address the loop does not move: invariant values, and GEPs and casts of them."""
+    if isinstance(address, ins.GEPInstr) and address.parent in loop:
+        parts = [address.pointer, *address.indices]
+        return all(_invariant_address(part, loop) for part in parts)
+    if isinstance(address, ins.CastInstr) and address.parent in loop:
+        return _invariant_address(address.operands[0], loop)
+    return loop.is_invariant(address)

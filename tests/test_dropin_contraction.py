@@ -1,0 +1,222 @@
+"""Multiply-adds fused where gcc fuses them (emit/cc_contraction.py).
+
+Under -ffp-contract=fast with FMA (GNU C at -O2 and above with -mfma), which `a*b + c` become
+one fma changes the last bits, so the kernels are compared bit for bit with cc's build; the
+same kernels without contraction give other bits, so a comparison that passes proves the
+fusions were made, and made like gcc's."""
+
+from __future__ import annotations
+
+import llvmlite.binding as llvm
+import pytest
+from pycc_stencil.emit.cc_contraction import fuse_like_gcc
+from pycc_stencil.emit.cc_target import target_from_flags
+from pycc_stencil.frontend import lower_file
+from test_dropin_flags import compiled_by, env, programs_like_cc  # noqa: F401 - fixture
+
+llvm.initialize_native_target()
+HOST_HAS_FMA = bool(llvm.get_host_cpu_features().get("fma"))
+needs_fma = pytest.mark.skipif(not HOST_HAS_FMA, reason="the host CPU has no FMA to run it")
+
+#: every shape gcc's rule distinguishes, each in its own kernel (a loop makes it one)
+KERNELS = """\
+void shapes(int n, double *restrict o, const double *x, const double *y)
+{
+    for (int i = 0; i < n; i++) {
+        double p = x[i] * y[i];
+        o[5 * i] = 3.0 * x[i] + y[i] + 2.0 * x[i] * y[i] + y[i] * y[i]; /* a chain */
+        o[5 * i + 1] = x[i] * y[i] + y[i] * 0.3;     /* two products: the first fuses */
+        o[5 * i + 2] = x[i] - y[i] * 0.7 + (0.1 * x[i] - 1.0) - -(y[i] * y[i]);
+        o[5 * i + 3] = -(x[i] * 0.9) + y[i];         /* through a negation */
+        o[5 * i + 4] = p + x[i] + (p - y[i]);        /* a product used by two additions */
+    }
+}
+
+void kept(int n, double *restrict o, double *restrict q, const double *x)
+{
+    for (int i = 0; i < n; i++) {
+        double p = x[i] * 1.1;
+        q[i] = p;                                    /* also stored: gcc keeps the product */
+        o[i] = p + x[i] + x[i] * x[i] + x[i] * x[i];
+    }
+}
+
+void floats(int n, float *restrict o, const float *x)
+{
+    for (int i = 1; i < n - 1; i++)
+        o[i] = 0.25f * x[i - 1] + 0.5f * x[i] + 0.25f * x[i + 1] - x[i] * x[i];
+}
+"""
+
+MAIN = """\
+#include <stdio.h>
+#include <string.h>
+void shapes(int n, double *restrict o, const double *x, const double *y);
+void kept(int n, double *restrict o, double *restrict q, const double *x);
+void floats(int n, float *restrict o, const float *x);
+static unsigned long long mix(unsigned long long h, const void *p, unsigned long size)
+{
+    const unsigned char *b = p;
+    for (unsigned long i = 0; i < size; i++)
+        h = (h ^ b[i]) * 1099511628211ULL;
+    return h;
+}
+int main(void)
+{
+    enum { N = 37 };
+    double x[N], y[N], o[5 * N], q[N];
+    float xf[N], of[N];
+    for (int i = 0; i < N; i++) {
+        x[i] = 1.0 / (i + 3);
+        y[i] = (i % 7) * 0.1 + 1.0 / (i + 1);
+        xf[i] = (float)x[i] * 3.3f;
+    }
+    memset(of, 0, sizeof of);
+    shapes(N, o, x, y);
+    kept(N, o, q, x);
+    floats(N, of, xf);
+    printf("%016llx\\n", mix(mix(mix(1469598103934665603ULL, o, sizeof o), q, sizeof q),
+                                of, sizeof of));
+    return 0;
+}
+"""
+
+FILES = {"k.c": KERNELS, "main.c": MAIN}
+FMA = ["-O2", "-mfma"]
+
+
+@pytest.mark.parametrize(
+    "flags, contraction",
+    [
+        (["-O2", "-mfma"], True),  # GNU C: gcc fuses across expressions
+        (["-O2"], False),  # no FMA in the ISA
+        (["-O1", "-mfma"], False),  # gcc fuses from -O2 (-fexpensive-optimizations)
+        (["-O1", "-fexpensive-optimizations", "-mfma"], True),
+        (["-O3", "-fno-expensive-optimizations", "-mfma"], False),
+        (["-O2", "-mfma", "-std=c99"], False),  # ISO C
+        (["-O2", "-mfma", "-std=c99", "-ffp-contract=fast"], True),
+        (["-O2", "-mfma", "-ffp-contract=off"], False),
+        (["-O2", "-mfma", "-ffast-math"], False),  # reassociation instead
+    ],
+)
+def test_contraction_follows_gcc(flags, contraction):
+    assert target_from_flags("cc", flags).contraction is contraction
+
+
+def test_fast_math_is_the_only_llvm_flag():
+    assert target_from_flags("cc", ["-O2", "-mfma"]).fp_flags == ()
+    assert target_from_flags("cc", ["-O2", "-ffast-math"]).fp_flags == ("fast",)
+
+
+def _fused(tmp_path, source: str, name: str) -> str:
+    path = tmp_path / "f.c"
+    path.write_text(source)
+    function = lower_file(str(path)).module.globals[name]
+    fuse_like_gcc(function)
+    return str(function)
+
+
+def test_the_first_product_of_a_sum_fuses(tmp_path):
+    source = "double f(double a, double b, double c, double d) { return a*b + c*d; }"
+    text = _fused(tmp_path, source, "f")
+    assert text.count("llvm.fma.f64") == 1 and text.count("fmul") == 1
+    assert 'call double @"llvm.fma.f64"(double %"a' in text
+
+
+def test_a_stored_product_is_not_fused(tmp_path):
+    source = "double f(double a, double *q) { double p = a * 3.0; *q = p; return p + a; }"
+    assert "llvm.fma" not in _fused(tmp_path, source, "f")
+
+
+@needs_fma
+@pytest.mark.parametrize("level", ["-O2", "-O3"])
+def test_kernels_give_cc_bits(tmp_path, env, level):  # noqa: F811 - fixture
+    outputs, report = programs_like_cc(tmp_path, env, FILES, [level, "-mfma"])
+    assert outputs[1] == outputs[0]
+    assert set(compiled_by(report, "k.c").values()) == {"pycc-stencil"}
+    # without contraction on both sides the bits are other ones: the test sees the fusions
+    plain, _ = programs_like_cc(tmp_path / "off", env, FILES, [level, "-mfma", "-ffp-contract=off"])
+    assert plain[0] == plain[1] != outputs[0]
+
+
+ACCUMULATIONS = """\
+double dot(int n, const double *x, const double *y)
+{
+    double s = 0.0;
+    for (int i = 0; i < n; i++)
+        s += x[i] * y[i];
+    return s;
+}
+void gemv(int n, double c[n], double a[n][n], const double *x)
+{
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++)
+            c[i] = c[i] + a[i][j] * x[j];
+}
+"""
+ACCUMULATION_MAIN = """\
+#include <stdio.h>
+double dot(int n, const double *x, const double *y);
+void gemv(int n, double c[n], double a[n][n], const double *x);
+int main(void)
+{
+    double x[13], a[13][13], c[13] = {0};
+    for (int i = 0; i < 13; i++) {
+        x[i] = 1.0 / (i + 2);
+        for (int j = 0; j < 13; j++)
+            a[i][j] = (i * 13 + j) % 11 * 0.37;
+    }
+    gemv(13, c, a, x);
+    printf("%a %a %a\\n", dot(13, x, x), c[0], c[12]);
+    return 0;
+}
+"""
+
+
+@pytest.mark.parametrize(
+    "flags, by",
+    [
+        (["-O2", "-mfma"], "cc"),  # gcc's fusion of an accumulation depends on its vectorizer
+        (["-O2", "-mfma", "-ffp-contract=off"], "pycc-stencil"),
+        (["-O2"], "pycc-stencil"),
+    ],
+)
+def test_accumulated_products_stay_with_cc_under_contraction(tmp_path, env, flags, by):  # noqa: F811
+    files = {"k.c": ACCUMULATIONS, "main.c": ACCUMULATION_MAIN}
+    outputs, report = programs_like_cc(tmp_path, env, files, flags)
+    assert compiled_by(report, "k.c") == {"dot": by, "gemv": by}
+    if HOST_HAS_FMA or "-mfma" not in flags:
+        assert outputs[1] == outputs[0]
+
+
+def test_a_kernel_its_file_calls_stays_with_cc_under_contraction(tmp_path, env):  # noqa: F811
+    """gcc inlines or specializes (ipa-cp) a kernel at its calls in the same file, and fuses
+    other products there; a kernel of the same file without products is still taken over."""
+    caller = "void run(int n, double *o, const double *x, const double *y) { shapes(n, o, x, y); }"
+    files = {"k.c": KERNELS + caller, "main.c": MAIN}
+    outputs, report = programs_like_cc(tmp_path, env, files, ["-O2", "-mfma"])
+    by = compiled_by(report, "k.c")
+    assert by["shapes"] == "cc" and by["kept"] == by["floats"] == "pycc-stencil"
+    if HOST_HAS_FMA:
+        assert outputs[1] == outputs[0]
+
+
+def test_names_used_inside_braces():
+    from pycc_stencil.dropin_takeover import Takeover, used_inside_braces
+    from pycc_stencil.frontend.signature import DefinitionText, FunctionInfo
+
+    text = (
+        b"void k(int n);\nvoid k(int n) { if (n) k(n - 1); }\n"
+        b'const char *s = "{ k }";\nvoid m(void) { puts("k"); }\n'
+        b"void (*table[])(int) = { k };\nvoid j(int n) { }\nvoid u(void) { j(1); }\n"
+    )
+
+    def takeover(name: bytes) -> Takeover:
+        start = text.index(b"void " + name + b"(int n) {")
+        body = text.index(b"{", start)
+        where = DefinitionText(start, start + 5, start + 6, body, text.index(b"}", body) + 1)
+        return Takeover(FunctionInfo(name.decode(), (), None, None, False, 1, where), "")
+
+    assert used_inside_braces(text, [takeover(b"k"), takeover(b"j")]) == {"k", "j"}
+    only_self = text.replace(b"{ k };", b"{ 0 };")
+    assert used_inside_braces(only_self, [takeover(b"k")]) == set()
