@@ -458,11 +458,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     from .ir_passes.pipeline import PipelineError
     from .runtime.check import CheckUsageError
+    from .runtime.limits import limit_memory, memory_limit, memory_message, out_of_memory
 
+    limit = memory_limit()
     try:
         cflags, rest = split_cc_flags(argv)
         args = build_parser().parse_args(rest)
         run = {"check": _run_check, "emit": _run_emit, "tune": _run_tune}[args.command]
+        limit_memory(limit)
         return run(args, cflags)
     except CompilerError as exc:
         print_diagnostics(exc.diagnostics)
@@ -473,6 +476,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         return 130
     except Exception as exc:  # noqa: BLE001 - a bug in pycc-stencil, never a traceback
+        if out_of_memory(exc):
+            print_diagnostics([Diagnostic("error", memory_message(limit))])
+            return 1
         from .ir_passes.pipeline import PassVerificationError
 
         what = "" if isinstance(exc, PassVerificationError) else f"{type(exc).__name__}: "

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import os
-import resource
 import shlex
 import subprocess
 import sys
@@ -283,14 +282,12 @@ class Driver:
         (past `$PYCC_TIMEOUT` seconds, default 120) makes the file fall back to cc."""
         from .dropin_unit import compile_kernels
         from .runtime.isolate import ChildFailure, run_isolated
+        from .runtime.limits import limit_memory, memory_limit, memory_message
 
-        limit = _memory_limit()
+        limit = memory_limit()
 
         def work() -> UnitResult:
-            if limit is not None:  # in the child: only pycc-stencil's part is bounded
-                _, hard = resource.getrlimit(resource.RLIMIT_DATA)
-                soft = limit[1] if hard == resource.RLIM_INFINITY else min(limit[1], hard)
-                resource.setrlimit(resource.RLIMIT_DATA, (soft, hard))
+            limit_memory(limit)  # in the child: only pycc-stencil's part is bounded
             try:
                 return compile_kernels(
                     self.cc,
@@ -303,11 +300,7 @@ class Driver:
                     int(self.row_align) if self.row_align else None,
                 )
             except MemoryError:
-                return UnitResult(
-                    failure=f"pycc-stencil needed more than {limit[0]} of memory "
-                    f"({MEMORY_LIMIT_VARIABLE})",
-                    internal_error=True,
-                )
+                return UnitResult(failure=memory_message(limit), internal_error=True)
 
         try:
             return run_isolated(work, _timeout())
@@ -447,22 +440,6 @@ def _publish(path: str, output: str) -> int:
 
 #: the memory (heap and private mappings: RLIMIT_DATA) pycc-stencil's part of one file may
 #: use; `0` for no limit. Beyond it the file is cc's, as after a time-out
-MEMORY_LIMIT_VARIABLE = "PYCC_MEMORY_LIMIT"
-DEFAULT_MEMORY_LIMIT = "4G"
-
-
-def _memory_limit() -> tuple[str, int] | None:
-    """`PYCC_MEMORY_LIMIT` (`512M`, `8G`; a bad value: the default) as text and bytes."""
-    from .ir_passes.core.target import parse_size
-
-    text = os.environ.get(MEMORY_LIMIT_VARIABLE, "").strip() or DEFAULT_MEMORY_LIMIT
-    try:
-        size = parse_size(text)
-    except ValueError:
-        text, size = DEFAULT_MEMORY_LIMIT, parse_size(DEFAULT_MEMORY_LIMIT)
-    return (text, size) if size > 0 else None
-
-
 def _timeout() -> float:
     try:
         return float(os.environ.get("PYCC_TIMEOUT", "120"))

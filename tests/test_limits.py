@@ -96,6 +96,21 @@ int main(void) {
     assert compiled["deep"]["compiled_by"] == "pycc-stencil", compiled["deep"]
 
 
+@pytest.mark.parametrize("command", [["check"], ["emit", "--emit", "llvm", "-o", "-"], ["tune"]])
+def test_commands_beyond_the_memory_limit_stop_with_a_diagnostic(c_file, command):
+    """`check`, `emit` and `tune` run under PYCC_MEMORY_LIMIT (RLIMIT_DATA) as a whole: past
+    it, an error naming the limit, exit status 1, no traceback and no output file."""
+    path = c_file(sum_kernel(4))
+    limited = dict(os.environ, PYCC_MEMORY_LIMIT="30M")
+    done = subprocess.run([PYCC, *command, str(path)], capture_output=True, text=True, env=limited)
+    assert done.returncode == 1, done.stderr
+    assert "needed more than 30M of memory (PYCC_MEMORY_LIMIT)" in done.stderr
+    assert "Traceback" not in done.stderr and "internal error" not in done.stderr
+    assert done.stdout == ""
+    unlimited = subprocess.run([PYCC, *command, str(path)], capture_output=True, text=True)
+    assert unlimited.returncode == 0, unlimited.stderr
+
+
 def test_nesting_beyond_the_limit_skips_the_function_with_a_reason(c_file, monkeypatch):
     monkeypatch.setattr(statements, "MAX_NESTING", 40)
     lowered = lower_file(str(c_file(sum_kernel(60))))
