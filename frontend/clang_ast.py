@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import clang.cindex as ci
 
 from ..diagnostics import SourceLocation
+from .columns import user_column
 
 K = ci.CursorKind
 _lib = ci.conf.lib
@@ -152,7 +153,11 @@ def presumed(loc: ci.SourceLocation) -> SourceLocation:
     _lib.clang_getPresumedLocation(
         loc, ctypes.byref(name), ctypes.byref(line), ctypes.byref(column)
     )
-    return SourceLocation(ci._CXString.from_result(name), line.value, column.value)
+    user = ci._CXString.from_result(name)
+    where = column.value
+    if user != loc.file.name:  # a preprocessed unit (or `#line`): the user's column
+        where = user_column(loc.file.name, loc.line, user, line.value, where)
+    return SourceLocation(user, line.value, where)
 
 
 def children(cursor: ci.Cursor) -> list[ci.Cursor]:

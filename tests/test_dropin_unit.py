@@ -603,3 +603,62 @@ def test_line_markers_map_lines_and_includes():
     assert markers.origin(h).line == 1
     assert (markers.origin(m).line, markers.origin(m).in_main_file) == (2, True)
     assert markers.origin(late).marker() == b'# 40 "k.c"\n'
+
+
+def test_aligned_columns_are_the_user_s():
+    """cc -E collapses white space, drops comments and expands macros; columns of its unit are
+    mapped back to the line as written (macro expansions to the macro's name)."""
+    from pycc_stencil.frontend.columns import aligned_column
+
+    written = b"\ta[i]   =  /* c */ SCALE(i) +   b[i];  // end"
+    unit = b" a[i] = ((i) * 2) + b[i];"
+
+    def user(token: bytes, occurrence: int = 0) -> int:
+        start = -1
+        for _ in range(occurrence + 1):
+            start = unit.index(token, start + 1)
+        return aligned_column(unit, written, start + 1)
+
+    assert user(b"a") == written.index(b"a") + 1
+    assert user(b"=") == written.index(b"=") + 1
+    assert user(b"((") == user(b"*") == written.index(b"SCALE") + 1
+    assert user(b"+") == written.index(b"+") + 1
+    assert user(b"b") == written.index(b"b") + 1
+    assert user(b";") == written.index(b";") + 1
+    assert aligned_column(b"x = 1;", b"#line 3 other text", 3) == 3  # nothing in common
+
+
+COLUMNS_C = """\
+#define SCALE(x) ((x) * 2)
+void scaled(int n, int *restrict a, const int *restrict b)
+{
+\tfor (int i = 0;   i < n;   i++)   /* a comment */
+\t\ta[i]   =  /* c */ SCALE(i) +   b[i];
+}
+"""
+
+
+@pytest.mark.skipif(shutil.which("objdump") is None, reason="binutils not installed")
+def test_debug_columns_are_the_user_s(tmp_path):
+    """Every column of the kernel's line table is where a token starts in the user's line."""
+    env = clean_env(tmp_path / "cache")
+    (tmp_path / "k.c").write_text(COLUMNS_C)
+    report = tmp_path / "report.jsonl"
+    run([PYCC, "-O1", "-g", "-c", "k.c"], tmp_path, dict(env, PYCC_REPORT=str(report)))
+    (unit,) = units_for(read_report(report), "k.c")
+    assert functions_of(unit)["scaled"]["compiled_by"] == "pycc-stencil"
+    program = run(["objdump", "--dwarf=rawline", "k.o"], tmp_path, env).stdout
+    rows, column = [], 0
+    for opcode in program.splitlines():
+        if match := re.search(r"Set column to (\d+)", opcode):
+            column = int(match.group(1))
+        elif match := re.search(r"Line by -?\d+ to (\d+)", opcode):
+            rows.append((int(match.group(1)), column))
+    lines = COLUMNS_C.split("\n")
+    starts = {
+        number: {m.start() + 1 for m in re.finditer(r"\w+|[^\s\w]", lines[number - 1])}
+        for number in (4, 5)
+    }
+    columns = {(line, column) for line, column in rows if line in starts and column}
+    assert {line for line, _ in columns} == {4, 5}, program
+    assert all(column in starts[line] for line, column in columns), columns
