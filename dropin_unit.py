@@ -20,7 +20,7 @@ from .dropin_takeover import (
     unit_tag,
     used_inside_braces,
 )
-from .emit.cc_contraction import accumulation_hazard, has_fusion_candidates
+from .emit.cc_contraction import has_fusion_candidates, unpredictable_fusion
 from .emit.cc_machine import compiler_mode_target
 from .emit.cc_target import TargetSpec, UnsupportedTarget, target_from_flags
 from .emit.host_object import compile_to_assembly, compile_to_object
@@ -125,7 +125,7 @@ def _without_contraction_hazards(
         if not any(has_fusion_candidates(f) for f in functions):
             kept.append(takeover)
             continue
-        reason = next(filter(None, map(accumulation_hazard, functions)), None)
+        reason = next(filter(None, map(unpredictable_fusion, functions)), None)
         if reason is None and name in used:
             reason = (
                 "its own file calls it, and cc may inline or specialize it there, which "
