@@ -139,6 +139,12 @@ def volatile_use(cursor: ci.Cursor) -> ci.Cursor | None:
     return None
 
 
+def is_implicit(declaration: ci.Cursor) -> bool:
+    """A declaration clang made up: `f(x)` with no `f` in scope declares `int f()` (C89,
+    and gcc still accepts it with a warning); it has the call's location but no extent."""
+    return declaration.location.file is not None and declaration.extent.start.file is None
+
+
 def location(cursor: ci.Cursor) -> SourceLocation:
     """Where a cursor is, as a compiler would report it (the macro expansion point)."""
     return presumed(cursor.location)

@@ -29,6 +29,7 @@ from .clang_ast import (
     constant_value,
     declaration_key,
     expression_children,
+    is_implicit,
     location,
     strip_parens,
     unary_operator,
@@ -643,8 +644,13 @@ class ExpressionLowering:
             raise Unsupported(FORBIDDEN_CALLS[name], c)
         definition = decl.get_definition()
         if definition is None and canonical_math_name(name) not in KNOWN_LIBRARY_CALLS:
+            what = (
+                f"undeclared function '{name}' (gcc assumes 'int {name}()'; "
+                if is_implicit(decl)
+                else f"external function '{name}' ("
+            )
             raise Unsupported(
-                f"call to external function '{name}' (unknown side effects) is not supported",
+                f"call to {what}unknown side effects) is not supported",
                 c,
                 not_a_kernel=True,
             )
@@ -654,6 +660,15 @@ class ExpressionLowering:
         if definition is None:
             return self.library_call(canonical_math_name(name), args, c)
         function = self.services.callee(definition, c)
+        passed = [a.value.type for a in args]
+        if passed != [p.type for p in function.args]:
+            # only through a declaration without a prototype (`int f();`, or an implicit
+            # one): the definition takes other arguments, undefined behaviour in C
+            raise Unsupported(
+                f"calls '{name}' with arguments that do not match its definition at "
+                f"{location(definition)} (no prototype in scope)",
+                c,
+            )
         result_t = ctype_of(c.type, c)
         call = self.b.call(function, [a.value for a in args])
         return RValue(None if isinstance(result_t, ct.VoidType) else call, result_t)

@@ -23,6 +23,22 @@ from .clang_ast import presumed
 #: clang stops after this many errors too
 MAX_ERRORS = 20
 
+#: what gcc 12 only warns about and clang 16+ rejects: old code (implicit `int`, calls to
+#: undeclared functions, `int` <-> pointer conversions, `return;` in an `int` function)
+#: is read as gcc reads it, so the rest of such a file is still lowered; a function that
+#: calls an undeclared function is judged on its own when it is lowered (`expressions.call`)
+GCC_WARNINGS = tuple(
+    f"-Wno-error={name}"
+    for name in (
+        "implicit-function-declaration",
+        "implicit-int",
+        "int-conversion",
+        "incompatible-pointer-types",
+        "incompatible-function-pointer-types",
+        "return-type",
+    )
+)
+
 
 @functools.lru_cache(maxsize=1)
 def builtin_include_dirs() -> tuple[str, ...]:
@@ -63,9 +79,9 @@ def parse(
     if not os.access(path, os.R_OK):
         raise error(f"cannot read '{path}': permission denied")
     if preprocessed:
-        args = ["-x", "cpp-output", "-undef", *cflags]
+        args = ["-x", "cpp-output", "-undef", *cflags, *GCC_WARNINGS]
     else:
-        args = ["-x", "c", *cflags]
+        args = ["-x", "c", *cflags, *GCC_WARNINGS]
         for directory in builtin_include_dirs():
             args += ["-isystem", directory]
     if tolerate_system_header_errors:

@@ -117,7 +117,11 @@ class FunctionLowerer(ExpressionLowering):
         params: list[Param] = []
         pending: list[tuple[object, ci.Cursor]] = []
         decls = [c for c in children(self.cursor) if c.kind == K.PARM_DECL]
-        passed_types = list(self.cursor.type.argument_types())
+        ftype = self.cursor.type
+        # `void f()` defines a function of no parameters without a prototype
+        passed_types = (
+            list(ftype.argument_types()) if ftype.kind == ci.TypeKind.FUNCTIONPROTO else []
+        )
         for decl, arg, passed in zip(decls, self.s.function.args, passed_types):
             declared, vla_sizes = self.declared_type(decl)
             pending += vla_sizes
@@ -346,10 +350,12 @@ class FunctionLowerer(ExpressionLowering):
         if kids and not isinstance(self.result_type, ct.VoidType):
             value = self.rvalue(kids[0])
             self.b.ret(self.assignable(value, self.result_type, c))
-        else:
-            if kids:
+        elif kids or isinstance(self.result_type, ct.VoidType):
+            if kids:  # `return f();` in a void function (gcc warns if f's value is not void)
                 self.discard(kids[0])
             self.b.ret_void()
+        else:  # `return;` in an `int` function (old code; gcc warns): the value is garbage
+            self.b.ret(ir.Constant(self.result_type.llvm(), ir.Undefined))
         self.start_dead_block()
 
     def if_statement(self, c: ci.Cursor) -> None:
