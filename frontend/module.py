@@ -39,30 +39,25 @@ from .expressions import FunctionState, Variable
 from .initializers import flatten, fold
 from .line_markers import LineMarkers, without_markers
 from .math_calls import KNOWN_LIBRARY_CALLS, canonical_math_name
-from .parse import parse
+from .parse import Parsed, parse
 from .signature import DefinitionText, FunctionInfo, LoweredModule, SkippedFunction
 from .statements import MAX_NODES, FunctionLowerer, check_bounds
 from .unsupported import Unsupported
 
 
-def lower_file(
-    path: str,
-    cflags: Sequence[str] = (),
-    tolerate_system_header_errors: bool = False,
-    preprocessed: bool = False,
-) -> LoweredModule:
+def lower_file(path: str, cflags: Sequence[str] = (), preprocessed: bool = False) -> LoweredModule:
     """Parse `path` with `cflags` and lower every function it defines to LLVM IR.
 
-    Raises `CompilerError` (with clang's diagnostics) if the file is not valid C (see `parse`
-    for `tolerate_system_header_errors`). A `preprocessed` file is a `cc -E` unit: the
+    Raises `CompilerError` (with clang's diagnostics) if the file is not valid C (errors in
+    system headers are tolerated, see `parse`). A `preprocessed` file is a `cc -E` unit: the
     functions of its main file are those its line markers place outside every header.
     """
-    tu = parse(path, list(cflags), tolerate_system_header_errors, preprocessed)
+    parsed = parse(path, list(cflags), preprocessed)
     markers = None
     if preprocessed:
         with open(path, "rb") as handle:
             markers = LineMarkers(handle.read())
-    return deep_call(ModuleLowerer(tu, path, list(cflags), markers).lower_all)
+    return deep_call(ModuleLowerer(parsed, path, list(cflags), markers).lower_all)
 
 
 class ModuleLowerer:
@@ -70,7 +65,7 @@ class ModuleLowerer:
 
     def __init__(
         self,
-        tu: ci.TranslationUnit,
+        parsed: Parsed,
         path: str,
         cflags: list[str],
         markers: LineMarkers | None = None,
@@ -83,7 +78,8 @@ class ModuleLowerer:
         self.definitions: dict[str, ci.Cursor] = {}
         self.main_file = os.path.realpath(path)
         self.markers = markers
-        for cursor in tu.cursor.get_children():
+        self.parsed = parsed
+        for cursor in parsed.tu.cursor.get_children():
             if cursor.kind == K.FUNCTION_DECL and cursor.is_definition():
                 self.definitions[cursor.spelling] = cursor
                 if self.in_main_file(cursor.location):
@@ -96,16 +92,18 @@ class ModuleLowerer:
 
     def in_main_file(self, where: ci.SourceLocation) -> bool:
         """Is `where` written in the file being compiled (not in a header it includes)?"""
-        if where.file is None or os.path.realpath(where.file.name) != self.main_file:
+        if where.file is None:
             return False
-        return self.markers is None or self.markers.origin(where.line).in_main_file
+        if self.markers is not None:  # everything is in the unit: its markers say
+            return self.markers.origin(where.line).in_main_file
+        return os.path.realpath(where.file.name) == self.main_file
 
     def _row_align_pragmas(self) -> dict[str, int]:
         """`#pragma pycc row_align(N)` before the definitions written in the main file."""
         starts = {
-            name: cursor.extent.start.line
-            for name, cursor in self.definitions.items()
-            if self.in_main_file(cursor.extent.start)
+            name: self.definitions[name].extent.start.line
+            for name in self.result.order
+            if self.in_main_file(self.definitions[name].extent.start)
         }
         with open(self.main_file, encoding="utf-8", errors="replace") as source:
             text = source.read()
@@ -137,6 +135,13 @@ class ModuleLowerer:
             raise Unsupported(skip.reason, skip.location)
         cursor = self.definitions[name]
         try:
+            unreadable = self.parsed.error_in(cursor.extent)
+            if unreadable is not None:
+                diagnostic = unreadable.diagnostic()
+                raise Unsupported(
+                    f"libclang cannot read its definition: {diagnostic.message}",
+                    diagnostic.location,
+                )
             check_bounds(cursor)
             function = self.declare(cursor)
         except Unsupported as exc:
@@ -265,6 +270,9 @@ class ModuleLowerer:
     def callee(self, definition: ci.Cursor, call: ci.Cursor) -> ir.Function:
         name = definition.spelling
         self._calls.setdefault(self._stack[-1], set()).add(name)
+        header = _intrinsics_header(location(definition))
+        if header is not None:
+            raise Unsupported(f"the intrinsic '{name}' of <{header}> is not supported", call)
         try:
             return self.lower_function(name)
         except Unsupported:
@@ -330,6 +338,12 @@ class ModuleLowerer:
 
 
 _LOOP_KINDS = (K.FOR_STMT, K.WHILE_STMT, K.DO_STMT)
+
+
+def _intrinsics_header(where: SourceLocation) -> str | None:
+    """<xmmintrin.h>, <immintrin.h>, ... (vector types and target builtins: not lowered)."""
+    name = os.path.basename(where.file)
+    return name if name.endswith("intrin.h") or name == "arm_neon.h" else None
 
 
 def _has_loops(cursor: ci.Cursor) -> bool:

@@ -10,6 +10,7 @@ function left to cc) fails. `check` tests prove the lowered kernels bit-exact ag
 
 from __future__ import annotations
 
+import subprocess
 import textwrap
 from pathlib import Path
 
@@ -212,3 +213,92 @@ def test_return_without_a_value_in_an_int_function(tmp_path):
         tmp_path, "int f(int *a) { int i; for (i = 0; i < 3; i++) if (a[i]) return; }\n"
     )
     assert "ret i32 undef" in str(lowered.module.get_global("f"))
+
+
+# ---------------------------------------------------------------- intrinsic headers
+HELPERS_H = """\
+static inline int twice(int x) { int dbl(int y) { return 2 * y; } return dbl(x); }
+static inline float sq(float x) { return x * x; }
+static inline float sq_plus(float x) { return sq(x) + ((x > 0 ? '}' : '{') == '}'); }
+static inline float unused(float x) { return x - 1; }
+struct pair { int a, b; };
+static const int table[2] = { 1, 2 };
+"""
+
+SIMD_C = """\
+#include <immintrin.h>
+#include <helpers.h>
+void add4(float *a, const float *b, int n)
+{
+    for (int i = 0; i + 4 <= n; i += 4)
+        _mm_storeu_ps(a + i, _mm_add_ps(_mm_loadu_ps(a + i), _mm_loadu_ps(b + i)));
+}
+void squares(float *a, int n) { for (int i = 0; i < n; i++) a[i] = sq_plus(a[i]); }
+void doubles(int *a, int n) { for (int i = 0; i < n; i++) a[i] = twice(a[i]) + table[i & 1]; }
+"""
+
+SIMD_MAIN = """\
+#include <stdio.h>
+void add4(float *, const float *, int), squares(float *, int), doubles(int *, int);
+int main(void)
+{
+    float a[8] = {1, -2.5f, 3, 0.25f, 5, 6, -7, 8}, b[8] = {0.5f, 1, 2, 3, 4, 5, 6, 7};
+    int c[5] = {1, 2, 3, 4, 5};
+    add4(a, b, 8);
+    squares(a, 8);
+    doubles(c, 5);
+    for (int i = 0; i < 8; i++)
+        printf("%a %d\\n", a[i], c[i % 5]);
+    return 0;
+}
+"""
+
+
+def test_a_file_including_immintrin_keeps_its_other_kernels(tmp_path):
+    """The intrinsic kernel is refused naming the intrinsic; a kernel calling a system
+    header's inline helpers (which call others) is taken over with their bodies intact,
+    one calling a helper libclang cannot read (a GNU nested function) is refused."""
+    files = {"k.c": SIMD_C, "main.c": SIMD_MAIN, "helpers.h": HELPERS_H}
+    both = build_both(tmp_path, files, ["-O2", "-isystem", "."])
+    assert both.pycc_output == both.cc_output
+    assert_by_pycc(both, "squares")
+    assert (
+        "the intrinsic '_mm_loadu_ps' of <xmmintrin.h> is not supported"
+        in (both.functions["add4"]["reason"])
+    )
+    assert (
+        "libclang cannot read its definition: function definition is not allowed here"
+        in (both.functions["doubles"]["reason"])
+    )
+
+
+def test_check_of_a_file_including_immintrin(tmp_path):
+    """`check` refused the whole file (libclang's errors in gcc's intrinsic headers)."""
+    (tmp_path / "helpers.h").write_text(HELPERS_H)
+    results = check_source(tmp_path, SIMD_C, {"n": "37"}, ("-std=gnu99", "-isystem", str(tmp_path)))
+    assert results["squares"].status == "OK", results["squares"]
+    assert "k.c:6:41: the intrinsic '_mm_loadu_ps' of <xmmintrin.h>" in str(results["add4"])
+    assert "helpers.h:1:49: libclang cannot read its definition" in str(results["doubles"])
+
+
+def test_unused_header_bodies_are_blanked_before_libclang_reads_the_unit(tmp_path):
+    """gcc's intrinsic headers cost libclang thousands of errors and most of its time; the
+    bodies no kernel reaches are blanked (offsets and lines unchanged), the others kept."""
+    from pycc_stencil.frontend.header_bodies import without_unused_header_bodies
+    from pycc_stencil.frontend.parse import parse
+
+    (tmp_path / "helpers.h").write_text(HELPERS_H)
+    source = tmp_path / "k.c"
+    source.write_text(SIMD_C)
+    unit = tmp_path / "k.i"
+    subprocess.run(
+        ["cc", "-E", "-isystem", str(tmp_path), str(source), "-o", str(unit)], check=True
+    )
+    text = unit.read_bytes()
+    blanked = without_unused_header_bodies(text)
+    assert len(blanked) == len(text) and blanked.count(b"\n") == text.count(b"\n")
+    for kept in (b"return x * x;", b"return sq(x) + ((x > 0 ? '}' : '{') == '}');"):
+        assert kept in blanked
+    assert b"return x - 1;" not in blanked and b"return x - 1;" in text
+    assert b"__builtin_ia32_addss" in text and b"__builtin_ia32_addss" not in blanked
+    assert len(parse(str(unit), [], preprocessed=True).header_errors.get(str(unit), [])) < 100
