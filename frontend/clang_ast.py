@@ -9,6 +9,7 @@ through the bindings directly by the lowering code.
 from __future__ import annotations
 
 import ctypes
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -112,6 +113,33 @@ def constant_value(cursor: ci.Cursor) -> int | float | None:
         return None
     finally:
         _lib.clang_EvalResult_dispose(result)
+
+
+_STRING_PART = re.compile(r'"((?:[^"\\\n]|\\.)*)"')
+_ESCAPE = re.compile(r"\\(x[0-9a-fA-F]+|[0-7]{1,3}|.)", re.DOTALL)
+_SIMPLE_ESCAPES = dict(zip("ntrabfve\\'\"?", b"\n\t\r\a\b\f\v\x1b\\'\"?"))
+
+
+def string_value(literal: ci.Cursor) -> bytes | None:
+    """The bytes of a plain string literal (`"a\\n" "b"`), without the final NUL; None
+    for a wide or prefixed one (`L"..."`, `u8"..."`)."""
+    if not literal.spelling.startswith('"'):
+        return None
+    value = bytearray()
+    for part in _STRING_PART.findall(literal.spelling):
+        position = 0
+        for escape in _ESCAPE.finditer(part):
+            value += part[position : escape.start()].encode()
+            code = escape.group(1)
+            if code[0] == "x":
+                value.append(int(code[1:], 16) & 0xFF)
+            elif code[0] in "01234567":
+                value.append(int(code, 8) & 0xFF)
+            else:
+                value.append(_SIMPLE_ESCAPES.get(code, ord(code) if len(code) == 1 else 0))
+            position = escape.end()
+        value += part[position:].encode()
+    return bytes(value)
 
 
 def calling_convention(function_type: ci.Type) -> int:

@@ -38,7 +38,7 @@ from .declarations import aligned_attribute, row_align_pragmas, type_alignment
 from .expressions import FunctionState, Variable
 from .initializers import flatten, fold
 from .line_markers import LineMarkers, without_markers
-from .math_calls import KNOWN_LIBRARY_CALLS, canonical_math_name
+from .math_calls import ASSERT_FAIL, KNOWN_LIBRARY_CALLS, canonical_math_name
 from .parse import Parsed, parse
 from .signature import DefinitionText, FunctionInfo, LoweredModule, SkippedFunction
 from .statements import MAX_NODES, FunctionLowerer, check_bounds
@@ -261,7 +261,7 @@ class ModuleLowerer:
                 ):
                     return True
             elif canonical_math_name(callee.spelling) not in KNOWN_LIBRARY_CALLS and not (
-                callee.spelling.startswith("__builtin_")
+                callee.spelling.startswith("__builtin_") or callee.spelling == ASSERT_FAIL
             ):
                 return True
         return False

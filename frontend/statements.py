@@ -42,6 +42,7 @@ from .expressions import (
     FunctionState,
     LoopTargets,
     ModuleServices,
+    RValue,
     Variable,
 )
 from .initializers import flatten, fold
@@ -338,6 +339,16 @@ class FunctionLowerer(ExpressionLowering):
             self.discard(c)
         else:
             raise Unsupported(f"statement '{kind.name.lower()}' is not supported", c)
+
+    def statement_expression(self, c: ci.Cursor) -> RValue:
+        """GNU `({ s1; ...; e; })` has the value of its last expression statement (none if
+        it is void): what glibc's `assert` and many min/max macros expand to."""
+        body = children(c)[-1]
+        parts = children(body)
+        valued = parts and parts[-1].kind.is_expression() and c.type.kind != ci.TypeKind.VOID
+        for part in parts[:-1] if valued else parts:
+            self.statement(part)
+        return self.rvalue(parts[-1]) if valued else RValue(None, ct.VOID)
 
     def start_dead_block(self) -> None:
         """Code after break/continue/return is unreachable; it goes to a block of its own."""

@@ -302,3 +302,54 @@ def test_unused_header_bodies_are_blanked_before_libclang_reads_the_unit(tmp_pat
     assert b"return x - 1;" not in blanked and b"return x - 1;" in text
     assert b"__builtin_ia32_addss" in text and b"__builtin_ia32_addss" not in blanked
     assert len(parse(str(unit), [], preprocessed=True).header_errors.get(str(unit), [])) < 100
+
+
+# ---------------------------------------------------------------- assert
+ASSERT_C = """\
+#include <assert.h>
+#define MAX(a, b) ({ __typeof__(a) a_ = (a), b_ = (b); a_ > b_ ? a_ : b_; })
+void clamp(float *a, int n, float limit)
+{
+    for (int i = 0; i < n; i++) {
+        assert(a[i] < limit && "a value past the limit");
+        a[i] = MAX(a[i] * 2, 1.0f);
+    }
+}
+"""
+
+ASSERT_MAIN = """\
+#include <stdio.h>
+void clamp(float *, int, float);
+int main(int argc, char **argv)
+{
+    float a[6] = {0.25f, 3, -1, 7.5f, 2, 0.5f};
+    clamp(a, 6, argc > 1 ? 5.0f : 100.0f);
+    for (int i = 0; i < 6; i++)
+        printf("%a\\n", a[i]);
+    return 0;
+}
+"""
+
+
+def test_assert_fails_as_in_the_cc_built_program(tmp_path):
+    """glibc's `__assert_fail` with the strings cc's program passes: the same message
+    (expression, file, line, gcc's `__PRETTY_FUNCTION__`, which is the name in C), abort."""
+    both = build_both(tmp_path, {"k.c": ASSERT_C, "main.c": ASSERT_MAIN}, ["-O2"])
+    assert both.pycc_output == both.cc_output
+    assert_by_pycc(both, "clamp")
+    failed = [
+        subprocess.run(["./app", "fail"], cwd=d, capture_output=True, text=True)
+        for d in (both.cc_dir, both.pycc_dir)
+    ]
+    assert failed[0].returncode == failed[1].returncode == -6  # SIGABRT
+    assert failed[0].stderr == failed[1].stderr
+    assert 'k.c:6: clamp: Assertion `a[i] < limit && "a value past the limit"\' failed.' in (
+        failed[1].stderr
+    )
+
+
+def test_assert_and_statement_expressions_are_bit_exact(tmp_path):
+    results = check_source(tmp_path, ASSERT_C, {"n": "37", "limit": "1e30"})
+    assert results["clamp"].status == "OK", results["clamp"]
+    ir_text = str(lower_source(tmp_path, ASSERT_C).module)
+    assert 'call void @"__assert_fail"' in ir_text and 'c"clamp\\00"' in ir_text
