@@ -173,6 +173,35 @@ def is_implicit(declaration: ci.Cursor) -> bool:
     return declaration.location.file is not None and declaration.extent.start.file is None
 
 
+def spelled_tokens(cursor: ci.Cursor) -> list[str]:
+    """The tokens of `cursor` as written, without the line markers `cc -E` puts inside an
+    expression it spreads over lines (`# 7 "k.c"`); none for an expression a macro of
+    another file expanded (libclang gives a macro expansion's tokens only in its file)."""
+    tokens, marker_line = [], -1
+    for token in cursor.get_tokens():
+        where = token.location
+        if token.spelling == "#" and where.column == 1:
+            marker_line = where.line
+        elif where.line != marker_line:
+            tokens.append(token.spelling)
+    return tokens
+
+
+def macro_at(cursor: ci.Cursor) -> str | None:
+    """The name of the macro whose expansion `cursor` comes from: the token where it is
+    reported (the expansion point; `cursor.location` may be in the macro's definition)."""
+    where, tu = location(cursor), cursor.translation_unit
+    if not _lib.clang_getFile(tu, where.file.encode()):
+        return None  # not a file of the unit (the user's file of a preprocessed unit)
+    file = tu.get_file(where.file)
+    loc = ci.SourceLocation.from_position(tu, file, where.line, where.column)
+    extent = ci.SourceRange.from_locations(loc, loc)
+    first = next(iter(tu.get_tokens(extent=extent)), None)
+    if first is None or first.kind != ci.TokenKind.IDENTIFIER:
+        return None
+    return first.spelling
+
+
 def location(cursor: ci.Cursor) -> SourceLocation:
     """Where a cursor is, as a compiler would report it (the macro expansion point)."""
     return presumed(cursor.location)

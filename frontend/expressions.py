@@ -10,6 +10,7 @@ libclang cannot tell a variable-length array's runtime extent.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -32,6 +33,8 @@ from .clang_ast import (
     expression_children,
     is_implicit,
     location,
+    macro_at,
+    spelled_tokens,
     string_value,
     strip_parens,
     unary_operator,
@@ -660,7 +663,10 @@ class ExpressionLowering:
         if name == ASSERT_FAIL:
             return self.assertion_failure(c)
         definition = decl.get_definition()
-        if definition is None and canonical_math_name(name) not in KNOWN_LIBRARY_CALLS:
+        known = canonical_math_name(name) in KNOWN_LIBRARY_CALLS
+        if definition is None and not known and name.startswith("__builtin_"):
+            raise Unsupported(f"the builtin '{name}' is not supported", c)
+        if definition is None and not known:
             what = (
                 f"undeclared function '{name}' (gcc assumes 'int {name}()'; "
                 if is_implicit(decl)
@@ -843,11 +849,22 @@ def _unsupported_expression(c: ci.Cursor) -> str:
     }
     if c.kind in names:
         return names[c.kind]
-    tokens = [t.spelling for t in c.get_tokens()]
+    tokens = spelled_tokens(c)
     if c.kind == K.UNEXPOSED_EXPR and tokens[:1] in (["."], ["["]):
         return "designated initializers are not supported"
     if c.kind == K.UNEXPOSED_EXPR and any(
         a == "?" and b == ":" for a, b in zip(tokens, tokens[1:])
     ):
         return "the GNU '?:' operator is not supported"
-    return f"expression '{' '.join(tokens[:8])}' is not supported"
+    if tokens and _KEYWORD_OPERATOR.fullmatch(tokens[0]):  # _Generic, __builtin_offsetof
+        return f"'{tokens[0]}' is not supported"
+    if tokens:
+        return f"expression '{' '.join(tokens[:8])}' is not supported"
+    macro = macro_at(c)
+    if macro is not None:
+        return f"the expansion of macro '{macro}' is not supported here"
+    return f"expression ({c.kind.name.lower()} of type '{c.type.spelling}') is not supported"
+
+
+#: operators spelled as keywords or builtins (the construct has that name)
+_KEYWORD_OPERATOR = re.compile(r"_Generic|_Alignof|__builtin_\w+|__real__|__imag__")

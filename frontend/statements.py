@@ -8,6 +8,7 @@ passes find them without a loop-simplify step.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 
 import clang.cindex as ci
 from llvmlite import ir
@@ -337,8 +338,20 @@ class FunctionLowerer(ExpressionLowering):
             self.switch_statement(c)
         elif kind.is_expression():
             self.discard(c)
+        elif kind == K.UNEXPOSED_STMT:
+            self.attributed_statement(c)
         else:
             raise Unsupported(f"statement '{kind.name.lower()}' is not supported", c)
+
+    def attributed_statement(self, c: ci.Cursor) -> None:
+        """clang's AttributedStmt (the C statement libclang does not expose): a statement
+        with `__attribute__((fallthrough))`, `[[likely]]` or `#pragma clang loop` (a pragma
+        gcc ignores). These are hints: the statement is lowered without them."""
+        tokens = [t.spelling for t in itertools.islice(c.get_tokens(), 8)]
+        kids = children(c)
+        if tokens[:1] not in (["__attribute__"], ["["], ["#"]) or len(kids) != 1:
+            raise Unsupported(f"statement '{' '.join(tokens)}' is not supported", c)
+        self.statement(kids[0])
 
     def statement_expression(self, c: ci.Cursor) -> RValue:
         """GNU `({ s1; ...; e; })` has the value of its last expression statement (none if

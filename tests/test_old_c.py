@@ -353,3 +353,47 @@ def test_assert_and_statement_expressions_are_bit_exact(tmp_path):
     assert results["clamp"].status == "OK", results["clamp"]
     ir_text = str(lower_source(tmp_path, ASSERT_C).module)
     assert 'call void @"__assert_fail"' in ir_text and 'c"clamp\\00"' in ir_text
+
+
+# ---------------------------------------------------------------- what refusals say
+NAMED_C = """\
+#include <stddef.h>
+struct pair { int a, b; };
+#define KIND(x) _Generic((x), float: 1, default: 0)
+void generic(float *a, int n) { for (int i = 0; i < n; i++) a[i] += KIND(a[i]); }
+void offset(float *a, int n) { for (int i = 0; i < n; i++) a[i] += offsetof(struct pair,
+                                                                           b); }
+void popcount(int *a, int n) { for (int i = 0; i < n; i++) a[i] = __builtin_popcount(a[i]); }
+void fallthrough(int *a, int n)
+{
+    for (int i = 0; i < n; i++)
+        switch (a[i] & 3) { case 1: a[i]++; __attribute__((fallthrough)); case 2: a[i]++; }
+}
+void pragma(int *a, int n)
+{
+#pragma clang loop unroll(disable)
+    for (int i = 0; i < n; i++) a[i] *= 3;
+}
+"""
+
+
+def test_refusals_name_the_construct_and_its_place(tmp_path):
+    """Once `expression '' is not supported` (a macro of a header), `statement
+    'unexposed_stmt'`, `external function '__builtin_popcount'`, and in a cc -E unit the
+    line markers in the text of a construct cc spread over lines."""
+    results = check_source(tmp_path, NAMED_C, {"n": "37"})
+    expected = {
+        "generic": (4, "KIND", "'_Generic' is not supported"),
+        "offset": (5, "offsetof", "the expansion of macro 'offsetof' is not supported here"),
+        "popcount": (7, "__builtin_popcount", "the builtin '__builtin_popcount' is not supported"),
+    }
+    lines = NAMED_C.splitlines()
+    for name, (line, token, message) in expected.items():
+        column = lines[line - 1].index(token) + 1
+        assert f"k.c:{line}:{column}: {message}" in str(results[name]), results[name]
+    assert results["fallthrough"].status == "OK" and results["pragma"].status == "OK"
+    unit = tmp_path / "k.i"
+    subprocess.run(["cc", "-E", str(tmp_path / "k.c"), "-o", str(unit)], check=True)
+    reasons = {s.name: s.reason for s in lower_file(str(unit), preprocessed=True).skipped}
+    assert reasons["offset"] == "'__builtin_offsetof' is not supported"
+    assert reasons["generic"] == "'_Generic' is not supported"
