@@ -25,15 +25,18 @@ _BRACES = re.compile(
 _IDENTIFIER = re.compile(rb"[A-Za-z_]\w*")
 _SPACE = frozenset(b" \t\r\n")
 _WORD = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
+#: words before a parenthesis after a parameter list
+_NOT_NAMES = frozenset({b"__attribute__", b"__attribute", b"__asm__", b"__asm", b"asm"})
 #: `bytes.translate` table: every byte a space, but line ends stay
 _BLANKS = bytes(byte if byte == ord("\n") else ord(" ") for byte in range(256))
 
 
-def without_unused_header_bodies(text: bytes) -> bytes:
-    """`text` with the bodies of unreachable system-header functions blanked (see above)."""
+def without_unused_header_bodies(text: bytes) -> tuple[bytes, frozenset[int]]:
+    """`text` with the bodies of unreachable system-header functions blanked (see above),
+    and the offsets of the blanked bodies' `{` (lowering one would be a bug: it says so)."""
     ranges = system_header_ranges(text)
     if not ranges:
-        return text
+        return text, frozenset()
     starts = [start for start, _ in ranges]
     bodies = [b for b in _function_bodies(text) if _inside(ranges, starts, b[1])]
     by_name: dict[bytes, list[tuple[int, int]]] = {}
@@ -52,12 +55,13 @@ def without_unused_header_bodies(text: bytes) -> bytes:
         kept.add(name)
         for start, end in by_name[name]:
             pending |= (set(_IDENTIFIER.findall(text, start, end)) & by_name.keys()) - kept
-    out = bytearray(text)
+    out, blanked = bytearray(text), set()
     for name, spans in by_name.items():
         if name not in kept:
             for start, end in spans:
                 out[start + 1 : end - 1] = text[start + 1 : end - 1].translate(_BLANKS)
-    return bytes(out)
+                blanked.add(start)
+    return bytes(out), frozenset(blanked)
 
 
 def _function_bodies(text: bytes) -> list[tuple[bytes, int, int]]:
@@ -81,17 +85,23 @@ def _function_bodies(text: bytes) -> list[tuple[bytes, int, int]]:
 
 
 def _declared_name(text: bytes, brace: int) -> bytes:
-    """The name before the parameter list that ends just before `brace`, or b""."""
-    close = _skip_space(text, brace) - 1
-    if close < 0 or text[close] != ord(")"):
-        return b""
-    lowest, at, depth = max(0, close - 4096), close, 1
-    while depth:
-        at = max(text.rfind(b"(", lowest, at), text.rfind(b")", lowest, at))
-        if at < 0:
+    """The name before the parameter list that ends just before `brace`, past attributes
+    (glibc's `int f (int x) __attribute__ ((__nothrow__)) {`), or b"" if there is none."""
+    end = brace
+    while True:
+        close = _skip_space(text, end) - 1
+        if close < 0 or text[close] != ord(")"):
             return b""
-        depth += 1 if text[at] == ord(")") else -1
-    return _word_before(text, at)
+        lowest, at, depth = max(0, close - 4096), close, 1
+        while depth:
+            at = max(text.rfind(b"(", lowest, at), text.rfind(b")", lowest, at))
+            if at < 0:
+                return b""
+            depth += 1 if text[at] == ord(")") else -1
+        name = _word_before(text, at)
+        if name not in _NOT_NAMES:
+            return name
+        end = _skip_space(text, at) - len(name)
 
 
 def _skip_space(text: bytes, end: int) -> int:

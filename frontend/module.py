@@ -135,6 +135,13 @@ class ModuleLowerer:
             raise Unsupported(skip.reason, skip.location)
         cursor = self.definitions[name]
         try:
+            body = [c for c in cursor.get_children() if c.kind == K.COMPOUND_STMT]
+            if body and body[-1].extent.start.offset in self.parsed.blanked:
+                raise Unsupported(  # header_bodies missed a use of the function: a bug
+                    f"internal front-end error: the body of '{name}' was skipped as unused; "
+                    "please report it",
+                    cursor,
+                )
             unreadable = self.parsed.error_in(cursor.extent)
             if unreadable is not None:
                 diagnostic = unreadable.diagnostic()

@@ -81,6 +81,8 @@ class Parsed:
     #: by file, sorted by offset: a function whose definition has one is not lowered (clang
     #: drops what it cannot read, and the rest of the body would lower to other code)
     header_errors: dict[str, list[HeaderError]]
+    #: the offsets of the `{` of the bodies blanked before parsing (`header_bodies`)
+    blanked: frozenset[int] = frozenset()
 
     def error_in(self, extent: ci.SourceRange) -> HeaderError | None:
         """The first header error inside `extent`."""
@@ -115,7 +117,10 @@ def parse(path: str, cflags: list[str], preprocessed: bool = False) -> Parsed:
         for directory in builtin_include_dirs():
             args += ["-isystem", directory]
     args.append("-ferror-limit=0")
-    unsaved = [(path, _unit_as_read(path))] if preprocessed else None
+    unsaved, blanked = None, frozenset()
+    if preprocessed:
+        text, blanked = _unit_as_read(path)
+        unsaved = [(path, text)]
     # clang's parser recurses too: a 20000-term sum overflowed the 8 MB stack of the thread
     # libclang parses on, unless it is told to parse on the caller's (here, the deep stack)
     os.environ["LIBCLANG_NOTHREADS"] = "1"
@@ -137,19 +142,19 @@ def parse(path: str, cflags: list[str], preprocessed: bool = False) -> Parsed:
         raise CompilerError([_diagnostic(d) for d in errors[:MAX_ERRORS]])
     for found in header_errors.values():
         found.sort(key=lambda e: e.offset)
-    return Parsed(tu, header_errors)
+    return Parsed(tu, header_errors, blanked)
 
 
 #: `cc -E` keeps `#define`/`#undef` lines with -g3 or -dD (for the debug info)
 _MACRO_DIRECTIVE = re.compile(rb"^[ \t]*#[ \t]*(define|undef)\b[^\n]*", re.MULTILINE)
 
 
-def _unit_as_read(path: str) -> bytes:
+def _unit_as_read(path: str) -> tuple[bytes, frozenset[int]]:
     """A preprocessed unit as libclang reads it: its macro definitions blanked (cc has
     already expanded every macro, and libclang must not expand `#define x (4 + x)` a
     second time), and the bodies of system-header functions nothing calls (`header_bodies`:
-    the intrinsic headers). Blanks of the same length keep every byte offset (the split
-    cuts the unit at them)."""
+    the intrinsic headers; their offsets too). Blanks of the same length keep every byte
+    offset (the split cuts the unit at them)."""
     with open(path, "rb") as handle:
         text = handle.read()
     text = _MACRO_DIRECTIVE.sub(lambda m: b" " * len(m.group()), text)
