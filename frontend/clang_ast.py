@@ -167,12 +167,6 @@ def volatile_use(cursor: ci.Cursor) -> ci.Cursor | None:
     return None
 
 
-def is_implicit(declaration: ci.Cursor) -> bool:
-    """A declaration clang made up: `f(x)` with no `f` in scope declares `int f()` (C89,
-    and gcc still accepts it with a warning); it has the call's location but no extent."""
-    return declaration.location.file is not None and declaration.extent.start.file is None
-
-
 def spelled_tokens(cursor: ci.Cursor) -> list[str]:
     """The tokens of `cursor` as written, without the line markers `cc -E` puts inside an
     expression it spreads over lines (`# 7 "k.c"`); none for an expression a macro of

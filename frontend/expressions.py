@@ -31,7 +31,6 @@ from .clang_ast import (
     constant_value,
     declaration_key,
     expression_children,
-    is_implicit,
     location,
     macro_at,
     spelled_tokens,
@@ -103,6 +102,10 @@ class ModuleServices(Protocol):
 
     def libm_function(self, name: str, ftype: ct.FunctionType) -> ir.Function:
         """The declaration of a libm function."""
+
+    def implicitly_declared(self, decl: ci.Cursor) -> bool:
+        """Is `decl` the declaration a call to an undeclared function made (C89's `int f()`,
+        or clang's builtin of a library function)?"""
 
 
 @dataclass
@@ -666,10 +669,17 @@ class ExpressionLowering:
         known = canonical_math_name(name) in KNOWN_LIBRARY_CALLS
         if definition is None and not known and name.startswith("__builtin_"):
             raise Unsupported(f"the builtin '{name}' is not supported", c)
+        undeclared = definition is None and self.services.implicitly_declared(decl)
+        if undeclared and known:  # gcc's builtin, or `int sqrt()` under -fno-builtin, -std=c90
+            raise Unsupported(
+                f"call to undeclared library function '{name}' (its meaning depends on "
+                "-fno-builtin and -std; include its header)",
+                c,
+            )
         if definition is None and not known:
             what = (
                 f"undeclared function '{name}' (gcc assumes 'int {name}()'; "
-                if is_implicit(decl)
+                if undeclared
                 else f"external function '{name}' ("
             )
             raise Unsupported(

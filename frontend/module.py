@@ -288,6 +288,10 @@ class ModuleLowerer:
                 f"calls '{name}', which is skipped: {skip}", call, not_a_kernel=skip.not_a_kernel
             ) from None
 
+    def implicitly_declared(self, decl: ci.Cursor) -> bool:
+        where = decl.location
+        return where.file is not None and (where.file.name, where.offset) in self.parsed.implicit
+
     def libm_function(self, name: str, ftype: ct.FunctionType) -> ir.Function:
         existing = self.module.globals.get(name)
         if isinstance(existing, ir.Function):

@@ -83,6 +83,9 @@ class Parsed:
     header_errors: dict[str, list[HeaderError]]
     #: the offsets of the `{` of the bodies blanked before parsing (`header_bodies`)
     blanked: frozenset[int] = frozenset()
+    #: (file, offset) of each declaration a call to an undeclared function made: clang
+    #: warns there (it is where the declaration is)
+    implicit: frozenset[tuple[str, int]] = frozenset()
 
     def error_in(self, extent: ci.SourceRange) -> HeaderError | None:
         """The first header error inside `extent`."""
@@ -128,11 +131,13 @@ def parse(path: str, cflags: list[str], preprocessed: bool = False) -> Parsed:
         tu = deep_call(_index().parse, path, args=args, unsaved_files=unsaved)
     except ci.TranslationUnitLoadError as exc:
         raise error(f"cannot parse '{path}': {exc}") from None
-    errors, header_errors = [], {}
+    errors, header_errors, implicit = [], {}, set()
     for d in tu.diagnostics:
+        where = d.location
+        if d.option == "-Wimplicit-function-declaration" and where.file is not None:
+            implicit.add((where.file.name, where.offset))
         if d.severity < ci.Diagnostic.Error:
             continue
-        where = d.location
         if d.severity == ci.Diagnostic.Error and where.file and where.is_in_system_header:
             header = HeaderError(where.file.name, where.offset, d)
             header_errors.setdefault(where.file.name, []).append(header)
@@ -142,7 +147,7 @@ def parse(path: str, cflags: list[str], preprocessed: bool = False) -> Parsed:
         raise CompilerError([_diagnostic(d) for d in errors[:MAX_ERRORS]])
     for found in header_errors.values():
         found.sort(key=lambda e: e.offset)
-    return Parsed(tu, header_errors, blanked)
+    return Parsed(tu, header_errors, blanked, frozenset(implicit))
 
 
 #: `cc -E` keeps `#define`/`#undef` lines with -g3 or -dD (for the debug info)

@@ -154,6 +154,13 @@ void outside(float *a, int n)
         a[i] = external_scale(i);
 }
 
+void roots(float *a, int n)
+{
+    int i;
+    for (i = 0; i < n; i++)
+        a[i] = sqrt(a[i]);
+}
+
 twice(x) { return 2 * x; }
 """
 
@@ -182,11 +189,15 @@ def test_a_file_with_implicit_declarations_still_has_its_kernels_taken(tmp_path)
     assert both.pycc_output == both.cc_output
     assert_by_pycc(both, "setup", "smooth")
     assert "undeclared function 'external_scale'" in both.functions["outside"]["reason"]
+    assert "undeclared library function 'sqrt'" in both.functions["roots"]["reason"]
     assert both.functions["print_all"]["compiled_by"] == "cc"
 
 
 def test_implicit_declarations_are_read_as_gcc_reads_them(tmp_path):
+    """An undeclared `sqrt` is gcc's builtin, or `int sqrt()` under -fno-builtin (as the
+    reference of `check` is built): refused, not lowered as the builtin."""
     results = check_source(tmp_path, IMPLICIT_C, {"n": "37"})
+    assert "k.c:36:16: call to undeclared library function 'sqrt'" in str(results["roots"])
     assert results["setup"].status == "OK" and results["smooth"].status == "OK"
     assert "k.c:29:16: call to undeclared function 'external_scale' (gcc assumes 'int " in str(
         results["outside"]
