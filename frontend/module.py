@@ -11,6 +11,7 @@ from __future__ import annotations
 import itertools
 import math
 import os
+import traceback
 from collections.abc import Callable, Iterator, Sequence
 
 import clang.cindex as ci
@@ -163,8 +164,7 @@ class ModuleLowerer:
             raise
         except Exception as exc:  # a front-end bug must cost one function, not the file
             failure = Unsupported(
-                f"internal front-end error ({type(exc).__name__}: {exc}); please report it",
-                cursor,
+                f"internal front-end error ({_describe(exc)}); please report it", cursor
             )
             self._skip(name, failure)
             raise failure from None
@@ -349,6 +349,14 @@ class ModuleLowerer:
 
 
 _LOOP_KINDS = (K.FOR_STMT, K.WHILE_STMT, K.DO_STMT)
+
+
+def _describe(exc: Exception) -> str:
+    """`AssertionError: ` says nothing: without a message, where it was raised."""
+    if str(exc):
+        return f"{type(exc).__name__}: {exc}"
+    frame = traceback.extract_tb(exc.__traceback__)[-1]
+    return f"{type(exc).__name__} at {os.path.basename(frame.filename)}:{frame.lineno}"
 
 
 def _intrinsics_header(where: SourceLocation) -> str | None:

@@ -10,6 +10,7 @@ function left to cc) fails. `check` tests prove the lowered kernels bit-exact ag
 
 from __future__ import annotations
 
+import re
 import subprocess
 import textwrap
 from pathlib import Path
@@ -409,3 +410,19 @@ def test_refusals_name_the_construct_and_its_place(tmp_path):
     reasons = {s.name: s.reason for s in lower_file(str(unit), preprocessed=True).skipped}
     assert reasons["offset"] == "'__builtin_offsetof' is not supported"
     assert reasons["generic"] == "'_Generic' is not supported"
+
+
+def test_an_internal_error_without_a_message_says_where(tmp_path, monkeypatch):
+    """`internal front-end error (AssertionError: )` was all an unprototyped definition
+    gave; now the front end's own place is named."""
+    from pycc_stencil.frontend import statements
+
+    def broken(self, body):
+        raise AssertionError
+
+    monkeypatch.setattr(statements.FunctionLowerer, "prescan", broken)
+    (skip,) = lower_source(tmp_path, "void f(int *a) { a[0] = 1; }\n").skipped
+    assert re.fullmatch(
+        r"internal front-end error \(AssertionError at test_old_c\.py:\d+\); please report it",
+        skip.reason,
+    )
