@@ -19,8 +19,11 @@ import pytest
 import test_dropin_unit
 from pycc_stencil.frontend import lower_file
 from pycc_stencil.runtime.check import CheckOptions, check_file
-from test_compiler_mode import clean_env
+from test_compiler_mode import CC, PYCC, clean_env, functions_of, read_report, run, units_for
 from test_dropin_unit import assert_by_pycc, build_both
+
+#: the compiler-mode tests need the installed `pycc-stencil`
+compiler_mode = pytest.mark.skipif(PYCC is None, reason="pycc-stencil is not installed")
 
 
 @pytest.fixture(autouse=True)
@@ -102,6 +105,7 @@ int main(void)
 """
 
 
+@compiler_mode
 def test_k_and_r_and_unprototyped_kernels_called_from_cc_code(tmp_path):
     """main.c (cc) calls the K&R kernel with a float promoted to double and the
     unprototyped ones; a call whose arguments the definition does not take costs only
@@ -182,6 +186,7 @@ int main(void)
 """
 
 
+@compiler_mode
 def test_a_file_with_implicit_declarations_still_has_its_kernels_taken(tmp_path):
     """libclang 18 rejected the whole file (implicit int, calls to undeclared functions);
     gcc only warns. A call to an undeclared function defined later is a call to `int f()`
@@ -266,6 +271,7 @@ int main(void)
 """
 
 
+@compiler_mode
 def test_a_file_including_immintrin_keeps_its_other_kernels(tmp_path):
     """The intrinsic kernel is refused naming the intrinsic; a kernel calling a system
     header's inline helpers (which call others) is taken over with their bodies intact,
@@ -344,6 +350,7 @@ int main(int argc, char **argv)
 """
 
 
+@compiler_mode
 def test_assert_fails_as_in_the_cc_built_program(tmp_path):
     """glibc's `__assert_fail` with the strings cc's program passes: the same message
     (expression, file, line, gcc's `__PRETTY_FUNCTION__`, which is the name in C), abort."""
@@ -426,3 +433,58 @@ def test_an_internal_error_without_a_message_says_where(tmp_path, monkeypatch):
         r"internal front-end error \(AssertionError at test_old_c\.py:\d+\); please report it",
         skip.reason,
     )
+
+
+# ---------------------------------------------------------------- a whole old program
+OLD_PROGRAM = """\
+#include <stdio.h>
+
+main(argc, argv) char **argv;
+{
+    float grid[64];
+    int i, steps = argc > 1 ? 3 : 2;
+    init(grid, 64);
+    for (i = 0; i < steps; i++)
+        relax(grid, 64);
+    for (i = 0; i < 64; i += 9)
+        printf("%a\\n", grid[i]);
+    return 0;
+}
+
+init(g, n) float *g;
+{
+    int i;
+    for (i = 0; i < n; i++)
+        g[i] = (i * 7 % 13) * 0.125f;
+}
+
+relax(g, n) float *g;
+{
+    int i;
+    for (i = 1; i < n - 1; i++)
+        g[i] = 0.25f * g[i - 1] + 0.5f * g[i] + 0.25f * g[i + 1];
+}
+"""
+
+
+@compiler_mode
+def test_a_main_file_with_implicit_declarations_keeps_its_kernels(tmp_path):
+    """Rodinia's and NPB's main files (`main(argc, argv)`, calls to functions defined
+    after them) were refused whole: libclang 18 rejects implicit int and implicit
+    declarations. Built and linked in one command by cc and by pycc-stencil."""
+    env = clean_env(tmp_path / "cache", PYCC_TAKEOVER="all")
+    report = tmp_path / "report.jsonl"
+    outputs = {}
+    for side, compiler in (("cc", CC), ("pycc", PYCC)):
+        d = tmp_path / side
+        d.mkdir()
+        (d / "prog.c").write_text(OLD_PROGRAM)
+        run([compiler, "-O2", "prog.c", "-o", "app"], d, dict(env, PYCC_REPORT=str(report)))
+        outputs[side] = run(["./app"], d, env).stdout
+    assert outputs["pycc"] == outputs["cc"]
+    (unit,) = units_for(read_report(report), "prog.c")
+    functions = functions_of(unit)
+    assert {n for n, f in functions.items() if f["compiled_by"] == "pycc-stencil"} == {
+        "init",
+        "relax",
+    }, functions
