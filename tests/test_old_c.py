@@ -488,3 +488,28 @@ def test_a_main_file_with_implicit_declarations_keeps_its_kernels(tmp_path):
         "init",
         "relax",
     }, functions
+
+
+def test_string_literals_are_constants(tmp_path):
+    """What `assert(e && "why")` needs, and indexing a literal; a char array initialized by
+    one is still refused, saying so (was: `array initializer is not a brace-enclosed list`)."""
+    results = check_source(
+        tmp_path,
+        """
+        void index(int *a, int n)
+        {
+            const char *p = "hello";
+            for (int i = 0; i < n; i++) a[i] += p[i % 5] + (p != 0) + "\\xff\\x80"[i & 1];
+        }
+        void array(int *a, int n)
+        {
+            char s[4] = "abc";
+            for (int i = 0; i < n; i++) a[i] += s[i & 3];
+        }
+        """,
+        {"n": "37"},
+    )
+    assert results["index"].status == "OK", results["index"]
+    assert "k.c:9:17: arrays initialized by a string literal are not supported" in str(
+        results["array"]
+    )
