@@ -48,9 +48,7 @@ def compile_kernels(
         text = handle.read()
 
     def lower() -> LoweredModule:
-        lowered = lower_file(
-            unit, command.language_flags(), tolerate_system_header_errors=True, preprocessed=True
-        )
+        lowered = lower_file(unit, command.language_flags(), preprocessed=True)
         apply_row_align(lowered, row_align)
         return lowered
 
