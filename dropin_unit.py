@@ -6,8 +6,6 @@ from __future__ import annotations
 import os
 import time
 
-from llvmlite import ir
-
 from .diagnostics import CompilerError
 from .dropin_command import CompilerCommand, takeover_policy
 from .dropin_report import NOTHING_IMPROVED, FunctionRecord, UnitResult
@@ -20,7 +18,7 @@ from .dropin_takeover import (
     unit_tag,
     used_inside_braces,
 )
-from .emit.cc_contraction import has_fusion_candidates, unpredictable_fusion
+from .emit.cc_contraction import has_products, unpredictable_fusion
 from .emit.cc_machine import compiler_mode_target
 from .emit.cc_target import TargetSpec, UnsupportedTarget, target_from_flags
 from .emit.host_object import compile_to_assembly, compile_to_object
@@ -69,7 +67,9 @@ def compile_kernels(
             refused.update((t.info.name, f"target not supported: {exc}") for t in takeovers)
             takeovers = []
         else:
-            takeovers = _without_contraction_hazards(lowered, takeovers, text, target, refused)
+            takeovers, with_products = _without_contraction_hazards(
+                lowered, takeovers, text, target, refused
+            )
     if takeovers:
         generate = _CodeGenerator(target, steps, flags, stage, command.pycc_options)
         try:
@@ -85,6 +85,15 @@ def compile_kernels(
                         f"internal error in code generation ({type(exc).__name__}: {exc})"
                     )
             output, takeovers = generate(lower(), working, refused) if working else (None, [])
+        elsewhere = target.contraction and _fusing_elsewhere(lowered, takeovers, with_products)
+        if takeovers and elsewhere:
+            for takeover in takeovers:
+                refused[takeover.info.name] = (
+                    f"'{elsewhere}' stays with cc and may fuse multiply-adds "
+                    "(-ffp-contract=fast with FMA): taking over any function of the file "
+                    f"changes what gcc inlines into it, and so its results {_OPT_IN}"
+                )
+            output, takeovers = None, []
     names = {t.info.name for t in takeovers}
     applied = generate.applied if takeovers else None
     time_ms = {
@@ -104,37 +113,63 @@ def compile_kernels(
     return result
 
 
+_OPT_IN = "(-ffp-contract=off or -std=c17 make it pycc-stencil's)"
+
+
 def _without_contraction_hazards(
     lowered: LoweredModule,
     takeovers: list[Takeover],
     text: bytes,
     target: TargetSpec,
     refused: dict,
-) -> list[Takeover]:
-    """The takeovers whose multiply-adds gcc's rule decides (`emit/cc_contraction`)."""
+) -> tuple[list[Takeover], set[str]]:
+    """The takeovers whose multiply-adds gcc's rule decides (`emit/cc_contraction`), and the
+    lowered functions of the file that have multiply-adds."""
     if not target.contraction:
-        return takeovers
-    kept, module = [], lowered.module
+        return takeovers, set()
+    module = lowered.module
+    functions = {
+        f.name: f for f in module.functions if not f.is_declaration and f.name in lowered.functions
+    }
+    with_products = {name for name, f in functions.items() if has_products(f)}
+    kept = []
     used = used_inside_braces(text, takeovers)
     for takeover in takeovers:
         name = takeover.info.name
-        functions = [module.globals[n] for n in reachable_functions(module, {name})]
-        functions = [f for f in functions if isinstance(f, ir.Function) and not f.is_declaration]
-        if not any(has_fusion_candidates(f) for f in functions):
+        reach = [functions[n] for n in reachable_functions(module, {name}) if n in functions]
+        helper = next((f.name for f in reach if f.name != name and f.name in with_products), None)
+        if name not in with_products and helper is None:
             kept.append(takeover)
             continue
-        reason = next(filter(None, map(unpredictable_fusion, functions)), None)
+        reason = next(filter(None, map(unpredictable_fusion, reach)), None)
+        if reason is None and helper is not None:
+            reason = (
+                f"it calls '{helper}', whose multiply-adds gcc fuses with its own after "
+                f"inlining under -ffp-contract=fast with FMA {_OPT_IN}"
+            )
         if reason is None and name in used:
             reason = (
                 "its own file calls it, and cc may inline or specialize it there, which "
-                "changes the multiply-adds gcc fuses under -ffp-contract=fast with FMA "
-                "(-ffp-contract=off or -std=c17 make it pycc-stencil's)"
+                f"changes the multiply-adds gcc fuses under -ffp-contract=fast with FMA {_OPT_IN}"
             )
         if reason is None:
             kept.append(takeover)
         else:
             refused[name] = reason
-    return kept
+    return kept, with_products
+
+
+def _fusing_elsewhere(
+    lowered: LoweredModule, takeovers: list[Takeover], with_products: set[str]
+) -> str | None:
+    """Under contraction, a function cc keeps that may fuse multiply-adds (it has some, or
+    the front end did not lower it): taking over anything else in the file changes what gcc
+    inlines into it, and so what it fuses there."""
+    taken = {t.info.name for t in takeovers}
+    for name in lowered.order:
+        if name not in taken and (name in with_products or name not in lowered.functions):
+            return name
+    return None
 
 
 class _CodeGenerator:

@@ -16,7 +16,7 @@ kernel is left to cc (`unpredictable_fusion`): for a product accumulated across 
 change with gcc's vectorizer, store motion and the `avoid-fma-max-bits` tuning of AMD cores;
 floating-point values a branch chooses are if-converted in gcc's vector loop only;
 and a kernel its own file calls is inlined or specialized there (-finline-*, -fipa-cp),
-where gcc's choice changes too (the driver checks that with `has_fusion_candidates`).
+where gcc's choice changes too (the driver checks that with `has_products`).
 """
 
 from __future__ import annotations
@@ -121,17 +121,10 @@ def _intrinsic(module: ir.Module, typ: ir.Type) -> ir.Function:
     return ir.Function(module, ir.FunctionType(typ, [typ, typ, typ]), name)
 
 
-def has_fusion_candidates(function: ir.Function) -> bool:
-    """Does `function` add or subtract a product (directly or negated), so that contraction
-    can change its results?"""
-    users = _users(function)
-    for block in function.blocks:
-        for product in (i for i in block.instructions if i.opname == "fmul"):
-            for use in users.get(product, []):
-                following = users.get(use, []) if use.opname == "fneg" else [use]
-                if any(u.opname in _ADDITIONS for u in following):
-                    return True
-    return False
+def has_products(function: ir.Function) -> bool:
+    """Does `function` multiply floating-point values? A product it adds may fuse, and so
+    may one it returns or passes on, once gcc has inlined the function into a caller."""
+    return any(instr.opname == "fmul" for block in function.blocks for instr in block.instructions)
 
 
 def unpredictable_fusion(function: ir.Function) -> str | None:

@@ -12,7 +12,8 @@ import pytest
 from pycc_stencil.emit.cc_contraction import fuse_like_gcc
 from pycc_stencil.emit.cc_target import target_from_flags
 from pycc_stencil.frontend import lower_file
-from test_dropin_flags import compiled_by, env, programs_like_cc  # noqa: F401 - fixture
+from test_compiler_mode import clean_env, functions_of, units_for
+from test_dropin_flags import compiled_by, programs_like_cc
 
 llvm.initialize_native_target()
 HOST_HAS_FMA = bool(llvm.get_host_cpu_features().get("fma"))
@@ -82,6 +83,13 @@ int main(void)
 """
 
 FILES = {"k.c": KERNELS, "main.c": MAIN}
+
+
+@pytest.fixture
+def env(tmp_path) -> dict[str, str]:
+    return clean_env(tmp_path / "cache")
+
+
 FMA = ["-O2", "-mfma"]
 
 
@@ -130,7 +138,7 @@ def test_a_stored_product_is_not_fused(tmp_path):
 
 @needs_fma
 @pytest.mark.parametrize("level", ["-O2", "-O3"])
-def test_kernels_give_cc_bits(tmp_path, env, level):  # noqa: F811 - fixture
+def test_kernels_give_cc_bits(tmp_path, env, level):
     outputs, report = programs_like_cc(tmp_path, env, FILES, [level, "-mfma"])
     assert outputs[1] == outputs[0]
     assert set(compiled_by(report, "k.c").values()) == {"pycc-stencil"}
@@ -188,7 +196,7 @@ int main(void)
         (["-O2"], "pycc-stencil"),
     ],
 )
-def test_accumulations_and_branches_stay_with_cc_under_contraction(tmp_path, env, flags, by):  # noqa: F811
+def test_accumulations_and_branches_stay_with_cc_under_contraction(tmp_path, env, flags, by):
     files = {"k.c": ACCUMULATIONS, "main.c": ACCUMULATION_MAIN}
     outputs, report = programs_like_cc(tmp_path, env, files, flags)
     assert compiled_by(report, "k.c") == {"dot": by, "gemv": by, "clamped": by}
@@ -196,14 +204,30 @@ def test_accumulations_and_branches_stay_with_cc_under_contraction(tmp_path, env
         assert outputs[1] == outputs[0]
 
 
-def test_a_kernel_its_file_calls_stays_with_cc_under_contraction(tmp_path, env):  # noqa: F811
-    """gcc inlines or specializes (ipa-cp) a kernel at its calls in the same file, and fuses
-    other products there; a kernel of the same file without products is still taken over."""
-    caller = "void run(int n, double *o, const double *x, const double *y) { shapes(n, o, x, y); }"
-    files = {"k.c": KERNELS + caller, "main.c": MAIN}
+@pytest.mark.parametrize(
+    "extra, reason",
+    [
+        # gcc inlines or specializes (ipa-cp) a kernel at its calls in the same file, and
+        # fuses other products there
+        ("void run(int n, double *o, const double *x, const double *y) { shapes(n, o, x, y); }",
+         "its own file calls it"),
+        # gcc fuses a helper's product with the caller's addition once it has inlined it
+        ("static double sq(double v) { return v * v; }\n"
+         "void with_helper(int n, double *o, const double *x)\n"
+         "{ for (int i = 0; i < n; i++) o[i] = x[i] + sq(x[i]); }",
+         "it calls 'sq'"),
+    ],
+)  # fmt: skip
+def test_kernels_of_a_file_where_gcc_may_fuse_elsewhere_stay_with_cc(tmp_path, env, extra, reason):
+    """A function with products that cc keeps may be fused differently by gcc once anything
+    of its file changes (what it inlines): then every function of the file stays with cc."""
+    files = {"k.c": KERNELS + extra + "\n", "main.c": MAIN}
     outputs, report = programs_like_cc(tmp_path, env, files, ["-O2", "-mfma"])
-    by = compiled_by(report, "k.c")
-    assert by["shapes"] == "cc" and by["kept"] == by["floats"] == "pycc-stencil"
+    (unit,) = units_for(report, "k.c")
+    functions = functions_of(unit)
+    assert {f["compiled_by"] for f in functions.values()} == {"cc"}
+    assert any(reason in (f["reason"] or "") for f in functions.values()), functions
+    assert "stays with cc and may fuse" in functions["kept"]["reason"]
     if HOST_HAS_FMA:
         assert outputs[1] == outputs[0]
 
