@@ -27,6 +27,7 @@ from .emit.host_object import compile_to_assembly, compile_to_object
 from .frontend import lower_file
 from .frontend.declarations import apply_row_align
 from .frontend.signature import LoweredModule
+from .frontend.tbaa import strip_tbaa
 from .ir_passes.pipeline import PipelineResult, parse_pipeline, run_passes
 
 
@@ -156,6 +157,8 @@ class _CodeGenerator:
         self.applied: PipelineResult | None = None
 
     def __call__(self, lowered: LoweredModule, takeovers: list[Takeover]) -> bytes:
+        if not self.target.strict_aliasing:  # cc lets the code type-pun: so must LLVM
+            strip_tbaa(lowered.module)
         self.applied = run_passes(lowered.module, self.steps, target=self.machine)
         lowered.module = self.applied.module
         module_text = kernel_module(
