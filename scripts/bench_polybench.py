@@ -64,6 +64,11 @@ KERNELS = {
 SIZES = {"medium": "-DMEDIUM_DATASET", "large": "-DLARGE_DATASET"}
 FLAGS = ["-O3", "-march=native"]
 CONTRACT = {"default": [], "off": ["-ffp-contract=off"]}
+#: --no-inline: gcc and clang may no longer inline the static kernel into main and specialize
+#: it for main's constant sizes (pycc-stencil's kernel is its own object and never is), so the
+#: ratios compare the code of the kernel alone; clang does not know -fno-ipa-cp (a warning)
+NO_INLINE = ["-fno-inline", "-fno-ipa-cp", "-fno-ipa-cp-clone", "-Wno-unused-command-line-argument",
+             "-Wno-ignored-optimization-argument"]  # fmt: skip
 
 
 @dataclass
@@ -104,7 +109,9 @@ def make_variants(gcc: str, clang: str | None, pycc: str | None) -> list[Variant
     return variants
 
 
-def build(program: Program, size: str, reps: int, out: Path, takeover: str | None) -> None:
+def build(
+    program: Program, size: str, reps: int, out: Path, takeover: str | None, extra: list[str]
+) -> None:
     """Compile one program; for pycc-stencil, read from its report whether it took the
     kernel over."""
     source = SOURCES / f"{program.kernel}.c"
@@ -116,6 +123,7 @@ def build(program: Program, size: str, reps: int, out: Path, takeover: str | Non
         *program.variant.command,
         *FLAGS,
         *CONTRACT[program.contract],
+        *extra,
         SIZES[size],
         f"-DREPS={reps}",
         f"-I{SOURCES}",
@@ -220,6 +228,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--clang", default=None, help="clang to use (default: newest on PATH; "
                    "'none' for none)")  # fmt: skip
     p.add_argument("--pycc", default=None, help="pycc-stencil (default: beside this python)")
+    p.add_argument("--no-inline", action="store_true", help="gcc and clang may not inline or "
+                   "specialize the kernel (compares the kernel's code alone)")  # fmt: skip
     p.add_argument("--takeover", default=None, help="PYCC_TAKEOVER for compiler mode (all)")
     p.add_argument("--markdown", default=None, help="write the table and summary here")
     p.add_argument("--keep", action="store_true", help="keep the build directory")
@@ -246,7 +256,8 @@ def main(argv: list[str] | None = None) -> int:
         for row in rows:
             for variant in variants:
                 program = Program(row.kernel, row.contract, variant)
-                build(program, args.size, args.reps, out, args.takeover)
+                extra = NO_INLINE if args.no_inline else []
+                build(program, args.size, args.reps, out, args.takeover, extra)
                 row.programs[variant.name] = program
                 print(f"built {row.kernel} ({row.contract}) {variant.name}: "
                       f"{program.error or program.taken or 'ok'}", file=sys.stderr)  # fmt: skip
@@ -260,7 +271,8 @@ def main(argv: list[str] | None = None) -> int:
         f"command: {shlex.join(['scripts/bench_polybench.py', *(argv or sys.argv[1:])])}",
         *bench.machine_info(gcc, clang, pycc),
         f"load average at the end: {bench.loadavg()}",
-        f"size class {args.size.upper()}; best of {args.reps} kernel runs x {args.rounds} rounds",
+        f"size class {args.size.upper()}; best of {args.reps} kernel runs x {args.rounds} rounds"
+        + (f"; all built with {' '.join(NO_INLINE[:3])}" if args.no_inline else ""),
     ]
     text = "\n".join(["```", *header, "```", "", *lines, "", *[f"- {s}" for s in summary]])
     print(text)
