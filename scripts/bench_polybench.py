@@ -33,6 +33,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import re
 import shlex
 import shutil
 import sys
@@ -64,11 +65,10 @@ KERNELS = {
 SIZES = {"medium": "-DMEDIUM_DATASET", "large": "-DLARGE_DATASET"}
 FLAGS = ["-O3", "-march=native"]
 CONTRACT = {"default": [], "off": ["-ffp-contract=off"]}
-#: --no-inline: gcc and clang may no longer inline the static kernel into main and specialize
-#: it for main's constant sizes (pycc-stencil's kernel is its own object and never is), so the
-#: ratios compare the code of the kernel alone; clang does not know -fno-ipa-cp (a warning)
-NO_INLINE = ["-fno-inline", "-fno-ipa-cp", "-fno-ipa-cp-clone", "-Wno-unused-command-line-argument",
-             "-Wno-ignored-optimization-argument"]  # fmt: skip
+#: --no-inline: gcc (also cc of compiler mode) and clang may no longer inline the static kernel
+#: into main and specialize it for main's constant sizes (pycc-stencil's kernel is its own
+#: object and never is); clang's IPSCCP still propagates the constant sizes into it
+NO_INLINE = {"gcc": ["-fno-inline", "-fno-ipa-cp", "-fno-ipa-cp-clone"], "clang": ["-fno-inline"]}
 
 
 @dataclass
@@ -78,6 +78,7 @@ class Variant:
     name: str
     command: list[str]
     pycc: bool = False
+    family: str = "gcc"  # whose options it takes: gcc (also pycc-stencil's cc) or clang
 
 
 @dataclass
@@ -90,6 +91,7 @@ class Program:
     taken: str = ""  # pycc variants: "yes", or "no: REASON"
     time: float = math.inf
     hash: str | None = None
+    code: str | None = None  # the kernel's disassembly, names normalized (kernel_code)
 
 
 @dataclass
@@ -102,7 +104,7 @@ class Row:
 def make_variants(gcc: str, clang: str | None, pycc: str | None) -> list[Variant]:
     variants = [Variant("gcc", [gcc])]
     if clang:
-        variants.append(Variant("clang", [clang]))
+        variants.append(Variant("clang", [clang], family="clang"))
     if pycc:
         variants.append(Variant("pycc", [pycc], pycc=True))
         variants.append(Variant("pycc no-tbaa", [pycc, "-fno-strict-aliasing"], pycc=True))
@@ -110,7 +112,7 @@ def make_variants(gcc: str, clang: str | None, pycc: str | None) -> list[Variant
 
 
 def build(
-    program: Program, size: str, reps: int, out: Path, takeover: str | None, extra: list[str]
+    program: Program, size: str, reps: int, out: Path, takeover: str | None, no_inline: bool
 ) -> None:
     """Compile one program; for pycc-stencil, read from its report whether it took the
     kernel over."""
@@ -123,7 +125,7 @@ def build(
         *program.variant.command,
         *FLAGS,
         *CONTRACT[program.contract],
-        *extra,
+        *(NO_INLINE[program.variant.family] if no_inline else []),
         SIZES[size],
         f"-DREPS={reps}",
         f"-I{SOURCES}",
@@ -141,8 +143,23 @@ def build(
     if done.returncode != 0:
         program.error = bench.first_line(done.stderr) or "build failed"
         return
+    function = f"kernel_{program.kernel.replace('-', '_')}"
+    program.code = kernel_code(program.path, function)
     if program.variant.pycc:
-        program.taken = takeover_status(report, f"kernel_{program.kernel.replace('-', '_')}")
+        program.taken = takeover_status(report, function)
+
+
+def kernel_code(path: Path, function: str) -> str | None:
+    """The instructions of `function` in the program (pycc-stencil's hidden `__pycc_<tag>_`
+    symbol too), with addresses and tags left out: equal strings are the same machine code.
+    None where it was inlined into main."""
+    done = run(["objdump", "-d", "--no-show-raw-insn", "--no-addresses", str(path)], timeout=120)
+    name = re.compile(rf"^<(__pycc_[0-9a-f]+_)?{function}>:$", re.M)
+    start = name.search(done.stdout)
+    if start is None:
+        return None
+    body = done.stdout[start.end() :].split("\n\n", 1)[0]
+    return re.sub(r"__pycc_[0-9a-f]+_", "__pycc_", body)
 
 
 def takeover_status(report: Path, function: str) -> str:
@@ -192,6 +209,8 @@ def table(rows: list[Row], variants: list[Variant]) -> tuple[list[str], list[str
         pairs.append(("clang", "pycc"))  # issue 14: a kernel we compile never loses to clang
     head = ["kernel", "class", "contraction", "gcc ms", *[f"{b}/{o}" for b, o in pairs]]
     head += ["bits vs gcc", "pycc took it over"]
+    if "pycc no-tbaa" in names:
+        head.insert(-2, "TBAA changes code")
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     ratios: dict[tuple[str, str], list[float]] = {}
     for row in rows:
@@ -207,6 +226,9 @@ def table(rows: list[Row], variants: list[Variant]) -> tuple[list[str], list[str
         errors = [f"{n}: {p.error}" for n, p in row.programs.items() if p.error]
         cells.append("; ".join(errors) or ("differ: " + ", ".join(differ) if differ else "same"))
         pycc = row.programs.get("pycc")
+        if "pycc no-tbaa" in names:
+            other = row.programs["pycc no-tbaa"].code
+            cells.append("?" if pycc.code is None else "yes" if pycc.code != other else "no")
         cells.append(pycc.taken if pycc is not None else "")
         lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
     summary = [
@@ -256,8 +278,7 @@ def main(argv: list[str] | None = None) -> int:
         for row in rows:
             for variant in variants:
                 program = Program(row.kernel, row.contract, variant)
-                extra = NO_INLINE if args.no_inline else []
-                build(program, args.size, args.reps, out, args.takeover, extra)
+                build(program, args.size, args.reps, out, args.takeover, args.no_inline)
                 row.programs[variant.name] = program
                 print(f"built {row.kernel} ({row.contract}) {variant.name}: "
                       f"{program.error or program.taken or 'ok'}", file=sys.stderr)  # fmt: skip
@@ -272,7 +293,7 @@ def main(argv: list[str] | None = None) -> int:
         *bench.machine_info(gcc, clang, pycc),
         f"load average at the end: {bench.loadavg()}",
         f"size class {args.size.upper()}; best of {args.reps} kernel runs x {args.rounds} rounds"
-        + (f"; all built with {' '.join(NO_INLINE[:3])}" if args.no_inline else ""),
+        + (f"; --no-inline: {NO_INLINE}" if args.no_inline else ""),
     ]
     text = "\n".join(["```", *header, "```", "", *lines, "", *[f"- {s}" for s in summary]])
     print(text)
