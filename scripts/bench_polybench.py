@@ -210,7 +210,7 @@ def table(rows: list[Row], variants: list[Variant]) -> tuple[list[str], list[str
     head = ["kernel", "class", "contraction", "gcc ms", *[f"{b}/{o}" for b, o in pairs]]
     head += ["bits vs gcc", "pycc took it over"]
     if "pycc no-tbaa" in names:
-        head.insert(-2, "TBAA changes code")
+        head.insert(-1, "TBAA changes code")
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     ratios: dict[tuple[str, str], list[float]] = {}
     for row in rows:
