@@ -162,16 +162,22 @@ def kernel_code(path: Path, function: str) -> str | None:
     return re.sub(r"__pycc_[0-9a-f]+_", "__pycc_", body)
 
 
+#: a pass's remark that it transformed the code (clang's -Rpass=NAME; not -Rpass-missed)
+PASSED = re.compile(r"\[-Rpass=([\w()-]+)\]")
+
+
 def takeover_status(report: Path, function: str) -> str:
-    """ "yes" if compiler mode compiled `function`, else "no: " and its reason."""
+    """`yes` and the passes that fired if compiler mode compiled `function` (main takes over
+    only those; `PYCC_TAKEOVER=all` every kernel it lowers), else `no: ` and the reason."""
     if not report.exists():
         return "no: no report"
     for line in report.read_text().splitlines():
         for record in json.loads(line).get("functions", []) if line.strip() else []:
             if record.get("name") == function:
-                if record.get("compiled_by") == "pycc-stencil":
-                    return "yes"
-                return f"no: {record.get('reason')}"
+                if record.get("compiled_by") != "pycc-stencil":
+                    return f"no: {record.get('reason')}"
+                fired = sorted({m for r in record.get("remarks", []) for m in PASSED.findall(r)})
+                return f"yes ({', '.join(fired)} fired)" if fired else "yes (no pass fired)"
     return "no: not in the report"
 
 
