@@ -3,7 +3,8 @@
 
 Issue 14's target: a kernel pycc-stencil compiles never loses to the C compilers on it. Each
 kernel of scripts/polybench/ (PolyBench 4.2.1's loop shapes and size classes, written for this
-project; every class: linear algebra, data mining, medley, stencils) is a whole program, built
+project; every class: linear algebra, data mining, medley, stencils; and one sparse
+matrix-vector product, not PolyBench, whose loads mix types) is a whole program, built
 
 - `gcc -O3 -march=native`: the reference of every ratio and of the bits;
 - `clang -O3 -march=native`, when a clang is on PATH;
