@@ -189,3 +189,47 @@ def test_char_and_union_puns_match_cc_under_strict_aliasing(tmp_path, env):  # n
     outputs, report = programs_like_cc(tmp_path, env, files, ["-O3"])
     assert outputs[1] == outputs[0]
     assert compiled_by(report, "k.c")["through_char"] == "pycc-stencil"
+
+
+MIXED_TYPES = {
+    "k.c": """
+    void spmv(int n, const int *rowptr, const int *col, const double *val, const double *x,
+              double *y) {
+      for (int i = 0; i < n; i++) {
+        y[i] = 0.0;
+        for (int k = rowptr[i]; k < rowptr[i + 1]; k++) y[i] += val[k] * x[col[k]];
+      }
+    }
+    void zero(const int *n, double *a) {
+      for (int i = 0; i < *n; i++) a[i] = 0.0;
+    }
+    """,
+    "main.c": """
+    #include <stdio.h>
+    void spmv(int n, const int *rowptr, const int *col, const double *val, const double *x,
+              double *y);
+    void zero(const int *n, double *a);
+    int main(void) {
+      int rowptr[41], col[400], n = 40, half = 20;
+      double val[400], x[40], y[40];
+      rowptr[0] = 0;
+      for (int i = 0; i < n; i++) {
+        rowptr[i + 1] = rowptr[i] + 1 + i % 9;
+        x[i] = 1.0 / (i + 3);
+      }
+      for (int k = 0; k < rowptr[n]; k++) { col[k] = (k * 7) % n; val[k] = 0.1 * (k % 13); }
+      spmv(n, rowptr, col, val, x, y);
+      zero(&half, y);
+      for (int i = 0; i < n; i++) printf("%a\\n", y[i]);
+      return 0;
+    }
+    """,
+}
+
+
+def test_mixed_type_kernels_with_tags_match_cc(tmp_path, env):  # noqa: F811
+    """Kernels whose code the tags change (a row bound kept in a register across the double
+    stores) give cc's bits in compiler mode."""
+    outputs, report = programs_like_cc(tmp_path, env, MIXED_TYPES, ["-O3", "-ffp-contract=off"])
+    assert outputs[1] == outputs[0]
+    assert set(compiled_by(report, "k.c").values()) == {"pycc-stencil"}
