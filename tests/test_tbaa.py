@@ -10,6 +10,7 @@ from pathlib import Path
 
 import llvmlite.binding as llvm
 import pytest
+from pycc_stencil.emit.cc_target import target_from_flags
 from pycc_stencil.emit.host_jit import optimize
 from pycc_stencil.frontend import lower_file
 from pycc_stencil.frontend.tbaa import type_name
@@ -233,3 +234,18 @@ def test_mixed_type_kernels_with_tags_match_cc(tmp_path, env):  # noqa: F811
     outputs, report = programs_like_cc(tmp_path, env, MIXED_TYPES, ["-O3", "-ffp-contract=off"])
     assert outputs[1] == outputs[0]
     assert set(compiled_by(report, "k.c").values()) == {"pycc-stencil"}
+
+
+@pytest.mark.parametrize(
+    "flags, strict",
+    [
+        (["-O2"], True),  # gcc assumes C's aliasing rules from -O2
+        (["-O3"], True),
+        (["-O1"], False),
+        (["-O0"], False),
+        (["-O1", "-fstrict-aliasing"], True),
+        (["-O3", "-fno-strict-aliasing"], False),
+    ],
+)
+def test_compiler_mode_keeps_the_tags_exactly_when_gcc_assumes_strict_aliasing(flags, strict):
+    assert target_from_flags("cc", flags).strict_aliasing is strict
