@@ -9,6 +9,11 @@ char" that aliases everything, every pointer type one "any pointer" node, all un
 "Simple C/C++ TBAA". Types without a node of their own get no tag (LLVM then assumes any
 alias). gcc and clang drop the assumption under `-fno-strict-aliasing` (and gcc below `-O2`):
 `strip_tbaa` removes the tags there, so programs that type-pun stay as cc compiles them.
+
+Unions (not lowered yet): gcc documents reading another member than the one last written as
+allowed, and clang gives every access through a union member the "omnipotent char" tag; an
+access through a member must get `type_name`'s char tag or none, never its scalar type's
+(tests/test_tbaa.py has the union pun that would then break).
 """
 
 from __future__ import annotations
