@@ -51,8 +51,12 @@ class _Parser(argparse.ArgumentParser):
         raise _UsageError(message)
 
 
+_ALIASING = ("-fstrict-aliasing", "-fno-strict-aliasing")
+
+
 def split_cc_flags(argv: Sequence[str]) -> tuple[list[str], list[str]]:
-    """Separate cc-style preprocessor flags (-I -D -U -std= -include) from the rest."""
+    """Separate cc-style preprocessor flags (-I -D -U -std= -include) and the language's
+    aliasing rules (-f[no-]strict-aliasing) from the rest."""
     cflags, rest = [], []
     args = iter(argv)
     for arg in args:
@@ -61,7 +65,7 @@ def split_cc_flags(argv: Sequence[str]) -> tuple[list[str], list[str]]:
             if value is None:
                 raise _UsageError(f"argument to '{arg}' is missing")
             cflags += [arg, value]
-        elif arg.startswith(_CC_VALUE_FLAGS) or arg.startswith("-std="):
+        elif arg.startswith(_CC_VALUE_FLAGS) or arg.startswith("-std=") or arg in _ALIASING:
             cflags.append(arg)
         else:
             rest.append(arg)
@@ -168,8 +172,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="pycc-stencil",
         description="A compiler for the stencil loop nests of legacy C. Preprocessor flags "
-        "(-I DIR, -D NAME[=VALUE], -U NAME, -std=STD, -include FILE) are accepted by every "
-        "subcommand, as cc accepts them.",
+        "(-I DIR, -D NAME[=VALUE], -U NAME, -std=STD, -include FILE) and -f[no-]strict-aliasing "
+        "are accepted by every subcommand, as cc accepts them.",
     )
     parser.add_argument("--version", action="version", version=f"pycc-stencil {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)

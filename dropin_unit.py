@@ -25,6 +25,7 @@ from .emit.host_object import compile_to_assembly, compile_to_object
 from .frontend import lower_file
 from .frontend.declarations import apply_row_align
 from .frontend.signature import LoweredModule
+from .frontend.tbaa import strip_tbaa
 from .ir_passes.pipeline import PipelineResult, parse_pipeline, run_passes
 
 
@@ -193,6 +194,8 @@ class _CodeGenerator:
     ) -> tuple[bytes | None, list[Takeover]]:
         """The code of the takeovers the policy keeps (None if none), and those takeovers;
         the others get their reason in `refused`."""
+        if not self.target.strict_aliasing:  # cc lets the code type-pun: so must LLVM
+            strip_tbaa(lowered.module)
         self.applied = run_passes(lowered.module, self.steps, target=self.machine)
         lowered.module = self.applied.module
         if not self.everything:

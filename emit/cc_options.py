@@ -97,7 +97,8 @@ CODEGEN_OPTIONS = (
     _honoured("-fexcess-precision=", "-ffloat-store", "-fno-float-store",
               how="no effect with SSE2 math (x87 math is cc's, below)"),
     _honoured("-fstrict-aliasing", "-fno-strict-aliasing",
-              how="no type-based alias analysis in pycc-stencil (overlap is checked at run time)"),
+              how="type-based alias tags (`!tbaa`, as clang's) exactly when cc assumes C's "
+              "aliasing rules (`-fstrict-aliasing`, gcc's default from -O2)"),
     _honoured("-fsigned-char", "-funsigned-char", "-fno-signed-char", "-fno-unsigned-char",
               "-fshort-enums", "-fno-short-enums", "-fshort-wchar", "-fno-short-wchar",
               how="the front end reads the types as cc does"),

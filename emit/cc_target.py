@@ -50,6 +50,9 @@ class TargetSpec:
     #: in the ISA): `emit/cc_contraction` fuses the same ones
     contraction: bool = False
     wrapv: bool = False  # -fwrapv: signed integer overflow wraps
+    #: C's effective-type rules may be assumed (gcc: -fstrict-aliasing, on from -O2): the front
+    #: end's `!tbaa` tags stay; without it they are dropped (`frontend/tbaa.strip_tbaa`)
+    strict_aliasing: bool = True
     stack_protector: str = ""  # LLVM attribute for -fstack-protector{,-strong,-all}
     frame_pointer: bool = False  # -fno-omit-frame-pointer
     math_errno: bool = True  # sqrt of a negative sets errno (gcc's default, not -ffast-math)
@@ -163,6 +166,7 @@ def target_from_flags(cc: str, flags: Sequence[str]) -> TargetSpec:
         and _enabled("expensive-optimizations", options, flags, default=opt_level >= 2)
         and bool({"__FMA__", "__FMA4__"} & set(macros)),
         wrapv=_last_of(flags, ("-fwrapv", "-fno-wrapv", "-fstrict-overflow")) == "-fwrapv",
+        strict_aliasing=_enabled("strict-aliasing", options, flags, default=opt_level >= 2),
         math_errno="__NO_MATH_ERRNO__" not in macros,
         frame_pointer=not _enabled("omit-frame-pointer", options, flags, default=True),
         function_sections=_last_of(flags, ("-ffunction-sections", "-fno-function-sections"))

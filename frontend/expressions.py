@@ -52,6 +52,7 @@ from .math_calls import (
     canonical_math_name,
 )
 from .ssa import SSABuilder
+from .tbaa import TypeTags, tag_access
 from .unsupported import Unsupported
 
 I64 = ir.IntType(64)
@@ -120,6 +121,8 @@ class FunctionState:
     loops: list[LoopTargets] = field(default_factory=list)
     case_blocks: list[dict[int, ir.Block]] = field(default_factory=list)
     loop_count: int = 0
+    #: the module's TBAA tags; None when C's aliasing rules may not be assumed
+    tags: TypeTags | None = None
     ssa: SSABuilder = field(init=False)
 
     def __post_init__(self) -> None:
@@ -163,13 +166,16 @@ class ExpressionLowering:
         if lv.var is not None:
             return RValue(self.read_var(lv.var), lv.ctype)
         t = lv.ctype
-        return RValue(self.b.load(lv.address, typ=t.llvm(), align=_alignment(t)), t)
+        loaded = self.b.load(lv.address, typ=t.llvm(), align=_alignment(t))
+        tag_access(self.s.tags, loaded, t)
+        return RValue(loaded, t)
 
     def store(self, lv: LValue, value: ir.Value) -> None:
         if lv.var is not None:
             self.s.ssa.write(lv.var, self.b.block, value)
         else:
-            self.b.store(value, lv.address, align=_alignment(lv.ctype))
+            stored = self.b.store(value, lv.address, align=_alignment(lv.ctype))
+            tag_access(self.s.tags, stored, lv.ctype)
 
     def value_of(self, lv: LValue, where: ci.Cursor) -> RValue:
         """An lvalue used as a value: arrays decay to a pointer to their first element."""

@@ -43,6 +43,7 @@ from .math_calls import ASSERT_FAIL, KNOWN_LIBRARY_CALLS, canonical_math_name
 from .parse import Parsed, parse
 from .signature import DefinitionText, FunctionInfo, LoweredModule, SkippedFunction
 from .statements import MAX_NODES, FunctionLowerer, check_bounds
+from .tbaa import TypeTags, strict_aliasing
 from .unsupported import Unsupported
 
 
@@ -90,6 +91,7 @@ class ModuleLowerer:
         self._skipped: dict[str, SkippedFunction] = {}
         self._globals: dict[tuple, Variable] = {}
         self._row_align = self._row_align_pragmas()
+        self._tags = TypeTags(self.module) if strict_aliasing(cflags) else None
 
     def in_main_file(self, where: ci.SourceLocation) -> bool:
         """Is `where` written in the file being compiled (not in a header it includes)?"""
@@ -157,7 +159,9 @@ class ModuleLowerer:
             raise
         self._stack.append(name)
         try:
-            state = FunctionState(function, ir.IRBuilder(), self._locator(function, cursor))
+            state = FunctionState(
+                function, ir.IRBuilder(), self._locator(function, cursor), tags=self._tags
+            )
             params = FunctionLowerer(self, state, cursor).lower()
         except Unsupported as exc:
             self._skip(name, exc)

@@ -49,6 +49,7 @@ from .expressions import (
 from .initializers import flatten, fold
 from .signature import Param
 from .ssa import remove_trivial_phis
+from .tbaa import tag_access
 from .unsupported import Unsupported
 
 #: the largest function body lowered (a 10 000-statement function took minutes and
@@ -151,7 +152,8 @@ class FunctionLowerer(ExpressionLowering):
         if key in self.address_taken:
             var = Variable(decl.spelling, t, self.entry_alloca(t.llvm(), decl.spelling))
             if value is not None:
-                self.b.store(value, var.address, align=ct.size_of(t))
+                stored = self.b.store(value, var.address, align=ct.size_of(t))
+                tag_access(self.s.tags, stored, t)
         else:
             var = Variable(decl.spelling, t)
             self.s.ssa.declare(var, t.llvm())
@@ -294,7 +296,8 @@ class FunctionLowerer(ExpressionLowering):
                 inbounds=True,
                 source_etype=scalar.llvm(),
             )
-            self.b.store(converted, address, align=ct.size_of(scalar))
+            stored = self.b.store(converted, address, align=ct.size_of(scalar))
+            tag_access(self.s.tags, stored, scalar)
 
     # ----------------------------------------------------------------- statements
     def statement(self, c: ci.Cursor) -> None:
