@@ -18,6 +18,7 @@ from ..ir_passes.core.rewrite import opaque
 from ..ir_passes.core.symbolic import OPERATORS as SYMBOLIC_OPERATORS
 from ..ir_passes.core.symbolic import Expr
 from . import c_types as ct
+from .abi import InMemory, InRegisters, Passing
 from .clang_ast import (
     K,
     binary_operator,
@@ -118,10 +119,19 @@ class FunctionLowerer(ExpressionLowering):
         pending: list[tuple[object, ci.Cursor]] = []
         decls = [c for c in children(self.cursor) if c.kind == K.PARM_DECL]
         passed_types = list(self.cursor.type.argument_types())
-        for decl, arg, passed in zip(decls, self.s.function.args, passed_types):
+        abi = self.services.abi(self.s.function.name)
+        received = abi.arguments(self.s.function.args)
+        for decl, passing, args, passed in zip(decls, abi.params, received, passed_types):
             declared, vla_sizes = self.declared_type(decl)
             pending += vla_sizes
+            arg = args[0]
             value: ir.Value = arg
+            if isinstance(declared, ct.StructType):
+                self.s.variables[declaration_key(decl)] = Variable(
+                    decl.spelling, declared, self.struct_parameter(decl, passing, args)
+                )
+                params.append(Param(decl.spelling, declared, location(decl)))
+                continue
             if isinstance(declared, ct.ArrayType):
                 var_type: ct.CType = ct.PointerType(
                     declared.element, restrict="noalias" in arg.attributes
@@ -139,6 +149,16 @@ class FunctionLowerer(ExpressionLowering):
             self.s.vla_lengths[key] = self.index(size)
         return tuple(params)
 
+    def struct_parameter(self, decl: ci.Cursor, passing: Passing, args: list[ir.Value]) -> ir.Value:
+        """Where a struct parameter is: the caller's `byval` copy, or a slot of this frame
+        holding the eightbytes it arrived in."""
+        if isinstance(passing, InMemory):
+            return args[0]
+        assert isinstance(passing, InRegisters)
+        slot = self.struct_slot(passing.struct, decl.spelling)
+        self.store_struct_parts(slot, passing, args)
+        return slot
+
     def define(self, decl: ci.Cursor, t: ct.CType, value: ir.Value | None) -> Variable:
         """Create a scalar variable (SSA unless its address is taken) with an initial value."""
         key = declaration_key(decl)
@@ -154,19 +174,13 @@ class FunctionLowerer(ExpressionLowering):
         self.s.variables[key] = var
         return var
 
-    def entry_alloca(self, typ: ir.Type, name: str, count: ir.Value | None = None) -> ir.Value:
-        entry = self.s.function.entry_basic_block
-        builder = ir.IRBuilder(entry)
-        builder.position_at_start(entry)
-        slot = opaque(builder.alloca(typ, size=count, name=name))
-        if self.b.block is entry:
-            self.b.position_at_end(entry)  # the insertion index of the main builder moved
-        return slot
-
     def finish(self) -> None:
         if not self.b.block.is_terminated:
-            if isinstance(self.result_type, ct.VoidType):
+            returned = self.s.function.function_type.return_type
+            if isinstance(returned, ir.VoidType):
                 self.b.ret_void()
+            elif isinstance(self.result_type, ct.StructType):  # indeterminate, as in C
+                self.b.ret(ir.Constant(returned, ir.Undefined))
             elif self.s.function.name == "main":
                 self.b.ret(ir.Constant(self.result_type.llvm(), 0))
             else:  # falling off the end: the value is indeterminate, as in C
@@ -242,6 +256,9 @@ class FunctionLowerer(ExpressionLowering):
                 )
             self.s.vla_lengths[key] = self.index(size)
         init = var_initializer(decl)
+        if isinstance(t, ct.StructType):
+            self.struct_local(decl, t, init)
+            return
         if isinstance(t, ct.ArrayType):
             if t.is_vla:
                 count = self.scalars_in(t, decl)
@@ -249,6 +266,10 @@ class FunctionLowerer(ExpressionLowering):
             else:
                 address = self.entry_alloca(t.llvm(), decl.spelling)
             alignment = max(aligned_attribute(decl), type_alignment(decl.type))
+            if isinstance(t.scalar, ct.StructType):  # its LLVM type is bytes: say how aligned
+                alignment = max(alignment, t.scalar.align)
+                if init is not None:
+                    raise Unsupported("initializers of arrays of structs are not supported", init)
             if alignment > 1:
                 address.align = alignment
             var = Variable(decl.spelling, t, address)
@@ -261,6 +282,20 @@ class FunctionLowerer(ExpressionLowering):
             rv = self.rvalue(init)
             value = self.assignable(rv, t, init)
         self.define(decl, t, value)
+
+    def struct_local(self, decl: ci.Cursor, t: ct.StructType, init: ci.Cursor | None) -> None:
+        """A struct variable: always in memory; initialized only by a struct value."""
+        address = self.struct_slot(t, decl.spelling)
+        alignment = max(aligned_attribute(decl), type_alignment(decl.type))
+        if alignment > t.align:
+            address.align = alignment
+        self.s.variables[declaration_key(decl)] = Variable(decl.spelling, t, address)
+        if init is None:
+            return
+        if strip_parens(init).kind == K.INIT_LIST_EXPR:
+            raise Unsupported("initializer lists for structs are not supported", init)
+        value = self.rvalue(init)
+        self.copy_struct(address, self.assignable(value, t, init), t)
 
     def initialize_array(self, var: Variable, init: ci.Cursor) -> None:
         t = var.ctype
@@ -343,7 +378,9 @@ class FunctionLowerer(ExpressionLowering):
 
     def return_statement(self, c: ci.Cursor) -> None:
         kids = children(c)
-        if kids and not isinstance(self.result_type, ct.VoidType):
+        if kids and isinstance(self.result_type, ct.StructType):
+            self.return_struct(self.assignable(self.rvalue(kids[0]), self.result_type, c))
+        elif kids and not isinstance(self.result_type, ct.VoidType):
             value = self.rvalue(kids[0])
             self.b.ret(self.assignable(value, self.result_type, c))
         else:
@@ -351,6 +388,23 @@ class FunctionLowerer(ExpressionLowering):
                 self.discard(kids[0])
             self.b.ret_void()
         self.start_dead_block()
+
+    def return_struct(self, address: ir.Value) -> None:
+        """Return a struct: through the caller's `sret` slot, or in its eightbytes."""
+        result = self.services.abi(self.s.function.name).result
+        if isinstance(result, InMemory):
+            self.copy_struct(self.s.function.args[0], address, result.struct)
+            self.b.ret_void()
+            return
+        assert isinstance(result, InRegisters)
+        parts = self.struct_parts(address, result)
+        if len(parts) == 1:
+            self.b.ret(parts[0])
+            return
+        value = ir.Constant(self.s.function.function_type.return_type, ir.Undefined)
+        for k, part in enumerate(parts):
+            value = self.b.insert_value(value, part, k)
+        self.b.ret(value)
 
     def if_statement(self, c: ci.Cursor) -> None:
         kids = children(c)
