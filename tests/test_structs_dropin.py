@@ -1,0 +1,254 @@
+"""Structs across the boundary between cc's code and pycc-stencil's (issue 14 §2).
+
+A kernel pycc-stencil compiles in compiler mode is called by code cc compiled, so a struct
+passed or returned by value must travel exactly as gcc passes it (x86-64 SysV: INTEGER and
+SSE eightbytes in registers, larger structs in memory, `sret` results, all-or-nothing when
+the registers run out). Each test builds k.c by cc and by pycc-stencil, links it with a main.c
+built by cc, and compares the outputs (floating-point values printed with %a: bit for bit);
+the report must say pycc-stencil compiled every kernel, or the test proves nothing.
+"""
+
+from __future__ import annotations
+
+import pytest
+from test_compiler_mode import PYCC
+from test_dropin_unit import assert_by_pycc, build_both
+
+pytestmark = pytest.mark.skipif(PYCC is None, reason="pycc-stencil is not installed")
+
+#: the takeover of every kernel the front end lowers, passes or not
+TAKEOVER_ALL = {"PYCC_TAKEOVER": "all"}
+
+TYPES = """\
+struct ii { int a, b; };                       /* INTEGER */
+struct dd { double x, y; };                    /* SSE, SSE */
+struct fif { float x; int k; float y; };       /* INTEGER, SSE (12 bytes) */
+struct di { double x; int k; };                /* SSE, INTEGER */
+struct c3 { char a, b, c; };                   /* INTEGER (3 bytes) */
+struct ff3 { float v[3]; };                    /* SSE, SSE: an array member */
+struct big { double a; int k; double c; };     /* MEMORY: 24 bytes with padding */
+struct arr { short s; double v[4]; };          /* MEMORY: an array member */
+struct grid { int n, m; double *row; double a[5][7]; };
+struct pt { float x, vx; short tag; };
+"""
+
+KERNELS = """\
+#include "types.h"
+
+int sum_ii(struct ii s, int n) {
+    int t = 0;
+    for (int i = 0; i < n; i++) t += s.a * i - s.b;
+    return t;
+}
+
+double sum_dd(struct dd s, int n) {
+    double t = 0;
+    for (int i = 0; i < n; i++) t = t * s.x + s.y;
+    return t;
+}
+
+float sum_fif(struct fif s, int n) {
+    float t = 0;
+    for (int i = 0; i < n; i++) t = t * s.x + s.k - s.y;
+    return t;
+}
+
+double sum_di(struct di s, int n) {
+    double t = 0;
+    for (int i = 0; i < n; i++) t = t * s.x + s.k;
+    return t;
+}
+
+int sum_c3(struct c3 s, int n) {
+    int t = 0;
+    for (int i = 0; i < n; i++) t = t * 3 + s.a - s.b * s.c;
+    return t;
+}
+
+float sum_ff3(struct ff3 s, int n) {
+    float t = 0;
+    for (int i = 0; i < n; i++) t = t * s.v[0] + s.v[1] - s.v[2];
+    return t;
+}
+
+double sum_big(struct big s, int n) {
+    for (int i = 0; i < n; i++) s.a = s.a * s.c + s.k;  /* the callee's own copy */
+    return s.a;
+}
+
+double sum_arr(struct arr s, int n) {
+    double t = s.s;
+    for (int i = 0; i < n; i++) t = t * 0.5 + s.v[i % 4];
+    return t;
+}
+
+/* six integer registers: s1 takes the last one, s2 must go to memory whole */
+long exhaust_int(long a, long b, long c, long d, long e, struct ii s1, struct ii s2, int n) {
+    long t = a + b + c + d + e;
+    for (int i = 0; i < n; i++) t = t * 3 + s1.a - s1.b + 7 * s2.a - s2.b;
+    return t;
+}
+
+/* eight SSE registers: seven doubles, then s needs two, so s goes to memory */
+double exhaust_sse(double a, double b, double c, double d, double e, double f, double g,
+                   struct dd s, int n) {
+    double t = a + b + c + d + e + f + g;
+    for (int i = 0; i < n; i++) t = t * s.x - s.y;
+    return t;
+}
+
+struct ii ret_ii(int n) {
+    struct ii r;
+    r.a = 0; r.b = 1;
+    for (int i = 0; i < n; i++) { r.a += i; r.b *= 3; }
+    return r;
+}
+
+struct dd ret_dd(const double *v, int n) {
+    struct dd r;
+    r.x = 0; r.y = 1;
+    for (int i = 0; i < n; i++) { r.x += v[i]; r.y *= v[i]; }
+    return r;
+}
+
+struct fif ret_fif(const float *v, int n) {
+    struct fif r;
+    r.x = 0; r.k = 0; r.y = 1;
+    for (int i = 0; i < n; i++) { r.x += v[i]; r.k += i; r.y *= v[i]; }
+    return r;
+}
+
+struct di ret_di(const double *v, int n) {
+    struct di r;
+    r.x = 0; r.k = 0;
+    for (int i = 0; i < n; i++) { r.x += v[i]; r.k -= i; }
+    return r;
+}
+
+struct c3 ret_c3(int n) {
+    struct c3 r;
+    r.a = 1; r.b = 2; r.c = 3;
+    for (int i = 0; i < n; i++) { r.a += r.b; r.c ^= r.a; }
+    return r;
+}
+
+struct big ret_big(const double *v, int n) {
+    struct big r;
+    r.a = 0; r.k = n; r.c = 1;
+    for (int i = 0; i < n; i++) { r.a += v[i]; r.c *= v[i]; }
+    return r;
+}
+
+struct arr ret_arr(const double *v, int n) {
+    struct arr r;
+    r.s = (short)n;
+    for (int j = 0; j < 4; j++) r.v[j] = 0;
+    for (int i = 0; i < n; i++) r.v[i % 4] += v[i];
+    return r;
+}
+
+void update_grid(struct grid *g) {
+    for (int i = 1; i < g->n - 1; i++)
+        for (int j = 1; j < g->m - 1; j++)
+            g->a[i][j] = 0.25 * (g->a[i - 1][j] + g->a[i + 1][j] + g->a[i][j - 1]) + g->row[j];
+}
+
+void move(struct pt *pts, int n, float dt) {
+    for (int i = 0; i < n; i++) {
+        struct pt p = pts[i];
+        p.x += p.vx * dt;
+        p.tag = (short)(p.tag + i);
+        pts[i] = p;
+    }
+}
+"""
+
+MAIN = r"""#include <stdio.h>
+#include "types.h"
+int sum_ii(struct ii, int);
+double sum_dd(struct dd, int);
+float sum_fif(struct fif, int);
+double sum_di(struct di, int);
+int sum_c3(struct c3, int);
+float sum_ff3(struct ff3, int);
+double sum_big(struct big, int);
+double sum_arr(struct arr, int);
+long exhaust_int(long, long, long, long, long, struct ii, struct ii, int);
+double exhaust_sse(double, double, double, double, double, double, double, struct dd, int);
+struct ii ret_ii(int);
+struct dd ret_dd(const double *, int);
+struct fif ret_fif(const float *, int);
+struct di ret_di(const double *, int);
+struct c3 ret_c3(int);
+struct big ret_big(const double *, int);
+struct arr ret_arr(const double *, int);
+void update_grid(struct grid *);
+void move(struct pt *, int, float);
+
+int main(void)
+{
+    double v[13];
+    float f[13];
+    for (int i = 0; i < 13; i++) { v[i] = 1.0 + i / 7.0; f[i] = 1.0f + i / 9.0f; }
+    struct ii ii = {5, -3};
+    struct dd dd = {0.3, 1.7};
+    struct fif fif = {0.7f, 3, 0.1f};
+    struct di di = {1.1, -4};
+    struct c3 c3 = {1, 2, 3};
+    struct ff3 ff3 = {{0.5f, 0.25f, 0.125f}};
+    struct big big = {0.9, 2, 1.01};
+    struct arr arr = {7, {0.1, 0.2, 0.3, 0.4}};
+    printf("%d\n", sum_ii(ii, 13));
+    printf("%a\n", sum_dd(dd, 13));
+    printf("%a\n", sum_fif(fif, 13));
+    printf("%a\n", sum_di(di, 13));
+    printf("%d\n", sum_c3(c3, 5));
+    printf("%a\n", sum_ff3(ff3, 13));
+    printf("%a %a\n", sum_big(big, 13), big.a);
+    printf("%a\n", sum_arr(arr, 13));
+    printf("%ld\n", exhaust_int(1, 2, 3, 4, 5, ii, (struct ii){11, 13}, 9));
+    printf("%a\n", exhaust_sse(1, 2, 3, 4, 5, 6, 7, dd, 9));
+    struct ii rii = ret_ii(11);
+    printf("%d %d\n", rii.a, rii.b);
+    struct dd rdd = ret_dd(v, 13);
+    printf("%a %a\n", rdd.x, rdd.y);
+    struct fif rfif = ret_fif(f, 13);
+    printf("%a %d %a\n", rfif.x, rfif.k, rfif.y);
+    struct di rdi = ret_di(v, 13);
+    printf("%a %d\n", rdi.x, rdi.k);
+    struct c3 rc3 = ret_c3(7);
+    printf("%d %d %d\n", rc3.a, rc3.b, rc3.c);
+    struct big rbig = ret_big(v, 13);
+    printf("%a %d %a\n", rbig.a, rbig.k, rbig.c);
+    struct arr rarr = ret_arr(v, 13);
+    printf("%d %a %a %a %a\n", rarr.s, rarr.v[0], rarr.v[1], rarr.v[2], rarr.v[3]);
+    struct grid g;
+    g.n = 5; g.m = 7; g.row = v;
+    for (int i = 0; i < 5; i++) for (int j = 0; j < 7; j++) g.a[i][j] = i * 0.5 - j * 0.25;
+    update_grid(&g);
+    for (int i = 0; i < 5; i++) for (int j = 0; j < 7; j++) printf("%a ", g.a[i][j]);
+    printf("\n");
+    struct pt pts[11];
+    for (int i = 0; i < 11; i++) {
+        pts[i].x = i * 0.3f; pts[i].vx = 1.0f / (i + 1); pts[i].tag = (short)i;
+    }
+    move(pts, 11, 0.1f);
+    for (int i = 0; i < 11; i++) printf("%a %d ", pts[i].x, pts[i].tag);
+    printf("\n");
+    return 0;
+}
+"""
+
+NAMES = (
+    "sum_ii sum_dd sum_fif sum_di sum_c3 sum_ff3 sum_big sum_arr exhaust_int exhaust_sse "
+    "ret_ii ret_dd ret_fif ret_di ret_c3 ret_big ret_arr update_grid move"
+).split()
+
+
+@pytest.mark.parametrize("flags", [["-O0"], ["-O2"], ["-O3", "-march=native", "-ffp-contract=off"]])
+def test_structs_by_value_follow_gcc_s_convention(tmp_path, flags):
+    files = {"types.h": TYPES, "k.c": KERNELS, "main.c": MAIN}
+    both = build_both(tmp_path, files, flags, extra_env=TAKEOVER_ALL)
+    assert_by_pycc(both, *NAMES)
+    assert both.pycc_output == both.cc_output
+    assert both.cc_output.count("\n") == 19
