@@ -1,0 +1,215 @@
+"""Plain-data structs in the front end, the passes and `check` (issue 14 §2).
+
+The layout the front end gives each struct (member offsets, size, alignment) is compared with
+what cc's own `sizeof`, `_Alignof` and `offsetof` print; kernels that use structs (members,
+pointers to structs, arrays of structs, copies, by-value calls and results between functions
+of the file) are checked bit for bit against cc; member addresses must reach the passes as
+`base + constant offset`, so accesses to two members of one struct are accesses to one object.
+"""
+
+from __future__ import annotations
+
+import subprocess
+
+from pycc_stencil.frontend import c_types as ct
+from pycc_stencil.frontend.module import lower_file
+from pycc_stencil.ir_passes.core.affine import accesses
+from pycc_stencil.polyhedral.scop import extract_scops
+from pycc_stencil.runtime.check import CheckOptions, check_file
+
+#: struct definitions with their members (paths into nested structs), odd sizes on purpose
+LAYOUTS = {
+    "struct s1": ("struct s1 { char c; double d; };", ["c", "d"]),
+    "struct s2": ("struct s2 { char c[3]; short s; };", ["c", "s"]),
+    "struct s3": ("struct s3 { struct s1 in; char tail; };", ["in", "in.c", "in.d", "tail"]),
+    "struct s4": (
+        "struct s4 { char c; double d __attribute__((aligned(16))); int k; };",
+        ["c", "d", "k"],
+    ),
+    "struct s5": (
+        "struct s5 { short s; struct s2 arr[3]; float f; };",
+        ["s", "arr", "arr[2].s", "f"],
+    ),
+    "struct s6": ("struct __attribute__((aligned(32))) s6 { int a; char b; };", ["a", "b"]),
+    "struct s7": ("struct s7 { float x; int k; float y; };", ["x", "k", "y"]),
+    "struct s8": (
+        "struct s8 { long long a; char b; int c[5]; unsigned char u; };",
+        ["a", "b", "c", "u"],
+    ),
+    "cplx": ("typedef struct { double re, im; } cplx;", ["re", "im"]),
+    "struct s9": ("struct s9 { cplx z[3]; char tag; };", ["z", "z[1].im", "tag"]),
+    "struct s10": (
+        "struct s10 { _Bool b; void *p; unsigned short h[3]; };",
+        ["b", "p", "h"],
+    ),
+}
+
+
+def _cc_layout(tmp_path) -> dict[str, list[int]]:
+    """sizeof, _Alignof and each member's offsetof of every LAYOUTS entry, as cc says."""
+    lines = []
+    for k, (name, (_, members)) in enumerate(LAYOUTS.items()):
+        values = [f"sizeof({name})", f"_Alignof({name})"]
+        values += [f"offsetof({name}, {m})" for m in members]
+        lines.append(f'    printf("{k}' + " %zu" * len(values) + f'\\n", {", ".join(values)});')
+    source = "\n".join(
+        ["#include <stdio.h>", "#include <stddef.h>"]
+        + [d for d, _ in LAYOUTS.values()]
+        + ["int main(void) {", *lines, "    return 0;", "}"]
+    )
+    (tmp_path / "layout.c").write_text(source)
+    subprocess.run(["cc", "layout.c", "-o", "layout"], cwd=tmp_path, check=True)
+    out = subprocess.run(["./layout"], cwd=tmp_path, check=True, capture_output=True, text=True)
+    names = list(LAYOUTS)
+    rows = [line.split() for line in out.stdout.splitlines()]
+    return {names[int(k)]: [int(v) for v in values] for k, *values in rows}
+
+
+def _our_layout(tmp_path) -> dict[str, list[int]]:
+    """The same numbers from the front end's model (each struct as a parameter's pointee)."""
+    uses = [f"void use{k}({name} *p) {{ }}" for k, name in enumerate(LAYOUTS)]
+    path = tmp_path / "uses.c"
+    path.write_text("\n".join([d for d, _ in LAYOUTS.values()] + uses) + "\n")
+    lowered = lower_file(str(path))
+    result = {}
+    for k, (name, (_, members)) in enumerate(LAYOUTS.items()):
+        t = lowered.functions[f"use{k}"].params[0].ctype.pointee
+        assert isinstance(t, ct.StructType)
+        result[name] = [t.size, t.align] + [_member_offset(t, m) for m in members]
+    return result
+
+
+def test_layout_is_cc_s(tmp_path):
+    assert _our_layout(tmp_path) == _cc_layout(tmp_path)
+
+
+def _member_offset(t: ct.StructType, path: str) -> int:
+    """The byte offset of `a.b[2].c` in our model."""
+    offset = 0
+    current: ct.CType = t
+    for part in path.split("."):
+        name, _, index = part.partition("[")
+        assert isinstance(current, ct.StructType)
+        member = current.field(name)
+        offset += member.offset
+        current = member.ctype
+        if index:
+            assert isinstance(current, ct.ArrayType)
+            current = current.element
+            offset += int(index.rstrip("]")) * ct.size_of(current)
+    return offset
+
+
+KERNEL_C = """
+struct grid { int n, m; double a[5][7]; double *out; };
+struct pt { float x; int k; float y; };
+struct dd { double x, y; };
+struct big { double a, b, c; };
+
+static double sum_pt(struct pt p) { return p.x + p.k * p.y; }
+static struct dd mk(double a, double b) { struct dd r; r.x = a; r.y = b; return r; }
+static struct big mkbig(double a) { struct big r; r.a = a; r.b = 2 * a; r.c = 3 * a; return r; }
+static void fill(struct grid *g, const double *in) {
+    for (int i = 0; i < 5; i++)
+        for (int j = 0; j < 7; j++) g->a[i][j] = in[i * 7 + j];
+}
+
+void kern(int n, const double *in, double *out, double *out2) {
+    struct grid g;
+    struct pt pts[3];
+    g.n = 5; g.m = 7; g.out = out;
+    fill(&g, in);
+    for (int i = 0; i < 3; i++) { pts[i].x = in[i]; pts[i].k = i; pts[i].y = in[i + 3]; }
+    for (int i = 0; i < g.n; i++)
+        for (int j = 0; j < g.m; j++)
+            g.out[i * g.m + j] = g.a[i][j] * 2.0 + sum_pt(pts[i % 3]);
+    for (int i = 0; i < n; i++) {
+        struct dd d = mk(in[i], in[i + 1]);
+        struct big b = mkbig(d.x);
+        struct dd e;
+        e = d;
+        d.x = 0;  /* e is a copy */
+        out2[i] = e.x + e.y + b.c + d.x + (i ? mk(1, 2) : mk(3, 4)).y;
+    }
+}
+"""
+
+
+def test_kernels_using_structs_are_bit_exact(tmp_path):
+    """Members, pointers to structs, arrays of structs, copies, by-value calls and results,
+    `sret` results, a conditional struct value: one kernel, checked against cc."""
+    path = tmp_path / "k.c"
+    path.write_text(KERNEL_C)
+    options = CheckOptions(
+        functions=["kern"], params={"n": "33"}, extents={"in": 40, "out": 35, "out2": 33}
+    )
+    results = check_file(path, [], options)
+    assert [(r.name, r.status) for r in results] == [("kern", "OK")], [str(r) for r in results]
+
+
+SMOOTH_C = """
+struct field { int n; double a[19][23]; double b[19][23]; };
+
+static void load(struct field *f, const double *in) {
+    for (int i = 0; i < 19; i++)
+        for (int j = 0; j < 23; j++) { f->a[i][j] = in[i * 23 + j]; f->b[i][j] = 0; }
+}
+
+void smooth(const double *in, double *out, int steps) {
+    struct field f;
+    load(&f, in);
+    for (int t = 0; t < steps; t++) {
+        for (int i = 1; i < 18; i++)
+            for (int j = 1; j < 22; j++)
+                f.b[i][j] = 0.25 * (f.a[i - 1][j] + f.a[i + 1][j] + f.a[i][j - 1] + f.a[i][j + 1]);
+        for (int i = 1; i < 18; i++)
+            for (int j = 1; j < 22; j++)
+                f.a[i][j] = f.b[i][j] + 0.5 * f.a[i][j];
+    }
+    for (int i = 0; i < 19 * 23; i++) out[i] = f.a[i / 23][i % 23];
+}
+"""
+
+
+def test_time_tiled_sweeps_over_struct_members_are_bit_exact(tmp_path):
+    """The two member arrays are one object to the polyhedral model (the flow from `b` back to
+    `a` is a dependence), so time tiling stays exact."""
+    path = tmp_path / "smooth.c"
+    path.write_text(SMOOTH_C)
+    remarks = []
+    options = CheckOptions(
+        functions=["smooth"],
+        params={"steps": "5"},
+        extents={"in": 437, "out": 437},
+        passes="time-tile",
+    )
+    results = check_file(path, [], options, remarks=remarks.extend)
+    assert [(r.name, r.status) for r in results] == [("smooth", "OK")], [str(r) for r in results]
+    assert any(r.kind == "passed" and "time-tiled" in r.message for r in remarks), remarks
+
+
+SWEEP_C = """
+struct grid { int n; double a[9][11]; double b[9][11]; };
+void sweep(struct grid *g) {
+    for (int i = 1; i < 9; i++)
+        for (int j = 1; j < 11; j++)
+            g->b[i][j] = g->a[i - 1][j] + g->a[i][j - 1];
+}
+"""
+
+
+def test_member_accesses_are_affine_at_a_constant_offset_from_the_struct(tmp_path):
+    path = tmp_path / "sweep.c"
+    path.write_text(SWEEP_C)
+    function = lower_file(str(path)).module.get_global("sweep")
+    g = function.args[0]
+    found = {(a.is_store, a.address.offset.constant_term) for a in accesses(function)}
+    # g->b[i][j] at 8 + 792 + 88*i + 8*j; g->a[i - 1][j] at 8 - 88 + ...; g->a[i][j - 1] at 0
+    assert found == {(True, 800), (False, -80), (False, 0)}
+    assert all(a.address.base is g for a in accesses(function))
+    (scop,), rejected = extract_scops(function)
+    assert not rejected
+    assert [a.name for a in scop.arrays] == ["g"]  # both members: one object, no false "no alias"
+    dom = "0 < i <= 8 and 0 < j <= 10"
+    want = f"{{ S0[i, j] -> g[100 + 11i + j] : {dom} }}"
+    assert scop.writes().is_equal(type(scop.writes())(want)), scop.writes()
