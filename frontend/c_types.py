@@ -158,10 +158,17 @@ class StructType(CType):
     size: int
     align: int
 
+    @property
+    def is_opaque(self) -> bool:
+        """Incomplete, or seen through a pointer member of itself: the layout is unknown here."""
+        return self.align == 0
+
     def field(self, name: str) -> Field:
         return next(f for f in self.fields if f.name == name)
 
     def llvm(self) -> ir.Type:
+        if self.is_opaque:
+            raise TypeError(f"{self} is opaque here")
         return ir.ArrayType(ir.IntType(8), self.size)
 
     def __str__(self) -> str:
@@ -195,7 +202,7 @@ def size_of(t: CType) -> int:
         return 8
     if isinstance(t, ArrayType) and has_fixed_size(t):
         return int(t.length) * size_of(t.element)
-    if isinstance(t, StructType):
+    if isinstance(t, StructType) and not t.is_opaque:
         return t.size
     raise TypeError(f"sizeof({t}) is not a constant")
 

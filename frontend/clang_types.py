@@ -87,7 +87,7 @@ def struct_type(t: ci.Type, where: ci.Cursor) -> ct.StructType:
         raise Unsupported(f"union type '{name}' is not supported", where)
     if t.get_size() < 0:
         raise Unsupported(f"incomplete struct type '{name}' is not supported", where)
-    key = (decl.location.file.name if decl.location.file else "", decl.location.offset, name)
+    key = _key(decl)
     if key in _CONVERTING:
         raise Unsupported(f"recursive struct type '{name}' is not supported", where)
     _CONVERTING.add(key)
@@ -105,6 +105,22 @@ def struct_type(t: ci.Type, where: ci.Cursor) -> ct.StructType:
             decl,
         )
     return struct
+
+
+def _key(decl: ci.Cursor) -> tuple:
+    return (decl.location.file.name if decl.location.file else "", decl.location.offset)
+
+
+def _opaque_pointee(pointee: ci.Type) -> ct.StructType | None:
+    """A pointer to an incomplete struct, or to a struct being converted (`struct node *next`
+    inside `struct node`), points to an opaque struct: it can be passed on and compared, and
+    the expressions that would need its layout refuse it."""
+    t = pointee.get_canonical()
+    if t.kind != T.RECORD or t.get_declaration().kind != ci.CursorKind.STRUCT_DECL:
+        return None
+    if t.get_size() >= 0 and _key(t.get_declaration()) not in _CONVERTING:
+        return None
+    return ct.StructType(t.spelling, (), 0, 0)
 
 
 def _members(decl: ci.Cursor) -> list[ci.Cursor]:
@@ -133,6 +149,9 @@ def _field(t: ci.Type, member: ci.Cursor, struct: str) -> ct.Field:
 
 
 def _pointee_type(pointee: ci.Type, where: ci.Cursor) -> ct.CType:
+    opaque = _opaque_pointee(pointee)
+    if opaque is not None:
+        return opaque
     if pointee.get_canonical().kind in (T.FUNCTIONPROTO, T.FUNCTIONNOPROTO):
         raise Unsupported("function pointers are not supported", where)
     return ctype_of(pointee, where)

@@ -173,7 +173,7 @@ class ExpressionLowering:
         struct's value is its address (aggregates are only ever copied, member by member of
         memory)."""
         if isinstance(lv.ctype, ct.StructType):
-            return RValue(lv.address, lv.ctype)
+            return RValue(lv.address, _complete(lv.ctype, where))
         if isinstance(lv.ctype, ct.ArrayType):
             return RValue(lv.address, ct.PointerType(lv.ctype.element))
         if isinstance(lv.ctype, ct.FunctionType):
@@ -211,7 +211,7 @@ class ExpressionLowering:
         t = base.ctype.pointee if isinstance(base.ctype, ct.PointerType) else base.ctype
         if not isinstance(t, ct.StructType):
             raise Unsupported("member access on a non-struct", c)
-        field = t.field(c.spelling)
+        field = _complete(t, c).field(c.spelling)
         address = base.value
         if field.offset:
             address = self.b.gep(
@@ -275,6 +275,8 @@ class ExpressionLowering:
         """`pointer + index` (index an i64 count of pointees), as a GEP inbounds."""
         assert isinstance(pointer.ctype, ct.PointerType)
         pointee = pointer.ctype.pointee
+        if isinstance(pointee, ct.StructType):
+            _complete(pointee, where)
         if isinstance(pointee, ct.VoidType):
             return self.b.gep(pointer.value, [index], inbounds=True, source_etype=ir.IntType(8))
         if ct.has_fixed_size(pointee):
@@ -835,6 +837,17 @@ def _assumed_alignment(args: list[RValue]) -> int:
 
 def _alignment(t: ct.CType) -> int:
     return ct.alignment_of(t)
+
+
+def _complete(t: ct.StructType, where: ci.Cursor) -> ct.StructType:
+    """`t`, whose layout is known here (not a struct seen through a pointer member of its
+    own definition, nor an incomplete one)."""
+    if t.is_opaque:
+        raise Unsupported(
+            f"'{t}' reached through a pointer member of its own definition is not supported",
+            where,
+        )
+    return t
 
 
 def _part_align(passing: InRegisters, offset: int) -> int:
