@@ -143,7 +143,7 @@ def _classify(t: ct.CType) -> Passing:
     leaves = ct.scalar_leaves(t)
     parts = []
     for start in range(0, t.size, 8):
-        inside = [leaf for off, leaf in leaves if start <= off < start + 8]
+        inside = [leaf.ctype for leaf in leaves if start <= leaf.offset < start + 8]
         if inside:
             parts.append((start, _eightbyte_type(inside, min(8, t.size - start))))
     return InRegisters(t, tuple(parts))

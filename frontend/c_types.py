@@ -216,19 +216,32 @@ def alignment_of(t: CType) -> int:
     return size_of(t)
 
 
-def scalar_leaves(t: CType, offset: int = 0) -> list[tuple[int, CType]]:
-    """Every scalar inside an object of fixed-size type `t` with its byte offset (arrays and
-    nested structs flattened): what the calling convention classifies."""
+@dataclass(frozen=True)
+class Leaf:
+    """A scalar inside a struct: its byte offset and its path (`in.v[2]`)."""
+
+    offset: int
+    ctype: CType
+    path: str
+
+
+def scalar_leaves(t: CType, offset: int = 0, path: str = "") -> list[Leaf]:
+    """Every scalar inside an object of fixed-size type `t`, arrays and nested structs
+    flattened: what the calling convention classifies and what `check` fills and compares."""
     if isinstance(t, StructType):
-        return [leaf for f in t.fields for leaf in scalar_leaves(f.ctype, offset + f.offset)]
+        return [
+            leaf
+            for f in t.fields
+            for leaf in scalar_leaves(f.ctype, offset + f.offset, f"{path}.{f.name}".lstrip("."))
+        ]
     if isinstance(t, ArrayType):
         step = size_of(t.element)
         return [
             leaf
             for i in range(int(t.length))
-            for leaf in scalar_leaves(t.element, offset + i * step)
+            for leaf in scalar_leaves(t.element, offset + i * step, f"{path}[{i}]")
         ]
-    return [(offset, t)]
+    return [Leaf(offset, t, path)]
 
 
 BOOL = IntType(8, False, "_Bool", is_bool=True)

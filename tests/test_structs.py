@@ -213,3 +213,71 @@ def test_member_accesses_are_affine_at_a_constant_offset_from_the_struct(tmp_pat
     dom = "0 < i <= 8 and 0 < j <= 10"
     want = f"{{ S0[i, j] -> g[100 + 11i + j] : {dom} }}"
     assert scop.writes().is_equal(type(scop.writes())(want)), scop.writes()
+
+
+BY_VALUE_C = """
+struct ii { int a, b; };
+struct dd { double x, y; };
+struct fif { float x; int k; float y; };
+struct di { double x; int k; };
+struct c3 { char a, b, c; };
+struct big { double a; int k; double c; };
+struct arr { short s; float v[5]; };
+struct nest { struct fif f; struct c3 c; double d; };
+
+double by_value(struct ii i, struct dd d, struct fif f, struct di x, struct c3 c, struct big b,
+                struct arr r, struct nest s, int count, double *out) {
+    double t = 0;
+    for (int k = 0; k < count; k++) {
+        t = t * 0.5 + i.a - i.b + d.x * d.y + f.x + f.k - f.y + x.x * x.k + c.a + c.b * c.c
+            + b.a * b.k - b.c + r.s + r.v[k % 5] + s.f.y + s.c.b + s.d;
+        out[k] = t;
+    }
+    return t;
+}
+struct big ret_big(int n, const double *v) {
+    struct big r; r.a = 0; r.k = n; r.c = 1;
+    for (int i = 0; i < n; i++) { r.a += v[i]; r.c *= v[i]; }
+    return r;
+}
+struct fif ret_fif(int n, const float *v) {
+    struct fif r; r.x = 0; r.k = 0; r.y = 1;
+    for (int i = 0; i < n; i++) { r.x += v[i]; r.k += i; r.y *= v[i]; }
+    return r;
+}
+struct nest ret_nest(struct nest s, int m) {
+    for (int i = 0; i < m; i++) { s.f.x += s.d; s.c.a += 1; }
+    return s;
+}
+"""
+
+
+def test_check_passes_structs_by_value_and_compares_struct_results(tmp_path):
+    """The JIT code and the reference are called through ctypes mirrors of the structs
+    (libffi classifies them itself), struct results compared member by member."""
+    path = tmp_path / "by_value.c"
+    path.write_text(BY_VALUE_C)
+    options = CheckOptions(params={"count": "13", "n": "11", "m": "7"})
+    results = check_file(path, [], options)
+    assert sorted((r.name, r.status) for r in results) == [
+        ("by_value", "OK"),
+        ("ret_big", "OK"),
+        ("ret_fif", "OK"),
+        ("ret_nest", "OK"),
+    ], [str(r) for r in results]
+
+
+def test_check_refuses_structs_it_cannot_pass_with_a_reason(tmp_path):
+    path = tmp_path / "refused.c"
+    path.write_text(
+        "struct g { int n; double *row; };\n"
+        "double by_value(struct g s) {\n"
+        "  double t = 0;\n  for (int i = 0; i < s.n; i++) t += s.row[i];\n  return t;\n}\n"
+        "void by_pointer(struct g *s) {\n"
+        "  for (int i = 0; i < s->n; i++) s->row[i] = 0;\n}\n"
+    )
+    results = {r.name: r for r in check_file(path, [], CheckOptions())}
+    assert results["by_value"].status == "SKIPPED"
+    assert "struct g (a struct with a pointer member" in str(results["by_value"])
+    assert results["by_pointer"].status == "SKIPPED"
+    assert "struct g *, which cannot be passed as an array" in str(results["by_pointer"])

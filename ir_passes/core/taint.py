@@ -202,7 +202,11 @@ class _FunctionTaint:
         """The argument indices among pointer roots (UNKNOWN for an unknown pointer)."""
         if roots is None:
             return frozenset([UNKNOWN])
-        return frozenset(self.argument_index[r] for r in roots if isinstance(r, ir.Argument))
+        return frozenset(
+            self.argument_index[r]
+            for r in roots
+            if isinstance(r, ir.Argument) and not is_frame_argument(r)
+        )
 
     def _object_tainted(self, obj: MemoryObject) -> bool:
         return obj in self.tainted_objects or obj in self.analysis.tainted_globals
@@ -469,6 +473,12 @@ class _ModuleTaint:
         return self.summaries[key]
 
 
+def is_frame_argument(argument: ir.Argument) -> bool:
+    """A struct passed by value (`byval`: the callee's own copy, its values the caller's) or
+    the slot of a struct result (`sret`): memory of the call, not a parameter buffer."""
+    return any(str(a).startswith(("byval(", "sret(")) for a in argument.attributes)
+
+
 def analyse_footprint(module: ir.Module, function_name: str) -> FootprintAnalysis:
     """Which pointer arguments of `function_name` have a footprint a dry run cannot measure
     exactly, and what must the dry run record for the others?
@@ -479,7 +489,9 @@ def analyse_footprint(module: ir.Module, function_name: str) -> FootprintAnalysi
     """
     function = module.get_global(function_name)
     pointers = frozenset(
-        i for i, a in enumerate(function.args) if isinstance(a.type, ir.PointerType)
+        i
+        for i, a in enumerate(function.args)
+        if isinstance(a.type, ir.PointerType) and not is_frame_argument(a)
     )
     context = _Context(frozenset(), pointers)
     tainted_globals: set[ir.GlobalVariable] = set()
