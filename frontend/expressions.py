@@ -225,7 +225,7 @@ class ExpressionLowering:
         for offset, typ in passing.parts:
             values.append(
                 self.b.load(
-                    self._at_offset(address, offset), typ=typ, align=_part_align(passing, offset)
+                    self.at_offset(address, offset), typ=typ, align=_part_align(passing, offset)
                 )
             )
         return values
@@ -235,11 +235,9 @@ class ExpressionLowering:
     ) -> None:
         """Write the eightbytes a struct arrived in (registers) back to its memory."""
         for (offset, _), value in zip(passing.parts, values):
-            self.b.store(
-                value, self._at_offset(address, offset), align=_part_align(passing, offset)
-            )
+            self.b.store(value, self.at_offset(address, offset), align=_part_align(passing, offset))
 
-    def _at_offset(self, address: ir.Value, offset: int) -> ir.Value:
+    def at_offset(self, address: ir.Value, offset: int) -> ir.Value:
         if not offset:
             return address
         return self.b.gep(

@@ -268,8 +268,6 @@ class FunctionLowerer(ExpressionLowering):
             alignment = max(aligned_attribute(decl), type_alignment(decl.type))
             if isinstance(t.scalar, ct.StructType):  # its LLVM type is bytes: say how aligned
                 alignment = max(alignment, t.scalar.align)
-                if init is not None:
-                    raise Unsupported("initializers of arrays of structs are not supported", init)
             if alignment > 1:
                 address.align = alignment
             var = Variable(decl.spelling, t, address)
@@ -293,37 +291,80 @@ class FunctionLowerer(ExpressionLowering):
         if init is None:
             return
         if strip_parens(init).kind == K.INIT_LIST_EXPR:
-            raise Unsupported("initializer lists for structs are not supported", init)
-        value = self.rvalue(init)
-        self.copy_struct(address, self.assignable(value, t, init), t)
+            self.zero(address, t)
+            self.initialize_at(address, t, strip_parens(init))
+        else:
+            value = self.rvalue(init)
+            self.copy_struct(address, self.assignable(value, t, init), t)
 
     def initialize_array(self, var: Variable, init: ci.Cursor) -> None:
         t = var.ctype
         assert isinstance(t, ct.ArrayType)
         if t.is_vla:
             raise Unsupported("variable-length arrays cannot be initialized", init)
+        if isinstance(t.scalar, ct.StructType):
+            self.zero(var.address, t)
+            self.initialize_at(var.address, t, init)
+            return
         slots = flatten(init, t)
-        total = ct.size_of(t) // ct.size_of(t.scalar)
+        if len(slots) < ct.size_of(t) // ct.size_of(t.scalar):
+            self.zero(var.address, t)
+        self.store_slots(var.address, t, slots)
+
+    def zero(self, address: ir.Value, t: ct.CType) -> None:
+        """Zero an object (what an initializer list leaves out is zero, padding included)."""
+        memset = self.b.module.declare_intrinsic("llvm.memset", [ir.PointerType(), ir.IntType(64)])
+        size = ir.Constant(ir.IntType(64), ct.size_of(t))
+        self.b.call(
+            memset, [address, ir.Constant(ir.IntType(8), 0), size, ir.Constant(ir.IntType(1), 0)]
+        )
+
+    def store_slots(self, address: ir.Value, t: ct.ArrayType, slots: dict[int, ci.Cursor]) -> None:
+        """Store the initialized scalar slots (row-major) of an array of scalars."""
         scalar = t.scalar
-        if len(slots) < total:
-            memset = self.b.module.declare_intrinsic(
-                "llvm.memset", [ir.PointerType(), ir.IntType(64)]
-            )
-            size = ir.Constant(ir.IntType(64), ct.size_of(t))
-            self.b.call(
-                memset,
-                [var.address, ir.Constant(ir.IntType(8), 0), size, ir.Constant(ir.IntType(1), 0)],
-            )
         for slot, expr in sorted(slots.items()):
             value = self.rvalue(expr)
             converted = convert(self.b, value.value, value.ctype, scalar)
-            address = self.b.gep(
-                var.address,
+            target = self.b.gep(
+                address,
                 [ir.Constant(ir.IntType(64), slot)],
                 inbounds=True,
                 source_etype=scalar.llvm(),
             )
-            self.b.store(converted, address, align=ct.size_of(scalar))
+            self.b.store(converted, target, align=ct.size_of(scalar))
+
+    def initialize_at(self, address: ir.Value, t: ct.CType, init: ci.Cursor) -> None:
+        """Store a (zeroed) object's initializer: fully braced lists for its structs and arrays
+        of structs, as C reads them; `{0}` zeroes any aggregate. Designators and brace
+        elision inside a struct are refused."""
+        if init.kind != K.INIT_LIST_EXPR:
+            if isinstance(t, (ct.StructType, ct.ArrayType)):
+                if isinstance(t, ct.StructType) and ctype_of(init.type, init) == t:
+                    self.copy_struct(address, self.assignable(self.rvalue(init), t, init), t)
+                    return
+                raise Unsupported("brace-elided initializers of structs are not supported", init)
+            value = self.rvalue(init)
+            self.b.store(self.assignable(value, t, init), address, align=ct.alignment_of(t))
+            return
+        items = children(init)
+        if any(_designated(item) for item in items):
+            raise Unsupported("designated initializers are not supported", init)
+        if len(items) == 1 and _is_zero(items[0]) and isinstance(t, ct.StructType):
+            if isinstance(t.fields[0].ctype, (ct.StructType, ct.ArrayType)):
+                return  # `{0}`: all zero, as the object already is
+        if isinstance(t, ct.ArrayType) and not isinstance(t.scalar, ct.StructType):
+            self.store_slots(address, t, flatten(init, t))
+            return
+        if isinstance(t, ct.ArrayType):
+            members = [(k * ct.size_of(t.element), t.element) for k in range(int(t.length))]
+        elif isinstance(t, ct.StructType):
+            members = [(f.offset, f.ctype) for f in t.fields]
+        else:
+            raise Unsupported("braces around a scalar initializer are not supported", init)
+        for (offset, member), item in zip(members, items):
+            self.initialize_at(self.at_offset(address, offset), member, item)
+        if len(items) > len(members):
+            raise Unsupported(f"too many initializers for '{t}'", init)
 
     # ----------------------------------------------------------------- statements
     def statement(self, c: ci.Cursor) -> None:
@@ -594,3 +635,17 @@ def keep_reachable_blocks_in_order(function: ir.Function) -> None:
         for instr in block.instructions:
             if isinstance(instr, ir.PhiInstr):
                 instr.incomings = [(v, b) for v, b in instr.incomings if b in reachable]
+
+
+def _designated(item: ci.Cursor) -> bool:
+    """`.x = 1` or `[2] = 1` in an initializer list (libclang shows the syntactic form)."""
+    first = next(iter(item.get_tokens()), None)
+    return item.kind == K.UNEXPOSED_EXPR and first is not None and first.spelling in (".", "[")
+
+
+def _is_zero(item: ci.Cursor) -> bool:
+    value = constant_value(strip_parens(item))
+    while value is None and item.kind == K.UNEXPOSED_EXPR and len(children(item)) == 1:
+        item = children(item)[0]
+        value = constant_value(strip_parens(item))
+    return value == 0

@@ -221,12 +221,19 @@ UNSUPPORTED = {
         "P { char",
         "packed struct 'struct P' (members below their natural alignment)",
     ),
-    "struct initializer list": (
+    "struct designated initializer": (
         "struct P { float x, y; };\n"
         "void f(int n, float *a) {\n"
-        "  for (int i = 0; i < n; i++) { struct P p = {a[i], 1}; a[i] = p.x + p.y; }\n}\n",
-        "{a[i], 1}",
-        "initializer lists for structs are not supported",
+        "  for (int i = 0; i < n; i++) { struct P p = {.y = a[i]}; a[i] = p.x + p.y; }\n}\n",
+        "{.y = a[i]}",
+        "designated initializers are not supported",
+    ),
+    "struct brace elision": (
+        "struct P { float x[2], y; };\n"
+        "void f(int n, float *a) {\n"
+        "  for (int i = 0; i < n; i++) { struct P p = {a[i], 1, 2}; a[i] = p.y; }\n}\n",
+        "a[i], 1, 2}",
+        "brace-elided initializers of structs are not supported",
     ),
     "recursive struct": (
         "struct L { struct L *next; float x; };\n"

@@ -281,3 +281,34 @@ def test_check_refuses_structs_it_cannot_pass_with_a_reason(tmp_path):
     assert "struct g (a struct with a pointer member" in str(results["by_value"])
     assert results["by_pointer"].status == "SKIPPED"
     assert "struct g *, which cannot be passed as an array" in str(results["by_pointer"])
+
+
+INITIALIZERS_C = """
+struct in { int a[2]; float f; };
+struct P { double x; struct in i; short y; };
+struct Q { double m[2][3]; int k; };
+
+void inits(int n, const double *v, double *o) {
+    for (int k = 0; k < n; k++) {
+        struct P p = {v[k], {{k, 2 * k}, 3.0f}, (short)k};
+        struct P q = {2.5};
+        struct P t = {0};
+        struct Q z = {{{v[k], 1, 2}, {3, 4, v[k + 1]}}, k};
+        struct Q w = {0};
+        struct P arr[3] = {{1, {{2, 3}, 4}, 5}, p, {v[k]}};
+        struct P c = arr[k % 3];
+        o[k] = p.x + p.i.a[1] + p.i.f + p.y + q.x + q.i.a[0] + q.y + t.x + t.i.f
+             + z.m[1][2] + z.m[0][0] + z.k + w.m[1][1] + arr[0].i.a[1] + arr[2].x + arr[2].y
+             + c.x + c.i.f;
+    }
+}
+"""
+
+
+def test_braced_struct_initializers_are_bit_exact(tmp_path):
+    """Nested braces, trailing members left out (zero), `{0}`, arrays of structs."""
+    path = tmp_path / "inits.c"
+    path.write_text(INITIALIZERS_C)
+    options = CheckOptions(params={"n": "17"}, extents={"v": 18, "o": 17})
+    results = check_file(path, [], options)
+    assert [(r.name, r.status) for r in results] == [("inits", "OK")], [str(r) for r in results]
