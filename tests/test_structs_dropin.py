@@ -153,6 +153,18 @@ void update_grid(struct grid *g) {
             g->a[i][j] = 0.25 * (g->a[i - 1][j] + g->a[i + 1][j] + g->a[i][j - 1]) + g->row[j];
 }
 
+/* a static kernel: cc's code reaches it through a trampoline to pycc-stencil's symbol */
+static struct fif scale_fif(struct fif s, int n) {
+    for (int i = 0; i < n; i++) { s.x *= 1.5f; s.y -= s.x; s.k += i; }
+    return s;
+}
+
+float via_static(int n) {
+    struct fif s = {0.25f, 3, 4.0f};
+    struct fif r = scale_fif(s, n);
+    return r.x + r.y + r.k;
+}
+
 void move(struct pt *pts, int n, float dt) {
     for (int i = 0; i < n; i++) {
         struct pt p = pts[i];
@@ -184,6 +196,7 @@ struct big ret_big(const double *, int);
 struct arr ret_arr(const double *, int);
 void update_grid(struct grid *);
 void move(struct pt *, int, float);
+float via_static(int);
 
 int main(void)
 {
@@ -208,6 +221,7 @@ int main(void)
     printf("%a\n", sum_arr(arr, 13));
     printf("%ld\n", exhaust_int(1, 2, 3, 4, 5, ii, (struct ii){11, 13}, 9));
     printf("%a\n", exhaust_sse(1, 2, 3, 4, 5, 6, 7, dd, 9));
+    printf("%a\n", via_static(9));
     struct ii rii = ret_ii(11);
     printf("%d %d\n", rii.a, rii.b);
     struct dd rdd = ret_dd(v, 13);
@@ -241,7 +255,7 @@ int main(void)
 
 NAMES = (
     "sum_ii sum_dd sum_fif sum_di sum_c3 sum_ff3 sum_big sum_arr exhaust_int exhaust_sse "
-    "ret_ii ret_dd ret_fif ret_di ret_c3 ret_big ret_arr update_grid move"
+    "ret_ii ret_dd ret_fif ret_di ret_c3 ret_big ret_arr update_grid move scale_fif"
 ).split()
 
 
@@ -250,5 +264,6 @@ def test_structs_by_value_follow_gcc_s_convention(tmp_path, flags):
     files = {"types.h": TYPES, "k.c": KERNELS, "main.c": MAIN}
     both = build_both(tmp_path, files, flags, extra_env=TAKEOVER_ALL)
     assert_by_pycc(both, *NAMES)
+    assert both.functions["via_static"]["compiled_by"] == "cc"  # the caller of the trampoline
     assert both.pycc_output == both.cc_output
-    assert both.cc_output.count("\n") == 19
+    assert both.cc_output.count("\n") == 20
