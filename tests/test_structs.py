@@ -312,3 +312,29 @@ def test_braced_struct_initializers_are_bit_exact(tmp_path):
     options = CheckOptions(params={"n": "17"}, extents={"v": 18, "o": 17})
     results = check_file(path, [], options)
     assert [(r.name, r.status) for r in results] == [("inits", "OK")], [str(r) for r in results]
+
+
+FOOTPRINT_C = """
+struct big { double a; int k; double c; };
+void scatter(struct big s, const int *idx, double *out, int n) {
+    for (int i = 0; i < n; i++) {
+        s.k = idx[i];
+        out[s.k] = s.a;
+    }
+}
+void shifted(struct big s, double *out, int n) {
+    for (int i = 0; i < n; i++) out[i + s.k] = s.a * i;
+}
+"""
+
+
+def test_a_byval_struct_holds_data_only_once_data_is_stored_in_it(tmp_path):
+    """A struct passed in memory (`byval`) is the call's own copy of the caller's values: the
+    dry run measures `shifted`'s footprint at them; data stored into it (`s.k = idx[i]`)
+    makes the addresses built from it depend on data, which the dry run cannot measure."""
+    path = tmp_path / "footprint.c"
+    path.write_text(FOOTPRINT_C)
+    results = {r.name: r for r in check_file(path, [], CheckOptions(params={"n": "5"}))}
+    assert results["shifted"].status == "OK", str(results["shifted"])
+    assert results["scatter"].status == "ERROR"
+    assert "cannot size out: the footprint depends on data" in str(results["scatter"])

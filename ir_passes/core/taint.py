@@ -216,12 +216,14 @@ class _FunctionTaint:
         roots = pointer_roots(pointer)
         if roots is None:
             return True
-        return any(
-            self.arguments_clobbered or self.argument_index[r] in self.context.memory
-            if isinstance(r, ir.Argument)
-            else self._object_tainted(r)
-            for r in roots
-        )
+        return any(self._root_tainted(r) for r in roots)
+
+    def _root_tainted(self, root: ir.Value) -> bool:
+        if not isinstance(root, ir.Argument):
+            return self._object_tainted(root)
+        if self.arguments_clobbered or self.argument_index[root] in self.context.memory:
+            return True
+        return is_frame_argument(root) and root in self.tainted_objects
 
     def _taint_objects(self, objects: frozenset | set) -> bool:
         changed = False
@@ -258,7 +260,7 @@ class _FunctionTaint:
             return self._tainted_store_to_unknown()
         changed = arguments and not self.arguments_clobbered
         self.arguments_clobbered |= bool(arguments)
-        objects = {r for r in roots if not isinstance(r, ir.Argument)}
+        objects = {r for r in roots if not isinstance(r, ir.Argument) or is_frame_argument(r)}
         return self._taint_objects(objects) or bool(changed)
 
     # ----------------------------------------------------------------- propagation
