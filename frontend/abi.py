@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from llvmlite import ir
+from llvmlite.ir.values import ArgumentAttributes
 
 from . import c_types as ct
 
@@ -175,7 +176,18 @@ def _llvm(p: Passing) -> ir.Type:
     return p.type if isinstance(p, Direct) else ir.PointerType()
 
 
+class _FrameAttributes(ArgumentAttributes):
+    """Argument attributes that also hold `byval(<ty>)`/`sret(<ty>)` with the type written
+    out: llvmlite takes the type from a typed pointer, and the module's pointers are opaque.
+    (A subclass, so that copies of the module keep them.)"""
+
+    def add(self, name: str) -> None:
+        if name.startswith(("byval(", "sret(")):
+            set.add(self, name)
+        else:
+            super().add(name)
+
+
 def _typed_attribute(arg: ir.Argument, name: str, struct: ct.StructType) -> None:
-    """`byval(<ty>)`/`sret(<ty>)` on an opaque-pointer argument (llvmlite would print the
-    type of a typed pointer, which the module's opaque pointers do not have)."""
-    set.add(arg.attributes, f"{name}({struct.llvm()})")
+    arg.attributes = _FrameAttributes()
+    arg.attributes.add(f"{name}({struct.llvm()})")

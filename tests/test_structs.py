@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import subprocess
 
+import pytest
+
 from pycc_stencil.frontend import c_types as ct
 from pycc_stencil.frontend.module import lower_file
 from pycc_stencil.ir_passes.core.affine import accesses
@@ -252,12 +254,14 @@ struct nest ret_nest(struct nest s, int m) {
 """
 
 
-def test_check_passes_structs_by_value_and_compares_struct_results(tmp_path):
+@pytest.mark.parametrize("passes", [None, "auto"])
+def test_check_passes_structs_by_value_and_compares_struct_results(tmp_path, passes):
     """The JIT code and the reference are called through ctypes mirrors of the structs
-    (libffi classifies them itself), struct results compared member by member."""
+    (libffi classifies them itself), struct results compared member by member; `auto`
+    searches strategies on copies of the module, which keep the `byval`/`sret` types."""
     path = tmp_path / "by_value.c"
     path.write_text(BY_VALUE_C)
-    options = CheckOptions(params={"count": "13", "n": "11", "m": "7"})
+    options = CheckOptions(params={"count": "13", "n": "11", "m": "7"}, passes=passes)
     results = check_file(path, [], options)
     assert sorted((r.name, r.status) for r in results) == [
         ("by_value", "OK"),
