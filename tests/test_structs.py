@@ -12,7 +12,6 @@ from __future__ import annotations
 import subprocess
 
 import pytest
-
 from pycc_stencil.frontend import c_types as ct
 from pycc_stencil.frontend.module import lower_file
 from pycc_stencil.ir_passes.core.affine import accesses
