@@ -282,7 +282,7 @@ class FunctionLowerer(ExpressionLowering):
         self.define(decl, t, value)
 
     def struct_local(self, decl: ci.Cursor, t: ct.StructType, init: ci.Cursor | None) -> None:
-        """A struct variable: always in memory; initialized only by a struct value."""
+        """A struct variable, always in memory: initialized by a braced list or a struct value."""
         address = self.struct_slot(t, decl.spelling)
         alignment = max(aligned_attribute(decl), type_alignment(decl.type))
         if alignment > t.align:
