@@ -132,6 +132,13 @@ struct c3 ret_c3(int n) {
     return r;
 }
 
+struct ff3 ret_ff3(const float *v, int n) {
+    struct ff3 r;
+    r.v[0] = 0; r.v[1] = 1; r.v[2] = 2;
+    for (int i = 0; i < n; i++) { r.v[i % 3] += v[i]; r.v[(i + 1) % 3] *= v[i]; }
+    return r;
+}
+
 struct big ret_big(const double *v, int n) {
     struct big r;
     r.a = 0; r.k = n; r.c = 1;
@@ -192,6 +199,7 @@ struct dd ret_dd(const double *, int);
 struct fif ret_fif(const float *, int);
 struct di ret_di(const double *, int);
 struct c3 ret_c3(int);
+struct ff3 ret_ff3(const float *, int);
 struct big ret_big(const double *, int);
 struct arr ret_arr(const double *, int);
 void update_grid(struct grid *);
@@ -232,6 +240,8 @@ int main(void)
     printf("%a %d\n", rdi.x, rdi.k);
     struct c3 rc3 = ret_c3(7);
     printf("%d %d %d\n", rc3.a, rc3.b, rc3.c);
+    struct ff3 rff3 = ret_ff3(f, 13);
+    printf("%a %a %a\n", rff3.v[0], rff3.v[1], rff3.v[2]);
     struct big rbig = ret_big(v, 13);
     printf("%a %d %a\n", rbig.a, rbig.k, rbig.c);
     struct arr rarr = ret_arr(v, 13);
@@ -255,7 +265,7 @@ int main(void)
 
 NAMES = (
     "sum_ii sum_dd sum_fif sum_di sum_c3 sum_ff3 sum_big sum_arr exhaust_int exhaust_sse "
-    "ret_ii ret_dd ret_fif ret_di ret_c3 ret_big ret_arr update_grid move scale_fif"
+    "ret_ii ret_dd ret_fif ret_di ret_c3 ret_ff3 ret_big ret_arr update_grid move scale_fif"
 ).split()
 
 
@@ -266,4 +276,4 @@ def test_structs_by_value_follow_gcc_s_convention(tmp_path, flags):
     assert_by_pycc(both, *NAMES)
     assert both.functions["via_static"]["compiled_by"] == "cc"  # the caller of the trampoline
     assert both.pycc_output == both.cc_output
-    assert both.cc_output.count("\n") == 20
+    assert both.cc_output.count("\n") == 21
