@@ -152,12 +152,12 @@ def _classify(t: ct.CType) -> Passing:
 
 def _eightbyte_type(leaves: list[ct.CType], size: int) -> ir.Type:
     """INTEGER if any integer or pointer is in the eightbyte (as many bits as the struct has
-    left in it), else SSE: `float`, two floats, or a double."""
+    left in it), else SSE: `float` (alone or before padding), two floats, or a double."""
     if any(not isinstance(leaf, ct.FloatType) for leaf in leaves):
         return ir.IntType(8 * size)
-    if size <= 4:
+    if size <= 4 or leaves == [ct.FLOAT]:  # a float, then padding
         return ir.FloatType()
-    if len(leaves) == 1 and leaves[0] == ct.DOUBLE:
+    if leaves == [ct.DOUBLE]:
         return ir.DoubleType()
     return ir.VectorType(ir.FloatType(), 2)
 

@@ -28,6 +28,9 @@ struct c3 { char a, b, c; };                   /* INTEGER (3 bytes) */
 struct ff3 { float v[3]; };                    /* SSE, SSE: an array member */
 struct big { double a; int k; double c; };     /* MEMORY: 24 bytes with padding */
 struct arr { short s; double v[4]; };          /* MEMORY: an array member */
+struct fd { float x; double y; };            /* SSE (a float, then padding), SSE */
+struct a16 { double x; } __attribute__((aligned(16)));          /* SSE; 16 bytes */
+struct b16 { double a, b, c; } __attribute__((aligned(16)));    /* MEMORY, 16-aligned */
 struct grid { int n, m; double *row; double a[5][7]; };
 struct pt { float x, vx; short tag; };
 """
@@ -79,6 +82,24 @@ double sum_big(struct big s, int n) {
 double sum_arr(struct arr s, int n) {
     double t = s.s;
     for (int i = 0; i < n; i++) t = t * 0.5 + s.v[i % 4];
+    return t;
+}
+
+double sum_fd(struct fd s, int n) {
+    double t = 0;
+    for (int i = 0; i < n; i++) t = t * s.x + s.y;
+    return t;
+}
+
+double sum_a16(int k, struct a16 s, int n) {
+    double t = k;
+    for (int i = 0; i < n; i++) t = t * 0.5 + s.x;
+    return t;
+}
+
+double sum_b16(int k, struct b16 s, int n) {
+    double t = k;
+    for (int i = 0; i < n; i++) t = t * s.a + s.b - s.c;
     return t;
 }
 
@@ -193,6 +214,9 @@ float sum_ff3(struct ff3, int);
 double sum_big(struct big, int);
 double sum_arr(struct arr, int);
 long exhaust_int(long, long, long, long, long, struct ii, struct ii, int);
+double sum_fd(struct fd, int);
+double sum_a16(int, struct a16, int);
+double sum_b16(int, struct b16, int);
 double exhaust_sse(double, double, double, double, double, double, double, struct dd, int);
 struct ii ret_ii(int);
 struct dd ret_dd(const double *, int);
@@ -229,6 +253,10 @@ int main(void)
     printf("%a\n", sum_arr(arr, 13));
     printf("%ld\n", exhaust_int(1, 2, 3, 4, 5, ii, (struct ii){11, 13}, 9));
     printf("%a\n", exhaust_sse(1, 2, 3, 4, 5, 6, 7, dd, 9));
+    struct fd fd = {0.75f, 0.5};
+    struct a16 a16 = {0.125};
+    struct b16 b16 = {0.5, 0.25, 0.125};
+    printf("%a %a %a\n", sum_fd(fd, 13), sum_a16(3, a16, 13), sum_b16(5, b16, 13));
     printf("%a\n", via_static(9));
     struct ii rii = ret_ii(11);
     printf("%d %d\n", rii.a, rii.b);
@@ -265,6 +293,7 @@ int main(void)
 
 NAMES = (
     "sum_ii sum_dd sum_fif sum_di sum_c3 sum_ff3 sum_big sum_arr exhaust_int exhaust_sse "
+    "sum_fd sum_a16 sum_b16 "
     "ret_ii ret_dd ret_fif ret_di ret_c3 ret_ff3 ret_big ret_arr update_grid move scale_fif"
 ).split()
 
@@ -276,4 +305,4 @@ def test_structs_by_value_follow_gcc_s_convention(tmp_path, flags):
     assert_by_pycc(both, *NAMES)
     assert both.functions["via_static"]["compiled_by"] == "cc"  # the caller of the trampoline
     assert both.pycc_output == both.cc_output
-    assert both.cc_output.count("\n") == 21
+    assert both.cc_output.count("\n") == 22
