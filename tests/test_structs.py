@@ -351,3 +351,40 @@ def test_a_byval_struct_holds_data_only_once_data_is_stored_in_it(tmp_path):
     assert results["shifted"].status == "OK", str(results["shifted"])
     assert results["scatter"].status == "ERROR"
     assert "cannot size out: the footprint depends on data" in str(results["scatter"])
+
+
+POINTERS_C = """
+struct cell { double v[3]; short tag; };
+struct mesh { int n; struct cell cells[6]; };
+static struct cell pick(int c, struct cell a, struct cell b) { return c ? a : b; }
+void edge(int n, const double *in, double *out) {
+    struct mesh m;
+    m.n = 6;
+    for (int i = 0; i < 6; i++) {
+        for (int j = 0; j < 3; j++) m.cells[i].v[j] = in[i * 3 + j];
+        m.cells[i].tag = (short)i;
+    }
+    struct cell *p = m.cells, *q = &m.cells[5];
+    for (int k = 0; k < n; k++) {
+        struct cell *r = m.cells + (k % 6);
+        (*r).v[0] += 1.0;
+        r->v[1] = (q - p) + (r - p) + (int)sizeof *r;
+        m.cells[(k + 3) % 6] = p[0];
+        *q = pick(k & 1, m.cells[1], *r);
+        struct cell c = (k, m.cells[2]);
+        out[k] = r->v[0] + r->v[1] + r->v[2] + q->tag + c.v[1] + (r < q) + (p == m.cells);
+        p++;
+        if (p == m.cells + 6) p = m.cells;
+    }
+}
+"""
+
+
+def test_pointers_to_structs_walk_compare_and_copy_bit_exactly(tmp_path):
+    """Struct pointers stepped, subtracted and compared in units of the struct; whole
+    elements copied through them; a struct chosen by `?:`, one through the comma operator."""
+    path = tmp_path / "pointers.c"
+    path.write_text(POINTERS_C)
+    options = CheckOptions(functions=["edge"], params={"n": "23"}, extents={"in": 18, "out": 23})
+    results = check_file(path, [], options)
+    assert [(r.name, r.status) for r in results] == [("edge", "OK")], [str(r) for r in results]
