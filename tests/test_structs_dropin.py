@@ -306,3 +306,51 @@ def test_structs_by_value_follow_gcc_s_convention(tmp_path, flags):
     assert both.functions["via_static"]["compiled_by"] == "cc"  # the caller of the trampoline
     assert both.pycc_output == both.cc_output
     assert both.cc_output.count("\n") == 22
+
+
+RELAX_C = """\
+#define N 97
+struct field { int steps; double a[N][N]; double b[N][N]; };
+
+void relax(struct field *f)
+{
+    int steps = f->steps;
+    for (int t = 0; t < steps; t++) {
+        for (int i = 1; i < N - 1; i++)
+            for (int j = 1; j < N - 1; j++)
+                f->b[i][j] = 0.25 * (f->a[i - 1][j] + f->a[i + 1][j]
+                                     + f->a[i][j - 1] + f->a[i][j + 1]);
+        for (int i = 1; i < N - 1; i++)
+            for (int j = 1; j < N - 1; j++)
+                f->a[i][j] = f->b[i][j] - 0.125 * f->a[i][j];
+    }
+}
+"""
+
+RELAX_MAIN = r"""#include <stdio.h>
+#include <stdlib.h>
+#define N 97
+struct field { int steps; double a[N][N]; double b[N][N]; };
+void relax(struct field *f);
+int main(void)
+{
+    struct field *f = calloc(1, sizeof *f);
+    f->steps = 7;
+    for (int i = 0; i < N; i++)
+        for (int j = 0; j < N; j++) f->a[i][j] = ((i * 7 + j * 13) % 17) * 0.125;
+    relax(f);
+    for (int i = 0; i < N; i += 3)
+        for (int j = 0; j < N; j += 5) printf("%a %a\n", f->a[i][j], f->b[i][j]);
+    return 0;
+}
+"""
+
+
+def test_time_tiling_through_a_struct_pointer_is_bit_exact(tmp_path):
+    """At -O3 compiler mode time-tiles the sweeps over the member arrays of `*f` (one object
+    to the polyhedral model: the flow from b back to a is a dependence)."""
+    files = {"k.c": RELAX_C, "main.c": RELAX_MAIN}
+    both = build_both(tmp_path, files, ["-O3"], extra_env=dict(TAKEOVER_ALL, PYCC_CACHE_L2="16K"))
+    assert_by_pycc(both, "relax")
+    assert any("time-tiled" in r for r in both.functions["relax"]["remarks"]), both.functions
+    assert both.pycc_output == both.cc_output
