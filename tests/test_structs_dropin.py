@@ -10,7 +10,13 @@ the report must say pycc-stencil compiled every kernel, or the test proves nothi
 
 from __future__ import annotations
 
+import glob
+import re
+import shutil
+import subprocess
+
 import pytest
+from pycc_stencil.frontend.module import lower_file
 from test_compiler_mode import PYCC
 from test_dropin_unit import assert_by_pycc, build_both
 
@@ -354,3 +360,75 @@ def test_time_tiling_through_a_struct_pointer_is_bit_exact(tmp_path):
     assert_by_pycc(both, "relax")
     assert any("time-tiled" in r for r in both.functions["relax"]["remarks"]), both.functions
     assert both.pycc_output == both.cc_output
+
+
+def _clang() -> str | None:
+    """A clang binary (its CodeGen is the model frontend/abi.py follows), if installed."""
+    found = shutil.which("clang")
+    candidates = sorted(glob.glob("/usr/lib/llvm-*/bin/clang"), reverse=True)
+    return found or (candidates[0] if candidates else None)
+
+
+def _split_top(text: str) -> list[str]:
+    """`a, {b, c}, <2 x float> d` split at the commas outside brackets."""
+    parts, depth, start = [], 0, 0
+    for k, char in enumerate(text):
+        depth += char in "({[<"
+        depth -= char in ")}]>"
+        if char == "," and depth == 0:
+            parts.append(text[start:k].strip())
+            start = k + 1
+    parts.append(text[start:].strip())
+    return [p for p in parts if p]
+
+
+def _where(result: str, params: str) -> tuple[list[str], list[str]]:
+    """Where an LLVM signature puts its values on x86-64: registers in order, `stack` for an
+    argument past the registers or passed `byval` (an i64 on the stack and an 8-byte `byval`
+    struct are the same bytes), `sret` for a hidden result pointer."""
+    gp = ["rdi", "rsi", "rdx", "rcx", "r8", "r9"]
+    sse = [f"xmm{k}" for k in range(8)]
+    args = []
+    for param in _split_top(params):
+        if "sret(" in param:
+            args.append("sret:" + gp.pop(0))
+        elif "byval(" in param:
+            args.append("stack")
+        else:
+            pool = sse if re.match(r"(float|double|<2 x float>)", param) else gp
+            args.append(pool.pop(0) if pool else "stack")
+    returned = _split_top(result.strip("{} ")) if result != "void" else []
+    gp_out, sse_out = ["rax", "rdx"], ["xmm0", "xmm1"]
+    out = [
+        (sse_out if re.match(r"(float|double|<2 x float>)", t) else gp_out).pop(0) for t in returned
+    ]
+    return out, args
+
+
+def _signatures(ir_text: str) -> dict[str, tuple[list[str], list[str]]]:
+    found = {}
+    for line in ir_text.splitlines():
+        m = re.match(r'define (?:dso_local |internal )?(.+?) @"?(\w+)"?\((.*)\)', line)
+        if m:
+            found[m.group(2)] = _where(m.group(1), m.group(3))
+    return found
+
+
+@pytest.mark.skipif(_clang() is None, reason="no clang to compare with")
+def test_struct_signatures_put_values_where_clang_does(tmp_path):
+    """The LLVM signatures of the by-value kernels put every argument and result in the
+    register (or the stack) clang's CodeGen chooses for the same C."""
+    (tmp_path / "types.h").write_text(TYPES)
+    (tmp_path / "k.c").write_text(KERNELS)
+    done = subprocess.run(
+        [_clang(), "-S", "-emit-llvm", "-O0", "-o", "-", "k.c"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    theirs = _signatures(done.stdout)
+    ours = _signatures(str(lower_file(str(tmp_path / "k.c")).module))
+    by_value = [n for n in NAMES if n.startswith(("sum_", "exhaust_", "ret_", "scale_"))]
+    assert len(by_value) == 22
+    assert {n: ours[n] for n in by_value} == {n: theirs[n] for n in by_value}
