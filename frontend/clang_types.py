@@ -82,7 +82,7 @@ def struct_type(t: ci.Type, where: ci.Cursor) -> ct.StructType:
     """A struct with its layout from clang (the target ABI's: padding, `aligned`), refused
     with the construct and its place where the model has no exact counterpart."""
     decl = t.get_declaration()
-    name = t.spelling
+    name = decl.type.spelling  # the record itself: no qualifiers (`const struct s`)
     if decl.kind == ci.CursorKind.UNION_DECL:
         raise Unsupported(f"union type '{name}' is not supported", where)
     if t.get_size() < 0:
@@ -120,7 +120,7 @@ def _opaque_pointee(pointee: ci.Type) -> ct.StructType | None:
         return None
     if t.get_size() >= 0 and _key(t.get_declaration()) not in _CONVERTING:
         return None
-    return ct.StructType(t.spelling, (), 0, 0)
+    return ct.StructType(t.get_declaration().type.spelling, (), 0, 0)
 
 
 def _members(decl: ci.Cursor) -> list[ci.Cursor]:

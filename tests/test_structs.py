@@ -110,6 +110,9 @@ struct big { double a, b, c; };
 static double sum_pt(struct pt p) { return p.x + p.k * p.y; }
 static struct dd mk(double a, double b) { struct dd r; r.x = a; r.y = b; return r; }
 static struct big mkbig(double a) { struct big r; r.a = a; r.b = 2 * a; r.c = 3 * a; return r; }
+static void copy_pts(struct pt *d, const struct pt *s, int n) {
+    for (int i = 0; i < n; i++) d[i] = s[i];  /* from const structs */
+}
 static void fill(struct grid *g, const double *in) {
     for (int i = 0; i < 5; i++)
         for (int j = 0; j < 7; j++) g->a[i][j] = in[i * 7 + j];
@@ -120,7 +123,9 @@ void kern(int n, const double *in, double *out, double *out2) {
     struct pt pts[3];
     g.n = 5; g.m = 7; g.out = out;
     fill(&g, in);
-    for (int i = 0; i < 3; i++) { pts[i].x = in[i]; pts[i].k = i; pts[i].y = in[i + 3]; }
+    struct pt pts0[3];
+    for (int i = 0; i < 3; i++) { pts0[i].x = in[i]; pts0[i].k = i; pts0[i].y = in[i + 3]; }
+    copy_pts(pts, pts0, 3);
     for (int i = 0; i < g.n; i++)
         for (int j = 0; j < g.m; j++)
             g.out[i * g.m + j] = g.a[i][j] * 2.0 + sum_pt(pts[i % 3]);
