@@ -116,7 +116,8 @@ def _parse_scalar(ctype: CType, text: str) -> int | float:
 
 
 def scalar_arguments(info: FunctionInfo, given: dict[str, str]) -> dict[str, int | float]:
-    """Values of the scalar parameters: from `given`, else distinct small defaults."""
+    """Values of the scalar parameters: from `given`, else distinct small defaults (a struct
+    passed by value: its members, as a ctypes mirror)."""
     values: dict[str, int | float] = {}
     ints, floats = iter(DEFAULT_INTS), iter(DEFAULT_FLOATS)
 
