@@ -132,6 +132,8 @@ def scalar_arguments(info: FunctionInfo, given: dict[str, str]) -> dict[str, int
             continue
         t = param.ctype
         if isinstance(t, StructType):  # by value: every member a default, in order
+            if param.name in given:
+                raise ValueError(f"parameter '{param.name}' is a struct: its members are defaults")
             values[param.name] = struct_value(t, default)
             continue
         value = _parse_scalar(t, given[param.name]) if param.name in given else default(t)

@@ -285,6 +285,15 @@ def test_check_passes_structs_by_value_and_compares_struct_results(tmp_path, pas
     ], [str(r) for r in results]
 
 
+def test_a_struct_parameter_cannot_be_given_a_value(tmp_path):
+    path = tmp_path / "by_value.c"
+    path.write_text(BY_VALUE_C)
+    options = CheckOptions(functions=["ret_nest"], params={"s": "1", "m": "7"})
+    (result,) = check_file(path, [], options)
+    assert result.status == "ERROR"
+    assert "bad --param: parameter 's' is a struct: its members are defaults" in str(result)
+
+
 def test_check_refuses_structs_it_cannot_pass_with_a_reason(tmp_path):
     path = tmp_path / "refused.c"
     path.write_text(
