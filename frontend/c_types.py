@@ -207,6 +207,13 @@ def size_of(t: CType) -> int:
     raise TypeError(f"sizeof({t}) is not a constant")
 
 
+def same_struct(a: CType, b: StructType) -> bool:
+    """Whether `a` is the struct type `b`, however their pointer members were reached (a
+    struct met again through a pointer member is opaque there, so `struct b` inside
+    `struct a { struct b *p; }` is modelled differently from `struct b` on its own)."""
+    return isinstance(a, StructType) and a.name == b.name
+
+
 def alignment_of(t: CType) -> int:
     """The ABI alignment of a type (x86-64 SysV: scalars are aligned to their size)."""
     if isinstance(t, ArrayType):

@@ -566,7 +566,7 @@ class ExpressionLowering:
     def assignable(self, value: RValue, target: ct.CType, where: ci.Cursor) -> ir.Value:
         if isinstance(target, ct.PointerType) and isinstance(value.ctype, ct.PointerType):
             return value.value
-        if isinstance(target, ct.StructType) and value.ctype == target:
+        if isinstance(target, ct.StructType) and ct.same_struct(value.ctype, target):
             return value.value
         if isinstance(target, (ct.ArrayType, ct.FunctionType)) or value.value is None:
             raise Unsupported("assignment of this type is not supported", where)

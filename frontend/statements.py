@@ -339,7 +339,7 @@ class FunctionLowerer(ExpressionLowering):
         elision inside a struct are refused."""
         if init.kind != K.INIT_LIST_EXPR:
             if isinstance(t, (ct.StructType, ct.ArrayType)):
-                if isinstance(t, ct.StructType) and ctype_of(init.type, init) == t:
+                if isinstance(t, ct.StructType) and ct.same_struct(ctype_of(init.type, init), t):
                     self.copy_struct(address, self.assignable(self.rvalue(init), t, init), t)
                     return
                 raise Unsupported("brace-elided initializers of structs are not supported", init)

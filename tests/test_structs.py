@@ -402,3 +402,29 @@ def test_pointers_to_structs_walk_compare_and_copy_bit_exactly(tmp_path):
     options = CheckOptions(functions=["edge"], params={"n": "23"}, extents={"in": 18, "out": 23})
     results = check_file(path, [], options)
     assert [(r.name, r.status) for r in results] == [("edge", "OK")], [str(r) for r in results]
+
+
+MUTUAL_C = """
+struct B;
+struct A { struct B *b; double x; };
+struct B { struct A *a; double y; };
+void mutual(int n, double *out) {
+    struct A a;
+    struct B b, c;
+    a.b = &b; a.x = 1.5; b.a = &a; b.y = 2.5;
+    for (int i = 0; i < n; i++) {
+        c = *a.b;  /* struct B reached through a member of struct A */
+        *a.b = c;
+        c.y += i;
+        out[i] = c.y + a.x + b.y + b.a->x;
+    }
+}
+"""
+
+
+def test_structs_pointing_to_each_other_copy_bit_exactly(tmp_path):
+    path = tmp_path / "mutual.c"
+    path.write_text(MUTUAL_C)
+    options = CheckOptions(params={"n": "7"}, extents={"out": 7})
+    results = check_file(path, [], options)
+    assert [(r.name, r.status) for r in results] == [("mutual", "OK")], [str(r) for r in results]
