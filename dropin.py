@@ -13,11 +13,14 @@ import shutil
 import sys
 
 from .dropin_command import (
+    TAKEOVER_POLICIES,
+    TAKEOVER_VARIABLE,
     CompilerCommand,
     expand_response_files,
     may_have_kernels,
     parse_command,
     same_file,
+    takeover_policy,
     unrecognized_option_message,
 )
 
@@ -78,6 +81,10 @@ def _option_error(options: dict[str, str]) -> str | None:
             parse_row_align(options["row-align"])
         except CompilerError as exc:
             return f"-fpycc-row-align={options['row-align']}: {exc.diagnostics[0].message}"
+    policy = takeover_policy(options)
+    if policy not in TAKEOVER_POLICIES:
+        chosen = "-fpycc-takeover" if "takeover" in options else f"${TAKEOVER_VARIABLE}"
+        return f"{chosen}={policy}: valid values are {', '.join(TAKEOVER_POLICIES)}"
     if "cache-size" in options:
         from .emit.cc_machine import BadCacheSize, parse_cache_size
 

@@ -113,8 +113,14 @@ def pycc_options(cc: str, command: CompilerCommand) -> str:
 
 #: environment variables read while the kernels are compiled, so part of the key: the cache-size
 #: overrides (`ir_passes.core.target.CACHE_OVERRIDE`: tile sizes and the `-large` passes'
-#: threshold) and `polyhedral.codegen.POISON_SCRATCH`
-CODEGEN_ENVIRONMENT = ("PYCC_CACHE_L1", "PYCC_CACHE_L2", "PYCC_CACHE_L3", "PYCC_POISON_SCRATCH")
+#: threshold), `polyhedral.codegen.POISON_SCRATCH` and the takeover policy
+CODEGEN_ENVIRONMENT = (
+    "PYCC_CACHE_L1",
+    "PYCC_CACHE_L2",
+    "PYCC_CACHE_L3",
+    "PYCC_POISON_SCRATCH",
+    "PYCC_TAKEOVER",
+)
 
 
 def codegen_environment(cc: str, command: CompilerCommand) -> str:

@@ -54,7 +54,7 @@ _C_SUFFIXES = (".c",)
 PYCC_PREFIX = "-fpycc-"
 #: pycc-stencil's own options, `-fpycc-NAME=VALUE`; any other `-fpycc-*` is an error, as an
 #: unknown option is to gcc (a typo must not be silently ignored)
-PYCC_OPTIONS = ("passes", "report", "row-align", "cache-size")
+PYCC_OPTIONS = ("passes", "report", "row-align", "cache-size", "takeover")
 
 
 class Input:
@@ -228,6 +228,19 @@ def _stage(stages: set[str]) -> str:
     if "-c" in stages:
         return "object"
     return "link"
+
+
+#: which kernels compiler mode compiles: those a pycc-stencil pass transformed (a function no
+#: pass improves is compiled better, or as well, by cc), or every kernel it can lower
+TAKEOVER_POLICIES = ("improved", "all")
+TAKEOVER_VARIABLE = "PYCC_TAKEOVER"
+
+
+def takeover_policy(options: dict[str, str]) -> str:
+    """`-fpycc-takeover=` of a command's `options`, else `$PYCC_TAKEOVER`, else "improved"
+    (the values are checked by the entry point)."""
+    chosen = options.get("takeover") or os.environ.get(TAKEOVER_VARIABLE, "")
+    return chosen.strip() or TAKEOVER_POLICIES[0]
 
 
 def unrecognized_option_message(option: str) -> str:

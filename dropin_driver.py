@@ -23,8 +23,15 @@ import time
 
 from . import dropin_cache as cache
 from .diagnostics import stdout_write_error
-from .dropin_command import CompilerCommand, Input, default_output, may_have_kernels
+from .dropin_command import (
+    CompilerCommand,
+    Input,
+    default_output,
+    may_have_kernels,
+    takeover_policy,
+)
 from .dropin_report import (
+    NOTHING_IMPROVED,
     FunctionRecord,
     UnitRecord,
     UnitResult,
@@ -42,6 +49,14 @@ from .ir_passes.presets import LOCALITY_PASSES
 #: pipelines of loop nests whose data exceed the L2 cache (other nests are left alone);
 #: `-fpycc-passes=` (empty) turns it off
 O3_PASSES = LOCALITY_PASSES
+
+
+#: why a file is cc's alone when no pass is asked for (a function no pycc-stencil pass
+#: transforms is compiled as well or better by cc itself)
+NOTHING_TO_IMPROVE = (
+    "no pycc-stencil pass at this optimization level (-O3 or -fpycc-passes= choose some): "
+    "nothing to improve"
+)
 
 
 def default_passes(flags: list[str]) -> str:
@@ -189,6 +204,10 @@ class Driver:
             unit.status, unit.reason = "passthrough", "no loops in the file"
             status = self._cc(original)
             return self._finish(unit, status, started)
+        if not self.passes and takeover_policy(self.command.pycc_options) == "improved":
+            unit.status, unit.reason = "passthrough", NOTHING_TO_IMPROVE
+            status = self._cc(original)
+            return self._finish(unit, status, started)
         refusal = refusal_of_flags(self.flags)
         if refusal is not None:  # every kernel is cc's: the file is not even parsed
             unit.reason = refusal
@@ -225,7 +244,11 @@ class Driver:
             )
         unit.time_ms["total"] = round((time.perf_counter() - started) * 1000, 1)
         for function in unit.functions:
-            if function.kernel and function.compiled_by == "cc":
+            if (
+                function.kernel
+                and function.compiled_by == "cc"
+                and function.reason != NOTHING_IMPROVED
+            ):
                 if status == 0 and self.fallback_warnings:
                     warn_fallback(unit.source, function)
             elif verbose():

@@ -51,6 +51,11 @@ def append_report(path: str, unit: UnitRecord) -> None:
         print(f"pycc-stencil: warning: cannot write report '{path}': {exc}", file=sys.stderr)
 
 
+#: why a kernel no pass transformed is cc's (`-fpycc-takeover=all` compiles it anyway): the
+#: normal case, so not a warning
+NOTHING_IMPROVED = "kept by cc: nothing to improve (no pycc-stencil pass transformed it)"
+
+
 def warn_fallback(source: str, function: FunctionRecord) -> None:
     print(
         f"{source}:{function.line}:{function.column}: warning: '{function.name}' compiled by cc "

@@ -9,8 +9,8 @@ import time
 from llvmlite import ir
 
 from .diagnostics import CompilerError
-from .dropin_command import CompilerCommand
-from .dropin_report import FunctionRecord, UnitResult
+from .dropin_command import CompilerCommand, takeover_policy
+from .dropin_report import NOTHING_IMPROVED, FunctionRecord, UnitResult
 from .dropin_split import split_source
 from .dropin_takeover import (
     Takeover,
@@ -20,7 +20,7 @@ from .dropin_takeover import (
     unit_tag,
     used_inside_braces,
 )
-from .emit.cc_contraction import accumulation_hazard, has_fusion_candidates
+from .emit.cc_contraction import has_fusion_candidates, unpredictable_fusion
 from .emit.cc_machine import compiler_mode_target
 from .emit.cc_target import TargetSpec, UnsupportedTarget, target_from_flags
 from .emit.host_object import compile_to_assembly, compile_to_object
@@ -48,9 +48,7 @@ def compile_kernels(
         text = handle.read()
 
     def lower() -> LoweredModule:
-        lowered = lower_file(
-            unit, command.language_flags(), tolerate_system_header_errors=True, preprocessed=True
-        )
+        lowered = lower_file(unit, command.language_flags(), preprocessed=True)
         apply_row_align(lowered, row_align)
         return lowered
 
@@ -75,20 +73,18 @@ def compile_kernels(
     if takeovers:
         generate = _CodeGenerator(target, steps, flags, stage, command.pycc_options)
         try:
-            output = generate(lowered, takeovers)
+            output, takeovers = generate(lowered, takeovers, refused)
         except Exception:  # noqa: BLE001 - a code generation bug must not break the build
             working = []
             for takeover in takeovers:
                 try:
-                    generate(lower(), [takeover])
-                    working.append(takeover)
+                    working += generate(lower(), [takeover], refused)[1]
                 except Exception as exc:  # noqa: BLE001
                     internal_error = True
                     refused[takeover.info.name] = (
                         f"internal error in code generation ({type(exc).__name__}: {exc})"
                     )
-            takeovers = working
-            output = generate(lower(), takeovers) if takeovers else None
+            output, takeovers = generate(lower(), working, refused) if working else (None, [])
     names = {t.info.name for t in takeovers}
     applied = generate.applied if takeovers else None
     time_ms = {
@@ -127,7 +123,7 @@ def _without_contraction_hazards(
         if not any(has_fusion_candidates(f) for f in functions):
             kept.append(takeover)
             continue
-        reason = next(filter(None, map(accumulation_hazard, functions)), None)
+        reason = next(filter(None, map(unpredictable_fusion, functions)), None)
         if reason is None and name in used:
             reason = (
                 "its own file calls it, and cc may inline or specialize it there, which "
@@ -152,18 +148,44 @@ class _CodeGenerator:
         self.machine = compiler_mode_target(target, flags, options)
         self.hidden = _hidden_by_default(flags)
         self.debug_info = _debug_info(flags) and stage != "assembly"
+        #: every kernel it can lower, or only those a pass transformed (`takeover_policy`)
+        self.everything = takeover_policy(options) == "all"
         #: the pipeline's result of the last call (its remarks go to the report)
         self.applied: PipelineResult | None = None
 
-    def __call__(self, lowered: LoweredModule, takeovers: list[Takeover]) -> bytes:
+    def __call__(
+        self, lowered: LoweredModule, takeovers: list[Takeover], refused: dict[str, str]
+    ) -> tuple[bytes | None, list[Takeover]]:
+        """The code of the takeovers the policy keeps (None if none), and those takeovers;
+        the others get their reason in `refused`."""
         self.applied = run_passes(lowered.module, self.steps, target=self.machine)
         lowered.module = self.applied.module
+        if not self.everything:
+            takeovers = self._improved(lowered, takeovers, refused)
+            if not takeovers:
+                return None, []
         module_text = kernel_module(
             lowered, takeovers, self.target, hidden=self.hidden, debug_info=self.debug_info
         )
         if self.stage == "assembly":
-            return compile_to_assembly(module_text, self.target).encode()
-        return compile_to_object(module_text, self.target)
+            return compile_to_assembly(module_text, self.target).encode(), takeovers
+        return compile_to_object(module_text, self.target), takeovers
+
+    def _improved(
+        self, lowered: LoweredModule, takeovers: list[Takeover], refused: dict[str, str]
+    ) -> list[Takeover]:
+        """The takeovers on which a pass fired (in them or in what they call): the rest is
+        compiled as well, or better, by cc itself."""
+        assert self.applied is not None
+        fired = {r.function for r in self.applied.remarks if r.kind == "passed"}
+        kept = []
+        for takeover in takeovers:
+            reach = reachable_functions(lowered.module, {takeover.info.name})
+            if fired & reach:
+                kept.append(takeover)
+            else:
+                refused[takeover.info.name] = NOTHING_IMPROVED
+        return kept
 
 
 def _records(

@@ -11,9 +11,10 @@ through one negation, and none adds the product to itself; a product met later w
 become an fma already stays a product, so `a*b + c*d` fuses the first one.
 
 That is gcc's choice for the function compiled on its own. Where gcc decides otherwise the
-kernel is left to cc: for a product accumulated across iterations (`s += a[i]*b[i]`, or
-`c[i][j] += ...` at an address the loop does not move: `accumulation_hazard`) the fusions
+kernel is left to cc (`unpredictable_fusion`): for a product accumulated across iterations
+(`s += a[i]*b[i]`, or `c[i][j] += ...` at an address the loop does not move) the fusions
 change with gcc's vectorizer, store motion and the `avoid-fma-max-bits` tuning of AMD cores;
+floating-point values a branch chooses are if-converted in gcc's vector loop only;
 and a kernel its own file calls is inlined or specialized there (-finline-*, -fipa-cp),
 where gcc's choice changes too (the driver checks that with `has_fusion_candidates`).
 """
@@ -133,17 +134,30 @@ def has_fusion_candidates(function: ir.Function) -> bool:
     return False
 
 
-def accumulation_hazard(function: ir.Function) -> str | None:
-    """Why gcc's fusion in `function` cannot be predicted, or None: a product added into a
-    value carried from one loop iteration to the next (a loop-header phi, or a store to an
-    address the innermost loop does not move)."""
+def unpredictable_fusion(function: ir.Function) -> str | None:
+    """Why gcc's fusion in `function` cannot be predicted from the function alone, or None:
+    a product added into a value carried from one loop iteration to the next (a loop-header
+    phi, or a store to an address the innermost loop does not move); or floating-point
+    values a branch chooses (`?:`, `if`), which gcc if-converts in its vector loop and not in
+    its scalar one, so that a product and its addition share a block in one and not in the
+    other."""
     loops = loops_of(function)
     users = _users(function)
     for block in function.blocks:
-        if loops.loop_for(block) is None:
-            continue
-        for product in (i for i in block.instructions if i.opname == "fmul"):
-            for use in users.get(product, []):
+        for instr in block.instructions:
+            chosen = instr.opname == "select" or (
+                isinstance(instr, ins.PhiInstr) and _header_of(loops, block) is None
+            )
+            if chosen and _is_floating(instr.type):
+                return (
+                    "a branch chooses a floating-point value under -ffp-contract=fast with "
+                    "FMA: gcc fuses multiply-adds across it in its vector loop only, so the "
+                    "kernel stays with cc (-ffp-contract=off or -std=c17 make it "
+                    "pycc-stencil's)"
+                )
+            if instr.opname != "fmul" or loops.loop_for(block) is None:
+                continue
+            for use in users.get(instr, []):
                 if use.opname in _ADDITIONS and _carried(use, users, loops):
                     return (
                         "a product is accumulated across loop iterations under "
@@ -152,6 +166,16 @@ def accumulation_hazard(function: ir.Function) -> str | None:
                         "(-ffp-contract=off or -std=c17 make it pycc-stencil's)"
                     )
     return None
+
+
+def _header_of(loops: LoopInfo, block: ir.Block) -> Loop | None:
+    loop = loops.loop_for(block)
+    return loop if loop is not None and loop.header is block else None
+
+
+def _is_floating(typ: ir.Type) -> bool:
+    element = typ.element if isinstance(typ, ir.VectorType) else typ
+    return isinstance(element, (ir.FloatType, ir.DoubleType, ir.HalfType))
 
 
 def _carried(start: ir.Instruction, users: dict, loops: LoopInfo) -> bool:

@@ -9,6 +9,7 @@ through the bindings directly by the lowering code.
 from __future__ import annotations
 
 import ctypes
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -114,6 +115,33 @@ def constant_value(cursor: ci.Cursor) -> int | float | None:
         _lib.clang_EvalResult_dispose(result)
 
 
+_STRING_PART = re.compile(r'"((?:[^"\\\n]|\\.)*)"')
+_ESCAPE = re.compile(r"\\(x[0-9a-fA-F]+|[0-7]{1,3}|.)", re.DOTALL)
+_SIMPLE_ESCAPES = dict(zip("ntrabfve\\'\"?", b"\n\t\r\a\b\f\v\x1b\\'\"?"))
+
+
+def string_value(literal: ci.Cursor) -> bytes | None:
+    """The bytes of a plain string literal (`"a\\n" "b"`), without the final NUL; None
+    for a wide or prefixed one (`L"..."`, `u8"..."`)."""
+    if not literal.spelling.startswith('"'):
+        return None
+    value = bytearray()
+    for part in _STRING_PART.findall(literal.spelling):
+        position = 0
+        for escape in _ESCAPE.finditer(part):
+            value += part[position : escape.start()].encode()
+            code = escape.group(1)
+            if code[0] == "x":
+                value.append(int(code[1:], 16) & 0xFF)
+            elif code[0] in "01234567":
+                value.append(int(code, 8) & 0xFF)
+            else:
+                value.append(_SIMPLE_ESCAPES.get(code, ord(code) if len(code) == 1 else 0))
+            position = escape.end()
+        value += part[position:].encode()
+    return bytes(value)
+
+
 def calling_convention(function_type: ci.Type) -> int:
     """The CXCallingConv of a function type (ms_abi, regparm, ... differ from the default)."""
     return _lib.clang_getFunctionTypeCallingConv(function_type)
@@ -137,6 +165,35 @@ def volatile_use(cursor: ci.Cursor) -> ci.Cursor | None:
             else:
                 break
     return None
+
+
+def spelled_tokens(cursor: ci.Cursor) -> list[str]:
+    """The tokens of `cursor` as written, without the line markers `cc -E` puts inside an
+    expression it spreads over lines (`# 7 "k.c"`); none for an expression a macro of
+    another file expanded (libclang gives a macro expansion's tokens only in its file)."""
+    tokens, marker_line = [], -1
+    for token in cursor.get_tokens():
+        where = token.location
+        if token.spelling == "#" and where.column == 1:
+            marker_line = where.line
+        elif where.line != marker_line:
+            tokens.append(token.spelling)
+    return tokens
+
+
+def macro_at(cursor: ci.Cursor) -> str | None:
+    """The name of the macro whose expansion `cursor` comes from: the token where it is
+    reported (the expansion point; `cursor.location` may be in the macro's definition)."""
+    where, tu = location(cursor), cursor.translation_unit
+    if not _lib.clang_getFile(tu, where.file.encode()):
+        return None  # not a file of the unit (the user's file of a preprocessed unit)
+    file = tu.get_file(where.file)
+    loc = ci.SourceLocation.from_position(tu, file, where.line, where.column)
+    extent = ci.SourceRange.from_locations(loc, loc)
+    first = next(iter(tu.get_tokens(extent=extent)), None)
+    if first is None or first.kind != ci.TokenKind.IDENTIFIER:
+        return None
+    return first.spelling
 
 
 def location(cursor: ci.Cursor) -> SourceLocation:

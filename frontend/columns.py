@@ -11,6 +11,7 @@ into unrelated text) the column stays as it is.
 
 from __future__ import annotations
 
+import bisect
 import functools
 import os
 import re
@@ -36,47 +37,70 @@ def _lines(path: str, stamp: tuple[int, int]) -> list[bytes]:
         return handle.read().split(b"\n")
 
 
-def _line(path: str, number: int) -> bytes | None:
-    try:
-        status = os.stat(path)
-        lines = _lines(path, (status.st_mtime_ns, status.st_size))
-    except OSError:
-        return None
-    return lines[number - 1] if 0 < number <= len(lines) else None
-
-
 def user_column(unit: str, unit_line: int, user: str, line: int, column: int) -> int:
     """The column in `user`'s line `line` of the position at `column` (1-based) of line
     `unit_line` of the preprocessed `unit`."""
-    written, unit_text = _line(user, line), _line(unit, unit_line)
-    if written is None or unit_text is None:
+    try:
+        stamps = (_stamp(unit), _stamp(user))
+    except OSError:
         return column
-    return aligned_column(unit_text, written, column)
+    alignment = _alignment(unit, unit_line, user, line, stamps)
+    return column if alignment is None else alignment.column(column)
 
 
 def aligned_column(unit_text: bytes, written: bytes, column: int) -> int:
     """`column` of `unit_text` as a column of `written`, the same line as the user wrote it."""
-    ours, theirs = _tokens(unit_text), _tokens(written)
-    if not ours or not theirs:
-        return column
-    offset = column - 1
-    index = next((k for k, (start, text) in enumerate(ours) if offset < start + len(text)), None)
-    if index is None:  # past the last token: as far past the user's last token
-        start, text = ours[-1]
-        end = theirs[-1][0] + len(theirs[-1][1])
-        return end + (offset - start - len(text)) + 1
-    inside = max(offset - ours[index][0], 0)
-    prefix = 0
-    while prefix < min(len(ours), len(theirs)) and ours[prefix][1] == theirs[prefix][1]:
-        prefix += 1
-    suffix = 0
-    room = min(len(ours), len(theirs)) - prefix
-    while suffix < room and ours[-1 - suffix][1] == theirs[-1 - suffix][1]:
-        suffix += 1
-    if index < prefix:
-        return theirs[index][0] + inside + 1
-    if index >= len(ours) - suffix:
-        return theirs[index - len(ours) + len(theirs)][0] + inside + 1
-    if prefix == 0 and suffix == 0:
-        return column
-    return theirs[min(prefix, len(theirs) - 1)][0] + 1
+    return _Alignment(unit_text, written).column(column)
+
+
+def _stamp(path: str) -> tuple[int, int]:
+    status = os.stat(path)
+    return status.st_mtime_ns, status.st_size
+
+
+@functools.lru_cache(maxsize=4096)
+def _alignment(unit: str, unit_line: int, user: str, line: int, stamps: tuple) -> _Alignment | None:
+    """One alignment per pair of lines: a statement has many positions on one long line."""
+    written, unit_text = _line(user, line, stamps[1]), _line(unit, unit_line, stamps[0])
+    if written is None or unit_text is None:
+        return None
+    return _Alignment(unit_text, written)
+
+
+def _line(path: str, number: int, stamp: tuple[int, int]) -> bytes | None:
+    lines = _lines(path, stamp)
+    return lines[number - 1] if 0 < number <= len(lines) else None
+
+
+class _Alignment:
+    """The tokens of a line of the unit, matched to those of the line as written: the common
+    prefix and suffix are the same tokens; what lies between comes from a macro expansion."""
+
+    def __init__(self, unit_text: bytes, written: bytes):
+        self.ours, self.theirs = _tokens(unit_text), _tokens(written)
+        ours, theirs = self.ours, self.theirs
+        shortest = min(len(ours), len(theirs))
+        prefix = 0
+        while prefix < shortest and ours[prefix][1] == theirs[prefix][1]:
+            prefix += 1
+        suffix = 0
+        while suffix < shortest - prefix and ours[-1 - suffix][1] == theirs[-1 - suffix][1]:
+            suffix += 1
+        self.prefix, self.suffix = prefix, suffix
+        self.ends = [start + len(text) for start, text in ours]
+
+    def column(self, column: int) -> int:
+        ours, theirs = self.ours, self.theirs
+        if not ours or not theirs or (self.prefix == 0 and self.suffix == 0):
+            return column  # nothing in common: another text
+        offset = column - 1
+        index = bisect.bisect_right(self.ends, offset)
+        if index == len(ours):  # past the last token: as far past the user's last token
+            end = theirs[-1][0] + len(theirs[-1][1])
+            return end + (offset - self.ends[-1]) + 1
+        inside = max(offset - ours[index][0], 0)
+        if index < self.prefix:
+            return theirs[index][0] + inside + 1
+        if index >= len(ours) - self.suffix:
+            return theirs[index - len(ours) + len(theirs)][0] + inside + 1
+        return theirs[min(self.prefix, len(theirs) - 1)][0] + 1

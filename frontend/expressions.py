@@ -10,6 +10,7 @@ libclang cannot tell a variable-length array's runtime extent.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -23,7 +24,7 @@ from ..ir_passes.core.alignment import assume_aligned, is_power_of_two, power_of
 from ..ir_passes.core.rewrite import opaque
 from . import c_types as ct
 from . import fp_builtins
-from .abi import FunctionAbi, InMemory, InRegisters
+from .abi import Direct, FunctionAbi, InMemory, InRegisters, Passing
 from .clang_ast import (
     K,
     binary_operator,
@@ -32,12 +33,16 @@ from .clang_ast import (
     declaration_key,
     expression_children,
     location,
+    macro_at,
+    spelled_tokens,
+    string_value,
     strip_parens,
     unary_operator,
 )
 from .clang_types import ARRAY_KINDS, ctype_of
 from .conversions import convert, int_result, to_index, truth_value
 from .math_calls import (
+    ASSERT_FAIL,
     EXACT_INTRINSICS,
     FORBIDDEN_CALLS,
     INFINITIES,
@@ -101,6 +106,10 @@ class ModuleServices(Protocol):
 
     def abi(self, name: str) -> FunctionAbi:
         """How the arguments and result of a function defined in the file are passed."""
+
+    def implicitly_declared(self, decl: ci.Cursor) -> bool:
+        """Is `decl` the declaration a call to an undeclared function made (C89's `int f()`,
+        or clang's builtin of a library function)?"""
 
 
 @dataclass
@@ -336,6 +345,10 @@ class ExpressionLowering:
             return self.conditional(c)
         if kind == K.CALL_EXPR:
             return self.call(c)
+        if kind == K.STRING_LITERAL:
+            return self.string_literal(c)
+        if kind == K.StmtExpr:
+            return self.statement_expression(c)
         raise Unsupported(_unsupported_expression(c), c)
 
     def _lvalue(self, c: ci.Cursor) -> LValue:
@@ -369,6 +382,10 @@ class ExpressionLowering:
             if isinstance(value.ctype, ct.StructType):
                 return LValue(value.ctype, address=value.value)
         raise Unsupported(_unsupported_expression(c), c)
+
+    def statement_expression(self, c: ci.Cursor) -> RValue:
+        """GNU `({ ... })`: lowered where statements are (statements.FunctionLowerer)."""
+        raise Unsupported("GNU statement expressions are not supported here", c)
 
     def discard(self, c: ci.Cursor) -> None:
         """Evaluate an expression statement for its side effects."""
@@ -405,6 +422,10 @@ class ExpressionLowering:
             return RValue(ir.Constant(t.llvm(), None), t)
         if len(kids) != 1:
             raise Unsupported(_unsupported_expression(c), c)
+        if kids[0].kind == K.STRING_LITERAL and c.type.get_canonical().kind in ARRAY_KINDS:
+            # `__func__`, `__FUNCTION__`, `__PRETTY_FUNCTION__`: gcc's are all the name in C
+            # (clang's pretty one is a signature)
+            return self.string_literal(kids[0], self.s.function.name.encode())
         return self.convert_to(self.rvalue(kids[0]), c.type, c)
 
     def cast(self, c: ci.Cursor) -> RValue:
@@ -728,10 +749,27 @@ class ExpressionLowering:
         name = decl.spelling
         if name in FORBIDDEN_CALLS:
             raise Unsupported(FORBIDDEN_CALLS[name], c)
+        if name == ASSERT_FAIL:
+            return self.assertion_failure(c)
         definition = decl.get_definition()
-        if definition is None and canonical_math_name(name) not in KNOWN_LIBRARY_CALLS:
+        known = canonical_math_name(name) in KNOWN_LIBRARY_CALLS
+        if definition is None and not known and name.startswith("__builtin_"):
+            raise Unsupported(f"the builtin '{name}' is not supported", c)
+        undeclared = definition is None and self.services.implicitly_declared(decl)
+        if undeclared and known:  # gcc's builtin, or `int sqrt()` under -fno-builtin, -std=c90
             raise Unsupported(
-                f"call to external function '{name}' (unknown side effects) is not supported",
+                f"call to undeclared library function '{name}' (its meaning depends on "
+                "-fno-builtin and -std; include its header)",
+                c,
+            )
+        if definition is None and not known:
+            what = (
+                f"undeclared function '{name}' (gcc assumes 'int {name}()'; "
+                if undeclared
+                else f"external function '{name}' ("
+            )
+            raise Unsupported(
+                f"call to {what}unknown side effects) is not supported",
                 c,
                 not_a_kernel=True,
             )
@@ -741,7 +779,16 @@ class ExpressionLowering:
         if definition is None:
             return self.library_call(canonical_math_name(name), args, c)
         function = self.services.callee(definition, c)
-        return self.call_with_abi(function, self.services.abi(name), args, ctype_of(c.type, c))
+        abi = self.services.abi(name)
+        if len(args) != len(abi.params) or not all(map(_passes_as, args, abi.params)):
+            # only through a declaration without a prototype (`int f();`, or an implicit
+            # one): the definition takes other arguments, undefined behaviour in C
+            raise Unsupported(
+                f"calls '{name}' with arguments that do not match its definition at "
+                f"{location(definition)} (no prototype in scope)",
+                c,
+            )
+        return self.call_with_abi(function, abi, args, ctype_of(c.type, c))
 
     def call_with_abi(
         self, function: ir.Function, abi: FunctionAbi, args: list[RValue], result_t: ct.CType
@@ -770,6 +817,40 @@ class ExpressionLowering:
         if result_slot is not None:
             return RValue(result_slot, result_t)
         return RValue(None if isinstance(result_t, ct.VoidType) else call, result_t)
+
+    def assertion_failure(self, c: ci.Cursor) -> RValue:
+        """A failing `assert(e)`: glibc's macro calls `__assert_fail("e", __FILE__, __LINE__,
+        __PRETTY_FUNCTION__)`, which prints the message and aborts; the cc-built program
+        passes the same strings (cc -E already made the first two literals)."""
+        arguments = [self.rvalue(a).value for a in children(c)[1:]]
+        callee = self.b.module.globals.get(ASSERT_FAIL)
+        if callee is None:
+            signature = ir.FunctionType(ir.VoidType(), [a.type for a in arguments])
+            callee = ir.Function(self.b.module, signature, name=ASSERT_FAIL)
+            for attribute in ("noreturn", "nounwind", "cold"):
+                callee.attributes.add(attribute)
+        if [a.type for a in arguments] != [a.type for a in callee.args]:
+            raise Unsupported(f"call to '{ASSERT_FAIL}' with other arguments than glibc's", c)
+        self.b.call(callee, arguments)
+        return RValue(None, ct.VOID)
+
+    def string_literal(self, c: ci.Cursor, value: bytes | None = None) -> RValue:
+        """A string literal (or `value`) as a private constant, decayed to its pointer."""
+        if value is None:
+            value = string_value(c)
+        if value is None:
+            raise Unsupported("wide and prefixed string literals are not supported", c)
+        t = ctype_of(c.type, c)
+        assert isinstance(t, ct.ArrayType)
+        data = bytearray(value + b"\0")
+        text = ir.Constant(ir.ArrayType(ir.IntType(8), len(data)), data)
+        module = self.b.module
+        constant = ir.GlobalVariable(module, text.type, name=module.get_unique_name(".str"))
+        constant.linkage = "private"
+        constant.global_constant = True
+        constant.unnamed_addr = True
+        constant.initializer = text
+        return RValue(opaque(constant), ct.PointerType(t.element, const_pointee=True))
 
     def quiet_nan(self, name: str, c: ci.Cursor) -> RValue:
         """`nan("")` / `nanf("")` (what the NAN macro expands to): the default quiet NaN."""
@@ -848,6 +929,13 @@ def _complete(t: ct.StructType, where: ci.Cursor) -> ct.StructType:
     return t
 
 
+def _passes_as(arg: RValue, passing: Passing) -> bool:
+    """Does an argument fit the parameter the definition declares (as LLVM passes it)?"""
+    if isinstance(passing, Direct):
+        return not isinstance(arg.ctype, ct.StructType) and arg.value.type == passing.type
+    return ct.same_struct(arg.ctype, passing.struct)
+
+
 def _part_align(passing: InRegisters, offset: int) -> int:
     """The alignment of an eightbyte of a struct: the struct's, or 8 past its start."""
     return min(passing.struct.align, 8) if offset else passing.struct.align
@@ -900,17 +988,27 @@ def _same_shape(a: ct.CType, b: ct.CType) -> bool:
 
 def _unsupported_expression(c: ci.Cursor) -> str:
     names = {
-        K.STRING_LITERAL: "string literals are not supported",
         K.INIT_LIST_EXPR: "initializer lists outside declarations are not supported",
         K.COMPOUND_LITERAL_EXPR: "compound literals are not supported",
     }
     if c.kind in names:
         return names[c.kind]
-    tokens = [t.spelling for t in c.get_tokens()]
+    tokens = spelled_tokens(c)
     if c.kind == K.UNEXPOSED_EXPR and tokens[:1] in (["."], ["["]):
         return "designated initializers are not supported"
     if c.kind == K.UNEXPOSED_EXPR and any(
         a == "?" and b == ":" for a, b in zip(tokens, tokens[1:])
     ):
         return "the GNU '?:' operator is not supported"
-    return f"expression '{' '.join(tokens[:8])}' is not supported"
+    if tokens and _KEYWORD_OPERATOR.fullmatch(tokens[0]):  # _Generic, __builtin_offsetof
+        return f"'{tokens[0]}' is not supported"
+    if tokens:
+        return f"expression '{' '.join(tokens[:8])}' is not supported"
+    macro = macro_at(c)
+    if macro is not None:
+        return f"the expansion of macro '{macro}' is not supported here"
+    return f"expression ({c.kind.name.lower()} of type '{c.type.spelling}') is not supported"
+
+
+#: operators spelled as keywords or builtins (the construct has that name)
+_KEYWORD_OPERATOR = re.compile(r"_Generic|_Alignof|__builtin_\w+|__real__|__imag__")

@@ -20,6 +20,8 @@ def flatten(init: ci.Cursor, array: ct.ArrayType) -> dict[int, ci.Cursor]:
     that are not mentioned are zero, as in C.
     """
     dims = [int(d) for d in array.dims]  # the caller guarantees constant dimensions
+    if init.kind == K.STRING_LITERAL:
+        raise Unsupported("arrays initialized by a string literal are not supported", init)
     if init.kind != K.INIT_LIST_EXPR:
         raise Unsupported("array initializer is not a brace-enclosed list", init)
     items = children(init)

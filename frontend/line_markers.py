@@ -58,6 +58,18 @@ class LineMarkers:
         return Origin(origin.quoted_file, origin.line + physical_line - start, origin.in_main_file)
 
 
+def system_header_ranges(text: bytes) -> list[tuple[int, int]]:
+    """The byte ranges of the unit that are system headers (markers with the flag 3), in
+    order."""
+    ranges = []
+    matches = list(_MARKER.finditer(text))
+    for match, following in zip(matches, [*matches[1:], None]):
+        if b"3" in match.group(3).split():
+            end = following.start() if following is not None else len(text)
+            ranges.append((match.end(), end))
+    return ranges
+
+
 def without_markers(text: str) -> str:
     """`text` with its line markers blanked (every other line keeps its number)."""
     return _MARKER_TEXT.sub("", text)

@@ -26,6 +26,9 @@ INFINITIES = frozenset({"inf", "inff", "huge_val", "huge_valf"})
 #: builtins that return their first argument for the purposes of lowering
 PASS_THROUGH_BUILTINS = frozenset({"__builtin_expect", "__builtin_assume_aligned"})
 
+#: what glibc's `assert` calls when the assertion fails (lowered: it only prints and aborts)
+ASSERT_FAIL = "__assert_fail"
+
 #: calls that cannot be compiled: the reason is specific
 FORBIDDEN_CALLS: dict[str, str] = {
     name: "setjmp/longjmp is not supported"

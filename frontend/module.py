@@ -11,6 +11,7 @@ from __future__ import annotations
 import itertools
 import math
 import os
+import traceback
 from collections.abc import Callable, Iterator, Sequence
 
 import clang.cindex as ci
@@ -39,31 +40,26 @@ from .declarations import aligned_attribute, row_align_pragmas, type_alignment
 from .expressions import FunctionState, Variable
 from .initializers import flatten, fold
 from .line_markers import LineMarkers, without_markers
-from .math_calls import KNOWN_LIBRARY_CALLS, canonical_math_name
-from .parse import parse
+from .math_calls import ASSERT_FAIL, KNOWN_LIBRARY_CALLS, canonical_math_name
+from .parse import Parsed, parse
 from .signature import DefinitionText, FunctionInfo, LoweredModule, SkippedFunction
 from .statements import MAX_NODES, FunctionLowerer, check_bounds
 from .unsupported import Unsupported
 
 
-def lower_file(
-    path: str,
-    cflags: Sequence[str] = (),
-    tolerate_system_header_errors: bool = False,
-    preprocessed: bool = False,
-) -> LoweredModule:
+def lower_file(path: str, cflags: Sequence[str] = (), preprocessed: bool = False) -> LoweredModule:
     """Parse `path` with `cflags` and lower every function it defines to LLVM IR.
 
-    Raises `CompilerError` (with clang's diagnostics) if the file is not valid C (see `parse`
-    for `tolerate_system_header_errors`). A `preprocessed` file is a `cc -E` unit: the
+    Raises `CompilerError` (with clang's diagnostics) if the file is not valid C (errors in
+    system headers are tolerated, see `parse`). A `preprocessed` file is a `cc -E` unit: the
     functions of its main file are those its line markers place outside every header.
     """
-    tu = parse(path, list(cflags), tolerate_system_header_errors, preprocessed)
+    parsed = parse(path, list(cflags), preprocessed)
     markers = None
     if preprocessed:
         with open(path, "rb") as handle:
             markers = LineMarkers(handle.read())
-    return deep_call(ModuleLowerer(tu, path, list(cflags), markers).lower_all)
+    return deep_call(ModuleLowerer(parsed, path, list(cflags), markers).lower_all)
 
 
 class ModuleLowerer:
@@ -71,7 +67,7 @@ class ModuleLowerer:
 
     def __init__(
         self,
-        tu: ci.TranslationUnit,
+        parsed: Parsed,
         path: str,
         cflags: list[str],
         markers: LineMarkers | None = None,
@@ -84,7 +80,8 @@ class ModuleLowerer:
         self.definitions: dict[str, ci.Cursor] = {}
         self.main_file = os.path.realpath(path)
         self.markers = markers
-        for cursor in tu.cursor.get_children():
+        self.parsed = parsed
+        for cursor in parsed.tu.cursor.get_children():
             if cursor.kind == K.FUNCTION_DECL and cursor.is_definition():
                 self.definitions[cursor.spelling] = cursor
                 if self.in_main_file(cursor.location):
@@ -98,16 +95,18 @@ class ModuleLowerer:
 
     def in_main_file(self, where: ci.SourceLocation) -> bool:
         """Is `where` written in the file being compiled (not in a header it includes)?"""
-        if where.file is None or os.path.realpath(where.file.name) != self.main_file:
+        if where.file is None:
             return False
-        return self.markers is None or self.markers.origin(where.line).in_main_file
+        if self.markers is not None:  # everything is in the unit: its markers say
+            return self.markers.origin(where.line).in_main_file
+        return os.path.realpath(where.file.name) == self.main_file
 
     def _row_align_pragmas(self) -> dict[str, int]:
         """`#pragma pycc row_align(N)` before the definitions written in the main file."""
         starts = {
-            name: cursor.extent.start.line
-            for name, cursor in self.definitions.items()
-            if self.in_main_file(cursor.extent.start)
+            name: self.definitions[name].extent.start.line
+            for name in self.result.order
+            if self.in_main_file(self.definitions[name].extent.start)
         }
         with open(self.main_file, encoding="utf-8", errors="replace") as source:
             text = source.read()
@@ -139,6 +138,20 @@ class ModuleLowerer:
             raise Unsupported(skip.reason, skip.location)
         cursor = self.definitions[name]
         try:
+            body = [c for c in cursor.get_children() if c.kind == K.COMPOUND_STMT]
+            if body and body[-1].extent.start.offset in self.parsed.blanked:
+                raise Unsupported(  # header_bodies missed a use of the function: a bug
+                    f"internal front-end error: the body of '{name}' was skipped as unused; "
+                    "please report it",
+                    cursor,
+                )
+            unreadable = self.parsed.error_in(cursor.extent)
+            if unreadable is not None:
+                diagnostic = unreadable.diagnostic()
+                raise Unsupported(
+                    f"libclang cannot read its definition: {diagnostic.message}",
+                    diagnostic.location,
+                )
             check_bounds(cursor)
             function = self.declare(cursor)
         except Unsupported as exc:
@@ -153,8 +166,7 @@ class ModuleLowerer:
             raise
         except Exception as exc:  # a front-end bug must cost one function, not the file
             failure = Unsupported(
-                f"internal front-end error ({type(exc).__name__}: {exc}); please report it",
-                cursor,
+                f"internal front-end error ({_describe(exc)}); please report it", cursor
             )
             self._skip(name, failure)
             raise failure from None
@@ -264,7 +276,7 @@ class ModuleLowerer:
                 ):
                     return True
             elif canonical_math_name(callee.spelling) not in KNOWN_LIBRARY_CALLS and not (
-                callee.spelling.startswith("__builtin_")
+                callee.spelling.startswith("__builtin_") or callee.spelling == ASSERT_FAIL
             ):
                 return True
         return False
@@ -273,6 +285,9 @@ class ModuleLowerer:
     def callee(self, definition: ci.Cursor, call: ci.Cursor) -> ir.Function:
         name = definition.spelling
         self._calls.setdefault(self._stack[-1], set()).add(name)
+        header = _intrinsics_header(location(definition))
+        if header is not None:
+            raise Unsupported(f"the intrinsic '{name}' of <{header}> is not supported", call)
         try:
             return self.lower_function(name)
         except Unsupported:
@@ -283,6 +298,10 @@ class ModuleLowerer:
 
     def abi(self, name: str) -> FunctionAbi:
         return self.abis[name]
+
+    def implicitly_declared(self, decl: ci.Cursor) -> bool:
+        where = decl.location
+        return where.file is not None and (where.file.name, where.offset) in self.parsed.implicit
 
     def libm_function(self, name: str, ftype: ct.FunctionType) -> ir.Function:
         existing = self.module.globals.get(name)
@@ -345,6 +364,20 @@ class ModuleLowerer:
 
 
 _LOOP_KINDS = (K.FOR_STMT, K.WHILE_STMT, K.DO_STMT)
+
+
+def _describe(exc: Exception) -> str:
+    """`AssertionError: ` says nothing: without a message, where it was raised."""
+    if str(exc):
+        return f"{type(exc).__name__}: {exc}"
+    frame = traceback.extract_tb(exc.__traceback__)[-1]
+    return f"{type(exc).__name__} at {os.path.basename(frame.filename)}:{frame.lineno}"
+
+
+def _intrinsics_header(where: SourceLocation) -> str | None:
+    """<xmmintrin.h>, <immintrin.h>, ... (vector types and target builtins: not lowered)."""
+    name = os.path.basename(where.file)
+    return name if name.endswith("intrin.h") or name == "arm_neon.h" else None
 
 
 def _has_loops(cursor: ci.Cursor) -> bool:

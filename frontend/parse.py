@@ -9,19 +9,38 @@ other code), no include paths, and its line markers name the user's files."""
 
 from __future__ import annotations
 
+import bisect
 import functools
 import os
 import re
 import subprocess
+from dataclasses import dataclass
 
 import clang.cindex as ci
 
 from ..diagnostics import CompilerError, Diagnostic, error
 from ..ir_passes.core.deep import deep_call
 from .clang_ast import presumed
+from .header_bodies import without_unused_header_bodies
 
 #: clang stops after this many errors too
 MAX_ERRORS = 20
+
+#: what gcc 12 only warns about and clang 16+ rejects: old code (implicit `int`, calls to
+#: undeclared functions, `int` <-> pointer conversions, `return;` in an `int` function)
+#: is read as gcc reads it, so the rest of such a file is still lowered; a function that
+#: calls an undeclared function is judged on its own when it is lowered (`expressions.call`)
+GCC_WARNINGS = tuple(
+    f"-Wno-error={name}"
+    for name in (
+        "implicit-function-declaration",
+        "implicit-int",
+        "int-conversion",
+        "incompatible-pointer-types",
+        "incompatible-function-pointer-types",
+        "return-type",
+    )
+)
 
 
 @functools.lru_cache(maxsize=1)
@@ -43,18 +62,50 @@ def _index() -> ci.Index:
     return ci.Index.create()
 
 
-def parse(
-    path: str,
-    cflags: list[str],
-    tolerate_system_header_errors: bool = False,
-    preprocessed: bool = False,
-) -> ci.TranslationUnit:
-    """Parse a C file (or, `preprocessed`, a `cc -E` unit); raise `CompilerError` with
-    clang's diagnostics if it is not valid C.
+@dataclass(frozen=True)
+class HeaderError:
+    """An error libclang found in a system header and recovered from."""
 
-    gcc's own headers (omp.h, some glibc headers) use GNU syntax clang rejects; when the
-    system compiler has accepted the file, errors inside system headers can be tolerated:
-    clang recovers, and a kernel that used what it dropped fails to lower on its own (no
+    file: str  # as libclang names it (the unit itself, for a preprocessed one)
+    offset: int
+    clang: ci.Diagnostic
+
+    def diagnostic(self) -> Diagnostic:
+        """As reported (computed when asked: a header has thousands of them)."""
+        return _diagnostic(self.clang)
+
+
+@dataclass
+class Parsed:
+    tu: ci.TranslationUnit
+    #: by file, sorted by offset: a function whose definition has one is not lowered (clang
+    #: drops what it cannot read, and the rest of the body would lower to other code)
+    header_errors: dict[str, list[HeaderError]]
+    #: the offsets of the `{` of the bodies blanked before parsing (`header_bodies`)
+    blanked: frozenset[int] = frozenset()
+    #: (file, offset) of each declaration a call to an undeclared function made: clang
+    #: warns there (it is where the declaration is)
+    implicit: frozenset[tuple[str, int]] = frozenset()
+
+    def error_in(self, extent: ci.SourceRange) -> HeaderError | None:
+        """The first header error inside `extent`."""
+        if extent.start.file is None:
+            return None
+        errors = self.header_errors.get(extent.start.file.name, [])
+        at = bisect.bisect_left([e.offset for e in errors], extent.start.offset)
+        if at < len(errors) and errors[at].offset < extent.end.offset:
+            return errors[at]
+        return None
+
+
+def parse(path: str, cflags: list[str], preprocessed: bool = False) -> Parsed:
+    """Parse a C file (or, `preprocessed`, a `cc -E` unit); raise `CompilerError` with
+    clang's first diagnostics if it is not valid C.
+
+    gcc's own headers (the intrinsics of <immintrin.h>, omp.h, some glibc headers) use
+    builtins and GNU syntax clang rejects; errors inside system headers are tolerated
+    (cc builds the file, or the reference, and reports errors that are real): clang
+    recovers, and a function that used what it dropped fails to lower on its own (no
     error limit then: clang would stop at the 20th error, inside a header)."""
     if not os.path.exists(path):
         raise error(f"no such file or directory: '{path}'")
@@ -63,14 +114,16 @@ def parse(
     if not os.access(path, os.R_OK):
         raise error(f"cannot read '{path}': permission denied")
     if preprocessed:
-        args = ["-x", "cpp-output", "-undef", *cflags]
+        args = ["-x", "cpp-output", "-undef", *cflags, *GCC_WARNINGS]
     else:
-        args = ["-x", "c", *cflags]
+        args = ["-x", "c", *cflags, *GCC_WARNINGS]
         for directory in builtin_include_dirs():
             args += ["-isystem", directory]
-    if tolerate_system_header_errors:
-        args.append("-ferror-limit=0")
-    unsaved = [(path, _without_macro_directives(path))] if preprocessed else None
+    args.append("-ferror-limit=0")
+    unsaved, blanked = None, frozenset()
+    if preprocessed:
+        text, blanked = _unit_as_read(path)
+        unsaved = [(path, text)]
     # clang's parser recurses too: a 20000-term sum overflowed the 8 MB stack of the thread
     # libclang parses on, unless it is told to parse on the caller's (here, the deep stack)
     os.environ["LIBCLANG_NOTHREADS"] = "1"
@@ -78,33 +131,39 @@ def parse(
         tu = deep_call(_index().parse, path, args=args, unsaved_files=unsaved)
     except ci.TranslationUnitLoadError as exc:
         raise error(f"cannot parse '{path}': {exc}") from None
-    errors = [
-        d
-        for d in tu.diagnostics
-        if d.severity >= ci.Diagnostic.Error
-        and not (
-            tolerate_system_header_errors
-            and d.severity == ci.Diagnostic.Error
-            and d.location.file is not None
-            and d.location.is_in_system_header
-        )
-    ]
+    errors, header_errors, implicit = [], {}, set()
+    for d in tu.diagnostics:
+        where = d.location
+        if d.option == "-Wimplicit-function-declaration" and where.file is not None:
+            implicit.add((where.file.name, where.offset))
+        if d.severity < ci.Diagnostic.Error:
+            continue
+        if d.severity == ci.Diagnostic.Error and where.file and where.is_in_system_header:
+            header = HeaderError(where.file.name, where.offset, d)
+            header_errors.setdefault(where.file.name, []).append(header)
+        else:
+            errors.append(d)
     if errors:
         raise CompilerError([_diagnostic(d) for d in errors[:MAX_ERRORS]])
-    return tu
+    for found in header_errors.values():
+        found.sort(key=lambda e: e.offset)
+    return Parsed(tu, header_errors, blanked, frozenset(implicit))
 
 
 #: `cc -E` keeps `#define`/`#undef` lines with -g3 or -dD (for the debug info)
 _MACRO_DIRECTIVE = re.compile(rb"^[ \t]*#[ \t]*(define|undef)\b[^\n]*", re.MULTILINE)
 
 
-def _without_macro_directives(path: str) -> bytes:
-    """A preprocessed unit with its macro definitions blanked: cc has already expanded
-    every macro, and libclang must not expand `#define x (4 + x)` a second time. Blanks
-    of the same length keep every byte offset (the split cuts the unit at them)."""
+def _unit_as_read(path: str) -> tuple[bytes, frozenset[int]]:
+    """A preprocessed unit as libclang reads it: its macro definitions blanked (cc has
+    already expanded every macro, and libclang must not expand `#define x (4 + x)` a
+    second time), and the bodies of system-header functions nothing calls (`header_bodies`:
+    the intrinsic headers; their offsets too). Blanks of the same length keep every byte
+    offset (the split cuts the unit at them)."""
     with open(path, "rb") as handle:
         text = handle.read()
-    return _MACRO_DIRECTIVE.sub(lambda m: b" " * len(m.group()), text)
+    text = _MACRO_DIRECTIVE.sub(lambda m: b" " * len(m.group()), text)
+    return without_unused_header_bodies(text)
 
 
 def _diagnostic(d: ci.Diagnostic) -> Diagnostic:

@@ -8,6 +8,7 @@ passes find them without a loop-simplify step.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 
 import clang.cindex as ci
 from llvmlite import ir
@@ -43,6 +44,7 @@ from .expressions import (
     FunctionState,
     LoopTargets,
     ModuleServices,
+    RValue,
     Variable,
 )
 from .initializers import flatten, fold
@@ -118,7 +120,11 @@ class FunctionLowerer(ExpressionLowering):
         params: list[Param] = []
         pending: list[tuple[object, ci.Cursor]] = []
         decls = [c for c in children(self.cursor) if c.kind == K.PARM_DECL]
-        passed_types = list(self.cursor.type.argument_types())
+        ftype = self.cursor.type
+        # `void f()` defines a function of no parameters without a prototype
+        passed_types = (
+            list(ftype.argument_types()) if ftype.kind == ci.TypeKind.FUNCTIONPROTO else []
+        )
         abi = self.services.abi(self.s.function.name)
         received = abi.arguments(self.s.function.args)
         for decl, passing, args, passed in zip(decls, abi.params, received, passed_types):
@@ -408,8 +414,30 @@ class FunctionLowerer(ExpressionLowering):
             self.switch_statement(c)
         elif kind.is_expression():
             self.discard(c)
+        elif kind == K.UNEXPOSED_STMT:
+            self.attributed_statement(c)
         else:
             raise Unsupported(f"statement '{kind.name.lower()}' is not supported", c)
+
+    def attributed_statement(self, c: ci.Cursor) -> None:
+        """clang's AttributedStmt (the C statement libclang does not expose): a statement
+        with `__attribute__((fallthrough))`, `[[likely]]` or `#pragma clang loop` (a pragma
+        gcc ignores). These are hints: the statement is lowered without them."""
+        tokens = [t.spelling for t in itertools.islice(c.get_tokens(), 8)]
+        kids = children(c)
+        if tokens[:1] not in (["__attribute__"], ["["], ["#"]) or len(kids) != 1:
+            raise Unsupported(f"statement '{' '.join(tokens)}' is not supported", c)
+        self.statement(kids[0])
+
+    def statement_expression(self, c: ci.Cursor) -> RValue:
+        """GNU `({ s1; ...; e; })` has the value of its last expression statement (none if
+        it is void): what glibc's `assert` and many min/max macros expand to."""
+        body = children(c)[-1]
+        parts = children(body)
+        valued = parts and parts[-1].kind.is_expression() and c.type.kind != ci.TypeKind.VOID
+        for part in parts[:-1] if valued else parts:
+            self.statement(part)
+        return self.rvalue(parts[-1]) if valued else RValue(None, ct.VOID)
 
     def start_dead_block(self) -> None:
         """Code after break/continue/return is unreachable; it goes to a block of its own."""
@@ -424,10 +452,12 @@ class FunctionLowerer(ExpressionLowering):
         elif kids and not isinstance(self.result_type, ct.VoidType):
             value = self.rvalue(kids[0])
             self.b.ret(self.assignable(value, self.result_type, c))
-        else:
-            if kids:
+        elif kids or isinstance(self.result_type, ct.VoidType):
+            if kids:  # `return f();` in a void function (gcc warns if f's value is not void)
                 self.discard(kids[0])
             self.b.ret_void()
+        else:  # `return;` in an `int` function (old code; gcc warns): the value is garbage
+            self.b.ret(ir.Constant(self.result_type.llvm(), ir.Undefined))
         self.start_dead_block()
 
     def return_struct(self, address: ir.Value) -> None:

@@ -220,7 +220,8 @@ def clean_env(cache: Path) -> dict[str, str]:
     """The caller's environment without PYCC_* or make variables; a private pycc cache."""
     drop = ("CC", "CFLAGS", "LDFLAGS", "MAKEFLAGS")
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYCC_") and k not in drop}
-    env.update(LC_ALL="C", PYCC_CACHE_DIR=str(cache))
+    # every kernel pycc-stencil can compile, not only those a pass improves: its code is tested
+    env.update(LC_ALL="C", PYCC_CACHE_DIR=str(cache), PYCC_TAKEOVER="all")
     return env
 
 

@@ -22,6 +22,9 @@ from pycc_stencil.frontend.signature import FunctionInfo, LoweredModule, Param, 
 
 #: LLVM verifies the IR after every pass in the tests, whatever the environment says.
 os.environ["PYCC_VERIFY_PASSES"] = "1"
+#: compiler mode takes over every kernel it can compile, so the tests run its code (the
+#: default policy, only kernels a pass transformed, is tested on its own)
+os.environ["PYCC_TAKEOVER"] = "all"
 
 I32, I64, F32 = ir.IntType(32), ir.IntType(64), ir.FloatType()
 PTR = ir.PointerType()

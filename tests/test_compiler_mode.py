@@ -75,13 +75,16 @@ def env(cache_dir) -> dict[str, str]:
 
 
 def clean_env(cache_dir: Path, **extra: str) -> dict[str, str]:
-    """The environment without any PYCC_* or build variables of the caller's shell."""
+    """The environment without any PYCC_* or build variables of the caller's shell; every
+    kernel pycc-stencil can compile is taken over (`PYCC_TAKEOVER=all`), so that the tests
+    see its code, unless `extra` says otherwise."""
     env = {
         k: v
         for k, v in os.environ.items()
         if not k.startswith("PYCC_") and k not in ("CC", "CFLAGS", "LDFLAGS", "MAKEFLAGS")
     }
-    env.update(PATH=TOOL_PATH, LC_ALL="C", PYCC_CACHE_DIR=str(cache_dir), **extra)
+    env.update(PATH=TOOL_PATH, LC_ALL="C", PYCC_CACHE_DIR=str(cache_dir), PYCC_TAKEOVER="all")
+    env.update(extra)
     return env
 
 

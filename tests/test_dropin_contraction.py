@@ -153,21 +153,28 @@ void gemv(int n, double c[n], double a[n][n], const double *x)
         for (int j = 0; j < n; j++)
             c[i] = c[i] + a[i][j] * x[j];
 }
+void clamped(int n, double *restrict o, const double *x)
+{
+    for (int i = 0; i < n; i++)
+        o[i] = 0.5 * x[i] + (x[i] > 0.1 ? x[i] : 0.1);
+}
 """
 ACCUMULATION_MAIN = """\
 #include <stdio.h>
 double dot(int n, const double *x, const double *y);
 void gemv(int n, double c[n], double a[n][n], const double *x);
+void clamped(int n, double *restrict o, const double *x);
 int main(void)
 {
-    double x[13], a[13][13], c[13] = {0};
+    double x[13], a[13][13], c[13] = {0}, o[13];
     for (int i = 0; i < 13; i++) {
         x[i] = 1.0 / (i + 2);
         for (int j = 0; j < 13; j++)
             a[i][j] = (i * 13 + j) % 11 * 0.37;
     }
     gemv(13, c, a, x);
-    printf("%a %a %a\\n", dot(13, x, x), c[0], c[12]);
+    clamped(13, o, x);
+    printf("%a %a %a %a %a\\n", dot(13, x, x), c[0], c[12], o[0], o[12]);
     return 0;
 }
 """
@@ -176,15 +183,15 @@ int main(void)
 @pytest.mark.parametrize(
     "flags, by",
     [
-        (["-O2", "-mfma"], "cc"),  # gcc's fusion of an accumulation depends on its vectorizer
+        (["-O2", "-mfma"], "cc"),  # gcc's fusion there depends on its vectorizer
         (["-O2", "-mfma", "-ffp-contract=off"], "pycc-stencil"),
         (["-O2"], "pycc-stencil"),
     ],
 )
-def test_accumulated_products_stay_with_cc_under_contraction(tmp_path, env, flags, by):  # noqa: F811
+def test_accumulations_and_branches_stay_with_cc_under_contraction(tmp_path, env, flags, by):  # noqa: F811
     files = {"k.c": ACCUMULATIONS, "main.c": ACCUMULATION_MAIN}
     outputs, report = programs_like_cc(tmp_path, env, files, flags)
-    assert compiled_by(report, "k.c") == {"dot": by, "gemv": by}
+    assert compiled_by(report, "k.c") == {"dot": by, "gemv": by, "clamped": by}
     if HOST_HAS_FMA or "-mfma" not in flags:
         assert outputs[1] == outputs[0]
 

@@ -17,7 +17,6 @@
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 from pathlib import Path
@@ -28,6 +27,7 @@ from pycc_stencil.dropin_driver import default_passes
 from pycc_stencil.dropin_unit import compile_kernels
 from pycc_stencil.emit import cc_machine
 from pycc_stencil.emit.cc_threads import LINK_OPENMP, wants_threads
+from test_compiler_mode import clean_env
 from test_large_tiles import OVERRIDE, RUNTIME_SYMBOL, THREADS, preload_library
 from test_tiling import PYCC, STENCILS_C, _split_functions, build_both
 
@@ -190,8 +190,7 @@ def test_a_threaded_shared_library_survives_50_dlopen_dlclose(tmp_path):
     are still there after the last dlclose (the proof that a team ran)."""
     (tmp_path / "kernels.c").write_text(KERNEL_C)
     (tmp_path / "host.c").write_text(HOST_C)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PYCC_")}
-    env.update(OVERRIDE, PYCC_CACHE_DIR=str(tmp_path / "cache"))
+    env = clean_env(tmp_path / "cache", **OVERRIDE)
     env["PYCC_REPORT"] = str(tmp_path / "report.json")
     flags = ["-O3", "-shared", "-fPIC", "-fopenmp", "kernels.c", "-o"]
     subprocess.run([PYCC, *flags, "libpycc.so"], cwd=tmp_path, env=env, check=True)
@@ -287,9 +286,8 @@ def test_the_cache_model_of_the_flags(tmp_path, monkeypatch):
 def test_the_cache_size_flag_reaches_compiler_mode_past_its_cache(tmp_path):
     """The same file and cache, with and without -fpycc-cache-size: other tiles."""
     (tmp_path / "kernels.c").write_text(KERNEL_C)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PYCC_")}
     report = tmp_path / "report.json"
-    env.update(PYCC_CACHE_DIR=str(tmp_path / "cache"), PYCC_REPORT=str(report))
+    env = clean_env(tmp_path / "cache", PYCC_REPORT=str(report))
     sizes = []
     for extra in ([], ["-fpycc-cache-size=16K"]):
         report.unlink(missing_ok=True)

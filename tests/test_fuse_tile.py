@@ -27,6 +27,7 @@ from pycc_stencil.polyhedral.deps import compute_dependences
 from pycc_stencil.polyhedral.schedule.fuse_tile import fuse_tile
 from pycc_stencil.polyhedral.scop import extract_scops
 from pycc_stencil.runtime.compare import Tolerance, equal_elements
+from test_compiler_mode import clean_env
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 BLUR_SHARPEN = os.path.join(HERE, "..", "scripts", "bench_kernels", "blur_sharpen_f32.c")
@@ -334,8 +335,7 @@ def test_o3_fuses_a_pipeline_with_local_intermediates(tmp_path):
     the program prints what the cc build prints in both cases."""
     (tmp_path / "main.c").write_text(LOCALS_MAIN)
     (tmp_path / "kernels.c").write_text(open(LOCALS).read())
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PYCC_")}
-    env.update(LC_ALL="C", PYCC_CACHE_DIR=str(tmp_path / "cache"))
+    env = clean_env(tmp_path / "cache")
     report = tmp_path / "report.json"
     sources = [str(tmp_path / "main.c"), str(tmp_path / "kernels.c")]
     for compiler, out, extra in (("cc", "ref", {}), (PYCC, "fused", {"PYCC_REPORT": str(report)})):

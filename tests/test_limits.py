@@ -20,6 +20,7 @@ from pycc_stencil.ir_passes.core.target import Cost
 from pycc_stencil.ir_passes.strategy import OUT_OF_TIME, SearchOptions, Strategy, search
 from pycc_stencil.polyhedral import budget
 from pycc_stencil.polyhedral.scop import MAX_LOOP_DEPTH
+from test_compiler_mode import clean_env
 from test_tiling import PYCC, assert_same_output, build_both
 
 
@@ -264,8 +265,7 @@ def test_isl_beyond_its_operation_budget_refuses_the_transformation(c_file, caps
 def test_compiler_mode_assembly_to_a_full_stdout_is_a_write_error(c_file, tmp_path):
     """`-S -o -` writes the joined assembly to stdout: a full device was an internal error
     and a second compile by cc."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PYCC_")}
-    env.update(LC_ALL="C", PYCC_CACHE_DIR=str(tmp_path / "cache"))
+    env = clean_env(tmp_path / "cache")
     with open("/dev/full", "w") as full:
         done = subprocess.run(
             [PYCC, "-O2", "-S", str(c_file(sum_kernel(3))), "-o", "-"],

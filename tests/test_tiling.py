@@ -32,6 +32,7 @@ from corpus_check import (
 from pycc_stencil.emit.targets import host_target
 from pycc_stencil.ir_passes.registry import Remark
 from pycc_stencil.runtime.check import CheckResult
+from test_compiler_mode import clean_env
 
 HOST = host_target()
 
@@ -660,8 +661,7 @@ def build_both(
     (the environment, pycc-stencil's report of kernels.c's functions by name)."""
     (tmp_path / "main.c").write_text(main)
     (tmp_path / "kernels.c").write_text(kernels)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PYCC_")}
-    env.update(LC_ALL="C", PYCC_CACHE_DIR=str(tmp_path / "cache"))
+    env = clean_env(tmp_path / "cache")
     report = tmp_path / "report.json"
     _build("cc", tmp_path / "ref", cc_flags, env)
     _build(PYCC, tmp_path / "pycc", flags, dict(env, PYCC_REPORT=str(report), **(pycc_env or {})))
