@@ -428,3 +428,29 @@ def test_structs_pointing_to_each_other_copy_bit_exactly(tmp_path):
     options = CheckOptions(params={"n": "7"}, extents={"out": 7})
     results = check_file(path, [], options)
     assert [(r.name, r.status) for r in results] == [("mutual", "OK")], [str(r) for r in results]
+
+
+UNPROTOTYPED_C = """
+struct P { double x, y; };
+double f();
+double g();
+void k(int n, double *o) {
+    struct P p; p.x = 1; p.y = 2;
+    for (int i = 0; i < n; i++) o[i] = f(p) + 1;
+}
+void k2(int n, double *o) {
+    struct P p; p.x = 1; p.y = 2;
+    for (int i = 0; i < n; i++) o[i] = g(p, i);
+}
+double f(struct P p) { return p.x + p.y; }
+double g(double a, int i) { return a + i; }
+"""
+
+
+def test_a_struct_passed_without_a_prototype_must_match_the_definition(tmp_path):
+    path = tmp_path / "unprototyped.c"
+    path.write_text(UNPROTOTYPED_C)
+    lowered = lower_file(str(path))
+    assert lowered.functions["k"].is_kernel
+    (skip,) = [s for s in lowered.skipped if s.name == "k2"]
+    assert "calls 'g' with arguments that do not match its definition" in skip.reason
