@@ -136,6 +136,46 @@ class ArrayType(CType):
 
 
 @dataclass(frozen=True)
+class Field:
+    """One member of a struct at its byte offset (the target ABI's layout, as clang computes
+    it for the unit's triple)."""
+
+    name: str
+    offset: int
+    ctype: CType
+
+
+@dataclass(frozen=True)
+class StructType(CType):
+    """A plain-data struct: its members, size and alignment as the target ABI lays them out.
+
+    In LLVM it is a `[size x i8]` blob: members are reached at constant byte offsets from the
+    struct's address, so every member access stays `base + affine offset` for the passes.
+    """
+
+    name: str
+    fields: tuple[Field, ...]
+    size: int
+    align: int
+
+    @property
+    def is_opaque(self) -> bool:
+        """Incomplete, or seen through a pointer member of itself: the layout is unknown here."""
+        return self.align == 0
+
+    def field(self, name: str) -> Field:
+        return next(f for f in self.fields if f.name == name)
+
+    def llvm(self) -> ir.Type:
+        if self.is_opaque:
+            raise TypeError(f"{self} is opaque here")
+        return ir.ArrayType(ir.IntType(8), self.size)
+
+    def __str__(self) -> str:
+        return self.name
+
+
+@dataclass(frozen=True)
 class FunctionType(CType):
     result: CType
     params: tuple[CType, ...]
@@ -162,7 +202,53 @@ def size_of(t: CType) -> int:
         return 8
     if isinstance(t, ArrayType) and has_fixed_size(t):
         return int(t.length) * size_of(t.element)
+    if isinstance(t, StructType) and not t.is_opaque:
+        return t.size
     raise TypeError(f"sizeof({t}) is not a constant")
+
+
+def same_struct(a: CType, b: StructType) -> bool:
+    """Whether `a` is the struct type `b`, however their pointer members were reached (a
+    struct met again through a pointer member is opaque there, so `struct b` inside
+    `struct a { struct b *p; }` is modelled differently from `struct b` on its own)."""
+    return isinstance(a, StructType) and a.name == b.name
+
+
+def alignment_of(t: CType) -> int:
+    """The ABI alignment of a type (x86-64 SysV: scalars are aligned to their size)."""
+    if isinstance(t, ArrayType):
+        return alignment_of(t.element)
+    if isinstance(t, StructType):
+        return t.align
+    return size_of(t)
+
+
+@dataclass(frozen=True)
+class Leaf:
+    """A scalar inside a struct: its byte offset and its path (`in.v[2]`)."""
+
+    offset: int
+    ctype: CType
+    path: str
+
+
+def scalar_leaves(t: CType, offset: int = 0, path: str = "") -> list[Leaf]:
+    """Every scalar inside an object of fixed-size type `t`, arrays and nested structs
+    flattened: what the calling convention classifies and what `check` fills and compares."""
+    if isinstance(t, StructType):
+        return [
+            leaf
+            for f in t.fields
+            for leaf in scalar_leaves(f.ctype, offset + f.offset, f"{path}.{f.name}".lstrip("."))
+        ]
+    if isinstance(t, ArrayType):
+        step = size_of(t.element)
+        return [
+            leaf
+            for i in range(int(t.length))
+            for leaf in scalar_leaves(t.element, offset + i * step, f"{path}[{i}]")
+        ]
+    return [Leaf(offset, t, path)]
 
 
 BOOL = IntType(8, False, "_Bool", is_bool=True)

@@ -33,7 +33,6 @@ _SCALARS = {
 
 _UNSUPPORTED_MESSAGES = {
     T.LONGDOUBLE: "long double is not supported",
-    T.RECORD: "struct and union types are not supported",
     T.INT128: "__int128 is not supported",
     T.UINT128: "unsigned __int128 is not supported",
     T.COMPLEX: "complex types are not supported",
@@ -50,6 +49,8 @@ def ctype_of(clang_type: ci.Type, where: ci.Cursor) -> ct.CType:
         return _SCALARS[kind]
     if kind == T.ENUM:
         return ctype_of(t.get_declaration().enum_type, where)
+    if kind == T.RECORD:
+        return struct_type(t, where)
     if kind == T.POINTER:
         pointee = t.get_pointee()
         return ct.PointerType(
@@ -73,9 +74,84 @@ def ctype_of(clang_type: ci.Type, where: ci.Cursor) -> ct.CType:
     raise Unsupported(message, where)
 
 
+#: the structs being converted (a struct reaching itself through a pointer member)
+_CONVERTING: set[tuple] = set()
+
+
+def struct_type(t: ci.Type, where: ci.Cursor) -> ct.StructType:
+    """A struct with its layout from clang (the target ABI's: padding, `aligned`), refused
+    with the construct and its place where the model has no exact counterpart."""
+    decl = t.get_declaration()
+    name = decl.type.spelling  # the record itself: no qualifiers (`const struct s`)
+    if decl.kind == ci.CursorKind.UNION_DECL:
+        raise Unsupported(f"union type '{name}' is not supported", where)
+    if t.get_size() < 0:
+        raise Unsupported(f"incomplete struct type '{name}' is not supported", where)
+    key = _key(decl)
+    if key in _CONVERTING:
+        raise Unsupported(f"recursive struct type '{name}' is not supported", where)
+    _CONVERTING.add(key)
+    try:
+        fields = tuple(_field(t, member, name) for member in _members(decl))
+    finally:
+        _CONVERTING.discard(key)
+    struct = ct.StructType(name, fields, t.get_size(), t.get_align())
+    natural = max((ct.alignment_of(f.ctype) for f in fields), default=1)
+    if not fields:
+        raise Unsupported(f"empty struct type '{name}' is not supported", decl)
+    if struct.align < natural or any(f.offset % ct.alignment_of(f.ctype) for f in fields):
+        raise Unsupported(
+            f"packed struct '{name}' (members below their natural alignment) is not supported",
+            decl,
+        )
+    return struct
+
+
+def _key(decl: ci.Cursor) -> tuple:
+    return (decl.location.file.name if decl.location.file else "", decl.location.offset)
+
+
+def _opaque_pointee(pointee: ci.Type) -> ct.StructType | None:
+    """A pointer to an incomplete struct, or to a struct being converted (`struct node *next`
+    inside `struct node`), points to an opaque struct: it can be passed on and compared, and
+    the expressions that would need its layout refuse it."""
+    t = pointee.get_canonical()
+    if t.kind != T.RECORD or t.get_declaration().kind != ci.CursorKind.STRUCT_DECL:
+        return None
+    if t.get_size() >= 0 and _key(t.get_declaration()) not in _CONVERTING:
+        return None
+    return ct.StructType(t.get_declaration().type.spelling, (), 0, 0)
+
+
+def _members(decl: ci.Cursor) -> list[ci.Cursor]:
+    """The members of a struct, refusing the kinds the model does not have."""
+    members = []
+    for child in decl.get_children():
+        if child.kind in (ci.CursorKind.STRUCT_DECL, ci.CursorKind.UNION_DECL):
+            continue  # a nested type declaration; an anonymous member is refused below
+        if child.kind != ci.CursorKind.FIELD_DECL:
+            continue
+        if child.is_bitfield():
+            raise Unsupported(f"bit-field '{child.spelling}' is not supported", child)
+        if child.is_anonymous() or not child.spelling:
+            raise Unsupported("anonymous struct or union members are not supported", child)
+        members.append(child)
+    return members
+
+
+def _field(t: ci.Type, member: ci.Cursor, struct: str) -> ct.Field:
+    ctype = ctype_of(member.type, member)
+    if not ct.has_fixed_size(ctype):
+        raise Unsupported(
+            f"flexible array member '{member.spelling}' of '{struct}' is not supported", member
+        )
+    return ct.Field(member.spelling, t.get_offset(member.spelling) // 8, ctype)
+
+
 def _pointee_type(pointee: ci.Type, where: ci.Cursor) -> ct.CType:
-    if pointee.get_canonical().kind == T.RECORD:
-        raise Unsupported(f"pointer to struct '{pointee.spelling}' is not supported", where)
+    opaque = _opaque_pointee(pointee)
+    if opaque is not None:
+        return opaque
     if pointee.get_canonical().kind in (T.FUNCTIONPROTO, T.FUNCTIONNOPROTO):
         raise Unsupported("function pointers are not supported", where)
     return ctype_of(pointee, where)

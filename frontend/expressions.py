@@ -24,6 +24,7 @@ from ..ir_passes.core.alignment import assume_aligned, is_power_of_two, power_of
 from ..ir_passes.core.rewrite import opaque
 from . import c_types as ct
 from . import fp_builtins
+from .abi import Direct, FunctionAbi, InMemory, InRegisters, Passing
 from .clang_ast import (
     K,
     binary_operator,
@@ -104,6 +105,9 @@ class ModuleServices(Protocol):
     def libm_function(self, name: str, ftype: ct.FunctionType) -> ir.Function:
         """The declaration of a libm function."""
 
+    def abi(self, name: str) -> FunctionAbi:
+        """How the arguments and result of a function defined in the file are passed."""
+
     def implicitly_declared(self, decl: ci.Cursor) -> bool:
         """Is `decl` the declaration a call to an undeclared function made (C89's `int f()`,
         or clang's builtin of a library function)?"""
@@ -171,19 +175,89 @@ class ExpressionLowering:
         return RValue(loaded, t)
 
     def store(self, lv: LValue, value: ir.Value) -> None:
-        if lv.var is not None:
+        if isinstance(lv.ctype, ct.StructType):
+            self.copy_struct(lv.address, value, lv.ctype)
+        elif lv.var is not None:
             self.s.ssa.write(lv.var, self.b.block, value)
         else:
             stored = self.b.store(value, lv.address, align=_alignment(lv.ctype))
             tag_access(self.s.tags, stored, lv.ctype)
 
     def value_of(self, lv: LValue, where: ci.Cursor) -> RValue:
-        """An lvalue used as a value: arrays decay to a pointer to their first element."""
+        """An lvalue used as a value: arrays decay to a pointer to their first element; a
+        struct's value is its address (aggregates are only ever copied, member by member of
+        memory)."""
+        if isinstance(lv.ctype, ct.StructType):
+            return RValue(lv.address, _complete(lv.ctype, where))
         if isinstance(lv.ctype, ct.ArrayType):
             return RValue(lv.address, ct.PointerType(lv.ctype.element))
         if isinstance(lv.ctype, ct.FunctionType):
             raise Unsupported("function pointers are not supported", where)
         return self.load(lv)
+
+    # ----------------------------------------------------------------- structs
+    def copy_struct(self, destination: ir.Value, source: ir.Value, t: ct.StructType) -> None:
+        """`*destination = *source` for a struct: llvm.memcpy (the passes treat it as an
+        unknown call, so a loop that copies structs is left as it is)."""
+        memcpy = self.b.module.declare_intrinsic(
+            "llvm.memcpy", [ir.PointerType(), ir.PointerType(), I64]
+        )
+        size = ir.Constant(I64, t.size)
+        self.b.call(memcpy, [destination, source, size, ir.Constant(ir.IntType(1), 0)])
+
+    def struct_slot(self, t: ct.StructType, name: str) -> ir.Value:
+        """A struct object of the function's frame (a local, a by-value parameter, a result)."""
+        slot = self.entry_alloca(t.llvm(), name)
+        slot.align = t.align
+        return slot
+
+    def entry_alloca(self, typ: ir.Type, name: str, count: ir.Value | None = None) -> ir.Value:
+        entry = self.s.function.entry_basic_block
+        builder = ir.IRBuilder(entry)
+        builder.position_at_start(entry)
+        slot = opaque(builder.alloca(typ, size=count, name=name))
+        if self.b.block is entry:
+            self.b.position_at_end(entry)  # the insertion index of the main builder moved
+        return slot
+
+    def member(self, c: ci.Cursor) -> LValue:
+        """`s.m` and `p->m`: the member at its constant byte offset from the struct."""
+        base = self.rvalue(children(c)[0])
+        t = base.ctype.pointee if isinstance(base.ctype, ct.PointerType) else base.ctype
+        if not isinstance(t, ct.StructType):
+            raise Unsupported("member access on a non-struct", c)
+        field = _complete(t, c).field(c.spelling)
+        address = base.value
+        if field.offset:
+            address = self.b.gep(
+                address, [ir.Constant(I64, field.offset)], inbounds=True, source_etype=ir.IntType(8)
+            )
+        return LValue(field.ctype, address=address)
+
+    def struct_parts(self, address: ir.Value, passing: InRegisters) -> list[ir.Value]:
+        """The eightbytes of a struct in memory, as its registers carry them."""
+        values = []
+        for offset, typ in passing.parts:
+            values.append(
+                self.b.load(
+                    self.at_offset(address, offset), typ=typ, align=_part_align(passing, offset)
+                )
+            )
+        return values
+
+    def store_struct_parts(
+        self, address: ir.Value, passing: InRegisters, values: list[ir.Value]
+    ) -> None:
+        """Write the eightbytes a struct arrived in (registers) back to its memory."""
+        for (offset, _), value in zip(passing.parts, values):
+            self.b.store(value, self.at_offset(address, offset), align=_part_align(passing, offset))
+
+    def at_offset(self, address: ir.Value, offset: int) -> ir.Value:
+        if not offset:
+            return address
+        return self.b.gep(
+            address, [ir.Constant(I64, offset)], inbounds=True, source_etype=ir.IntType(8)
+        )
 
     def lookup(self, cursor: ci.Cursor) -> Variable:
         decl = cursor.referenced
@@ -214,6 +288,8 @@ class ExpressionLowering:
         """`pointer + index` (index an i64 count of pointees), as a GEP inbounds."""
         assert isinstance(pointer.ctype, ct.PointerType)
         pointee = pointer.ctype.pointee
+        if isinstance(pointee, ct.StructType):
+            _complete(pointee, where)
         if isinstance(pointee, ct.VoidType):
             return self.b.gep(pointer.value, [index], inbounds=True, source_etype=ir.IntType(8))
         if ct.has_fixed_size(pointee):
@@ -263,7 +339,7 @@ class ExpressionLowering:
             if decl.kind == K.FUNCTION_DECL:
                 raise Unsupported("function pointers are not supported", c)
             return self.value_of(self.lvalue(c), c)
-        if kind == K.ARRAY_SUBSCRIPT_EXPR:
+        if kind in (K.ARRAY_SUBSCRIPT_EXPR, K.MEMBER_REF_EXPR):
             return self.value_of(self.lvalue(c), c)
         if kind == K.BINARY_OPERATOR:
             return self.binary(c)
@@ -303,8 +379,14 @@ class ExpressionLowering:
             if not isinstance(pointer.ctype, ct.PointerType):
                 raise Unsupported("dereference of a non-pointer", c)
             return LValue(pointer.ctype.pointee, address=pointer.value)
+        if kind == K.MEMBER_REF_EXPR:
+            return self.member(c)
         if kind == K.UNEXPOSED_EXPR and len(children(c)) == 1:
             return self.lvalue(children(c)[0])
+        if kind in (K.CALL_EXPR, K.CONDITIONAL_OPERATOR, K.BINARY_OPERATOR):
+            value = self.rvalue(c)  # a struct value lives in memory: `f().m`, `(c ? a : b).m`
+            if isinstance(value.ctype, ct.StructType):
+                return LValue(value.ctype, address=value.value)
         raise Unsupported(_unsupported_expression(c), c)
 
     def statement_expression(self, c: ci.Cursor) -> RValue:
@@ -377,6 +459,8 @@ class ExpressionLowering:
         target = ctype_of(clang_type, where)
         if isinstance(target, ct.VoidType):
             return RValue(None, ct.VOID)
+        if isinstance(target, ct.StructType):
+            return value  # the value of a struct lvalue: its address
         if isinstance(target, ct.PointerType) and isinstance(value.ctype, ct.PointerType):
             if _same_shape(target.pointee, value.ctype.pointee):
                 return RValue(value.value, value.ctype)
@@ -508,6 +592,8 @@ class ExpressionLowering:
 
     def assignable(self, value: RValue, target: ct.CType, where: ci.Cursor) -> ir.Value:
         if isinstance(target, ct.PointerType) and isinstance(value.ctype, ct.PointerType):
+            return value.value
+        if isinstance(target, ct.StructType) and ct.same_struct(value.ctype, target):
             return value.value
         if isinstance(target, (ct.ArrayType, ct.FunctionType)) or value.value is None:
             raise Unsupported("assignment of this type is not supported", where)
@@ -699,8 +785,8 @@ class ExpressionLowering:
         if definition is None:
             return self.library_call(canonical_math_name(name), args, c)
         function = self.services.callee(definition, c)
-        passed = [a.value.type for a in args]
-        if passed != [p.type for p in function.args]:
+        abi = self.services.abi(name)
+        if len(args) != len(abi.params) or not all(map(_passes_as, args, abi.params)):
             # only through a declaration without a prototype (`int f();`, or an implicit
             # one): the definition takes other arguments, undefined behaviour in C
             raise Unsupported(
@@ -708,8 +794,34 @@ class ExpressionLowering:
                 f"{location(definition)} (no prototype in scope)",
                 c,
             )
-        result_t = ctype_of(c.type, c)
-        call = self.b.call(function, [a.value for a in args])
+        return self.call_with_abi(function, abi, args, ctype_of(c.type, c))
+
+    def call_with_abi(
+        self, function: ir.Function, abi: FunctionAbi, args: list[RValue], result_t: ct.CType
+    ) -> RValue:
+        """A call of a function defined in the file, structs passed as the convention says."""
+        values: list[ir.Value] = []
+        result_slot = None
+        if isinstance(abi.result, (InMemory, InRegisters)):
+            result_slot = self.struct_slot(abi.result.struct, "call.result")
+        if isinstance(abi.result, InMemory):
+            values.append(result_slot)
+        for passing, arg in zip(abi.params, args):
+            if isinstance(passing, InRegisters):
+                values += self.struct_parts(arg.value, passing)
+            else:  # a scalar, or the address of a struct the callee receives `byval`
+                values.append(arg.value)
+        call = self.b.call(function, values)
+        if isinstance(abi.result, InRegisters):
+            parts = abi.result.parts
+            returned = (
+                [call]
+                if len(parts) == 1
+                else [self.b.extract_value(call, k) for k in range(len(parts))]
+            )
+            self.store_struct_parts(result_slot, abi.result, returned)
+        if result_slot is not None:
+            return RValue(result_slot, result_t)
         return RValue(None if isinstance(result_t, ct.VoidType) else call, result_t)
 
     def assertion_failure(self, c: ci.Cursor) -> RValue:
@@ -809,7 +921,30 @@ def _assumed_alignment(args: list[RValue]) -> int:
 
 
 def _alignment(t: ct.CType) -> int:
-    return ct.size_of(t.scalar if isinstance(t, ct.ArrayType) else t)
+    return ct.alignment_of(t)
+
+
+def _complete(t: ct.StructType, where: ci.Cursor) -> ct.StructType:
+    """`t`, whose layout is known here (not a struct seen through a pointer member of its
+    own definition, nor an incomplete one)."""
+    if t.is_opaque:
+        raise Unsupported(
+            f"'{t}' reached through a pointer member of its own definition is not supported",
+            where,
+        )
+    return t
+
+
+def _passes_as(arg: RValue, passing: Passing) -> bool:
+    """Does an argument fit the parameter the definition declares (as LLVM passes it)?"""
+    if isinstance(passing, Direct):
+        return not isinstance(arg.ctype, ct.StructType) and arg.value.type == passing.type
+    return ct.same_struct(arg.ctype, passing.struct)
+
+
+def _part_align(passing: InRegisters, offset: int) -> int:
+    """The alignment of an eightbyte of a struct: the struct's, or 8 past its start."""
+    return min(passing.struct.align, 8) if offset else passing.struct.align
 
 
 def _scalar_size(t: ct.PointerType) -> int:
@@ -859,7 +994,6 @@ def _same_shape(a: ct.CType, b: ct.CType) -> bool:
 
 def _unsupported_expression(c: ci.Cursor) -> str:
     names = {
-        K.MEMBER_REF_EXPR: "struct member access is not supported",
         K.INIT_LIST_EXPR: "initializer lists outside declarations are not supported",
         K.COMPOUND_LITERAL_EXPR: "compound literals are not supported",
     }

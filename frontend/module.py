@@ -23,6 +23,7 @@ from ..ir_passes.core.alignment import declare_row_alignment
 from ..ir_passes.core.deep import deep_call
 from ..ir_passes.core.rewrite import opaque
 from . import c_types as ct
+from .abi import AbiRefused, FunctionAbi, function_abi
 from .clang_ast import (
     DEFAULT_CALLING_CONVENTION,
     K,
@@ -90,6 +91,7 @@ class ModuleLowerer:
         self._calls: dict[str, set[str]] = {}
         self._skipped: dict[str, SkippedFunction] = {}
         self._globals: dict[tuple, Variable] = {}
+        self.abis: dict[str, FunctionAbi] = {}
         self._row_align = self._row_align_pragmas()
         self._tags = TypeTags(self.module) if strict_aliasing(cflags) else None
 
@@ -208,21 +210,27 @@ class ModuleLowerer:
         result = ctype_of(ftype.get_result(), cursor)
         arg_types = list(ftype.argument_types()) if ftype.kind == ci.TypeKind.FUNCTIONPROTO else []
         params = [c for c in cursor.get_children() if c.kind == K.PARM_DECL]
-        llvm_types = [
-            ir.PointerType() if _passed_as_pointer(arg) else ctype_of(arg, decl).llvm()
+        passed = [
+            ct.PointerType(ct.VOID) if _passed_as_pointer(arg) else ctype_of(arg, decl)
             for arg, decl in zip(arg_types, params)
         ]
-        function = ir.Function(
-            self.module, ir.FunctionType(result.llvm(), llvm_types), name=cursor.spelling
-        )
+        try:
+            abi = function_abi(result, passed)
+        except AbiRefused as exc:
+            raise Unsupported(f"{exc} is not supported", cursor) from None
+        function = ir.Function(self.module, abi.llvm_type(), name=cursor.spelling)
+        self.abis[cursor.spelling] = abi
         if cursor.linkage == ci.LinkageKind.INTERNAL:
             function.linkage = "internal"
         function.attributes.add("nounwind")
+        abi.add_attributes(function)
         _extension_attribute(function.return_value, result)
-        for arg, decl, ir_arg in zip(arg_types, params, function.args):
-            ir_arg.name = decl.spelling or "arg"
+        for arg, decl, t, ir_args in zip(arg_types, params, passed, abi.arguments(function.args)):
+            for k, ir_arg in enumerate(ir_args):
+                ir_arg.name = (decl.spelling or "arg") + (f".{k}" if len(ir_args) > 1 else "")
+            ir_arg = ir_args[0]
             if not _passed_as_pointer(arg):
-                _extension_attribute(ir_arg, ctype_of(arg, decl))
+                _extension_attribute(ir_arg, t)
             elif is_restrict_parameter(decl, arg):
                 ir_arg.add_attribute("noalias")
             if arg.kind == ci.TypeKind.POINTER and type_alignment(arg.get_pointee()) > 1:
@@ -292,6 +300,9 @@ class ModuleLowerer:
                 f"calls '{name}', which is skipped: {skip}", call, not_a_kernel=skip.not_a_kernel
             ) from None
 
+    def abi(self, name: str) -> FunctionAbi:
+        return self.abis[name]
+
     def implicitly_declared(self, decl: ci.Cursor) -> bool:
         where = decl.location
         return where.file is not None and (where.file.name, where.offset) in self.parsed.implicit
@@ -324,6 +335,10 @@ class ModuleLowerer:
         if init is None:
             raise Unsupported(f"the value of constant '{name}' is not in this file", where)
         t = ctype_of(decl.type, decl)
+        if isinstance(t, ct.StructType) or (
+            isinstance(t, ct.ArrayType) and isinstance(t.scalar, ct.StructType)
+        ):
+            raise Unsupported(f"constant '{name}' of struct type is not supported", where)
         if isinstance(t, ct.ArrayType):
             if not ct.has_fixed_size(t):
                 raise Unsupported(f"constant array '{name}' has no fixed size", decl)

@@ -19,6 +19,7 @@ from ..ir_passes.core.rewrite import opaque
 from ..ir_passes.core.symbolic import OPERATORS as SYMBOLIC_OPERATORS
 from ..ir_passes.core.symbolic import Expr
 from . import c_types as ct
+from .abi import InMemory, InRegisters, Passing
 from .clang_ast import (
     K,
     binary_operator,
@@ -125,10 +126,19 @@ class FunctionLowerer(ExpressionLowering):
         passed_types = (
             list(ftype.argument_types()) if ftype.kind == ci.TypeKind.FUNCTIONPROTO else []
         )
-        for decl, arg, passed in zip(decls, self.s.function.args, passed_types):
+        abi = self.services.abi(self.s.function.name)
+        received = abi.arguments(self.s.function.args)
+        for decl, passing, args, passed in zip(decls, abi.params, received, passed_types):
             declared, vla_sizes = self.declared_type(decl)
             pending += vla_sizes
+            arg = args[0]
             value: ir.Value = arg
+            if isinstance(declared, ct.StructType):
+                self.s.variables[declaration_key(decl)] = Variable(
+                    decl.spelling, declared, self.struct_parameter(decl, passing, args)
+                )
+                params.append(Param(decl.spelling, declared, location(decl)))
+                continue
             if isinstance(declared, ct.ArrayType):
                 var_type: ct.CType = ct.PointerType(
                     declared.element, restrict="noalias" in arg.attributes
@@ -146,6 +156,16 @@ class FunctionLowerer(ExpressionLowering):
             self.s.vla_lengths[key] = self.index(size)
         return tuple(params)
 
+    def struct_parameter(self, decl: ci.Cursor, passing: Passing, args: list[ir.Value]) -> ir.Value:
+        """Where a struct parameter is: the caller's `byval` copy, or a slot of this frame
+        holding the eightbytes it arrived in."""
+        if isinstance(passing, InMemory):
+            return args[0]
+        assert isinstance(passing, InRegisters)
+        slot = self.struct_slot(passing.struct, decl.spelling)
+        self.store_struct_parts(slot, passing, args)
+        return slot
+
     def define(self, decl: ci.Cursor, t: ct.CType, value: ir.Value | None) -> Variable:
         """Create a scalar variable (SSA unless its address is taken) with an initial value."""
         key = declaration_key(decl)
@@ -162,19 +182,13 @@ class FunctionLowerer(ExpressionLowering):
         self.s.variables[key] = var
         return var
 
-    def entry_alloca(self, typ: ir.Type, name: str, count: ir.Value | None = None) -> ir.Value:
-        entry = self.s.function.entry_basic_block
-        builder = ir.IRBuilder(entry)
-        builder.position_at_start(entry)
-        slot = opaque(builder.alloca(typ, size=count, name=name))
-        if self.b.block is entry:
-            self.b.position_at_end(entry)  # the insertion index of the main builder moved
-        return slot
-
     def finish(self) -> None:
         if not self.b.block.is_terminated:
-            if isinstance(self.result_type, ct.VoidType):
+            returned = self.s.function.function_type.return_type
+            if isinstance(returned, ir.VoidType):
                 self.b.ret_void()
+            elif isinstance(self.result_type, ct.StructType):  # indeterminate, as in C
+                self.b.ret(ir.Constant(returned, ir.Undefined))
             elif self.s.function.name == "main":
                 self.b.ret(ir.Constant(self.result_type.llvm(), 0))
             else:  # falling off the end: the value is indeterminate, as in C
@@ -250,6 +264,9 @@ class FunctionLowerer(ExpressionLowering):
                 )
             self.s.vla_lengths[key] = self.index(size)
         init = var_initializer(decl)
+        if isinstance(t, ct.StructType):
+            self.struct_local(decl, t, init)
+            return
         if isinstance(t, ct.ArrayType):
             if t.is_vla:
                 count = self.scalars_in(t, decl)
@@ -257,6 +274,8 @@ class FunctionLowerer(ExpressionLowering):
             else:
                 address = self.entry_alloca(t.llvm(), decl.spelling)
             alignment = max(aligned_attribute(decl), type_alignment(decl.type))
+            if isinstance(t.scalar, ct.StructType):  # its LLVM type is bytes: say how aligned
+                alignment = max(alignment, t.scalar.align)
             if alignment > 1:
                 address.align = alignment
             var = Variable(decl.spelling, t, address)
@@ -270,34 +289,91 @@ class FunctionLowerer(ExpressionLowering):
             value = self.assignable(rv, t, init)
         self.define(decl, t, value)
 
+    def struct_local(self, decl: ci.Cursor, t: ct.StructType, init: ci.Cursor | None) -> None:
+        """A struct variable, always in memory: initialized by a braced list or a struct value."""
+        address = self.struct_slot(t, decl.spelling)
+        alignment = max(aligned_attribute(decl), type_alignment(decl.type))
+        if alignment > t.align:
+            address.align = alignment
+        self.s.variables[declaration_key(decl)] = Variable(decl.spelling, t, address)
+        if init is None:
+            return
+        if strip_parens(init).kind == K.INIT_LIST_EXPR:
+            self.zero(address, t)
+            self.initialize_at(address, t, strip_parens(init))
+        else:
+            value = self.rvalue(init)
+            self.copy_struct(address, self.assignable(value, t, init), t)
+
     def initialize_array(self, var: Variable, init: ci.Cursor) -> None:
         t = var.ctype
         assert isinstance(t, ct.ArrayType)
         if t.is_vla:
             raise Unsupported("variable-length arrays cannot be initialized", init)
+        if isinstance(t.scalar, ct.StructType):
+            self.zero(var.address, t)
+            self.initialize_at(var.address, t, init)
+            return
         slots = flatten(init, t)
-        total = ct.size_of(t) // ct.size_of(t.scalar)
+        if len(slots) < ct.size_of(t) // ct.size_of(t.scalar):
+            self.zero(var.address, t)
+        self.store_slots(var.address, t, slots)
+
+    def zero(self, address: ir.Value, t: ct.CType) -> None:
+        """Zero an object (what an initializer list leaves out is zero, padding included)."""
+        memset = self.b.module.declare_intrinsic("llvm.memset", [ir.PointerType(), ir.IntType(64)])
+        size = ir.Constant(ir.IntType(64), ct.size_of(t))
+        self.b.call(
+            memset, [address, ir.Constant(ir.IntType(8), 0), size, ir.Constant(ir.IntType(1), 0)]
+        )
+
+    def store_slots(self, address: ir.Value, t: ct.ArrayType, slots: dict[int, ci.Cursor]) -> None:
+        """Store the initialized scalar slots (row-major) of an array of scalars."""
         scalar = t.scalar
-        if len(slots) < total:
-            memset = self.b.module.declare_intrinsic(
-                "llvm.memset", [ir.PointerType(), ir.IntType(64)]
-            )
-            size = ir.Constant(ir.IntType(64), ct.size_of(t))
-            self.b.call(
-                memset,
-                [var.address, ir.Constant(ir.IntType(8), 0), size, ir.Constant(ir.IntType(1), 0)],
-            )
         for slot, expr in sorted(slots.items()):
             value = self.rvalue(expr)
             converted = convert(self.b, value.value, value.ctype, scalar)
-            address = self.b.gep(
-                var.address,
+            target = self.b.gep(
+                address,
                 [ir.Constant(ir.IntType(64), slot)],
                 inbounds=True,
                 source_etype=scalar.llvm(),
             )
-            stored = self.b.store(converted, address, align=ct.size_of(scalar))
+            stored = self.b.store(converted, target, align=ct.size_of(scalar))
             tag_access(self.s.tags, stored, scalar)
+
+    def initialize_at(self, address: ir.Value, t: ct.CType, init: ci.Cursor) -> None:
+        """Store a (zeroed) object's initializer: fully braced lists for its structs and arrays
+        of structs, as C reads them; `{0}` zeroes any aggregate. Designators and brace
+        elision inside a struct are refused."""
+        if init.kind != K.INIT_LIST_EXPR:
+            if isinstance(t, (ct.StructType, ct.ArrayType)):
+                if isinstance(t, ct.StructType) and ct.same_struct(ctype_of(init.type, init), t):
+                    self.copy_struct(address, self.assignable(self.rvalue(init), t, init), t)
+                    return
+                raise Unsupported("brace-elided initializers of structs are not supported", init)
+            value = self.rvalue(init)
+            self.b.store(self.assignable(value, t, init), address, align=ct.alignment_of(t))
+            return
+        items = children(init)
+        if any(_designated(item) for item in items):
+            raise Unsupported("designated initializers are not supported", init)
+        if len(items) == 1 and _is_zero(items[0]) and isinstance(t, ct.StructType):
+            if isinstance(t.fields[0].ctype, (ct.StructType, ct.ArrayType)):
+                return  # `{0}`: all zero, as the object already is
+        if isinstance(t, ct.ArrayType) and not isinstance(t.scalar, ct.StructType):
+            self.store_slots(address, t, flatten(init, t))
+            return
+        if isinstance(t, ct.ArrayType):
+            members = [(k * ct.size_of(t.element), t.element) for k in range(int(t.length))]
+        elif isinstance(t, ct.StructType):
+            members = [(f.offset, f.ctype) for f in t.fields]
+        else:
+            raise Unsupported("braces around a scalar initializer are not supported", init)
+        for (offset, member), item in zip(members, items):
+            self.initialize_at(self.at_offset(address, offset), member, item)
+        if len(items) > len(members):
+            raise Unsupported(f"too many initializers for '{t}'", init)
 
     # ----------------------------------------------------------------- statements
     def statement(self, c: ci.Cursor) -> None:
@@ -374,7 +450,9 @@ class FunctionLowerer(ExpressionLowering):
 
     def return_statement(self, c: ci.Cursor) -> None:
         kids = children(c)
-        if kids and not isinstance(self.result_type, ct.VoidType):
+        if kids and isinstance(self.result_type, ct.StructType):
+            self.return_struct(self.assignable(self.rvalue(kids[0]), self.result_type, c))
+        elif kids and not isinstance(self.result_type, ct.VoidType):
             value = self.rvalue(kids[0])
             self.b.ret(self.assignable(value, self.result_type, c))
         elif kids or isinstance(self.result_type, ct.VoidType):
@@ -384,6 +462,23 @@ class FunctionLowerer(ExpressionLowering):
         else:  # `return;` in an `int` function (old code; gcc warns): the value is garbage
             self.b.ret(ir.Constant(self.result_type.llvm(), ir.Undefined))
         self.start_dead_block()
+
+    def return_struct(self, address: ir.Value) -> None:
+        """Return a struct: through the caller's `sret` slot, or in its eightbytes."""
+        result = self.services.abi(self.s.function.name).result
+        if isinstance(result, InMemory):
+            self.copy_struct(self.s.function.args[0], address, result.struct)
+            self.b.ret_void()
+            return
+        assert isinstance(result, InRegisters)
+        parts = self.struct_parts(address, result)
+        if len(parts) == 1:
+            self.b.ret(parts[0])
+            return
+        value = ir.Constant(self.s.function.function_type.return_type, ir.Undefined)
+        for k, part in enumerate(parts):
+            value = self.b.insert_value(value, part, k)
+        self.b.ret(value)
 
     def if_statement(self, c: ci.Cursor) -> None:
         kids = children(c)
@@ -573,3 +668,17 @@ def keep_reachable_blocks_in_order(function: ir.Function) -> None:
         for instr in block.instructions:
             if isinstance(instr, ir.PhiInstr):
                 instr.incomings = [(v, b) for v, b in instr.incomings if b in reachable]
+
+
+def _designated(item: ci.Cursor) -> bool:
+    """`.x = 1` or `[2] = 1` in an initializer list (libclang shows the syntactic form)."""
+    first = next(iter(item.get_tokens()), None)
+    return item.kind == K.UNEXPOSED_EXPR and first is not None and first.spelling in (".", "[")
+
+
+def _is_zero(item: ci.Cursor) -> bool:
+    value = constant_value(strip_parens(item))
+    while value is None and item.kind == K.UNEXPOSED_EXPR and len(children(item)) == 1:
+        item = children(item)[0]
+        value = constant_value(strip_parens(item))
+    return value == 0

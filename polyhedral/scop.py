@@ -460,9 +460,13 @@ class _Builder:
                 f"address based on {_name(base)}, not an argument, global or local array", instr
             )
         element_size = size_of(value_type)
+        # a byte displacement (a struct member's offset: `s->a[i][j]` is `s + 8 + 88*i + 8*j`)
+        # does not fit the declared rows of the member; the flat subscript, affine over
+        # constant rows, is exact and keeps every member of the struct in one array
+        displaced = element_size > 1 and any(not s.rows and s.leaf == 1 for s in steps)
         pieces = []
         for step in steps:
-            if step.rows and step.leaf == element_size:  # a declared shape: `A[17][17]`
+            if step.rows and step.leaf == element_size and not displaced:  # `A[17][17]`
                 pieces.append((tuple(map(str, step.rows)), step.index.scaled(element_size)))
             else:
                 pieces.append(((), step.offset))

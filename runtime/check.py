@@ -19,7 +19,15 @@ from llvmlite import ir
 
 from ..emit.host_jit import IRVerificationError, JitModule, compile_module
 from ..emit.targets import host_target
-from ..frontend.c_types import ArrayType, CType, FloatType, IntType, VoidType, numpy_dtype_name
+from ..frontend.c_types import (
+    ArrayType,
+    CType,
+    FloatType,
+    IntType,
+    StructType,
+    VoidType,
+    numpy_dtype_name,
+)
 from ..frontend.declarations import apply_row_align
 from ..frontend.signature import FunctionInfo, LoweredModule
 from ..ir_passes.core.alignment import declared_pointer_alignment
@@ -43,6 +51,8 @@ from .marshal import (
     inner_row_elements,
     is_buffer,
     prototype,
+    struct_dtype,
+    struct_value,
     unsupported_reason,
 )
 from .reference import Reference, ReferenceBuildError
@@ -106,20 +116,27 @@ def _parse_scalar(ctype: CType, text: str) -> int | float:
 
 
 def scalar_arguments(info: FunctionInfo, given: dict[str, str]) -> dict[str, int | float]:
-    """Values of the scalar parameters: from `given`, else distinct small defaults."""
+    """Values of the scalar parameters: from `given`, else distinct small defaults (a struct
+    passed by value: its members, as a ctypes mirror)."""
     values: dict[str, int | float] = {}
     ints, floats = iter(DEFAULT_INTS), iter(DEFAULT_FLOATS)
+
+    def default(t: CType) -> int | float:
+        if isinstance(t, FloatType):
+            return next(floats, 1.0)
+        assert isinstance(t, IntType)
+        return 1 if t.is_bool else min(next(ints, 2), t.max_value)
+
     for param in info.params:
         if is_buffer(param):
             continue
         t = param.ctype
-        if param.name in given:
-            value = _parse_scalar(t, given[param.name])
-        elif isinstance(t, FloatType):
-            value = next(floats, 1.0)
-        else:
-            assert isinstance(t, IntType)
-            value = 1 if t.is_bool else min(next(ints, 2), t.max_value)
+        if isinstance(t, StructType):  # by value: every member a default, in order
+            if param.name in given:
+                raise ValueError(f"parameter '{param.name}' is a struct: its members are defaults")
+            values[param.name] = struct_value(t, default)
+            continue
+        value = _parse_scalar(t, given[param.name]) if param.name in given else default(t)
         values[param.name] = convert_scalar(param, value)
     return values
 
@@ -363,9 +380,7 @@ class CompiledUnit:
                 "MISMATCH",
                 f"{comparison.first}, {comparison.differing} of {comparison.total} elements differ",
             )
-        difference = compare_return_values(
-            jit_result, ref_result, _result_dtype(info.result), run.tolerance
-        )
+        difference = _compare_results(jit_result, ref_result, info.result, run.tolerance)
         if difference:
             raise _Failed("MISMATCH", difference)
         return CheckResult(
@@ -481,6 +496,19 @@ def _count(n: int, noun: str) -> str:
 def _declared(ctype: CType, scalars: dict) -> tuple[int, ...] | None:
     """The declared shape of an array parameter; None for pointers and `A[][N]`."""
     return declared_shape(ctype, scalars) if isinstance(ctype, ArrayType) else None
+
+
+def _compare_results(jit: object, ref: object, result: CType, tolerance: Tolerance) -> str | None:
+    """The difference of two return values; a struct's member by member (bytes of its own)."""
+    if not isinstance(result, StructType):
+        return compare_return_values(jit, ref, _result_dtype(result), tolerance)
+    dtype = struct_dtype(result)
+    a, b = np.frombuffer(bytes(jit), dtype)[0], np.frombuffer(bytes(ref), dtype)[0]
+    for name in dtype.names:
+        difference = compare_return_values(a[name], b[name], dtype[name], tolerance)
+        if difference:
+            return f"member {name} of the {difference}"
+    return None
 
 
 def _result_dtype(result: CType) -> np.dtype | None:

@@ -26,6 +26,7 @@ import ctypes
 from dataclasses import dataclass
 
 from ..emit.host_jit import JitModule, compile_module
+from ..frontend.abi import function_abi
 from ..frontend.signature import FunctionInfo, LoweredModule, Param
 from ..ir_passes.core.taint import DataDependence, analyse_footprint
 from . import probe
@@ -100,7 +101,7 @@ class FootprintProbe:
         self.timeout = timeout
         analyses = {name: analyse_footprint(lowered.module, name) for name in lowered.functions}
         self._dependences = {
-            name: {self.functions[name].params[i].name: d for i, d in a.dependences.items()}
+            name: _by_parameter(self.functions[name], lowered, a.dependences)
             for name, a in analyses.items()
         }
         shadows = {b: acc for a in analyses.values() for b, acc in a.shadows.items()}
@@ -117,7 +118,7 @@ class FootprintProbe:
         """Footprints of the pointer and array parameters of `name` at these scalar values,
         except those that depend on data (if all do, there is no dry run)."""
         info = self.functions[name]
-        key = (name, tuple(scalars.get(p.name) for p in info.params))
+        key = (name, tuple(_hashable(scalars.get(p.name)) for p in info.params))
         if key not in self._cache:
             exact = [p for p in _buffers(info) if p.name not in self._dependences[name]]
             footprints = self._run(info, scalars, None) if exact else {}
@@ -206,6 +207,23 @@ class FootprintProbe:
                 _element_range(write_lo, write_end, size),
             )
         return result
+
+
+def _by_parameter(
+    info: FunctionInfo, lowered: LoweredModule, dependences: dict[int, DataDependence]
+) -> dict[str, DataDependence]:
+    """The dependences of LLVM arguments, by the buffer parameter each one is (a struct's
+    `byval` copy, a split struct or the `sret` slot are no buffer: their index differs)."""
+    function = lowered.module.get_global(info.name)
+    abi = function_abi(info.result, [p.ctype for p in info.params])
+    groups = abi.arguments(range(len(function.args)))
+    owner = {g[0]: p for p, g in zip(info.params, groups) if len(g) == 1 and is_buffer(p)}
+    return {owner[i].name: d for i, d in dependences.items() if i in owner}
+
+
+def _hashable(value: object) -> object:
+    """A scalar argument, or the bytes of a struct passed by value."""
+    return bytes(value) if isinstance(value, ctypes.Structure) else value
 
 
 def _buffers(info: FunctionInfo) -> list[Param]:

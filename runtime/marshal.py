@@ -9,7 +9,9 @@ the values; the extents to check against come from the caller (declared types, f
 from __future__ import annotations
 
 import ctypes
+import functools
 import numbers
+from collections.abc import Callable
 
 import numpy as np
 
@@ -19,8 +21,10 @@ from ..frontend.c_types import (
     FloatType,
     IntType,
     PointerType,
+    StructType,
     VoidType,
     numpy_dtype_name,
+    scalar_leaves,
     size_of,
 )
 from ..frontend.signature import FunctionInfo, Param
@@ -69,7 +73,81 @@ def scalar_ctype(t: CType) -> type | None:
         return ctypes.c_void_p
     if isinstance(t, VoidType):
         return None
+    if isinstance(t, StructType) and struct_ctype(t) is not None:
+        return struct_ctype(t)
     raise TypeError(f"no ctypes representation of {t}")
+
+
+@functools.cache
+def struct_ctype(t: StructType) -> type[ctypes.Structure] | None:
+    """A ctypes mirror of a struct passed or returned by value (libffi then passes it in the
+    registers or memory the calling convention says, independently of the front end's own
+    lowering), or None if it has a pointer member or a layout ctypes does not reproduce."""
+    fields = []
+    for f in t.fields:
+        member = _member_ctype(f.ctype)
+        if member is None:
+            return None
+        fields.append((f.name, member))
+    mirror = type(
+        t.name.replace(" ", "_"),
+        (ctypes.Structure,),
+        {"_fields_": fields, "__reduce__": _pickled_as_bytes},
+    )
+    if ctypes.sizeof(mirror) != t.size or ctypes.alignment(mirror) != t.align:
+        return None
+    if any(getattr(mirror, f.name).offset != f.offset for f in t.fields):
+        return None
+    return mirror
+
+
+def _member_ctype(t: CType) -> type | None:
+    if isinstance(t, StructType):
+        return struct_ctype(t)
+    if isinstance(t, ArrayType):
+        element = _member_ctype(t.element)
+        return None if element is None else element * int(t.length)
+    if isinstance(t, (IntType, FloatType)):
+        return scalar_ctype(t)
+    return None
+
+
+def _pickled_as_bytes(self: ctypes.Structure) -> tuple:
+    """A struct result crosses the pipe of a forked run as its bytes."""
+    return (bytes, (bytes(self),))
+
+
+def struct_dtype(t: StructType) -> np.dtype:
+    """The numpy view of a struct's bytes: one field per scalar leaf (`in.v[2]`)."""
+    leaves = scalar_leaves(t)
+    return np.dtype(
+        {
+            "names": [leaf.path for leaf in leaves],
+            "formats": [numpy_dtype_name(leaf.ctype) for leaf in leaves],
+            "offsets": [leaf.offset for leaf in leaves],
+            "itemsize": t.size,
+        }
+    )
+
+
+def struct_value(t: StructType, value_of: Callable[[CType], int | float]) -> ctypes.Structure:
+    """A struct argument whose every scalar leaf is `value_of(its type)` (padding zero)."""
+    dtype = struct_dtype(t)
+    data = np.zeros(1, dtype)
+    for leaf in scalar_leaves(t):
+        data[leaf.path] = value_of(leaf.ctype)
+    return struct_ctype(t).from_buffer_copy(data.tobytes())
+
+
+def _passing_reason(t: CType) -> str | None:
+    """Why a value of type `t` cannot cross between Python and C, or None if it can."""
+    if isinstance(t, StructType) and "(" in t.name:
+        return "an unnamed struct, which the reference wrapper cannot name"
+    if isinstance(t, StructType) and struct_ctype(t) is None:
+        return "a struct with a pointer member or an over-aligned member"
+    if not isinstance(t, (IntType, FloatType, PointerType, ArrayType, StructType)):
+        return "not a scalar, an array or a struct"
+    return None
 
 
 def unsupported_reason(info: FunctionInfo) -> str | None:
@@ -78,10 +156,15 @@ def unsupported_reason(info: FunctionInfo) -> str | None:
         t = param.ctype
         if is_buffer(param) and buffer_element(t) is None:
             return f"parameter '{param.name}' has type {t}, which cannot be passed as an array"
-        if not isinstance(t, (IntType, FloatType, PointerType, ArrayType)):
-            return f"parameter '{param.name}' has type {t}, which cannot be passed from Python"
-    if not isinstance(info.result, (IntType, FloatType, VoidType)):
-        return f"it returns {info.result}, which cannot be passed to Python"
+        why = _passing_reason(t)
+        if why is not None:
+            return (
+                f"parameter '{param.name}' has type {t} ({why}), which cannot be passed from Python"
+            )
+    result = info.result
+    why = None if isinstance(result, VoidType) else _passing_reason(result)
+    if why is not None or isinstance(result, (PointerType, ArrayType)):
+        return f"it returns {result}, which cannot be passed to Python"
     return None
 
 

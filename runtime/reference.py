@@ -33,7 +33,15 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..frontend.c_types import ArrayType, CType, FloatType, IntType, PointerType, VoidType
+from ..frontend.c_types import (
+    ArrayType,
+    CType,
+    FloatType,
+    IntType,
+    PointerType,
+    StructType,
+    VoidType,
+)
 from ..frontend.signature import FunctionInfo
 from .marshal import prototype
 from .private_cache import private_directory, read_entry, user_cache_dir, write_entry
@@ -81,6 +89,8 @@ def _c_type_name(t: CType) -> str:
         return "void *"
     if isinstance(t, VoidType):
         return "void"
+    if isinstance(t, StructType) and "(" not in t.name:  # `struct tag`, not an unnamed one
+        return t.name
     raise TypeError(f"cannot pass {t} through the reference wrapper")
 
 

@@ -43,10 +43,11 @@ def build_both(
     flags: list[str],
     output: str = "k.o",
     others: tuple[str, ...] = (),
+    extra_env: dict[str, str] | None = None,
 ) -> Both:
     """Compile k.c with `flags` by cc and by pycc-stencil into `output`, link it with main.c
-    and `others` by cc, run."""
-    env = clean_env(tmp_path / "cache")
+    and `others` by cc, run (`extra_env`: PYCC_* variables for both builds)."""
+    env = clean_env(tmp_path / "cache", **(extra_env or {}))
     report = tmp_path / "report.jsonl"
     outputs, stderr = {}, ""
     for side, compiler in (("cc", CC), ("pycc", PYCC)):

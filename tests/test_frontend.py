@@ -203,11 +203,43 @@ UNSUPPORTED = {
         "printf(",
         "call to external function 'printf'",
     ),
-    "struct": (
-        "struct P { float x; };\n"
-        "void f(int n, struct P *p) {\n  for (int i = 0; i < n; i++) p[i].x = 0;\n}\n",
+    "union": (
+        "union P { float x; int i; };\n"
+        "void f(int n, union P *p) {\n  for (int i = 0; i < n; i++) p[i].x = 0;\n}\n",
         "p) {",
-        "struct",
+        "union type 'union P' is not supported",
+    ),
+    "bit-field": (
+        "struct P { int lo : 4, hi : 4; };\n"
+        "void f(int n, struct P *p) {\n  for (int i = 0; i < n; i++) p[i].lo = 0;\n}\n",
+        "lo : 4",
+        "bit-field 'lo' is not supported",
+    ),
+    "packed struct": (
+        "struct __attribute__((packed)) P { char c; double x; };\n"
+        "void f(int n, struct P *p) {\n  for (int i = 0; i < n; i++) p[i].x = 0;\n}\n",
+        "P { char",
+        "packed struct 'struct P' (members below their natural alignment)",
+    ),
+    "struct designated initializer": (
+        "struct P { float x, y; };\n"
+        "void f(int n, float *a) {\n"
+        "  for (int i = 0; i < n; i++) { struct P p = {.y = a[i]}; a[i] = p.x + p.y; }\n}\n",
+        "{.y = a[i]}",
+        "designated initializers are not supported",
+    ),
+    "struct brace elision": (
+        "struct P { float x[2], y; };\n"
+        "void f(int n, float *a) {\n"
+        "  for (int i = 0; i < n; i++) { struct P p = {a[i], 1, 2}; a[i] = p.y; }\n}\n",
+        "a[i], 1, 2}",
+        "brace-elided initializers of structs are not supported",
+    ),
+    "recursive struct": (
+        "struct L { struct L *next; float x; };\n"
+        "void f(int n, struct L *p) {\n  for (int i = 0; i < n; i++) p->next->x = 0;\n}\n",
+        "x = 0;",
+        "'struct L' reached through a pointer member of its own definition",
     ),
     "vla cast": (
         "void f(int n, int m, float *p) {\n"

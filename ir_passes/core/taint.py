@@ -202,7 +202,11 @@ class _FunctionTaint:
         """The argument indices among pointer roots (UNKNOWN for an unknown pointer)."""
         if roots is None:
             return frozenset([UNKNOWN])
-        return frozenset(self.argument_index[r] for r in roots if isinstance(r, ir.Argument))
+        return frozenset(
+            self.argument_index[r]
+            for r in roots
+            if isinstance(r, ir.Argument) and not is_frame_argument(r)
+        )
 
     def _object_tainted(self, obj: MemoryObject) -> bool:
         return obj in self.tainted_objects or obj in self.analysis.tainted_globals
@@ -212,12 +216,14 @@ class _FunctionTaint:
         roots = pointer_roots(pointer)
         if roots is None:
             return True
-        return any(
-            self.arguments_clobbered or self.argument_index[r] in self.context.memory
-            if isinstance(r, ir.Argument)
-            else self._object_tainted(r)
-            for r in roots
-        )
+        return any(self._root_tainted(r) for r in roots)
+
+    def _root_tainted(self, root: ir.Value) -> bool:
+        if not isinstance(root, ir.Argument):
+            return self._object_tainted(root)
+        if self.arguments_clobbered or self.argument_index[root] in self.context.memory:
+            return True
+        return is_frame_argument(root) and root in self.tainted_objects
 
     def _taint_objects(self, objects: frozenset | set) -> bool:
         changed = False
@@ -254,7 +260,7 @@ class _FunctionTaint:
             return self._tainted_store_to_unknown()
         changed = arguments and not self.arguments_clobbered
         self.arguments_clobbered |= bool(arguments)
-        objects = {r for r in roots if not isinstance(r, ir.Argument)}
+        objects = {r for r in roots if not isinstance(r, ir.Argument) or is_frame_argument(r)}
         return self._taint_objects(objects) or bool(changed)
 
     # ----------------------------------------------------------------- propagation
@@ -469,6 +475,12 @@ class _ModuleTaint:
         return self.summaries[key]
 
 
+def is_frame_argument(argument: ir.Argument) -> bool:
+    """A struct passed by value (`byval`: the callee's own copy, its values the caller's) or
+    the slot of a struct result (`sret`): memory of the call, not a parameter buffer."""
+    return any(str(a).startswith(("byval(", "sret(")) for a in argument.attributes)
+
+
 def analyse_footprint(module: ir.Module, function_name: str) -> FootprintAnalysis:
     """Which pointer arguments of `function_name` have a footprint a dry run cannot measure
     exactly, and what must the dry run record for the others?
@@ -479,7 +491,9 @@ def analyse_footprint(module: ir.Module, function_name: str) -> FootprintAnalysi
     """
     function = module.get_global(function_name)
     pointers = frozenset(
-        i for i, a in enumerate(function.args) if isinstance(a.type, ir.PointerType)
+        i
+        for i, a in enumerate(function.args)
+        if isinstance(a.type, ir.PointerType) and not is_frame_argument(a)
     )
     context = _Context(frozenset(), pointers)
     tainted_globals: set[ir.GlobalVariable] = set()

@@ -1610,14 +1610,14 @@ UNSUPPORTED = [
         'notes': 'the call of the declared-only external function.',
     },
     {
-        'file': 'unsupported/struct_ptr.c',
+        'file': 'unsupported/union_member.c',
         'function': 'image_blur',
-        'keyword': 'struct',
-        'loc': '19:37',
-        'also_ok': ['19:17', '19:6', '23:5', '23:10'],
+        'keyword': 'union',
+        'loc': '14:18',
+        'also_ok': ['14:5', '26:37', '26:17'],
         'ordinary': 'scale_f32',
         'std': 'c99',
-        'notes': "loc is the first struct-pointer parameter's name (its cursor location); also_ok: the parameter's start (`const`), the function name, the first member access (out->width: its start, and its member name).",
+        'notes': "loc is the member of struct image whose type points to the union (its name); also_ok: the member's start, the first struct-pointer parameter (name and start).",
     },
 ]
 
