@@ -36,6 +36,7 @@ from .clang_types import ARRAY_KINDS, ctype_of
 from .debuginfo import DebugInfo
 from .declarations import aligned_attribute, row_align_pragmas, type_alignment
 from .expressions import FunctionState, Variable
+from .globals import declare_global
 from .initializers import flatten, fold
 from .line_markers import LineMarkers, without_markers
 from .math_calls import KNOWN_LIBRARY_CALLS, canonical_math_name
@@ -83,7 +84,11 @@ class ModuleLowerer:
         self.definitions: dict[str, ci.Cursor] = {}
         self.main_file = os.path.realpath(path)
         self.markers = markers
+        #: the declarations of each variable at file scope
+        self._file_scope_variables: dict[str, list[ci.Cursor]] = {}
         for cursor in tu.cursor.get_children():
+            if cursor.kind == K.VAR_DECL:
+                self._file_scope_variables.setdefault(cursor.spelling, []).append(cursor)
             if cursor.kind == K.FUNCTION_DECL and cursor.is_definition():
                 self.definitions[cursor.spelling] = cursor
                 if self.in_main_file(cursor.location):
@@ -92,6 +97,8 @@ class ModuleLowerer:
         self._calls: dict[str, set[str]] = {}
         self._skipped: dict[str, SkippedFunction] = {}
         self._globals: dict[tuple, Variable] = {}
+        #: function -> the mutable globals its own body uses
+        self._global_uses: dict[str, set[str]] = {}
         self._row_align = self._row_align_pragmas()
 
     def in_main_file(self, where: ci.SourceLocation) -> bool:
@@ -172,6 +179,7 @@ class ModuleLowerer:
                 if a.kind.is_attribute()
             ),
             row_align=self._row_align.get(name),
+            globals=self._globals_used(name),
         )
         if name in self._row_align:
             declare_row_alignment(function, self._row_align[name])
@@ -287,16 +295,14 @@ class ModuleLowerer:
         return function
 
     def global_variable(self, decl: ci.Cursor, where: ci.Cursor) -> Variable:
-        """A file-scope or static local constant, copied into the module with its value."""
+        """A file-scope or static local constant, copied into the module with its value; a
+        mutable global, declared by its own symbol (frontend/globals.py)."""
+        if not _is_const(decl.type):
+            return self._mutable_global(decl, where)
         key = declaration_key(decl)
         if key in self._globals:
             return self._globals[key]
         name = decl.spelling
-        if not _is_const(decl.type):
-            raise Unsupported(
-                f"variable '{name}' is not const: state outside the function is not supported",
-                where,
-            )
         init = var_initializer(decl)
         if init is None:
             raise Unsupported(f"the value of constant '{name}' is not in this file", where)
@@ -327,6 +333,22 @@ class ModuleLowerer:
         var = Variable(name, t, g)
         self._globals[key] = var
         return var
+
+    def _mutable_global(self, decl: ci.Cursor, where: ci.Cursor) -> Variable:
+        """The global's symbol, recorded as used by the function being lowered."""
+        file_scope = self._file_scope_variables.get(decl.spelling, [])
+        info = declare_global(self.module, decl, where, file_scope)
+        self.result.globals[info.name] = info
+        self._global_uses.setdefault(self._stack[-1], set()).add(info.name)
+        return Variable(info.name, info.ctype, self.module.get_global(info.name))
+
+    def _globals_used(self, name: str) -> tuple[str, ...]:
+        """The mutable globals `name` and the functions it calls use, sorted."""
+        used = set(self._global_uses.get(name, ()))
+        for callee in self._calls.get(name, ()):
+            if callee in self.result.functions:
+                used.update(self.result.functions[callee].globals)
+        return tuple(sorted(used))
 
 
 _LOOP_KINDS = (K.FOR_STMT, K.WHILE_STMT, K.DO_STMT)
