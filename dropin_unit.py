@@ -15,6 +15,7 @@ from .dropin_split import split_source
 from .dropin_takeover import (
     Takeover,
     choose,
+    global_symbols,
     kernel_module,
     reachable_functions,
     unit_tag,
@@ -61,7 +62,8 @@ def compile_kernels(
         return UnitResult(failure=f"libclang does not accept the file ({exc.diagnostics[0]})")
     lowered_at = time.perf_counter()
     openmp = any(f in ("-fopenmp", "-fopenmp-simd") for f in flags)
-    takeovers, refused = choose(lowered, text, unit_tag(os.path.abspath(source), flags), openmp)
+    tag = unit_tag(os.path.abspath(source), flags)
+    takeovers, refused = choose(lowered, text, tag, openmp)
     steps = parse_pipeline(passes)
     output, internal_error = None, False
     if takeovers:
@@ -73,7 +75,7 @@ def compile_kernels(
         else:
             takeovers = _without_contraction_hazards(lowered, takeovers, text, target, refused)
     if takeovers:
-        generate = _CodeGenerator(target, steps, flags, stage, command.pycc_options)
+        generate = _CodeGenerator(target, steps, flags, stage, command.pycc_options, tag)
         try:
             output = generate(lowered, takeovers)
         except Exception:  # noqa: BLE001 - a code generation bug must not break the build
@@ -103,7 +105,7 @@ def compile_kernels(
         time_ms=time_ms,
     )
     if takeovers:
-        result.split_source = split_source(text, takeovers)
+        result.split_source = split_source(text, takeovers, global_symbols(lowered, takeovers, tag))
         result.pycc_output = output
     return result
 
@@ -145,9 +147,15 @@ class _CodeGenerator:
     """Passes, then LLVM, for a set of taken-over kernels of one lowered module."""
 
     def __init__(
-        self, target: TargetSpec, steps: list, flags: list[str], stage: str, options: dict[str, str]
+        self,
+        target: TargetSpec,
+        steps: list,
+        flags: list[str],
+        stage: str,
+        options: dict[str, str],
+        tag: str,
     ):
-        self.target, self.steps, self.stage = target, steps, stage
+        self.target, self.steps, self.stage, self.tag = target, steps, stage, tag
         #: what the passes see: the CPU (`simd`'s width), the caches and threads of the flags
         self.machine = compiler_mode_target(target, flags, options)
         self.hidden = _hidden_by_default(flags)
@@ -159,7 +167,12 @@ class _CodeGenerator:
         self.applied = run_passes(lowered.module, self.steps, target=self.machine)
         lowered.module = self.applied.module
         module_text = kernel_module(
-            lowered, takeovers, self.target, hidden=self.hidden, debug_info=self.debug_info
+            lowered,
+            takeovers,
+            self.target,
+            hidden=self.hidden,
+            debug_info=self.debug_info,
+            globals_as=global_symbols(lowered, takeovers, self.tag),
         )
         if self.stage == "assembly":
             return compile_to_assembly(module_text, self.target).encode()
