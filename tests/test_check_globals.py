@@ -1,0 +1,155 @@
+"""`check` of kernels that read and write global variables (issue 14 §2).
+
+The JIT code and the reference library each have their own copy of every global; the harness
+seeds both alike, runs both, and compares the globals bit for bit like pointer buffers, with
+guard zones around the JIT's. A pass mutated to shift every store to a global by one element
+must give MISMATCH (inside the array: a wrong element; past its end: the guard zone).
+"""
+
+from __future__ import annotations
+
+import pytest
+from llvmlite import ir
+from llvmlite.ir import instructions as ins
+from pycc_stencil.ir_passes import pipeline
+from pycc_stencil.ir_passes.core.memory import pointer_roots
+from pycc_stencil.runtime.check import CheckOptions, check_file, summary
+
+#: NAS-style: grids, coefficients and sizes at file scope (odd sizes), a static scratch grid,
+#: counters updated in loops, and a kernel mixing a pointer parameter with the globals
+NAS_C = """\
+#define NX 23
+#define NY 19
+double u[NY][NX], r[NY][NX];
+static double tmp[NY][NX];
+double coef[4] = {0.5, 0.25, 0.125, 0.0625};
+int nx = 21, ny = 17;
+long counter;
+static int steps = 3;
+
+void resid(void)
+{
+    for (int j = 1; j < ny; j++)
+        for (int i = 1; i < nx; i++)
+            r[j][i] = u[j][i] - coef[1] * (u[j - 1][i] + u[j + 1][i] + u[j][i - 1] + u[j][i + 1]);
+}
+
+void smooth(void)
+{
+    for (int j = 1; j < NY - 1; j++)
+        for (int i = 1; i < NX - 1; i++)
+            tmp[j][i] = coef[0] * r[j][i];
+    for (int j = 1; j < NY - 1; j++)
+        for (int i = 1; i < NX - 1; i++)
+            u[j][i] += tmp[j][i];
+}
+
+void count(int n)
+{
+    for (int i = 0; i < n; i++) {
+        counter += i * steps;
+        steps++;
+    }
+}
+
+void scale(int n, double *p)
+{
+    for (int i = 0; i < n; i++)
+        p[i] *= u[1][i % NX] + (double)counter;
+}
+
+void fill(void)
+{
+    for (int j = 0; j < NY; j++)
+        for (int i = 0; i < NX; i++)
+            r[j][i] = 0.5 * u[j][i];
+}
+"""
+
+KERNELS = ["resid", "smooth", "count", "scale", "fill"]
+
+
+@pytest.fixture
+def nas_file(tmp_path):
+    path = tmp_path / "nas.c"
+    path.write_text(NAS_C)
+    return path
+
+
+@pytest.mark.parametrize("passes", [None, "tile", "unroll(3)", "simd", "unroll-jam(2)"])
+def test_nas_kernels_with_global_grids_check_ok(nas_file, passes):
+    results = check_file(nas_file, [], CheckOptions(passes=passes, params={"n": "31"}))
+    assert summary(results) == "5 OK, 0 MISMATCH, 0 SKIPPED, 0 ERROR", [str(r) for r in results]
+    by_name = {r.name: r for r in results}
+    assert "5 globals" in by_name["resid"].message
+    # the runs changed the globals (the check compared something)
+    assert all(by_name[name].changed for name in KERNELS)
+
+
+def _shift_global_stores(module: ir.Module) -> ir.Module:
+    """Every store whose address is based on a mutable global goes one element further."""
+    for function in module.functions:
+        for block in function.blocks:
+            for store in [i for i in block.instructions if isinstance(i, ins.StoreInstr)]:
+                roots = pointer_roots(store.operands[1]) or frozenset()
+                if not any(isinstance(r, ir.GlobalVariable) for r in roots):
+                    continue
+                builder = ir.IRBuilder(block)
+                builder.position_before(store)
+                value = store.operands[0]
+                shifted = builder.gep(
+                    store.operands[1], [ir.Constant(ir.IntType(64), 1)], source_etype=value.type
+                )
+                store.operands = [value, shifted]
+                store._clear_string_cache()
+    return module
+
+
+@pytest.fixture
+def off_by_one(monkeypatch):
+    """A pass named `off-by-one` that makes every store to a global miss by one element."""
+    monkeypatch.setitem(pipeline.REGISTRY, "off-by-one", pipeline.PassSpec(_shift_global_stores))
+
+
+def test_a_store_one_element_off_is_a_mismatch(nas_file, off_by_one):
+    results = {r.name: r for r in check_file(nas_file, [], CheckOptions(passes="off-by-one"))}
+    for name in ("resid", "smooth"):  # interior points: the neighbour is wrong
+        assert results[name].status == "MISMATCH", str(results[name])
+    assert "global r[" in results["resid"].message
+    # count's scalars: the store lands in the guard zone after `counter` / `steps`
+    assert results["count"].status == "MISMATCH", str(results["count"])
+    assert "wrote outside buffer 'global " in results["count"].message
+    # fill writes the whole of r: its last store is past the end
+    assert results["fill"].status == "MISMATCH"
+    assert "wrote outside buffer 'global r'" in results["fill"].message
+    assert results["scale"].status == "OK"  # stores only through its pointer
+
+
+def test_static_initial_values_are_the_inputs(tmp_path):
+    """A global with an initializer starts from it (the loop bound `n` must be 13, not a
+    random value); a kernel that only reads globals changes its pointer buffer."""
+    path = tmp_path / "k.c"
+    path.write_text(
+        "int n = 13;\nfloat w[3] = {0.5f, 2.0f, -1.0f};\n"
+        "void k(float *out) { for (int i = 0; i < n; i++) out[i] = w[i % 3] * i; }\n"
+    )
+    [result] = check_file(path, [], CheckOptions())
+    assert result.status == "OK", str(result)
+    assert result.changed == 13
+
+
+def test_extern_globals_of_another_file(tmp_path):
+    """Globals the file only declares: the reference defines them; one of unknown size
+    cannot be checked (an ERROR naming it), the other functions still are."""
+    path = tmp_path / "k.c"
+    path.write_text(
+        "extern double grid[5][7];\nextern double open[];\nextern int hits;\n"
+        "void sweep(void) { for (int j = 1; j < 4; j++) for (int i = 1; i < 6; i++)"
+        " { grid[j][i] = 0.5 * (grid[j - 1][i] + grid[j][i + 1]); hits++; } }\n"
+        "void last(int n) { for (int i = 0; i < n; i++) open[i] = i; }\n"
+    )
+    sweep, last = check_file(path, [], CheckOptions(params={"n": "3"}))
+    assert sweep.status == "OK", str(sweep)
+    assert sweep.changed == 15 + 1
+    assert last.status == "ERROR"
+    assert "global 'open'" in last.message and "unknown size" in last.message
