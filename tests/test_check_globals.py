@@ -153,3 +153,17 @@ def test_extern_globals_of_another_file(tmp_path):
     assert sweep.changed == 15 + 1
     assert last.status == "ERROR"
     assert "global 'open'" in last.message and "unknown size" in last.message
+
+
+def test_distinct_globals_need_no_overlap_check(nas_file):
+    """`simd` on smooth: `tmp`, `r` and `u` are distinct objects, so the vector loops run
+    without a run-time overlap test (a pointer parameter would need one)."""
+    remarks = []
+    results = check_file(
+        nas_file, [], CheckOptions(passes="simd", functions=["smooth"]), remarks=remarks.extend
+    )
+    assert summary(results) == "1 OK, 0 MISMATCH, 0 SKIPPED, 0 ERROR"
+    vectorized = [
+        str(r) for r in remarks if r.function == "smooth" and "vectorized by SIMD" in str(r)
+    ]
+    assert len(vectorized) == 2 and not any("overlap" in r for r in vectorized), vectorized

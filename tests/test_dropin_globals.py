@@ -355,12 +355,12 @@ int main(void)
 """
 
 
-@pytest.mark.parametrize("passes", ["tile", "time-tile"])
+@pytest.mark.parametrize("passes", ["tile", "time-tile", "simd"])
 def test_pointer_argument_into_a_global(tmp_path, passes):
     """The pointer argument points into the global the kernel writes (second call): the
-    tiled code's run-time check must see the overlap and run the original order (without it,
-    the tiled order reads values the sweep already overwrote). The first call (apart) runs
-    the tiled code."""
+    run-time check of the tiled (vector) code must see the overlap and run the original order
+    (without it, the new order reads values the sweep already overwrote). The first call
+    (apart) runs the transformed code."""
     cc_out, pycc_out, functions, _ = build_both(
         tmp_path,
         {"k.c": ALIAS_C, "main.c": ALIAS_MAIN},
