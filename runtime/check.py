@@ -408,7 +408,10 @@ class CompiledUnit:
             address = reference.global_address(info.name, name)
             return ctypes.string_at(address, variables[name].size)
 
-        return self.source.home.inputs(info.globals, run.seed, info.name, initial)
+        try:
+            return self.source.home.inputs(info.globals, run.seed, info.name, initial)
+        except BufferSizeError as exc:
+            raise _Failed("ERROR", str(exc)) from None
 
     def _run_both(
         self, jit: tuple, ref: tuple, inputs: _Memory, info: FunctionInfo, scalars: dict, run

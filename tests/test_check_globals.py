@@ -167,3 +167,13 @@ def test_distinct_globals_need_no_overlap_check(nas_file):
         str(r) for r in remarks if r.function == "smooth" and "vectorized by SIMD" in str(r)
     ]
     assert len(vectorized) == 2 and not any("overlap" in r for r in vectorized), vectorized
+
+
+def test_a_global_over_the_memory_budget_is_an_error(tmp_path, monkeypatch):
+    monkeypatch.setenv("PYCC_STENCIL_MEMORY_BUDGET", "100000")
+    path = tmp_path / "k.c"
+    path.write_text(
+        "double big[20011];\nvoid k(void) { for (int i = 0; i < 20011; i++) big[i] *= 2; }\n"
+    )
+    [result] = check_file(path, [], CheckOptions())
+    assert result.status == "ERROR" and "global big" in result.message, str(result)

@@ -216,7 +216,8 @@ UNSUPPORTED = {
         "casts to pointers to variable-length arrays",
     ),
     "static local": (
-        "void f(int n, int *a) {\n  static int calls;\n  for (int i = 0; i < n; i++) a[i] = calls++;\n}\n",
+        "void f(int n, int *a) {\n  static int calls;\n"
+        "  for (int i = 0; i < n; i++) a[i] = calls++;\n}\n",
         "calls;\n",
         "static local variable 'calls' is not supported",
     ),
