@@ -8,6 +8,7 @@ them, wherever they are defined (the file or its headers).
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 import os
@@ -133,6 +134,10 @@ class ModuleLowerer:
             except Unsupported:
                 pass  # recorded in self._skipped
         self.result.skipped = [self._skipped[n] for n in self.result.order if n in self._skipped]
+        for name, info in self.result.functions.items():
+            self.result.functions[name] = dataclasses.replace(
+                info, globals=self._globals_used(name, set())
+            )
         return self.result
 
     # ----------------------------------------------------------------- functions
@@ -179,7 +184,6 @@ class ModuleLowerer:
                 if a.kind.is_attribute()
             ),
             row_align=self._row_align.get(name),
-            globals=self._globals_used(name),
         )
         if name in self._row_align:
             declare_row_alignment(function, self._row_align[name])
@@ -342,12 +346,14 @@ class ModuleLowerer:
         self._global_uses.setdefault(self._stack[-1], set()).add(info.name)
         return Variable(info.name, info.ctype, self.module.get_global(info.name))
 
-    def _globals_used(self, name: str) -> tuple[str, ...]:
-        """The mutable globals `name` and the functions it calls use, sorted."""
+    def _globals_used(self, name: str, seen: set[str]) -> tuple[str, ...]:
+        """The mutable globals `name` and the functions it calls, directly or not (recursion
+        included), use, sorted."""
+        seen.add(name)
         used = set(self._global_uses.get(name, ()))
         for callee in self._calls.get(name, ()):
-            if callee in self.result.functions:
-                used.update(self.result.functions[callee].globals)
+            if callee not in seen:
+                used.update(self._globals_used(callee, seen))
         return tuple(sorted(used))
 
 

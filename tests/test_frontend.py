@@ -341,3 +341,17 @@ def test_an_extern_array_defined_later_has_its_definition_size(tmp_path):
     )
     assert '@"a" = external global [13 x double]' in str(lowered.module)
     assert lowered.globals["a"].size == 13 * 8
+
+
+def test_globals_used_through_mutual_recursion(tmp_path):
+    lowered = lower_source(
+        tmp_path,
+        """
+        int depth; double acc[5];
+        void odd(int n);
+        void even(int n) { for (int i = 0; i < 1; i++) acc[n % 5] += n; if (n) odd(n - 1); }
+        void odd(int n) { depth++; if (n) even(n - 1); }
+        """,
+    )
+    assert lowered.functions["even"].globals == ("acc", "depth")
+    assert lowered.functions["odd"].globals == ("acc", "depth")
