@@ -13,6 +13,7 @@ so the code matches `cc -ffp-contract=off`.
 from __future__ import annotations
 
 import ctypes.util
+import itertools
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -119,6 +120,22 @@ def _check_external_symbols(module: llvm.ModuleRef, symbols: dict[str, int]) -> 
             raise IRVerificationError(f"global variable {variable.name!r} has no storage here")
 
 
+def _bind_globals(module: llvm.ModuleRef, symbols: dict[str, int]) -> None:
+    """Resolve the module's global declarations to `symbols`. The symbol table MCJIT looks
+    names up in is the process's, for every later compile too: each declaration is renamed
+    to a name of its own first, so a C global named like a library function (`y0`, `gamma`)
+    never redirects another module's call, nor another compile's globals."""
+    for variable in module.global_variables:
+        if variable.is_declaration:
+            unique = f"__pycc_global.{next(_BINDINGS)}.{variable.name}"
+            llvm.add_symbol(unique, symbols[variable.name])
+            variable.name = unique
+
+
+#: numbers the bindings of `_bind_globals`
+_BINDINGS = itertools.count()
+
+
 @dataclass
 class JitModule:
     """Machine code of one module; addresses stay valid while this object is alive."""
@@ -157,8 +174,7 @@ def compile_module(
         parsed.get_function(name).linkage = "external"
     symbols = symbols or {}
     _check_external_symbols(parsed, symbols)
-    for name, address in symbols.items():  # the symbol table is the process's: set it now
-        llvm.add_symbol(name, address)
+    _bind_globals(parsed, symbols)
     optimize(parsed, opt_level)
     global_names = frozenset(g.name for g in parsed.global_variables)
     engine = llvm.create_mcjit_compiler(parsed, host_target_machine(opt_level))

@@ -228,3 +228,21 @@ def test_the_check_command_prints_ok_for_global_grids(capsys, nas_file):
     assert status == 0 and err == ""
     assert out.splitlines()[0] == "OK resid: bit-exact, 0 buffers, 5 globals, 1319 elements"
     assert out.splitlines()[-1] == "5 OK, 0 MISMATCH, 0 SKIPPED, 0 ERROR"
+
+
+def test_a_global_named_like_a_library_function(tmp_path):
+    """A global `lgamma` (legal C without <math.h>) must not become what a later JIT
+    module's call to libm's lgamma resolves to (the process has one symbol table)."""
+    data = tmp_path / "data.c"
+    data.write_text(
+        "double lgamma[7];\nvoid k(int n) { for (int i = 0; i < n; i++) lgamma[i % 7] += i; }\n"
+    )
+    calls = tmp_path / "calls.c"
+    calls.write_text(
+        "#include <math.h>\n"
+        "void g(int n, double *a) { for (int i = 0; i < n; i++) a[i] = lgamma(a[i]); }\n"
+    )
+    checked = check_file(data, ["-fno-builtin"], CheckOptions(params={"n": "11"}))
+    assert summary(checked).startswith("1 OK"), [str(r) for r in checked]
+    [result] = check_file(calls, [], CheckOptions(params={"n": "13"}))
+    assert result.status == "OK", str(result)
