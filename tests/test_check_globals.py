@@ -246,3 +246,60 @@ def test_a_global_named_like_a_library_function(tmp_path):
     assert summary(checked).startswith("1 OK"), [str(r) for r in checked]
     [result] = check_file(calls, [], CheckOptions(params={"n": "13"}))
     assert result.status == "OK", str(result)
+
+
+#: loop bounds read from a global array (NAS BT/SP/LU: `grid_points[0]`)
+BOUNDS_C = """\
+int grid_points[3] = {12, 13, 11};
+double u[13][13][13][5], rhs[13][13][13][5];
+double dt = 0.015;
+
+void add(void)
+{
+    for (int i = 1; i < grid_points[0] - 1; i++)
+        for (int j = 1; j < grid_points[1] - 1; j++)
+            for (int k = 1; k < grid_points[2] - 1; k++)
+                for (int m = 0; m < 5; m++)
+                    u[i][j][k][m] = u[i][j][k][m] + rhs[i][j][k][m];
+}
+
+void smooth(void)
+{
+    for (int i = 1; i < grid_points[0] - 1; i++)
+        for (int j = 1; j < grid_points[1] - 1; j++)
+            for (int k = 1; k < grid_points[2] - 1; k++)
+                rhs[i][j][k][0] = dt * (u[i - 1][j][k][0] + u[i + 1][j][k][0] + u[i][j - 1][k][0]
+                                        + u[i][j + 1][k][0]);
+}
+
+void shrink(void)
+{
+    for (int i = 0; i < grid_points[0]; i++) {
+        u[i][0][0][0] += 1.0;
+        grid_points[0]--;
+    }
+}
+
+void through(int *p)
+{
+    for (int i = 0; i < grid_points[1]; i++)
+        p[i] = i;
+}
+"""
+
+
+def test_loop_bounds_read_from_globals_are_parameters(tmp_path, monkeypatch):
+    """`tile` reads a bound from a global once, before the nest, when nothing in the nest may
+    write it: the NAS-style nests are tiled; a nest that writes its bound, or stores through
+    a pointer (which may point at the bound), keeps reading it."""
+    monkeypatch.setenv("PYCC_CACHE_L2", "16K")
+    path = tmp_path / "bounds.c"
+    path.write_text(BOUNDS_C)
+    remarks = []
+    results = check_file(path, [], CheckOptions(passes="tile"), remarks=remarks.extend)
+    assert summary(results) == "4 OK, 0 MISMATCH, 0 SKIPPED, 0 ERROR", [str(r) for r in results]
+    tiled = {r.function for r in remarks if "[-Rpass=tile]" in str(r)}
+    assert tiled == {"add", "smooth"}, [str(r) for r in remarks]
+    for name in ("shrink", "through"):
+        [why] = [str(r) for r in remarks if r.function == name]
+        assert "loop bound is not computable" in why

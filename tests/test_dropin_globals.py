@@ -373,3 +373,65 @@ def test_pointer_argument_into_a_global(tmp_path, passes):
     assert any(f"[-Rpass={name}]" in r for r in functions["sweep"]["remarks"]), functions
     assert pycc_out == cc_out
     assert len(cc_out.splitlines()) == 2 * 37 * 37
+
+
+BOUND_C = """\
+int bounds[2] = {37, 11};
+double grid[41][13];
+
+void fill(int *p, double w)
+{
+    for (int i = 0; i < bounds[0]; i++)
+        for (int j = 0; j < bounds[1]; j++) {
+            grid[i][j] = w * i + j;
+            p[j % 2] = p[j % 2] + (i == 3 && j == 5 ? -1 : 0);
+        }
+}
+
+void sweep(double w)
+{
+    for (int i = 1; i < bounds[0] - 1; i++)
+        for (int j = 1; j < bounds[1] - 1; j++)
+            grid[i][j] = w * (grid[i - 1][j] + grid[i + 1][j]) + grid[i][j - 1];
+}
+"""
+
+BOUND_MAIN = """\
+#include <stdio.h>
+extern int bounds[2];
+extern double grid[41][13];
+void fill(int *p, double w);
+void sweep(double w);
+int main(void)
+{
+    int spare[2] = {0, 0};
+    fill(spare, 0.5);
+    fill(bounds, 0.25);  /* shrinks its own bounds while it runs */
+    sweep(0.375);
+    bounds[0] = 29;
+    sweep(0.125);
+    for (int i = 0; i < 41; i++)
+        for (int j = 0; j < 13; j++)
+            printf("%a\\n", grid[i][j]);
+    printf("%d %d\\n", bounds[0], bounds[1]);
+    return 0;
+}
+"""
+
+
+def test_loop_bounds_in_a_global_a_pointer_may_write(tmp_path):
+    """`fill` stores through a pointer that main points at the bounds themselves: the bound
+    must be read on every iteration. `sweep` writes no bound: tiled, its bounds read once per
+    call (main changes them between calls)."""
+    cc_out, pycc_out, functions, _ = build_both(
+        tmp_path,
+        {"k.c": BOUND_C, "main.c": BOUND_MAIN},
+        ["-O2"],
+        env_extra={"PYCC_CACHE_L2": "16K"},
+        pycc_flags=("-fpycc-passes=tile",),
+    )
+    assert_by_pycc(functions, "fill", "sweep")
+    assert any("[-Rpass=tile]" in r for r in functions["sweep"]["remarks"]), functions
+    assert not any("[-Rpass=tile]" in r for r in functions["fill"]["remarks"]), functions
+    assert pycc_out == cc_out
+    assert len(cc_out.splitlines()) == 41 * 13 + 1
