@@ -22,7 +22,7 @@ from ..emit.host_jit import IRVerificationError, JitModule, compile_module
 from ..emit.targets import host_target
 from ..frontend.c_types import ArrayType, CType, FloatType, IntType, VoidType, numpy_dtype_name
 from ..frontend.declarations import apply_row_align
-from ..frontend.signature import FunctionInfo, LoweredModule
+from ..frontend.signature import FunctionInfo, GlobalInfo, LoweredModule
 from ..ir_passes.core.alignment import declared_pointer_alignment
 from ..ir_passes.pipeline import PassVerificationError, parse_pipeline, run_passes
 from ..ir_passes.registry import Remark
@@ -37,7 +37,7 @@ from .compare import (
     guard_damage,
 )
 from .footprint import FootprintError, FootprintProbe, ParamFootprint
-from .globals import GlobalHome, bind_addresses
+from .globals import GlobalHome, bind_addresses, buffer_name
 from .isolate import ChildFailure, run_isolated
 from .marshal import (
     buffer_dtype,
@@ -409,9 +409,13 @@ class CompiledUnit:
             return ctypes.string_at(address, variables[name].size)
 
         try:
-            return self.source.home.inputs(info.globals, run.seed, info.name, initial)
+            values = self.source.home.inputs(info.globals, run.seed, info.name, initial)
         except BufferSizeError as exc:
             raise _Failed("ERROR", str(exc)) from None
+        for name in info.globals:
+            if name in run.params and not any(p.name == name for p in info.params):
+                _set_global(values, variables[name], run.params[name])
+        return values
 
     def _run_both(
         self, jit: tuple, ref: tuple, inputs: _Memory, info: FunctionInfo, scalars: dict, run
@@ -479,6 +483,17 @@ def _compare(jit: _Memory, ref: _Memory, tolerance: Tolerance) -> Comparison:
         buffers.total + variables.total,
         buffers.first or variables.first,
     )
+
+
+def _set_global(values: BufferSet, variable: GlobalInfo, text: str) -> None:
+    """`--param NAME=VALUE` for a global scalar the function uses."""
+    if isinstance(variable.ctype, ArrayType):
+        raise _Failed("ERROR", f"bad --param: '{variable.name}' is a global array, not a scalar")
+    try:
+        value = _parse_scalar(variable.ctype, text)
+    except ValueError as exc:
+        raise _Failed("ERROR", f"bad --param: {exc}") from None
+    values.data(buffer_name(variable.name))[0] = value
 
 
 def _refuse_absurd_sizes(buffers: list, scalars: dict, run: _Run) -> None:
@@ -649,9 +664,11 @@ def _check_names(
 
 
 def _having(infos: Iterable[FunctionInfo], name: str, buffer: bool) -> list[str]:
-    """The functions among `infos` with a parameter `name` (a buffer one, or a scalar one)."""
+    """The functions among `infos` with a parameter `name` (a buffer one, or a scalar one,
+    or for a scalar a global variable they use: `--param` sets a global scalar too)."""
     return [
         info.name
         for info in infos
         if any(p.name == name and is_buffer(p) == buffer for p in info.params)
+        or (not buffer and name in info.globals)
     ]

@@ -303,3 +303,18 @@ def test_loop_bounds_read_from_globals_are_parameters(tmp_path, monkeypatch):
     for name in ("shrink", "through"):
         [why] = [str(r) for r in remarks if r.function == name]
         assert "loop bound is not computable" in why
+
+
+def test_param_sets_a_global_scalar(tmp_path, capsys):
+    """`--param n=37`: the size a kernel reads from a zero-initialized global (a program sets
+    it before the call); an array global is not a scalar."""
+    path = tmp_path / "k.c"
+    path.write_text(
+        "int n;\ndouble a[40];\nvoid k(void) { for (int i = 0; i < n; i++) a[i] += i; }\n"
+    )
+    [result] = check_file(path, [], CheckOptions(params={"n": "37"}))
+    assert result.status == "OK" and result.changed == 36, str(result)  # a[0] += 0
+    [result] = check_file(path, [], CheckOptions(params={"a": "3"}))
+    assert result.status == "ERROR" and "global array" in result.message
+    assert main(["check", str(path), "--param", "n=29"]) == 0
+    assert capsys.readouterr().out.startswith("OK k: bit-exact, 0 buffers, 2 globals")
