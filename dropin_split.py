@@ -10,6 +10,11 @@ conditional already resolved by cc), with each taken-over definition replaced, i
 and a line marker after it, so everything after the body keeps its file and line for debug
 info and `__LINE__`-free code alike. (Diagnostics do not come from this unit: the driver
 has `cc` compile the original file for them, so they are exactly cc's.)
+
+A `static` global a taken-over kernel uses gets, at the end of the unit, a hidden alias
+(`global_aliases`): a global symbol of the same storage, which pycc-stencil's object refers to
+(gcc accepts an alias of a static definition of the same unit, and no longer assumes it knows
+every access to the variable).
 """
 
 from __future__ import annotations
@@ -28,9 +33,11 @@ _PRAGMA_LINE = re.compile(rb"^[ \t]*#[ \t]*pragma\b.*$", re.MULTILINE)
 _STATEMENT_PRAGMA = re.compile(rb"#[ \t]*pragma[ \t]+(omp|acc|GCC[ \t]+(ivdep|unroll|novector))\b")
 
 
-def split_source(text: bytes, takeovers: list[Takeover]) -> bytes:
+def split_source(
+    text: bytes, takeovers: list[Takeover], globals_as: dict[str, str] | None = None
+) -> bytes:
     """The preprocessed unit `text` with every taken-over definition replaced as the module
-    doc describes."""
+    doc describes; `globals_as` maps the mutable globals the kernels use to their symbols."""
     markers = LineMarkers(text)
     out = text
     for takeover in sorted(takeovers, key=lambda t: t.info.definition.start, reverse=True):
@@ -46,7 +53,18 @@ def split_source(text: bytes, takeovers: list[Takeover]) -> bytes:
         last = markers.origin(line_of(text, where.body_end - 1))
         replacement = b"\n".join(parts) + b"\n" + last.marker()
         out = out[: where.start] + replacement + out[where.body_end :]
-    return out
+    return out + global_aliases(globals_as or {})
+
+
+def global_aliases(globals_as: dict[str, str]) -> bytes:
+    """The hidden alias of each global whose symbol is not its own name (a `static` one)."""
+    lines = [
+        f'extern __typeof__({name}) {symbol} __attribute__((alias("{name}"), '
+        'visibility("hidden")));\n'
+        for name, symbol in globals_as.items()
+        if symbol != name
+    ]
+    return ("\n" if lines else "").encode() + "".join(lines).encode()
 
 
 def _statement_only(pragma: re.Match) -> bool:

@@ -52,6 +52,16 @@ def unit_tag(source: str, flags: list[str]) -> str:
     return digest.hexdigest()[:12]
 
 
+def global_symbols(lowered: LoweredModule, takeovers: list[Takeover], tag: str) -> dict[str, str]:
+    """The symbol the emitted object refers to for each mutable global the taken-over kernels
+    use: its own name, or for a `static` one the hidden alias the rewritten unit defines
+    (`dropin_split.global_aliases`), since cc's object keeps a static symbol local."""
+    used = sorted({name for t in takeovers for name in t.info.globals})
+    return {
+        name: f"__pycc_{tag}_{name}" if lowered.globals[name].is_static else name for name in used
+    }
+
+
 def refusal(info: FunctionInfo, text: bytes, openmp: bool = False) -> str | None:
     """Why a lowered kernel is left to cc, or None if pycc-stencil can take it over."""
     where = info.definition
@@ -157,9 +167,16 @@ def kernel_module(
     target: TargetSpec,
     hidden: bool,
     debug_info: bool,
+    globals_as: dict[str, str] | None = None,
 ) -> str:
-    """The LLVM IR text of the object pycc-stencil contributes to the translation unit."""
+    """The LLVM IR text of the object pycc-stencil contributes to the translation unit;
+    `globals_as` maps each mutable global to its symbol (`global_symbols`)."""
     module = lowered.module
+    renames = {t.info.name: t.symbol for t in takeovers}
+    for name, symbol in (globals_as or {}).items():
+        renames[name] = symbol
+        if symbol != name:  # the unit's hidden alias of a static global: in this module
+            module.get_global(name).storage_class = "hidden"
     wanted = {t.info.name: t for t in takeovers}
     reachable = reachable_functions(module, set(wanted))
     for function in list(module.functions):
@@ -186,7 +203,8 @@ def kernel_module(
         module.add_named_metadata("llvm.module.flags", [ir.IntType(32)(8), flag, ir.IntType(32)(1)])
     if target.data_sections:
         for variable in module.global_values:
-            if isinstance(variable, ir.GlobalVariable) and not variable.section:
+            defined = getattr(variable, "initializer", None) is not None
+            if isinstance(variable, ir.GlobalVariable) and defined and not variable.section:
                 variable.section = f".rodata.{variable.name}"
     text = str(module)
     extra = [target.stack_protector] if target.stack_protector else []
@@ -205,10 +223,10 @@ def kernel_module(
         text = text.replace('@"llvm.sqrt.f64"', '@"sqrt"').replace('@"llvm.sqrt.f32"', '@"sqrtf"')
     if target.wrapv:  # -fwrapv: signed overflow wraps, so it is no longer `nsw` UB
         text = re.sub(r"\b(add|sub|mul|shl) nsw\b", r"\1", text)
-    for takeover in takeovers:
-        if takeover.symbol != takeover.info.name:
-            name = re.escape(takeover.info.name)
-            text = re.sub(rf'@"{name}"|@{name}(?![\w.$"])', f'@"{takeover.symbol}"', text)
+    for name, symbol in renames.items():
+        if symbol != name:
+            pattern = re.escape(name)
+            text = re.sub(rf'@"{pattern}"|@{pattern}(?![\w.$"])', f'@"{symbol}"', text)
     return text if debug_info else _strip_debug_info(text)
 
 

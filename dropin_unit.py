@@ -13,6 +13,7 @@ from .dropin_split import split_source
 from .dropin_takeover import (
     Takeover,
     choose,
+    global_symbols,
     kernel_module,
     reachable_functions,
     unit_tag,
@@ -58,7 +59,8 @@ def compile_kernels(
         return UnitResult(failure=f"libclang does not accept the file ({exc.diagnostics[0]})")
     lowered_at = time.perf_counter()
     openmp = any(f in ("-fopenmp", "-fopenmp-simd") for f in flags)
-    takeovers, refused = choose(lowered, text, unit_tag(os.path.abspath(source), flags), openmp)
+    tag = unit_tag(os.path.abspath(source), flags)
+    takeovers, refused = choose(lowered, text, tag, openmp)
     steps = parse_pipeline(passes)
     output, internal_error = None, False
     if takeovers:
@@ -72,7 +74,7 @@ def compile_kernels(
                 lowered, takeovers, text, target, refused
             )
     if takeovers:
-        generate = _CodeGenerator(target, steps, flags, stage, command.pycc_options)
+        generate = _CodeGenerator(target, steps, flags, stage, command.pycc_options, tag)
         try:
             output, takeovers = generate(lowered, takeovers, refused)
         except Exception:  # noqa: BLE001 - a code generation bug must not break the build
@@ -109,7 +111,7 @@ def compile_kernels(
         time_ms=time_ms,
     )
     if takeovers:
-        result.split_source = split_source(text, takeovers)
+        result.split_source = split_source(text, takeovers, global_symbols(lowered, takeovers, tag))
         result.pycc_output = output
     return result
 
@@ -177,9 +179,15 @@ class _CodeGenerator:
     """Passes, then LLVM, for a set of taken-over kernels of one lowered module."""
 
     def __init__(
-        self, target: TargetSpec, steps: list, flags: list[str], stage: str, options: dict[str, str]
+        self,
+        target: TargetSpec,
+        steps: list,
+        flags: list[str],
+        stage: str,
+        options: dict[str, str],
+        tag: str,
     ):
-        self.target, self.steps, self.stage = target, steps, stage
+        self.target, self.steps, self.stage, self.tag = target, steps, stage, tag
         #: what the passes see: the CPU (`simd`'s width), the caches and threads of the flags
         self.machine = compiler_mode_target(target, flags, options)
         self.hidden = _hidden_by_default(flags)
@@ -203,7 +211,12 @@ class _CodeGenerator:
             if not takeovers:
                 return None, []
         module_text = kernel_module(
-            lowered, takeovers, self.target, hidden=self.hidden, debug_info=self.debug_info
+            lowered,
+            takeovers,
+            self.target,
+            hidden=self.hidden,
+            debug_info=self.debug_info,
+            globals_as=global_symbols(lowered, takeovers, self.tag),
         )
         if self.stage == "assembly":
             return compile_to_assembly(module_text, self.target).encode(), takeovers

@@ -13,6 +13,7 @@ so the code matches `cc -ffp-contract=off`.
 from __future__ import annotations
 
 import ctypes.util
+import itertools
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -105,13 +106,34 @@ def optimize(
     builder.getModulePassManager().run(module, builder)
 
 
-def _check_external_symbols(module: llvm.ModuleRef) -> None:
-    """Refuse unresolvable external calls up front: MCJIT would abort the whole process."""
+def _check_external_symbols(module: llvm.ModuleRef, symbols: dict[str, int]) -> None:
+    """Refuse unresolvable external calls and globals up front: MCJIT would abort the whole
+    process. A global variable must be one of `symbols` (the caller's storage for it), never
+    whatever the process happens to define under that name."""
     for function in module.functions:
         name = function.name
         if function.is_declaration and not name.startswith("llvm."):
             if llvm.address_of_symbol(name) is None:
                 raise IRVerificationError(f"external function {name!r} is not in libc or libm")
+    for variable in module.global_variables:
+        if variable.is_declaration and variable.name not in symbols:
+            raise IRVerificationError(f"global variable {variable.name!r} has no storage here")
+
+
+def _bind_globals(module: llvm.ModuleRef, symbols: dict[str, int]) -> None:
+    """Resolve the module's global declarations to `symbols`. The symbol table MCJIT looks
+    names up in is the process's, for every later compile too: each declaration is renamed
+    to a name of its own first, so a C global named like a library function (`y0`, `gamma`)
+    never redirects another module's call, nor another compile's globals."""
+    for variable in module.global_variables:
+        if variable.is_declaration:
+            unique = f"__pycc_global.{next(_BINDINGS)}.{variable.name}"
+            llvm.add_symbol(unique, symbols[variable.name])
+            variable.name = unique
+
+
+#: numbers the bindings of `_bind_globals`
+_BINDINGS = itertools.count()
 
 
 @dataclass
@@ -133,8 +155,15 @@ class JitModule:
         return self.engine.get_global_value_address(name)
 
 
-def compile_module(module: ir.Module | str, export: Iterable[str], opt_level: int = 3) -> JitModule:
-    """Verify, optimize and JIT-compile `module`, keeping the functions in `export` callable.
+def compile_module(
+    module: ir.Module | str,
+    export: Iterable[str],
+    opt_level: int = 3,
+    symbols: dict[str, int] | None = None,
+) -> JitModule:
+    """Verify, optimize and JIT-compile `module`, keeping the functions in `export` callable;
+    `symbols` gives the address of each global variable the module declares (C globals:
+    runtime/globals.py), bound at this compile.
 
     `static` C functions have internal linkage and O3 would inline and delete them; they are
     made external here (on the parsed copy, so the caller's module is untouched).
@@ -143,7 +172,9 @@ def compile_module(module: ir.Module | str, export: Iterable[str], opt_level: in
     exported = frozenset(export)
     for name in exported:
         parsed.get_function(name).linkage = "external"
-    _check_external_symbols(parsed)
+    symbols = symbols or {}
+    _check_external_symbols(parsed, symbols)
+    _bind_globals(parsed, symbols)
     optimize(parsed, opt_level)
     global_names = frozenset(g.name for g in parsed.global_variables)
     engine = llvm.create_mcjit_compiler(parsed, host_target_machine(opt_level))

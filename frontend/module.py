@@ -8,6 +8,7 @@ them, wherever they are defined (the file or its headers).
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 import os
@@ -38,6 +39,7 @@ from .clang_types import ARRAY_KINDS, ctype_of
 from .debuginfo import DebugInfo
 from .declarations import aligned_attribute, row_align_pragmas, type_alignment
 from .expressions import FunctionState, Variable
+from .globals import declare_global
 from .initializers import flatten, fold
 from .line_markers import LineMarkers, without_markers
 from .math_calls import ASSERT_FAIL, KNOWN_LIBRARY_CALLS, canonical_math_name
@@ -82,7 +84,11 @@ class ModuleLowerer:
         self.main_file = os.path.realpath(path)
         self.markers = markers
         self.parsed = parsed
+        #: the declarations of each variable at file scope
+        self._file_scope_variables: dict[str, list[ci.Cursor]] = {}
         for cursor in parsed.tu.cursor.get_children():
+            if cursor.kind == K.VAR_DECL:
+                self._file_scope_variables.setdefault(cursor.spelling, []).append(cursor)
             if cursor.kind == K.FUNCTION_DECL and cursor.is_definition():
                 self.definitions[cursor.spelling] = cursor
                 if self.in_main_file(cursor.location):
@@ -92,6 +98,8 @@ class ModuleLowerer:
         self._skipped: dict[str, SkippedFunction] = {}
         self._globals: dict[tuple, Variable] = {}
         self.abis: dict[str, FunctionAbi] = {}
+        #: function -> the mutable globals its own body uses
+        self._global_uses: dict[str, set[str]] = {}
         self._row_align = self._row_align_pragmas()
         self._tags = TypeTags(self.module) if strict_aliasing(cflags) else None
 
@@ -129,6 +137,10 @@ class ModuleLowerer:
             except Unsupported:
                 pass  # recorded in self._skipped
         self.result.skipped = [self._skipped[n] for n in self.result.order if n in self._skipped]
+        for name, info in self.result.functions.items():
+            self.result.functions[name] = dataclasses.replace(
+                info, globals=self._globals_used(name, set())
+            )
         return self.result
 
     # ----------------------------------------------------------------- functions
@@ -321,16 +333,14 @@ class ModuleLowerer:
         return function
 
     def global_variable(self, decl: ci.Cursor, where: ci.Cursor) -> Variable:
-        """A file-scope or static local constant, copied into the module with its value."""
+        """A file-scope or static local constant, copied into the module with its value; a
+        mutable global, declared by its own symbol (frontend/globals.py)."""
+        if not _is_const(decl.type):
+            return self._mutable_global(decl, where)
         key = declaration_key(decl)
         if key in self._globals:
             return self._globals[key]
         name = decl.spelling
-        if not _is_const(decl.type):
-            raise Unsupported(
-                f"variable '{name}' is not const: state outside the function is not supported",
-                where,
-            )
         init = var_initializer(decl)
         if init is None:
             raise Unsupported(f"the value of constant '{name}' is not in this file", where)
@@ -365,6 +375,24 @@ class ModuleLowerer:
         var = Variable(name, t, g)
         self._globals[key] = var
         return var
+
+    def _mutable_global(self, decl: ci.Cursor, where: ci.Cursor) -> Variable:
+        """The global's symbol, recorded as used by the function being lowered."""
+        file_scope = self._file_scope_variables.get(decl.spelling, [])
+        info = declare_global(self.module, decl, where, file_scope)
+        self.result.globals[info.name] = info
+        self._global_uses.setdefault(self._stack[-1], set()).add(info.name)
+        return Variable(info.name, info.ctype, self.module.get_global(info.name))
+
+    def _globals_used(self, name: str, seen: set[str]) -> tuple[str, ...]:
+        """The mutable globals `name` and the functions it calls, directly or not (recursion
+        included), use, sorted."""
+        seen.add(name)
+        used = set(self._global_uses.get(name, ()))
+        for callee in self._calls.get(name, ()):
+            if callee not in seen:
+                used.update(self._globals_used(callee, seen))
+        return tuple(sorted(used))
 
 
 _LOOP_KINDS = (K.FOR_STMT, K.WHILE_STMT, K.DO_STMT)

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from llvmlite import ir
 
 from ..diagnostics import SourceLocation
+from . import c_types as ct
 from .c_types import CType
 from .line_markers import LineMarkers
 
@@ -61,10 +62,29 @@ class FunctionInfo:
     attributes: tuple[str, ...] = ()
     #: `#pragma pycc row_align(N)` or `--row-align N` (also on the IR: ir_passes.alignment)
     row_align: int | None = None
+    #: the mutable globals it (or a function it calls) reads or writes: keys of
+    #: `LoweredModule.globals`
+    globals: tuple[str, ...] = ()
 
     @property
     def is_kernel(self) -> bool:
         return self.loop_count > 0
+
+
+@dataclass(frozen=True)
+class GlobalInfo:
+    """A mutable global a lowered function uses: the symbol `name` declared in the module."""
+
+    name: str
+    ctype: ct.CType  # an array of unknown size (`extern double a[];`) has length None
+    is_static: bool  # internal linkage: only the file's own object can reach it
+    defined: bool  # the file defines it (with or without initializer, tentatively or not)
+    location: SourceLocation
+
+    @property
+    def size(self) -> int | None:
+        """Bytes of the object, None for an array of unknown size."""
+        return ct.size_of(self.ctype) if ct.has_fixed_size(self.ctype) else None
 
 
 @dataclass(frozen=True)
@@ -97,3 +117,5 @@ class LoweredModule:
     order: list[str] = field(default_factory=list)
     #: the line markers of a preprocessed unit (`lower_file(..., preprocessed=True)`)
     markers: LineMarkers | None = None
+    #: the mutable globals the lowered functions use, by symbol
+    globals: dict[str, GlobalInfo] = field(default_factory=dict)

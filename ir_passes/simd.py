@@ -47,6 +47,7 @@ from .core.analyses import invalidate, loops_of
 from .core.debuginfo import describe
 from .core.libm import LIBM_FUNCTIONS
 from .core.loops import InductionVariable, Loop
+from .core.memory import disjoint
 from .core.rewrite import copy_instruction, remap_operands
 from .core.symbolic import Expr
 from .ifconvert import if_convert, intrinsic_stem
@@ -271,6 +272,8 @@ def _check_dependences(plan: _Plan, width: int) -> None:
     for i, first in enumerate(accesses):
         for second in accesses[i + 1 :]:
             if not (first.is_store or second.is_store):
+                continue
+            if disjoint(first.base, second.base):
                 continue
             if first.base is second.base:
                 distance = first.offset - second.offset

@@ -28,6 +28,7 @@ from ..polyhedral.schedule.overlap_tile import overlap_tile as overlap_tile_sche
 from ..polyhedral.schedule.tile import tile as tile_schedule
 from ..polyhedral.schedule.time_tile import time_tile as time_tile_schedule
 from ..polyhedral.scop import Scop
+from .core.hoisting import hoist_invariants
 from .registry import PassContext, bounded_int, register
 from .swap_unroll import remainder_blocks, unroll_pointer_swaps
 
@@ -54,6 +55,7 @@ def _run(
     for function in list(module.functions):
         if not function.blocks:
             continue
+        hoist_invariants(function)  # loop bounds read from globals become parameters
         try:
             with isl_budget():
                 analysis = scop_analysis(function, merge)

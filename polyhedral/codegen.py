@@ -473,8 +473,11 @@ class _Generator:
 
     def entry_condition(self, b: ir.IRBuilder, build: isl.AstBuild, min_bytes: int) -> ir.Value:
         """i1: the parameters satisfy the SCoP's assumptions, no written array shares a byte
-        with another array of the SCoP, and the pointer arguments' byte ranges add up to at
-        least `min_bytes`."""
+        with another array of the SCoP, and the byte ranges of the arrays outside the function
+        (pointer arguments, globals) add up to at least `min_bytes`.
+
+        A pointer argument may point into a global (or another argument's memory); two
+        distinct globals never share a byte, and a local array shares none with anything."""
         self.builder = b
         scop = self.scop
         accessed = scop.reads().union(scop.writes()).range()
@@ -483,7 +486,7 @@ class _Generator:
         accessed.foreach_set(sets.append)
         bounds = {}
         for array in scop.arrays:
-            if not isinstance(array.base, ir.Argument):
+            if not _outside(array.base):
                 continue
             cells = next((c for c in sets if c.get_tuple_name() == array.name), None)
             if cells is None or cells.is_empty():
@@ -491,9 +494,13 @@ class _Generator:
             bounds[array.name] = self.byte_range(array, cells, build)
         result = ir.Constant(ir.IntType(1), 1)
         names = sorted(bounds)
+        array_of = {array.name: array for array in scop.arrays}
         for x in range(len(names)):
             for y in range(x + 1, len(names)):
+                pair = (names[x], names[y])
                 if names[x] not in written and names[y] not in written:
+                    continue
+                if all(isinstance(array_of[n].base, ir.GlobalVariable) for n in pair):
                     continue
                 (lo_a, hi_a), (lo_b, hi_b) = bounds[names[x]], bounds[names[y]]
                 apart = b.or_(b.icmp_signed("<=", hi_a, lo_b), b.icmp_signed("<=", hi_b, lo_a))
@@ -674,3 +681,11 @@ def _clone(instr: ir.Instruction, block: ir.Block, values: dict) -> ir.Instructi
     remap_operands(new, lambda v: values.get(v, v))
     block.instructions.append(new)
     return new
+
+
+def _outside(base: ir.Value) -> bool:
+    """Is the array's memory the caller's: a pointer argument or a mutable global (a
+    constant table is the module's own, read-only)?"""
+    if isinstance(base, ir.GlobalVariable):
+        return not base.global_constant
+    return isinstance(base, ir.Argument)

@@ -8,6 +8,7 @@ ERROR line), then every buffer byte, the guard zones and the return value are co
 
 from __future__ import annotations
 
+import ctypes
 import math
 import warnings
 from collections.abc import Callable, Iterable
@@ -29,13 +30,14 @@ from ..frontend.c_types import (
     numpy_dtype_name,
 )
 from ..frontend.declarations import apply_row_align
-from ..frontend.signature import FunctionInfo, LoweredModule
+from ..frontend.signature import FunctionInfo, GlobalInfo, LoweredModule
 from ..ir_passes.core.alignment import declared_pointer_alignment
 from ..ir_passes.pipeline import PassVerificationError, parse_pipeline, run_passes
 from ..ir_passes.registry import Remark
 from .align_check import AlignmentCheck
 from .buffers import BufferSet, BufferSizeError, BufferSpec, check_budget, make_inputs
 from .compare import (
+    Comparison,
     Tolerance,
     changed_elements,
     compare_buffers,
@@ -43,6 +45,7 @@ from .compare import (
     guard_damage,
 )
 from .footprint import FootprintError, FootprintProbe, ParamFootprint
+from .globals import GlobalHome, bind_addresses, buffer_name
 from .isolate import ChildFailure, run_isolated
 from .marshal import (
     buffer_dtype,
@@ -185,6 +188,8 @@ class SourceUnit:
             for name in self.lowered.functions
         }
         self.external = [i.name for i in self.lowered.functions.values() if not i.is_static]
+        #: the JIT's storage of the file's globals (every compile's symbols resolve to it)
+        self.home = GlobalHome(self.lowered.globals.values())
         self._probe: FootprintProbe | None = None
         self._references: dict[tuple[str, ...], Reference | ReferenceBuildError] = {}
 
@@ -210,7 +215,7 @@ class SourceUnit:
     def probe(self) -> FootprintProbe:
         if self._probe is None:
             self._probe = FootprintProbe(
-                self._lower(str(self.path), self.cflags), timeout=self.timeout
+                self._lower(str(self.path), self.cflags), timeout=self.timeout, home=self.home
             )
         return self._probe
 
@@ -221,7 +226,9 @@ class SourceUnit:
         if key not in self._references:
             infos = [self.lowered.functions[n] for n in key]
             try:
-                self._references[key] = Reference(self.path, self.cflags, infos, self.external)
+                self._references[key] = Reference(
+                    self.path, self.cflags, infos, self.external, self.lowered.globals
+                )
             except ReferenceBuildError as exc:
                 self._references[key] = exc
         built = self._references[key]
@@ -256,7 +263,9 @@ class CompiledUnit:
             module = self.module = result.module
             if any(name == "align" for name, _ in steps):
                 self.alignment_check = AlignmentCheck(module)
-            self.jit = compile_module(module, source.lowered.functions, opt_level)
+            self.jit = compile_module(
+                module, source.lowered.functions, opt_level, symbols=source.home.symbols()
+            )
         except (IRVerificationError, PassVerificationError) as exc:
             self.setup_error = f"internal error: {exc}"
 
@@ -348,6 +357,8 @@ class CompiledUnit:
             scalars = scalar_arguments(info, run.params)
         except (TypeError, ValueError) as exc:
             raise _Failed("ERROR", f"bad --param: {exc}") from None
+        global_inputs = self._global_inputs(info, reference, run)
+        self.source.home.buffers.restore(global_inputs)  # what the footprint probe runs on
         specs = self.buffer_specs(info, scalars, run)
         try:
             jit_buffers = make_inputs(
@@ -361,20 +372,24 @@ class CompiledUnit:
                 _check_bounds(specs, probe.trace(info.name, scalars, jit_buffers), run)
             except FootprintError as exc:
                 raise _Failed("ERROR", str(exc)) from None
-        inputs = jit_buffers.copy()
-        ref_buffers = jit_buffers.copy()
-        jit_fn = prototype(info)(self.jit.function_address(info.name))
-        ref_fn = reference.function(info.name)
-        jit_result, ref_result = self._run_both(
-            (jit_fn, jit_buffers), (ref_fn, ref_buffers), inputs, info, scalars, run
+        inputs = _Memory(jit_buffers, global_inputs)
+        jit_memory, ref_memory = inputs.copy(), inputs.copy()
+        jit_fn = self.source.home.bind(
+            prototype(info)(self.jit.function_address(info.name)), jit_memory.globals
         )
+        ref_storage = {g: reference.global_address(info.name, g) for g in info.globals}
+        ref_fn = bind_addresses(reference.function(info.name), ref_storage, ref_memory.globals)
+        jit_result, ref_result = self._run_both(
+            (jit_fn, jit_memory), (ref_fn, ref_memory), inputs, info, scalars, run
+        )
+        ref_buffers = ref_memory.buffers
         damage = guard_damage(ref_buffers)
         if damage:
             raise _Failed("ERROR", f"the reference {damage}: the buffer extent is too small")
-        damage = guard_damage(jit_buffers)
+        damage = guard_damage(jit_memory.buffers) or guard_damage(jit_memory.globals)
         if damage:
             raise _Failed("MISMATCH", f"JIT code {damage}")
-        comparison = compare_buffers(jit_buffers, ref_buffers, run.tolerance)
+        comparison = _compare(jit_memory, ref_memory, run.tolerance)
         if comparison.differing:
             raise _Failed(
                 "MISMATCH",
@@ -383,24 +398,50 @@ class CompiledUnit:
         difference = _compare_results(jit_result, ref_result, info.result, run.tolerance)
         if difference:
             raise _Failed("MISMATCH", difference)
+        used = f", {_count(len(info.globals), 'global')}" if info.globals else ""
         return CheckResult(
             "OK",
             info.name,
-            f"{run.tolerance.describe()}, {_count(len(specs), 'buffer')}, "
+            f"{run.tolerance.describe()}, {_count(len(specs), 'buffer')}{used}, "
             f"{_count(comparison.total, 'element')}",
-            changed_elements(inputs, ref_buffers),
+            changed_elements(inputs.buffers, ref_buffers)
+            + changed_elements(inputs.globals, ref_memory.globals),
         )
 
+    def _global_inputs(self, info: FunctionInfo, reference: Reference, run: _Run) -> BufferSet:
+        """The globals a run starts from (runtime/globals.py), the same for both sides."""
+        variables = self.source.lowered.globals
+        for name in info.globals:
+            if variables[name].size is None:
+                raise _Failed(
+                    "ERROR",
+                    f"global '{name}' ({variables[name].location}) is an array of unknown size: "
+                    "its definition (another file) is needed to check the function",
+                )
+
+        def initial(name: str) -> bytes:
+            address = reference.global_address(info.name, name)
+            return ctypes.string_at(address, variables[name].size)
+
+        try:
+            values = self.source.home.inputs(info.globals, run.seed, info.name, initial)
+        except BufferSizeError as exc:
+            raise _Failed("ERROR", str(exc)) from None
+        for name in info.globals:
+            if name in run.params and not any(p.name == name for p in info.params):
+                _set_global(values, variables[name], run.params[name])
+        return values
+
     def _run_both(
-        self, jit: tuple, ref: tuple, inputs: BufferSet, info: FunctionInfo, scalars: dict, run
+        self, jit: tuple, ref: tuple, inputs: _Memory, info: FunctionInfo, scalars: dict, run
     ):
-        """The JIT run and the reference run ((function, buffers) each, both buffer sets
-        equal to `inputs`) in one forked child: a fork costs as much as a small kernel's run.
-        If that child fails (a crash, a hang), both runs are made again from `inputs`, each in
-        its own child, so that the failure is reported as one of the JIT code or of the
-        reference."""
-        jit_args = kernel_arguments(info, scalars, jit[1])
-        ref_args = kernel_arguments(info, scalars, ref[1])
+        """The JIT run and the reference run ((function, memory) each, both equal to
+        `inputs`; the functions bound to their globals) in one forked child: a fork costs as
+        much as a small kernel's run. If that child fails (a crash, a hang), both runs are made
+        again from `inputs`, each in its own child, so that the failure is reported as one of the
+        JIT code or of the reference."""
+        jit_args = kernel_arguments(info, scalars, jit[1].buffers)
+        ref_args = kernel_arguments(info, scalars, ref[1].buffers)
         if self.alignment_check is not None:
             self.alignment_check.reset()
         try:
@@ -409,8 +450,8 @@ class CompiledUnit:
             jit[1].restore(inputs)
             ref[1].restore(inputs)
             results = (
-                self._run_jit(jit[0], info, scalars, jit[1], run),
-                _run("the reference", ref[0], info, scalars, ref[1], run),
+                self._run_jit(jit[0], info, scalars, jit[1].buffers, run),
+                _run("the reference", ref[0], info, scalars, ref[1].buffers, run),
             )
         if self.alignment_check is not None:
             violation = self.alignment_check.violation()
@@ -431,6 +472,43 @@ class CompiledUnit:
             if violation is not None:
                 raise _Failed("ERROR", violation)
         return result
+
+
+@dataclass(frozen=True)
+class _Memory:
+    """What one side of a check runs on: the pointer buffers and the globals."""
+
+    buffers: BufferSet
+    globals: BufferSet
+
+    def copy(self) -> _Memory:
+        return _Memory(self.buffers.copy(), self.globals.copy())
+
+    def restore(self, other: _Memory) -> None:
+        self.buffers.restore(other.buffers)
+        self.globals.restore(other.globals)
+
+
+def _compare(jit: _Memory, ref: _Memory, tolerance: Tolerance) -> Comparison:
+    """Buffers, then globals: the first difference, and the counts of both."""
+    buffers = compare_buffers(jit.buffers, ref.buffers, tolerance)
+    variables = compare_buffers(jit.globals, ref.globals, tolerance)
+    return Comparison(
+        buffers.differing + variables.differing,
+        buffers.total + variables.total,
+        buffers.first or variables.first,
+    )
+
+
+def _set_global(values: BufferSet, variable: GlobalInfo, text: str) -> None:
+    """`--param NAME=VALUE` for a global scalar the function uses."""
+    if isinstance(variable.ctype, ArrayType):
+        raise _Failed("ERROR", f"bad --param: '{variable.name}' is a global array, not a scalar")
+    try:
+        value = _parse_scalar(variable.ctype, text)
+    except ValueError as exc:
+        raise _Failed("ERROR", f"bad --param: {exc}") from None
+    values.data(buffer_name(variable.name))[0] = value
 
 
 def _refuse_absurd_sizes(buffers: list, scalars: dict, run: _Run) -> None:
@@ -614,9 +692,11 @@ def _check_names(
 
 
 def _having(infos: Iterable[FunctionInfo], name: str, buffer: bool) -> list[str]:
-    """The functions among `infos` with a parameter `name` (a buffer one, or a scalar one)."""
+    """The functions among `infos` with a parameter `name` (a buffer one, or a scalar one,
+    or for a scalar a global variable they use: `--param` sets a global scalar too)."""
     return [
         info.name
         for info in infos
         if any(p.name == name and is_buffer(p) == buffer for p in info.params)
+        or (not buffer and name in info.globals)
     ]

@@ -31,6 +31,7 @@ from ..frontend.signature import FunctionInfo, LoweredModule, Param
 from ..ir_passes.core.taint import DataDependence, analyse_footprint
 from . import probe
 from .buffers import BufferSet
+from .globals import GlobalHome
 from .isolate import ChildFailure, run_isolated
 from .marshal import element_size, is_buffer, prototype
 
@@ -94,8 +95,12 @@ class FootprintProbe:
         lowered: LoweredModule,
         budget: int = DEFAULT_ACCESS_BUDGET,
         timeout: float = DEFAULT_TIMEOUT,
+        home: GlobalHome | None = None,
     ):
-        """`lowered` must be a private copy: its module is instrumented in place."""
+        """`lowered` must be a private copy: its module is instrumented in place. The dry
+        runs read and write the globals in `home` (as the caller left them; a footprint is
+        measured for those values), by default a zeroed one of their own."""
+        self.home = home if home is not None else GlobalHome(lowered.globals.values())
         self.functions = lowered.functions
         self.budget = budget
         self.timeout = timeout
@@ -118,7 +123,11 @@ class FootprintProbe:
         """Footprints of the pointer and array parameters of `name` at these scalar values,
         except those that depend on data (if all do, there is no dry run)."""
         info = self.functions[name]
-        key = (name, tuple(_hashable(scalars.get(p.name)) for p in info.params))
+        key = (
+            name,
+            tuple(_hashable(scalars.get(p.name)) for p in info.params),
+            self.home.digest(),
+        )
         if key not in self._cache:
             exact = [p for p in _buffers(info) if p.name not in self._dependences[name]]
             footprints = self._run(info, scalars, None) if exact else {}
@@ -141,7 +150,9 @@ class FootprintProbe:
 
     def _compiled(self) -> JitModule:
         if self._jit is None:
-            self._jit = compile_module(self._module, self.functions, opt_level=1)
+            self._jit = compile_module(
+                self._module, self.functions, opt_level=1, symbols=self.home.symbols()
+            )
         return self._jit
 
     def _run(

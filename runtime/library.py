@@ -21,6 +21,7 @@ from ..frontend.signature import FunctionInfo, LoweredModule, SkippedFunction
 from ..ir_passes.pipeline import PassRecord, parse_pipeline, run_passes
 from ..ir_passes.registry import Remark
 from .footprint import FootprintProbe, ParamFootprint
+from .globals import GlobalHome
 from .marshal import (
     check_array,
     convert_scalar,
@@ -121,7 +122,11 @@ class Library:
         self.pass_records: list[PassRecord] = result.records
         #: every remark of the pipeline; `print(*lib.remarks, sep="\n")` shows them as clang would
         self.remarks: list[Remark] = result.remarks
-        self._jit = compile_module(result.module, lowered.functions, opt_level)
+        #: the storage of the file's globals the kernels use (zeroed), and its values
+        self.globals = GlobalHome(lowered.globals.values())
+        self._jit = compile_module(
+            result.module, lowered.functions, opt_level, symbols=self.globals.symbols()
+        )
         self._relower = relower
         self._probe: FootprintProbe | None = None
         self._warned: set[str] = set()
@@ -148,7 +153,7 @@ class Library:
         if not any(is_buffer(p) for p in info.params):
             return {}
         if self._probe is None:
-            self._probe = FootprintProbe(self._relower())
+            self._probe = FootprintProbe(self._relower(), home=self.globals)
         dependences = self._probe.dependences(info.name)
         unchecked = [
             p.name

@@ -42,11 +42,12 @@ from ..frontend.c_types import (
     StructType,
     VoidType,
 )
-from ..frontend.signature import FunctionInfo
+from ..frontend.signature import FunctionInfo, GlobalInfo
 from .marshal import prototype
 from .private_cache import private_directory, read_entry, user_cache_dir, write_entry
 
 PREFIX = "__pycc_ref_"
+GLOBAL_PREFIX = "__pycc_refg_"
 #: -fno-builtin: gcc folds some library calls even at -O0 (pow(x, -1.0) -> 1.0/x); the
 #: reference must compute what the C says, with the platform's libm.
 COMPILE_FLAGS = [
@@ -94,12 +95,25 @@ def _c_type_name(t: CType) -> str:
     raise TypeError(f"cannot pass {t} through the reference wrapper")
 
 
-def wrapper_source(source: Path, functions: list[FunctionInfo], external: list[str]) -> str:
+def wrapper_source(
+    source: Path,
+    functions: list[FunctionInfo],
+    external: list[str],
+    variables: Sequence[GlobalInfo] = (),
+) -> str:
     """The wrapper translation unit for `functions` of `source`; `external` names the
-    non-static functions the front end lowered."""
+    non-static functions the front end lowered; `variables` the globals they use, each
+    reachable through `__pycc_refg_<name>` (its address), and defined here if the file only
+    declares it (its definition is in another file of the program)."""
     quoted = str(source.resolve()).replace("\\", "\\\\").replace('"', '\\"')
     lines = [f'#include "{quoted}"', ""]
     lines += [f"extern __typeof__({name}) {name};" for name in external]
+    lines += [f"__typeof__({g.name}) {g.name};" for g in variables if not g.defined]
+    lines += [
+        f'__attribute__((visibility("default"))) void *{GLOBAL_PREFIX}{g.name}(void) '
+        f"{{ return (void *)&{g.name}; }}"
+        for g in variables
+    ]
     return "\n".join(lines) + "\n" + _wrapper_definitions(functions)
 
 
@@ -147,7 +161,11 @@ _LINE_MARKER = re.compile(rb"#(?:line)? \d+")
 
 
 def load_reference(
-    source: Path, cflags: list[str], functions: list[FunctionInfo], external: list[str]
+    source: Path,
+    cflags: list[str],
+    functions: list[FunctionInfo],
+    external: list[str],
+    variables: Sequence[GlobalInfo] = (),
 ) -> ctypes.CDLL:
     """Compile the wrapper for `functions` into a shared library (cached) and load it.
 
@@ -158,7 +176,7 @@ def load_reference(
     checked copies, never a file that is loaded in place.
     """
     cc = compiler()
-    wrapper = wrapper_source(source, functions, external)
+    wrapper = wrapper_source(source, functions, external, variables)
     flags = list(cflags)
     preprocessed = _run([*cc, *flags, "-E", "-x", "c", "-"], wrapper).stdout
     command = " ".join([*cc, *flags, *COMPILE_FLAGS, *LINK_FLAGS]).encode()
@@ -192,15 +210,27 @@ class Reference:
     """The reference builds of the functions to check of one C file."""
 
     def __init__(
-        self, source: Path, cflags: list[str], functions: list[FunctionInfo], external: list[str]
+        self,
+        source: Path,
+        cflags: list[str],
+        functions: list[FunctionInfo],
+        external: list[str],
+        variables: dict[str, GlobalInfo] | None = None,
     ):
         """Raises ReferenceBuildError if the file does not compile; a function that does not
-        link is only listed in `errors` (name -> the linker's message)."""
+        link is only listed in `errors` (name -> the linker's message). `variables` are the
+        file's globals (`LoweredModule.globals`)."""
         self._functions = {info.name: info for info in functions}
         self._libraries: dict[str, ctypes.CDLL] = {}
         self.errors: dict[str, str] = {}
+        variables = variables or {}
+
+        def used(infos: list[FunctionInfo]) -> list[GlobalInfo]:
+            names = sorted({g for info in infos for g in info.globals})
+            return [variables[g] for g in names if variables[g].size is not None]
+
         try:
-            library = load_reference(source, cflags, functions, external)
+            library = load_reference(source, cflags, functions, external, used(functions))
             self._libraries = dict.fromkeys(self._functions, library)
         except ReferenceLinkError as exc:
             if len(functions) == 1:
@@ -208,13 +238,21 @@ class Reference:
                 return
             for info in functions:
                 try:
-                    self._libraries[info.name] = load_reference(source, cflags, [info], external)
+                    self._libraries[info.name] = load_reference(
+                        source, cflags, [info], external, used([info])
+                    )
                 except ReferenceBuildError as error:
                     self.errors[info.name] = str(error)
 
     def function(self, name: str) -> ctypes._CFuncPtr:
         """The wrapper of `name`, callable with the lowered function's ctypes prototype."""
         return _bind(self._libraries[name], PREFIX + name, self._functions[name])
+
+    def global_address(self, function: str, name: str) -> int:
+        """Where the library of `function` keeps the global `name` (one it uses)."""
+        accessor = getattr(self._libraries[function], GLOBAL_PREFIX + name)
+        accessor.restype = ctypes.c_void_p
+        return accessor()
 
 
 def _bind(library: ctypes.CDLL, symbol: str, info: FunctionInfo) -> ctypes._CFuncPtr:

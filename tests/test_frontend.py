@@ -247,10 +247,21 @@ UNSUPPORTED = {
         "(float (*)[m])p",
         "casts to pointers to variable-length arrays",
     ),
-    "mutable global": (
-        "int counter;\nvoid f(int n, int *a) {\n  for (int i = 0; i < n; i++) a[i] = counter;\n}\n",
-        "counter;\n}",
-        "variable 'counter' is not const",
+    "static local": (
+        "void f(int n, int *a) {\n  static int calls;\n"
+        "  for (int i = 0; i < n; i++) a[i] = calls++;\n}\n",
+        "calls;\n",
+        "static local variable 'calls' is not supported",
+    ),
+    "global pointer": (
+        "double *grid;\nvoid f(int n) {\n  for (int i = 0; i < n; i++) grid[i] = 0;\n}\n",
+        "grid[i]",
+        "global pointer variable 'grid' is not supported",
+    ),
+    "thread-local global": (
+        "_Thread_local int hits;\nvoid f(int n) {\n  for (int i = 0; i < n; i++) hits++;\n}\n",
+        "hits++",
+        "thread-local variable 'hits' is not supported",
     ),
 }
 
@@ -314,3 +325,65 @@ def test_invalid_input_is_a_compiler_error(tmp_path, name, content, expected):
 def test_missing_file_is_a_compiler_error(tmp_path):
     with pytest.raises(CompilerError, match="no such file or directory"):
         lower_file(str(tmp_path / "nope.c"))
+
+
+# ---------------------------------------------------------------- mutable globals (issue 14)
+def test_mutable_globals_are_external_declarations_of_their_symbols(tmp_path):
+    """Kernels read and write the program's globals in place: the module declares each
+    symbol (no initializer, no copy), and every function lists the globals it reaches."""
+    lowered = lower_source(
+        tmp_path,
+        """
+        double u[19][23];
+        static float tmp[7];
+        extern double ext[];
+        extern double ext[];
+        long total = 5;
+        static int scale(int i) { return i * (int)tmp[i % 7]; }
+        void sweep(int n) {
+            for (int j = 1; j < 18; j++)
+                for (int i = 1; i < 22; i++)
+                    u[j][i] = 0.5 * (u[j - 1][i] + ext[i]) + scale(i);
+        }
+        void add(int n) { for (int i = 0; i < n; i++) total += i; }
+        """,
+    )
+    text = str(lowered.module)
+    assert '@"u" = external global [19 x [23 x double]], align 8' in text
+    assert '@"tmp" = external global [7 x float], align 4' in text
+    assert '@"ext" = external global [0 x double], align 8' in text
+    assert '@"total" = external global i64, align 8' in text
+    assert "store double" in function_text(lowered, "sweep")
+    assert lowered.functions["sweep"].globals == ("ext", "tmp", "u")
+    assert lowered.functions["add"].globals == ("total",)
+    info = lowered.globals
+    assert info["tmp"].is_static and not info["u"].is_static
+    assert info["u"].defined and not info["ext"].defined and info["ext"].size is None
+    assert info["u"].size == 19 * 23 * 8
+
+
+def test_an_extern_array_defined_later_has_its_definition_size(tmp_path):
+    lowered = lower_source(
+        tmp_path,
+        """
+        extern double a[];
+        void f(int n) { for (int i = 0; i < n; i++) a[i] += 1; }
+        double a[13];
+        """,
+    )
+    assert '@"a" = external global [13 x double]' in str(lowered.module)
+    assert lowered.globals["a"].size == 13 * 8
+
+
+def test_globals_used_through_mutual_recursion(tmp_path):
+    lowered = lower_source(
+        tmp_path,
+        """
+        int depth; double acc[5];
+        void odd(int n);
+        void even(int n) { for (int i = 0; i < 1; i++) acc[n % 5] += n; if (n) odd(n - 1); }
+        void odd(int n) { depth++; if (n) even(n - 1); }
+        """,
+    )
+    assert lowered.functions["even"].globals == ("acc", "depth")
+    assert lowered.functions["odd"].globals == ("acc", "depth")

@@ -52,6 +52,14 @@ def base_objects(value: ir.Value) -> frozenset | None:
     return roots
 
 
+def disjoint(a: ir.Value, b: ir.Value) -> bool:
+    """Are `a` and `b` two different objects (allocas or globals), which never share a byte?
+    A pointer argument is never provably disjoint from anything: it may point into a global,
+    or into another argument's memory."""
+    objects = (ins.AllocaInstr, ir.GlobalVariable)
+    return a is not b and isinstance(a, objects) and isinstance(b, objects)
+
+
 def fixed_size(obj: MemoryObject) -> int | None:
     """Bytes of an alloca (without a dynamic count) or global; None if not statically known."""
     if isinstance(obj, ins.AllocaInstr):
