@@ -16,13 +16,16 @@ from test_tiling import STENCILS_C
 
 pytestmark = pytest.mark.skipif(PYCC is None, reason="pycc-stencil is not installed")
 
-KERNELS = STENCILS_C.split("void heat2d_mod2")[0] + """
+KERNELS = (
+    STENCILS_C.split("void heat2d_mod2")[0]
+    + """
 void scale(int n, double *restrict a, const double *restrict b)
 {
     for (int i = 0; i < n; i++)
         a[i] = 3.0 * b[i];
 }
 """
+)
 
 MAIN = r"""
 #include <stdio.h>
