@@ -165,12 +165,15 @@ def _without_contraction_hazards(
 def _fusing_elsewhere(
     lowered: LoweredModule, takeovers: list[Takeover], with_products: set[str]
 ) -> str | None:
-    """Under contraction, a function cc keeps that may fuse multiply-adds (it has some, or
-    the front end did not lower it): taking over anything else in the file changes what gcc
-    inlines into it, and so what it fuses there."""
+    """Under contraction, a function cc keeps that may fuse multiply-adds (it multiplies
+    floating-point values): taking over anything else in the file changes what gcc inlines
+    into it, and so what it fuses there."""
     taken = {t.info.name for t in takeovers}
+    skipped = {s.name: s for s in lowered.skipped}
     for name in lowered.order:
-        if name not in taken and (name in with_products or name not in lowered.functions):
+        if name in taken:
+            continue
+        if name in with_products or (name in skipped and skipped[name].multiplies_floats):
             return name
     return None
 

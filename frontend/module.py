@@ -28,6 +28,7 @@ from .abi import AbiRefused, FunctionAbi, function_abi
 from .clang_ast import (
     DEFAULT_CALLING_CONVENTION,
     K,
+    binary_operator,
     calling_convention,
     declaration_key,
     location,
@@ -258,7 +259,13 @@ class ModuleLowerer:
         cursor = self.definitions[name]
         not_a_kernel = exc.not_a_kernel or self._runs_unknown_code(name, set())
         self._skipped[name] = SkippedFunction(
-            name, exc.location, exc.message, _has_loops(cursor), not_a_kernel, location(cursor)
+            name,
+            exc.location,
+            exc.message,
+            _has_loops(cursor),
+            not_a_kernel,
+            location(cursor),
+            _multiplies_floats(cursor),
         )
         if name in self.module.globals:
             del self.module.globals[name]
@@ -410,6 +417,23 @@ def _intrinsics_header(where: SourceLocation) -> str | None:
     """<xmmintrin.h>, <immintrin.h>, ... (vector types and target builtins: not lowered)."""
     name = os.path.basename(where.file)
     return name if name.endswith("intrin.h") or name == "arm_neon.h" else None
+
+
+_FLOATING_KINDS = frozenset(
+    {ci.TypeKind.FLOAT, ci.TypeKind.DOUBLE, ci.TypeKind.LONGDOUBLE, ci.TypeKind.FLOAT128}
+)
+
+
+def _multiplies_floats(cursor: ci.Cursor) -> bool:
+    """Does the function's body multiply floating-point values (`*`, `*=`)? Asked of functions
+    the front end skips: their products are cc's, and under FP contraction gcc may fuse them."""
+    for node in walk(cursor):
+        if node.kind in (K.BINARY_OPERATOR, K.COMPOUND_ASSIGNMENT_OPERATOR):
+            if binary_operator(node) in ("*", "*="):
+                kind = node.type.get_canonical().kind
+                if kind in _FLOATING_KINDS or kind == ci.TypeKind.COMPLEX:
+                    return True
+    return False
 
 
 def _has_loops(cursor: ci.Cursor) -> bool:

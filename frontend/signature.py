@@ -99,6 +99,8 @@ class SkippedFunction:
     not_a_kernel: bool = False
     #: where the function itself is defined
     definition: SourceLocation | None = None
+    #: it multiplies floating-point values: under FP contraction, gcc may fuse them
+    multiplies_floats: bool = True
 
     def __str__(self) -> str:
         return f"{self.location}: {self.reason}"

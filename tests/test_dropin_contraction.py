@@ -251,3 +251,33 @@ def test_names_used_inside_braces():
     assert used_inside_braces(text, [takeover(b"k"), takeover(b"j")]) == {"k", "j"}
     only_self = text.replace(b"{ k };", b"{ 0 };")
     assert used_inside_braces(only_self, [takeover(b"k")]) == set()
+
+
+@pytest.mark.parametrize("main_multiplies, by", [(False, "pycc-stencil"), (True, "cc")])
+def test_a_function_the_front_end_skips_blocks_the_file_if_it_multiplies_floats(
+    tmp_path, env, main_multiplies, by
+):
+    """`main` calls printf, so the front end skips it: its own products decide whether gcc may
+    fuse differently once the file's kernel is taken over (csmith's integer programs are)."""
+    scale = "x * 0.5" if main_multiplies else "x"
+    program = f"""\
+#include <stdio.h>
+void count(int n, int *restrict o, const int *a)
+{{
+    for (int i = 0; i < n; i++)
+        o[i] = a[i] * 3 + 1;
+}}
+int main(void)
+{{
+    int a[9] = {{1, 2, 3, 4, 5, 6, 7, 8, 9}}, o[9];
+    double x = 0.25;
+    count(9, o, a);
+    printf("%d %a\\n", o[8], {scale} + 1.0);
+    return 0;
+}}
+"""
+    outputs, report = programs_like_cc(tmp_path, env, {"k.c": program, "main.c": ""}, FMA)
+    (unit,) = units_for(report, "k.c")
+    assert functions_of(unit)["count"]["compiled_by"] == by, functions_of(unit)["count"]
+    if HOST_HAS_FMA:
+        assert outputs[1] == outputs[0]
