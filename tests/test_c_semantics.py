@@ -147,4 +147,5 @@ def test_long_branch_chain_lowers_in_linear_time(tmp_path):
     options = CheckOptions(params={"w": "23", "h": "17", "lo": "0.25", "hi": "0.125"})
     results = check_file(path, ["-std=gnu99"], options, lower=timed_lower)
     assert results and all(r.status == "OK" for r in results), "\n".join(map(str, results))
-    assert seconds and max(seconds) < 5.0, f"lowering took {max(seconds):.1f} s"
+    # quadratic took 20 s; linear takes about 1 s alone (8 s: a loaded 2-core CI machine)
+    assert seconds and max(seconds) < 8.0, f"lowering took {max(seconds):.1f} s"
