@@ -18,6 +18,7 @@ from .dropin_command import (
     CompilerCommand,
     expand_response_files,
     may_have_kernels,
+    nothing_to_improve,
     parse_command,
     same_file,
     takeover_policy,
@@ -48,6 +49,8 @@ def run_compiler(argv: list[str]) -> int:
     ):
         return exec_cc(cc, command.args)  # stdin, or an error cc reports itself
     observed = "report" in command.pycc_options or os.environ.get("PYCC_REPORT")
+    if not observed and nothing_to_improve(command):  # no pass: nothing to load at all
+        return exec_cc(cc, command.args)
     if not observed and not any(_may_have_kernels(i.path) for i in inputs):
         return exec_cc(cc, command.args)
     from .dropin_driver import Driver

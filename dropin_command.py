@@ -11,6 +11,7 @@ import re
 import shlex
 
 from .emit.cc_threads import LINK_OPENMP, PARALLEL_FLAG, PARALLEL_OPTION, wants_threads
+from .ir_passes.presets import LOCALITY_PASSES
 
 #: gcc options whose value is the next argument (when not attached)
 VALUE_OPTIONS = frozenset(
@@ -241,6 +242,30 @@ def takeover_policy(options: dict[str, str]) -> str:
     (the values are checked by the entry point)."""
     chosen = options.get("takeover") or os.environ.get(TAKEOVER_VARIABLE, "")
     return chosen.strip() or TAKEOVER_POLICIES[0]
+
+
+#: why a file is cc's alone when no pass is asked for (a function no pycc-stencil pass
+#: transforms is compiled as well or better by cc itself)
+NOTHING_TO_IMPROVE = (
+    "no pycc-stencil pass at this optimization level (-O3 or -fpycc-passes= choose some): "
+    "nothing to improve"
+)
+
+
+def requested_passes(command: CompilerCommand) -> str:
+    """`-fpycc-passes=`, else what the optimization level implies: `-O3` and `-Ofast` run the
+    locality passes (iterated stencils and pipelines of loop nests whose data exceed the L2
+    cache; other nests are left alone), lower levels none."""
+    chosen = command.pycc_options.get("passes")
+    if chosen is not None:
+        return chosen
+    level = next((f for f in reversed(command.compile_flags()) if f.startswith("-O")), "-O0")
+    return LOCALITY_PASSES if level in ("-O3", "-Ofast") else ""
+
+
+def nothing_to_improve(command: CompilerCommand) -> bool:
+    """No pass runs and only improved kernels are taken over: every function is cc's."""
+    return not requested_passes(command) and takeover_policy(command.pycc_options) == "improved"
 
 
 def unrecognized_option_message(option: str) -> str:

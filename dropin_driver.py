@@ -24,11 +24,13 @@ import time
 from . import dropin_cache as cache
 from .diagnostics import stdout_write_error
 from .dropin_command import (
+    NOTHING_TO_IMPROVE,
     CompilerCommand,
     Input,
     default_output,
     may_have_kernels,
-    takeover_policy,
+    nothing_to_improve,
+    requested_passes,
 )
 from .dropin_report import (
     NOTHING_IMPROVED,
@@ -43,26 +45,6 @@ from .dropin_report import (
 from .dropin_symbols import foreign_symbols
 from .emit.cc_options import refusal_of_flags
 from .emit.output_files import output_mode, write_atomically
-from .ir_passes.presets import LOCALITY_PASSES
-
-#: what `-O3` (and `-Ofast`) run without `-fpycc-passes=`: locality for iterated stencils and
-#: pipelines of loop nests whose data exceed the L2 cache (other nests are left alone);
-#: `-fpycc-passes=` (empty) turns it off
-O3_PASSES = LOCALITY_PASSES
-
-
-#: why a file is cc's alone when no pass is asked for (a function no pycc-stencil pass
-#: transforms is compiled as well or better by cc itself)
-NOTHING_TO_IMPROVE = (
-    "no pycc-stencil pass at this optimization level (-O3 or -fpycc-passes= choose some): "
-    "nothing to improve"
-)
-
-
-def default_passes(flags: list[str]) -> str:
-    """The pass pipeline the optimization level of `flags` implies."""
-    level = next((f for f in reversed(flags) if f.startswith("-O")), "-O0")
-    return O3_PASSES if level in ("-O3", "-Ofast") else ""
 
 
 class Driver:
@@ -73,9 +55,7 @@ class Driver:
         self.command = command
         self.flags = command.compile_flags()
         self.report_path = command.pycc_options.get("report") or os.environ.get("PYCC_REPORT")
-        self.passes = command.pycc_options.get("passes")
-        if self.passes is None:
-            self.passes = default_passes(self.flags)
+        self.passes = requested_passes(command)
         #: -fpycc-row-align=N (validated by the entry point)
         self.row_align = command.pycc_options.get("row-align")
         self.cc_seconds = 0.0  # time spent in cc, for the report
@@ -204,7 +184,7 @@ class Driver:
             unit.status, unit.reason = "passthrough", "no loops in the file"
             status = self._cc(original)
             return self._finish(unit, status, started)
-        if not self.passes and takeover_policy(self.command.pycc_options) == "improved":
+        if nothing_to_improve(self.command):
             unit.status, unit.reason = "passthrough", NOTHING_TO_IMPROVE
             status = self._cc(original)
             return self._finish(unit, status, started)

@@ -132,3 +132,17 @@ def test_a_bad_policy_is_an_error(tmp_path, flags, env, message):
     )  # fmt: skip
     assert done.returncode == 1 and message in done.stderr
     assert not (tmp_path / "k.o").exists()
+
+
+def test_without_passes_nothing_of_pycc_stencil_runs(tmp_path):
+    """No pass and no report: the front door hands the command to cc before it even imports
+    the driver (`-X importtime`'s list of the modules Python loaded)."""
+    (tmp_path / "kernels.c").write_text(KERNELS)
+    env = clean_env(tmp_path / "cache", PYCC_TAKEOVER="", PYTHONPROFILEIMPORTTIME="1")
+    for level, driver in (("-O2", False), ("-O3", True)):
+        done = subprocess.run(
+            [PYCC, level, "-c", "kernels.c"], cwd=tmp_path, env=env, capture_output=True,
+            text=True,
+        )  # fmt: skip
+        assert done.returncode == 0 and (tmp_path / "kernels.o").exists(), done.stderr
+        assert ("pycc_stencil.dropin_driver" in done.stderr) is driver, level

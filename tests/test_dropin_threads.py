@@ -22,8 +22,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from pycc_stencil.dropin_command import parse_command
-from pycc_stencil.dropin_driver import default_passes
+from pycc_stencil.dropin_command import parse_command, requested_passes
 from pycc_stencil.dropin_unit import compile_kernels
 from pycc_stencil.emit import cc_machine
 from pycc_stencil.emit.cc_threads import LINK_OPENMP, wants_threads
@@ -241,7 +240,7 @@ def pycc_part(tmp_path, monkeypatch):
         subprocess.run(["cc", *flags, "-E", str(source), "-o", str(unit)], check=True)
         try:
             result = compile_kernels(
-                "cc", command, flags, str(source), str(unit), "object", default_passes(flags)
+                "cc", command, flags, str(source), str(unit), "object", requested_passes(command)
             )
         finally:
             cc_machine.sysfs_cache_bytes.cache_clear()
