@@ -7,8 +7,10 @@ source the reference is compiled from.
 
 from __future__ import annotations
 
+import compileall
 import hashlib
 import os
+import re
 import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -25,6 +27,16 @@ os.environ["PYCC_VERIFY_PASSES"] = "1"
 #: compiler mode takes over every kernel it can compile, so the tests run its code (the
 #: default policy, only kernels a pass transformed, is tested on its own)
 os.environ["PYCC_TAKEOVER"] = "all"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Byte-compile the package once (in the controller, before the workers start) and let
+    the `pycc-stencil` processes the tests start use the bytecode: with PYTHONDONTWRITEBYTECODE
+    set (as some CI images do) every one of them would compile the tool's source again."""
+    if not hasattr(config, "workerinput"):
+        root = Path(__file__).resolve().parent.parent
+        compileall.compile_dir(str(root), quiet=2, rx=re.compile(r"[/\\]\.\w"))
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 
 I32, I64, F32 = ir.IntType(32), ir.IntType(64), ir.FloatType()
 PTR = ir.PointerType()
