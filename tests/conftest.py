@@ -38,6 +38,7 @@ def pytest_configure(config: pytest.Config) -> None:
         compileall.compile_dir(str(root), quiet=2, rx=re.compile(r"[/\\]\.\w"))
     os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 
+
 I32, I64, F32 = ir.IntType(32), ir.IntType(64), ir.FloatType()
 PTR = ir.PointerType()
 
