@@ -263,6 +263,23 @@ def requested_passes(command: CompilerCommand) -> str:
     return LOCALITY_PASSES if level in ("-O3", "-Ofast") else ""
 
 
+#: why a file is cc's when only the locality passes run and `dropin_prescan` finds no nest
+#: they could transform
+NO_LOCALITY_NEST = (
+    "no loop nest the -O3 locality passes could tile (they need two nested loops, or two "
+    "nests, without conditions, jumps or calls): nothing to improve"
+)
+
+
+def only_locality_passes(command: CompilerCommand) -> bool:
+    """The -O3 passes only, and only kernels they improve taken over: files without a nest
+    they could transform are cc's before parsing."""
+    return (
+        requested_passes(command) == LOCALITY_PASSES
+        and takeover_policy(command.pycc_options) == "improved"
+    )
+
+
 def nothing_to_improve(command: CompilerCommand) -> bool:
     """No pass runs and only improved kernels are taken over: every function is cc's."""
     return not requested_passes(command) and takeover_policy(command.pycc_options) == "improved"

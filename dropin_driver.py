@@ -24,14 +24,17 @@ import time
 from . import dropin_cache as cache
 from .diagnostics import stdout_write_error
 from .dropin_command import (
+    NO_LOCALITY_NEST,
     NOTHING_TO_IMPROVE,
     CompilerCommand,
     Input,
     default_output,
     may_have_kernels,
     nothing_to_improve,
+    only_locality_passes,
     requested_passes,
 )
+from .dropin_prescan import has_locality_nest
 from .dropin_report import (
     NOTHING_IMPROVED,
     FunctionRecord,
@@ -195,6 +198,8 @@ class Driver:
             return self._finish(unit, status, started, refusal)
         result, cache_state = self._analyse(source, text, stage, deps, unit, scratch)
         unit.cache = cache_state
+        if cache_state is None:  # left to cc before the front end saw it
+            unit.status = "passthrough"
         unit.functions = result.functions
         unit.reason = result.failure or result.reason
         if result.split_source is None or result.pycc_output is None:
@@ -255,6 +260,8 @@ class Driver:
         preprocessed = self._cc([*flags, *deps, "-E", "-x", "c", source, "-o", "-"], True)
         if isinstance(preprocessed, int) or preprocessed.returncode != 0:
             return UnitResult(reason="the file does not preprocess; cc reports why"), None
+        if only_locality_passes(self.command) and not has_locality_nest(preprocessed.stdout):
+            return UnitResult(reason=NO_LOCALITY_NEST), None  # not even parsed
         key = cache.cache_key(
             cache.environment(self.cc, self.command),
             stage,

@@ -1,0 +1,124 @@
+"""The token scan that leaves a file to cc before parsing it at -O3 (`dropin_prescan`): it must
+find every nest the locality passes could transform, and it must leave out files that have none
+(without it every file of a project is parsed)."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+from pycc_stencil.dropin_prescan import has_locality_nest
+from pycc_stencil.emit.targets import host_target
+from pycc_stencil.frontend import lower_file
+from pycc_stencil.ir_passes.pipeline import parse_pipeline, run_passes
+from pycc_stencil.ir_passes.presets import LOCALITY_PASSES
+from test_compiler_mode import CC, PYCC, clean_env
+
+CORPUS = Path(__file__).parent / "corpus"
+HOST = host_target()
+
+ITERATED = """
+void jacobi(int T, int n, double *a, double *b) {
+    for (int t = 0; t < T; t++) {
+        for (int i = 1; i < n - 1; i++) b[i] = (a[i-1] + a[i] + a[i+1]) / 3.0;
+        for (int i = 1; i < n - 1; i++) a[i] = b[i];
+    }
+}
+"""
+
+
+@pytest.mark.parametrize(
+    "code, candidate",
+    [
+        (ITERATED, True),
+        # a pipeline of two single loops
+        ("void f(int n, float *a, float *b, float *c) {\n"
+         " for (int i = 0; i < n; i++) b[i] = a[i] * 2;\n"
+         " for (int i = 1; i < n; i++) c[i] = b[i] + b[i-1]; }", True),
+        ("void f(int n, float *a) { for (int i = 0; i < n; i++) a[i] = 0; }", False),
+        # arithmetic calls, casts, `?:`, sizeof and a braceless nest are in the model's reach
+        ("void f(int n, double a[n][n]) { for (int i = 0; i < n; i++)\n"
+         " for (int j = 0; j < n; j++) a[i][j] = sqrt((double)fabsf(a[i][j])) + sizeof(int)\n"
+         " + (j > 2 ? __builtin_fma(1.0, 2.0, 3.0) : 0); }", True),
+        # a condition, a jump, a call or a do loop in the nest put it outside the model
+        (ITERATED.replace("b[i] = (", "if (a[i] > 0) b[i] = ("), False),
+        (ITERATED.replace("a[i] = b[i];", "{ a[i] = b[i]; if (a[i]) break; }"), False),
+        (ITERATED.replace("a[i] = b[i];", "a[i] = b[i] && a[i];"), False),
+        (ITERATED.replace("a[i] = b[i];", "a[i] = clamp(b[i]);"), False),
+        ("void f(int n, int m, float *a) { int i = 0; do { for (int j = 0; j < m; j++)"
+         " a[j] += 1; } while (++i < n); }", False),
+        # inside a loop the model refuses, its inner nests are still candidates
+        ("void f(int n, double *a, double *b) { while (1) {\n"
+         + ITERATED.split("{\n", 1)[1].rsplit("}", 1)[0]
+         + " if (a[0] < 1) break; } }", True),
+        # words in comments and strings are not code
+        (ITERATED.replace("b[i] = (", "/* if (x) */ b[i] = ("), True),
+        # old-style (K&R) definitions are functions too
+        ("void f(n, a, b) int n; double *a, *b;" + ITERATED.split(")", 1)[1], True),
+        # a system header's functions are never kernels
+        ('# 1 "/usr/include/x.h" 1 3 4\n' + ITERATED + '# 3 "k.c" 2\nint x;', False),
+        ('# 1 "k.h" 1\n' + ITERATED + '# 3 "k.c" 2\nint x;', True),
+    ],
+)  # fmt: skip
+def test_scan(code, candidate):
+    assert has_locality_nest(code.encode()) is candidate
+
+
+def _preprocessed(path: Path) -> bytes | None:
+    done = subprocess.run([CC, "-E", str(path)], capture_output=True)
+    return done.stdout if done.returncode == 0 else None
+
+
+def test_the_scan_never_refuses_what_the_passes_transform(tmp_path):
+    """Every corpus file the scan leaves to cc is one the -O3 passes leave unchanged (their
+    remarks name no transformation; whether the data exceed the L2 is only known at run time)."""
+    refused = []
+    for path in sorted(CORPUS.rglob("*.c")):
+        text = _preprocessed(path)
+        if text is None or has_locality_nest(text):
+            continue
+        refused.append(path.name)
+        unit = tmp_path / (path.stem + ".i")
+        unit.write_bytes(text)
+        try:
+            lowered = lower_file(str(unit), preprocessed=True)
+        except Exception:  # noqa: BLE001 - a file the front end refuses has nothing to tile
+            continue
+        applied = run_passes(lowered.module, parse_pipeline(LOCALITY_PASSES), target=HOST)
+        assert not [r for r in applied.remarks if r.kind == "passed"], path
+    assert {"clamp.c", "threshold.c", "goto.c"} <= set(refused)
+
+
+def _compile(tmp_path: Path, code: str) -> tuple[dict, str]:
+    (tmp_path / "k.c").write_text(code)
+    report = tmp_path / "report.jsonl"
+    env = clean_env(
+        tmp_path / "cache", PYCC_TAKEOVER="", PYCC_REPORT=str(report), PYTHONPROFILEIMPORTTIME="1"
+    )
+    done = subprocess.run(
+        [PYCC, "-O3", "-c", "k.c"], cwd=tmp_path, env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    reference = subprocess.run([CC, "-O3", "-c", "k.c", "-o", "ref.o"], cwd=tmp_path)
+    assert reference.returncode == 0
+    return json.loads(report.read_text()), done.stderr
+
+
+@pytest.mark.skipif(PYCC is None, reason="pycc-stencil is not installed")
+def test_a_file_without_a_candidate_nest_is_not_parsed(tmp_path):
+    unit, imports = _compile(tmp_path, "void f(int n, float *a) { for (int i = 0; i < n; i++)"
+                                       " a[i] = a[i] > 0 ? a[i] : 0; }")  # fmt: skip
+    assert unit["status"] == "passthrough" and "no loop nest" in unit["reason"], unit
+    loaded = set(re.findall(r"[\w.]+$", imports, re.M))
+    assert not {"clang.cindex", "llvmlite.binding", "islpy"} & loaded
+    assert (tmp_path / "k.o").read_bytes() == (tmp_path / "ref.o").read_bytes()
+
+
+@pytest.mark.skipif(PYCC is None, reason="pycc-stencil is not installed")
+def test_a_file_with_a_candidate_nest_is_analysed(tmp_path):
+    unit, imports = _compile(tmp_path, ITERATED)
+    assert unit["status"] != "passthrough" and "clang.cindex" in imports, unit
+    assert [f["name"] for f in unit["functions"]] == ["jacobi"]
