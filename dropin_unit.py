@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 
 from .diagnostics import CompilerError
 from .dropin_command import CompilerCommand, takeover_policy
@@ -75,8 +76,12 @@ def compile_kernels(
             )
     if takeovers:
         generate = _CodeGenerator(target, steps, flags, stage, command.pycc_options, tag)
+
+        def screen(kept: list[Takeover]) -> list[Takeover]:
+            return _unless_fusing_elsewhere(lowered, kept, with_products, target, refused)
+
         try:
-            output, takeovers = generate(lowered, takeovers, refused)
+            output, takeovers = generate(lowered, takeovers, refused, screen)
         except Exception:  # noqa: BLE001 - a code generation bug must not break the build
             working = []
             for takeover in takeovers:
@@ -87,16 +92,9 @@ def compile_kernels(
                     refused[takeover.info.name] = (
                         f"internal error in code generation ({type(exc).__name__}: {exc})"
                     )
-            output, takeovers = generate(lower(), working, refused) if working else (None, [])
-        elsewhere = target.contraction and _fusing_elsewhere(lowered, takeovers, with_products)
-        if takeovers and elsewhere:
-            for takeover in takeovers:
-                refused[takeover.info.name] = (
-                    f"'{elsewhere}' stays with cc and may fuse multiply-adds "
-                    "(-ffp-contract=fast with FMA): taking over any function of the file "
-                    f"changes what gcc inlines into it, and so its results {_OPT_IN}"
-                )
-            output, takeovers = None, []
+            output, takeovers = (
+                generate(lower(), working, refused, screen) if working else (None, [])
+            )
     names = {t.info.name for t in takeovers}
     applied = generate.applied if takeovers else None
     time_ms = {
@@ -162,20 +160,38 @@ def _without_contraction_hazards(
     return kept, with_products
 
 
-def _fusing_elsewhere(
-    lowered: LoweredModule, takeovers: list[Takeover], with_products: set[str]
-) -> str | None:
-    """Under contraction, a function cc keeps that may fuse multiply-adds (it multiplies
-    floating-point values): taking over anything else in the file changes what gcc inlines
-    into it, and so what it fuses there."""
+def _unless_fusing_elsewhere(
+    lowered: LoweredModule,
+    takeovers: list[Takeover],
+    with_products: set[str],
+    target: TargetSpec,
+    refused: dict,
+) -> list[Takeover]:
+    """`takeovers`, or none (each refused) when under contraction a function cc keeps may fuse
+    multiply-adds (it multiplies floating-point values): taking over anything else in the
+    file changes what gcc inlines into it, and so what it fuses there."""
+    if not target.contraction or not takeovers:
+        return takeovers
     taken = {t.info.name for t in takeovers}
     skipped = {s.name: s for s in lowered.skipped}
-    for name in lowered.order:
-        if name in taken:
-            continue
-        if name in with_products or (name in skipped and skipped[name].multiplies_floats):
-            return name
-    return None
+    elsewhere = next(
+        (
+            name
+            for name in lowered.order
+            if name not in taken
+            and (name in with_products or (name in skipped and skipped[name].multiplies_floats))
+        ),
+        None,
+    )
+    if elsewhere is None:
+        return takeovers
+    for takeover in takeovers:
+        refused[takeover.info.name] = (
+            f"'{elsewhere}' stays with cc and may fuse multiply-adds (-ffp-contract=fast with "
+            f"FMA): taking over any function of the file changes what gcc inlines into it, and "
+            f"so its results {_OPT_IN}"
+        )
+    return []
 
 
 class _CodeGenerator:
@@ -201,18 +217,24 @@ class _CodeGenerator:
         self.applied: PipelineResult | None = None
 
     def __call__(
-        self, lowered: LoweredModule, takeovers: list[Takeover], refused: dict[str, str]
+        self,
+        lowered: LoweredModule,
+        takeovers: list[Takeover],
+        refused: dict[str, str],
+        screen: Callable[[list[Takeover]], list[Takeover]] = list,
     ) -> tuple[bytes | None, list[Takeover]]:
-        """The code of the takeovers the policy keeps (None if none), and those takeovers;
-        the others get their reason in `refused`."""
+        """The code of the takeovers the policy and then `screen` keep (None if none), and
+        those takeovers; the others get their reason in `refused`. LLVM compiles nothing
+        when none is kept."""
         if not self.target.strict_aliasing:  # cc lets the code type-pun: so must LLVM
             strip_tbaa(lowered.module)
         self.applied = run_passes(lowered.module, self.steps, target=self.machine)
         lowered.module = self.applied.module
         if not self.everything:
             takeovers = self._improved(lowered, takeovers, refused)
-            if not takeovers:
-                return None, []
+        takeovers = screen(takeovers)
+        if not takeovers:
+            return None, []
         module_text = kernel_module(
             lowered,
             takeovers,
