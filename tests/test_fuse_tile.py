@@ -142,6 +142,7 @@ def test_parallel_tiles_on_two_threads(monkeypatch):
         ("in_place", "loop nest 2 updates b in place (reads what it writes)"),
         ("overwrites", "an array element is written more than once"),
         ("reads_later_write", "loop nest 1 reads a, which a later loop nest (2) writes"),
+        ("independent", "no loop nest reads what an earlier one writes: nothing to fuse"),
     ],
 )
 def test_impure_pipelines_are_refused(function, reason):

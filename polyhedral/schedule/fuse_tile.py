@@ -162,6 +162,9 @@ def _impure(scop: Scop, stages: list[list[Statement]]) -> str | None:
                 )
     if not scop.writes().is_injective():
         return "an array element is written more than once"
+    if not any(writer.get(a.array.name, k) < k for k, stage in enumerate(stages)
+               for s in stage for a in s.accesses if not a.is_write):  # fmt: skip
+        return "no loop nest reads what an earlier one writes: nothing to fuse"
     return None
 
 
