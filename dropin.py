@@ -42,7 +42,8 @@ def run_compiler(argv: list[str]) -> int:
         print(f"pycc-stencil: error: {error}", file=sys.stderr)
         return 1
     inputs = command.c_inputs
-    if command.stage not in ("link", "object", "assembly") or not inputs:
+    dry_run = "-###" in command.args  # cc only prints its commands: nothing for pycc-stencil
+    if command.stage not in ("link", "object", "assembly") or not inputs or dry_run:
         return exec_cc(cc, command.args)
     if any(i.path == "-" for i in command.inputs) or (
         command.output and command.stage != "link" and len(command.inputs) > 1

@@ -196,23 +196,50 @@ class Driver:
             unit.reason = refusal
             status = self._cc(original)
             return self._finish(unit, status, started, refusal)
-        result, cache_state = self._analyse(source, text, stage, deps, unit, scratch)
+        whole = _scratch_file(scratch, "cc-whole" + (".s" if stage == "assembly" else ".o"))
+        # with -v, cc's commands must name the user's output: no compile runs ahead then
+        speculative = _Speculative(self.cc, [*original[:-1], whole], ahead="-v" not in self.flags)
+        try:
+            return self._take_over(item, original, stage, scratch, text, unit, speculative, started)
+        finally:
+            speculative.stop()
+            self.cc_seconds += speculative.seconds
+
+    def _take_over(
+        self,
+        item: Input,
+        original: list[str],
+        stage: str,
+        scratch: str,
+        text: bytes,
+        unit: UnitRecord,
+        speculative: _Speculative,
+        started: float,
+    ) -> int:
+        """pycc-stencil's part of one file joined with cc's, or cc's compile of the whole file
+        (`original`), which `speculative` runs meanwhile (its diagnostics are the user's in
+        either case)."""
+        output = original[-1]
+        result, cache_state = self._analyse(item.path, text, stage, unit, scratch)
         unit.cache = cache_state
         if cache_state is None:  # left to cc before the front end saw it
             unit.status = "passthrough"
         unit.functions = result.functions
         unit.reason = result.failure or result.reason
         if result.split_source is None or result.pycc_output is None:
-            status = self._cc(original)
+            if speculative.ahead:
+                status = speculative.finish() or _publish(speculative.output, output)
+            else:
+                status = self._cc(original)
             return self._finish(unit, status, started, result.failure)
-        status = self._compile_split(result, item, output, stage, scratch, unit, deps)
-        if status is None:  # the rewritten file did not compile: cc gets the original
+        status = self._compile_split(result, item, output, stage, scratch, unit, speculative)
+        if status is None:  # the rewritten file did not compile: cc's whole file it is
             for function in unit.functions:
                 if function.compiled_by == "pycc-stencil":
                     function.compiled_by = "cc"
                     function.reason = unit.reason
             unit.status = "cc"
-            status = self._cc([*original, "-w"])  # its diagnostics are already printed
+            status = _publish(speculative.output, output)
         else:
             unit.status = "pycc" if status == 0 else "cc"
         return self._finish(unit, status, started)
@@ -249,15 +276,15 @@ class Driver:
         return f"{level}, passes: {self.passes or 'none'}"
 
     def _analyse(
-        self, source: str, text: bytes, stage: str, deps: list[str], unit: UnitRecord, scratch: str
+        self, source: str, text: bytes, stage: str, unit: UnitRecord, scratch: str
     ) -> tuple[UnitResult, str | None]:
         """pycc-stencil's part of the unit, from the cache or computed (then cached).
 
         The preprocessed unit comes from `cc -E` on the original file with the user's flags
-        (which also writes the dependency file exactly as the user's compile would): it is
-        what the front end lowers, what cc compiles the rest of, and part of the cache key."""
-        flags = [f for f in self.flags if f != "-P"]  # keep the line markers: they name lines
-        preprocessed = self._cc([*flags, *deps, "-E", "-x", "c", source, "-o", "-"], True)
+        (cc's compile of the whole file writes the dependency file): it is what the front end
+        lowers, what cc compiles the rest of, and part of the cache key."""
+        flags = [f for f in self.without_dependency_file() if f != "-P"]  # -P drops line markers
+        preprocessed = self._cc([*flags, "-E", "-x", "c", source, "-o", "-"], True)
         if isinstance(preprocessed, int) or preprocessed.returncode != 0:
             return UnitResult(reason="the file does not preprocess; cc reports why"), None
         if only_locality_passes(self.command) and not has_locality_nest(preprocessed.stdout):
@@ -302,7 +329,7 @@ class Driver:
                 return compile_kernels(
                     self.cc,
                     self.command,
-                    self.flags,
+                    self.without_dependency_file(),  # its queries of cc must not write one
                     source,
                     unit_path,
                     stage,
@@ -330,24 +357,22 @@ class Driver:
         stage: str,
         scratch: str,
         unit: UnitRecord,
-        deps: list[str],
+        whole: _Speculative,
     ) -> int | None:
         """cc on the rewritten unit (preprocessed C: the user's preprocessor options, `-D`,
         `-include`, `-MD`..., do not apply twice), joined with pycc-stencil's code into
-        `output`. None when the rewritten unit does not compile (the caller falls back)."""
+        `output`. None when the rewritten unit does not compile (the caller falls back on cc's
+        compile of the `whole` file)."""
         split_path = _scratch_file(scratch, "split.i")
         with open(split_path, "wb") as handle:
             handle.write(result.split_source)
         suffix = ".s" if stage == "assembly" else ".o"
         cc_part = _scratch_file(scratch, "cc-part" + suffix)
-        args = [*self.flags, "-S" if stage == "assembly" else "-c"]
-        diagnostics = self._diagnose(item, deps)
+        args = [*self.without_dependency_file(), "-S" if stage == "assembly" else "-c"]
         done = self._cc([*args, "-w", "-x", "cpp-output", split_path, "-o", cc_part], True)
-        diagnosed = diagnostics.communicate()[1]
-        sys.stderr.buffer.write(diagnosed)
-        sys.stderr.flush()
-        if diagnostics.returncode != 0:
-            return diagnostics.returncode  # errors in the user's code, as cc reports them
+        status = whole.finish()
+        if status != 0:
+            return status  # errors in the user's code, as cc reports them
         if isinstance(done, int) or done.returncode != 0:
             errors = b"" if isinstance(done, int) else done.stderr
             first = next((x for x in errors.splitlines() if b"error" in x), b"").decode(
@@ -374,7 +399,11 @@ class Driver:
         foreign = foreign_symbols(
             joined,
             cc_part,
-            lambda: self._cc_object(item, _scratch_file(scratch, "cc-unit.o")),
+            lambda: (
+                whole.output
+                if stage != "assembly"
+                else self._cc_object(item, _scratch_file(scratch, "cc-unit.o"))
+            ),
             self.cc,
             self.flags,
         )
@@ -390,18 +419,10 @@ class Driver:
         done = self._cc([*self.flags, "-w", "-c", *language, item.path, "-o", path], True)
         return path if not isinstance(done, int) and done.returncode == 0 else None
 
-    def _diagnose(self, item: Input, deps: list[str]) -> subprocess.Popen:
-        """cc on the original file, for its diagnostics only (the rewritten file is compiled
-        with -w): warnings, -Werror failures and flow-sensitive warnings inside the kernels
-        are then exactly cc's. Runs alongside the compile of the rewritten file. It writes
-        the dependency file again (`-Wp,-MD,f.d` cannot be taken out of the flags): with the
-        same options, so the same file as `cc -E` wrote."""
-        language = ["-x", item.language] if item.language else []
-        return subprocess.Popen(
-            [self.cc, *self.flags, *deps, "-S", *language, item.path, "-o", os.devnull],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-        )
+    def without_dependency_file(self) -> list[str]:
+        """The flags without kbuild's `-Wp,-MD,f.d`: only cc's compile of the whole file
+        writes the dependency file (the preprocessed unit's compile would name `-`)."""
+        return [f for f in self.flags if not f.startswith(("-Wp,-MD,", "-Wp,-MMD,"))]
 
     def _dependency_flags(self, source: str, output: str, link_stage: bool) -> list[str]:
         """The user's -MD/-MMD options, made explicit (file and target named after the real
@@ -477,3 +498,55 @@ def _result_from_cache(meta: dict, blobs: dict[str, bytes]) -> UnitResult:
         reason=meta.get("reason"),
         failure=meta.get("failure"),
     )
+
+
+class _Speculative:
+    """cc compiling the whole original file to `output` while pycc-stencil looks at it: the
+    object when nothing is taken over (or the rewritten file fails), else only its
+    diagnostics, which are then exactly cc's (warnings, -Werror, flow-sensitive ones inside
+    the kernels), and the dependency file, written with the user's options."""
+
+    def __init__(self, cc: str, args: list[str], ahead: bool):
+        color = sys.stderr.isatty() and not any("diagnostics-color" in a for a in args)
+        self.command = [cc, *(["-fdiagnostics-color=always"] if color else []), *args]
+        self.output = args[-1]
+        #: started now, to run alongside pycc-stencil's work (else when its result is needed)
+        self.ahead = ahead
+        self.seconds = 0.0
+        self.process: subprocess.Popen | None = None
+        self.error = ""
+        if ahead:
+            self._start()
+
+    def _start(self) -> None:
+        self.started = time.perf_counter()
+        try:
+            self.process = subprocess.Popen(
+                self.command,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+            )
+        except OSError as exc:
+            self.error = f"pycc-stencil: error: cannot run '{self.command[0]}': {exc.strerror}\n"
+
+    def finish(self) -> int:
+        """Wait for cc, pass on what it printed; its exit status."""
+        if self.process is None and not self.error:
+            self._start()
+        if self.process is None:
+            sys.stderr.write(self.error)
+            return 127
+        out, err = self.process.communicate()
+        self.seconds = time.perf_counter() - self.started
+        sys.stdout.buffer.write(out)
+        sys.stdout.flush()
+        sys.stderr.buffer.write(err)
+        sys.stderr.flush()
+        return self.process.returncode
+
+    def stop(self) -> None:
+        """Kill cc if it still runs (the command failed or was interrupted)."""
+        if self.process is not None and self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()

@@ -1,0 +1,67 @@
+"""cc compiles the whole original file once, alongside pycc-stencil's look at it: its object is
+the output when nothing is taken over, its diagnostics and dependency file are the user's when
+something is (compiler mode's cost is then the slower of the two, not their sum)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+from test_compiler_mode import CC, PYCC, clean_env
+
+pytestmark = pytest.mark.skipif(PYCC is None, reason="pycc-stencil is not installed")
+
+#: two nests the -O3 scan lets through, which no locality pass transforms (nothing flows
+#: from one to the other); `int x = 1 / 0` makes cc warn
+UNTOUCHED = """
+void f(int n, float *a, float *b)
+{
+    int x = 1 / 0;
+    for (int i = 0; i < n; i++) a[i] = 1;
+    for (int i = 0; i < n; i++) b[i] = 2 + x;
+}
+"""
+
+
+def _compile(tmp_path: Path, flags: list[str], **env: str) -> tuple[list[str], dict, str]:
+    """k.c compiled with `flags` through a cc that logs its commands: (the commands that
+    compiled k.c itself, the report, pycc-stencil's stderr)."""
+    (tmp_path / "k.c").write_text(UNTOUCHED)
+    log = tmp_path / "cc.log"
+    wrapper = tmp_path / "logging-cc"
+    wrapper.write_text(f'#!/bin/sh\necho "$*" >> {log}\nexec {CC} "$@"\n')
+    wrapper.chmod(0o755)
+    report = tmp_path / "report.jsonl"
+    environment = clean_env(tmp_path / "cache", PYCC_REPORT=str(report), PYCC_CC=str(wrapper))
+    environment.update(env)
+    done = subprocess.run(
+        [PYCC, *flags, "-MD", "-c", "k.c", "-o", "k.o"], cwd=tmp_path, env=environment,
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    commands = [
+        c for c in log.read_text().splitlines() if c.split()[-3:-2] == ["k.c"] and "-E" not in c
+    ]
+    return commands, json.loads(report.read_text()), done.stderr
+
+
+def test_nothing_taken_over_is_one_compile_of_the_file(tmp_path):
+    commands, unit, stderr = _compile(tmp_path, ["-O3"], PYCC_TAKEOVER="")
+    assert unit["status"] == "cc" and unit["functions"][0]["compiled_by"] == "cc", unit
+    assert len(commands) == 1 and " -c " in f" {commands[0]} ", commands
+    reference = subprocess.run(
+        [CC, "-O3", "-MD", "-c", "k.c", "-o", "ref.o"], cwd=tmp_path, capture_output=True,
+        text=True, env=dict(os.environ, LC_ALL="C"),
+    )  # fmt: skip
+    assert (tmp_path / "k.o").read_bytes() == (tmp_path / "ref.o").read_bytes()
+    assert stderr == reference.stderr and "division by zero" in stderr
+    assert (tmp_path / "k.d").read_text() == (tmp_path / "ref.d").read_text().replace("ref.o", "k.o")
+
+
+def test_a_takeover_compiles_the_file_once_for_its_diagnostics(tmp_path):
+    commands, unit, stderr = _compile(tmp_path, ["-O2"], PYCC_TAKEOVER="all")
+    assert unit["status"] == "pycc", unit
+    assert len(commands) == 1 and "division by zero" in stderr, commands
