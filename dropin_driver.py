@@ -203,7 +203,6 @@ class Driver:
             return self._take_over(item, original, stage, scratch, text, unit, speculative, started)
         finally:
             speculative.stop()
-            self.cc_seconds += speculative.seconds
 
     def _take_over(
         self,
@@ -231,6 +230,7 @@ class Driver:
                 status = speculative.finish() or _publish(speculative.output, output)
             else:
                 status = self._cc(original)
+            self.cc_seconds += speculative.seconds
             return self._finish(unit, status, started, result.failure)
         status = self._compile_split(result, item, output, stage, scratch, unit, speculative)
         if status is None:  # the rewritten file did not compile: cc's whole file it is
@@ -242,6 +242,7 @@ class Driver:
             status = _publish(speculative.output, output)
         else:
             unit.status = "pycc" if status == 0 else "cc"
+        self.cc_seconds += speculative.seconds
         return self._finish(unit, status, started)
 
     def _finish(
