@@ -22,7 +22,6 @@ import tempfile
 import time
 
 from . import dropin_cache as cache
-from .diagnostics import stdout_write_error
 from .dropin_command import (
     NO_LOCALITY_NEST,
     NOTHING_TO_IMPROVE,
@@ -458,6 +457,8 @@ def _publish(path: str, output: str) -> int:
             sys.stdout.buffer.write(data)
             sys.stdout.flush()
         except OSError as exc:
+            from .diagnostics import stdout_write_error  # (dataclasses: only on this path)
+
             print(f"pycc-stencil: error: {stdout_write_error(exc)}", file=sys.stderr)
             return 1
         return 0

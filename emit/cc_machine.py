@@ -21,10 +21,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..ir_passes.core.target import DEFAULT_CACHE_BYTES, OPENMP, SERIAL, Target, parse_size
+from ..ir_passes.core.machine_model import DEFAULT_CACHE_BYTES, OPENMP, SERIAL, parse_size
 from .cc_threads import autopar_threads, wants_threads
 
 if TYPE_CHECKING:
+    from ..ir_passes.core.target import Target
     from .cc_target import TargetSpec
 
 #: Linux's description of CPU 0's caches

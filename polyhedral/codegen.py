@@ -32,8 +32,8 @@ from llvmlite.ir import instructions as ins
 
 from ..ir_passes.core.affine import size_of
 from ..ir_passes.core.analyses import invalidate
+from ..ir_passes.core.machine_model import SERIAL
 from ..ir_passes.core.rewrite import branch_to, copy_instruction, remap_operands, used_values
-from ..ir_passes.core.target import SERIAL
 from .parallel import context_value, emit_parallel_call, pack_context
 from .scop import Array, Scop, Statement
 

@@ -62,8 +62,8 @@ from contextlib import contextmanager
 
 from llvmlite import ir
 
+from ..ir_passes.core.machine_model import OPENMP, PARALLEL_RUNTIMES, POOL, SERIAL
 from ..ir_passes.core.rewrite import opaque
-from ..ir_passes.core.target import OPENMP, PARALLEL_RUNTIMES, POOL, SERIAL
 
 _VOID = ir.VoidType()
 _I8 = ir.IntType(8)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import resource
 
-from ..ir_passes.core.target import parse_size
+from ..ir_passes.core.machine_model import parse_size
 
 MEMORY_LIMIT_VARIABLE = "PYCC_MEMORY_LIMIT"
 DEFAULT_MEMORY_LIMIT = "4G"

@@ -166,7 +166,7 @@ def max_bytes() -> int:
     text = os.environ.get(MAX_SIZE_VARIABLE, "").strip()
     if not text:
         return DEFAULT_MAX_BYTES
-    from ..ir_passes.core.target import parse_size  # not on the path of a cache hit
+    from ..ir_passes.core.machine_model import parse_size  # not on the path of a cache hit
 
     try:
         size = parse_size(text)

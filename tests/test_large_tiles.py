@@ -28,7 +28,7 @@ from pathlib import Path
 import pytest
 from corpus.manifest import CORPUS_DIR
 from pycc_stencil.dropin_cache import CODEGEN_ENVIRONMENT
-from pycc_stencil.ir_passes.core.target import CACHE_OVERRIDE
+from pycc_stencil.ir_passes.core.machine_model import CACHE_OVERRIDE
 from pycc_stencil.polyhedral.codegen import POISON_SCRATCH
 from test_tiling import PYCC, STENCILS_C, _split_functions, build_both
 

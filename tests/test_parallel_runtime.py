@@ -26,7 +26,7 @@ from pycc_stencil.emit.cc_threads import LINK_OPENMP
 from pycc_stencil.emit.host_jit import compile_module
 from pycc_stencil.emit.host_object import compile_to_object
 from pycc_stencil.frontend import c_types as ct
-from pycc_stencil.ir_passes.core.target import OPENMP, POOL, SERIAL
+from pycc_stencil.ir_passes.core.machine_model import OPENMP, POOL, SERIAL
 from pycc_stencil.polyhedral.parallel import (
     BODY_TYPE,
     emit_parallel_call,

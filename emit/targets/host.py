@@ -11,7 +11,8 @@ import functools
 import llvmlite.binding as llvm
 from llvmlite import ir
 
-from ...ir_passes.core.target import POOL, Cost, Target
+from ...ir_passes.core.machine_model import POOL
+from ...ir_passes.core.target import Cost, Target
 from ..cc_machine import sysfs_cache_bytes
 
 
