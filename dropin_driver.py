@@ -452,16 +452,7 @@ def _publish(path: str, output: str) -> int:
     and other special files are written, never replaced."""
     if output == "-":
         with open(path, "rb") as handle:
-            data = handle.read()
-        try:
-            sys.stdout.buffer.write(data)
-            sys.stdout.flush()
-        except OSError as exc:
-            from .diagnostics import stdout_write_error  # (dataclasses: only on this path)
-
-            print(f"pycc-stencil: error: {stdout_write_error(exc)}", file=sys.stderr)
-            return 1
-        return 0
+            return _write_stdout(handle.read())
     try:
         with open(path, "rb") as handle:
             write_atomically(output, handle.read(), mode=output_mode())
@@ -471,9 +462,21 @@ def _publish(path: str, output: str) -> int:
     return 0
 
 
-#: the memory (heap and private mappings: RLIMIT_DATA) pycc-stencil's part of one file may
-#: use; `0` for no limit. Beyond it the file is cc's, as after a time-out
+def _write_stdout(data: bytes) -> int:
+    """Write `data` to stdout: 0, or 1 after gcc's diagnostic (a full disk, a closed pipe)."""
+    try:
+        sys.stdout.buffer.write(data)
+        sys.stdout.flush()
+    except OSError as exc:
+        from .diagnostics import stdout_write_error  # (dataclasses: only on this path)
+
+        print(f"pycc-stencil: error: {stdout_write_error(exc)}", file=sys.stderr)
+        return 1
+    return 0
+
+
 def _timeout() -> float:
+    """`$PYCC_TIMEOUT`: the seconds pycc-stencil's part of one file may take (then it is cc's)."""
     try:
         return float(os.environ.get("PYCC_TIMEOUT", "120"))
     except ValueError:
@@ -541,10 +544,10 @@ class _Speculative:
             return 127
         out, err = self.process.communicate()
         self.seconds = time.perf_counter() - self.started
-        sys.stdout.buffer.write(out)
-        sys.stdout.flush()
         sys.stderr.buffer.write(err)
         sys.stderr.flush()
+        if out and _write_stdout(out) != 0:
+            return 1
         return self.process.returncode
 
     def stop(self) -> None:

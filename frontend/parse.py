@@ -14,7 +14,11 @@ import functools
 import os
 import re
 import subprocess
+import sys
+import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import IO, TypeVar
 
 import clang.cindex as ci
 
@@ -22,6 +26,8 @@ from ..diagnostics import CompilerError, Diagnostic, error
 from ..ir_passes.core.deep import deep_call
 from .clang_ast import presumed
 from .header_bodies import without_unused_header_bodies
+
+T = TypeVar("T")
 
 #: clang stops after this many errors too
 MAX_ERRORS = 20
@@ -98,6 +104,19 @@ class Parsed:
         return None
 
 
+def _printing_to(sink: IO[bytes], call: Callable[[], T]) -> T:
+    """`call()` with the process's stderr (where libclang prints a crash, such as "LLVM
+    ERROR: out of memory") going to `sink`."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    os.dup2(sink.fileno(), 2)
+    try:
+        return call()
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
 def parse(path: str, cflags: list[str], preprocessed: bool = False) -> Parsed:
     """Parse a C file (or, `preprocessed`, a `cc -E` unit); raise `CompilerError` with
     clang's first diagnostics if it is not valid C.
@@ -127,10 +146,17 @@ def parse(path: str, cflags: list[str], preprocessed: bool = False) -> Parsed:
     # clang's parser recurses too: a 20000-term sum overflowed the 8 MB stack of the thread
     # libclang parses on, unless it is told to parse on the caller's (here, the deep stack)
     os.environ["LIBCLANG_NOTHREADS"] = "1"
-    try:
-        tu = deep_call(_index().parse, path, args=args, unsaved_files=unsaved)
-    except ci.TranslationUnitLoadError as exc:
-        raise error(f"cannot parse '{path}': {exc}") from None
+    with tempfile.TemporaryFile() as printed:
+        try:
+            tu = _printing_to(printed, lambda: deep_call(_index().parse, path, args=args,
+                                                         unsaved_files=unsaved))  # fmt: skip
+        except ci.TranslationUnitLoadError as exc:
+            printed.seek(0)
+            said = printed.read()
+            if b"out of memory" in said:  # under PYCC_MEMORY_LIMIT: the caller reports it
+                raise MemoryError("libclang ran out of memory") from None
+            os.write(2, said)
+            raise error(f"cannot parse '{path}': {exc}") from None
     errors, header_errors, implicit = [], {}, set()
     for d in tu.diagnostics:
         where = d.location
