@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import signal
 import subprocess
 import sys
 import tempfile
@@ -197,7 +198,9 @@ class Driver:
             return self._finish(unit, status, started, refusal)
         whole = _scratch_file(scratch, "cc-whole" + (".s" if stage == "assembly" else ".o"))
         # with -v, cc's commands must name the user's output: no compile runs ahead then
-        speculative = _Speculative(self.cc, [*original[:-1], whole], ahead="-v" not in self.flags)
+        speculative = _Speculative(
+            self.cc, [*original[:-1], whole], scratch, ahead="-v" not in self.flags
+        )
         try:
             return self._take_over(item, original, stage, scratch, text, unit, speculative, started)
         finally:
@@ -511,9 +514,11 @@ class _Speculative:
     diagnostics, which are then exactly cc's (warnings, -Werror, flow-sensitive ones inside
     the kernels), and the dependency file, written with the user's options."""
 
-    def __init__(self, cc: str, args: list[str], ahead: bool):
+    def __init__(self, cc: str, args: list[str], scratch: str, ahead: bool):
         color = sys.stderr.isatty() and not any("diagnostics-color" in a for a in args)
         self.command = [cc, *(["-fdiagnostics-color=always"] if color else []), *args]
+        #: its temporary files in pycc-stencil's scratch directory, removed with it
+        self.environment = dict(os.environ, TMPDIR=scratch)
         self.output = args[-1]
         #: started now, to run alongside pycc-stencil's work (else when its result is needed)
         self.ahead = ahead
@@ -531,6 +536,8 @@ class _Speculative:
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
+                env=self.environment,
+                process_group=0,  # `stop` ends cc1 and as with it
             )
         except OSError as exc:
             self.error = f"pycc-stencil: error: cannot run '{self.command[0]}': {exc.strerror}\n"
@@ -551,7 +558,11 @@ class _Speculative:
         return self.process.returncode
 
     def stop(self) -> None:
-        """Kill cc if it still runs (the command failed or was interrupted)."""
+        """End cc and its cc1 and as if they still run (the command failed or was
+        interrupted)."""
         if self.process is not None and self.process.poll() is None:
-            self.process.kill()
+            try:
+                os.killpg(self.process.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
             self.process.wait()
