@@ -34,10 +34,14 @@ _STATEMENT_PRAGMA = re.compile(rb"#[ \t]*pragma[ \t]+(omp|acc|GCC[ \t]+(ivdep|un
 
 
 def split_source(
-    text: bytes, takeovers: list[Takeover], globals_as: dict[str, str] | None = None
+    text: bytes,
+    takeovers: list[Takeover],
+    globals_as: dict[str, str] | None = None,
+    originals: dict[str, str] | None = None,
 ) -> bytes:
     """The preprocessed unit `text` with every taken-over definition replaced as the module
-    doc describes; `globals_as` maps the mutable globals the kernels use to their symbols."""
+    doc describes; `globals_as` maps the mutable globals the kernels use to their symbols,
+    `originals` the kernels whose definition stays too, as a hidden copy of that symbol."""
     markers = LineMarkers(text)
     out = text
     for takeover in sorted(takeovers, key=lambda t: t.info.definition.start, reverse=True):
@@ -49,11 +53,27 @@ def split_source(
         if takeover.is_static:
             first = markers.origin(line_of(text, where.start))
             parts.append(b"\n" + first.marker() + signature + _trampoline(takeover))
+        copy = (originals or {}).get(takeover.info.name)
+        if copy is not None:
+            first = markers.origin(line_of(text, where.start))
+            renamed = _STORAGE_WORDS.sub(b"", _renamed(signature, name_at, copy.encode()))
+            hidden = b'__attribute__((__visibility__("hidden"))) '
+            parts.append(b"\n" + first.marker() + hidden + renamed.strip() + body)
         parts += [m.group() for m in _PRAGMA_LINE.finditer(body) if not _statement_only(m)]
         last = markers.origin(line_of(text, where.body_end - 1))
         replacement = b"\n".join(parts) + b"\n" + last.marker()
         out = out[: where.start] + replacement + out[where.body_end :]
     return out + global_aliases(globals_as or {})
+
+
+#: what makes a copy of a function differ from it: the name it knows itself by
+_OWN_NAME = re.compile(rb"\b(__func__|__FUNCTION__|__PRETTY_FUNCTION__)\b")
+
+
+def may_copy(text: bytes, takeover: Takeover) -> bool:
+    """Does a renamed copy of the kernel's definition behave as the definition does?"""
+    where = takeover.info.definition
+    return _OWN_NAME.search(text[where.body_start : where.body_end]) is None
 
 
 def global_aliases(globals_as: dict[str, str]) -> bytes:

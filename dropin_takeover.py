@@ -168,9 +168,11 @@ def kernel_module(
     hidden: bool,
     debug_info: bool,
     globals_as: dict[str, str] | None = None,
+    hidden_declarations: set[str] | frozenset[str] = frozenset(),
 ) -> str:
     """The LLVM IR text of the object pycc-stencil contributes to the translation unit;
-    `globals_as` maps each mutable global to its symbol (`global_symbols`)."""
+    `globals_as` maps each mutable global to its symbol (`global_symbols`); the functions
+    `hidden_declarations` names are defined hidden by cc's part of the unit."""
     module = lowered.module
     renames = {t.info.name: t.symbol for t in takeovers}
     for name, symbol in (globals_as or {}).items():
@@ -227,6 +229,10 @@ def kernel_module(
         if symbol != name:
             pattern = re.escape(name)
             text = re.sub(rf'@"{pattern}"|@{pattern}(?![\w.$"])', f'@"{symbol}"', text)
+    for name in hidden_declarations:  # a direct call, as to any function of the unit
+        text = re.sub(
+            rf'^declare (.*?@"{re.escape(name)}")', r"declare hidden \1", text, flags=re.M
+        )
     return text if debug_info else _strip_debug_info(text)
 
 

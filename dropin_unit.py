@@ -9,8 +9,9 @@ from collections.abc import Callable
 
 from .diagnostics import CompilerError
 from .dropin_command import CompilerCommand, takeover_policy
+from .dropin_original import call_original_where_unchecked, copy_symbol
 from .dropin_report import NOTHING_IMPROVED, FunctionRecord, UnitResult
-from .dropin_split import split_source
+from .dropin_split import may_copy, split_source
 from .dropin_takeover import (
     Takeover,
     choose,
@@ -76,6 +77,7 @@ def compile_kernels(
             )
     if takeovers:
         generate = _CodeGenerator(target, steps, flags, stage, command.pycc_options, tag)
+        generate.copyable = {t.info.name for t in takeovers if may_copy(text, t)}
 
         def screen(kept: list[Takeover]) -> list[Takeover]:
             return _unless_fusing_elsewhere(lowered, kept, with_products, target, refused)
@@ -109,7 +111,9 @@ def compile_kernels(
         time_ms=time_ms,
     )
     if takeovers:
-        result.split_source = split_source(text, takeovers, global_symbols(lowered, takeovers, tag))
+        result.split_source = split_source(
+            text, takeovers, global_symbols(lowered, takeovers, tag), generate.originals
+        )
         result.pycc_output = output
     return result
 
@@ -215,6 +219,10 @@ class _CodeGenerator:
         self.everything = takeover_policy(options) == "all"
         #: the pipeline's result of the last call (its remarks go to the report)
         self.applied: PipelineResult | None = None
+        #: the kernels whose cc copy the unit may keep (`dropin_split.may_copy`), and those
+        #: whose code calls it on the path the passes' run-time checks reject (`dropin_original`)
+        self.copyable: set[str] = set()
+        self.originals: dict[str, str] = {}
 
     def __call__(
         self,
@@ -235,6 +243,12 @@ class _CodeGenerator:
         takeovers = screen(takeovers)
         if not takeovers:
             return None, []
+        self.originals = {}
+        for takeover in takeovers:
+            name, copy = takeover.info.name, copy_symbol(takeover.symbol)
+            function = lowered.module.get_global(name)
+            if name in self.copyable and call_original_where_unchecked(function, copy):
+                self.originals[name] = copy
         module_text = kernel_module(
             lowered,
             takeovers,
@@ -242,6 +256,7 @@ class _CodeGenerator:
             hidden=self.hidden,
             debug_info=self.debug_info,
             globals_as=global_symbols(lowered, takeovers, self.tag),
+            hidden_declarations=set(self.originals.values()),
         )
         if self.stage == "assembly":
             return compile_to_assembly(module_text, self.target).encode(), takeovers
