@@ -1,13 +1,15 @@
-"""cc's own compile of a taken-over kernel, for the runs where the transformed code does not run.
+"""Tiled kernels that give the call back to cc's code where tiling does not run.
 
 The polyhedral passes guard their code with a run-time check (the `poly.check` block: the
 arrays do not overlap, the parameters meet the model's assumptions and, for the `-large`
 passes, the data exceed the L2 cache). Where it fails, the original nest runs as LLVM compiles
-it, which can be slower than gcc's code for the same nest (heat-3d at PolyBench's MEDIUM size:
-0.80x gcc). When nothing before the check has an effect, that path becomes `return
-original(arguments)`, a call of cc's compile of the original function, which the unit cc
-compiles keeps as a hidden copy (`dropin_split`): where tiling does not pay, a taken-over
-kernel runs exactly cc's code.
+it, which can be slower than gcc's code for the same function, all the more where gcc inlines
+the kernel into its caller and specializes it for constant sizes (heat-3d at PolyBench's
+MEDIUM size: 0.80x gcc). When nothing before the check has an effect, the kernel becomes a
+*try*: `int try([void *result,] arguments)` returns 0 at the failing check, having done
+nothing, and 1 once the tiled code ran (its result stored through `result`). cc keeps the
+kernel's own definition, which calls the try first and otherwise runs its own code
+(`dropin_split`): where tiling does not pay, a taken-over kernel is exactly cc's.
 """
 
 from __future__ import annotations
@@ -21,81 +23,105 @@ from .ir_passes.core.analyses import invalidate
 from .ir_passes.core.cfg import CFG
 from .ir_passes.core.rewrite import set_terminator
 
-#: the suffix of the hidden copy's symbol
-COPY_SUFFIX = "__pycc_cc"
 #: the block the polyhedral code generator guards its code with (polyhedral/codegen.py)
 _CHECK = re.compile(r"poly\.check(\.\d+)?$")
-#: calls without an effect the copy would repeat
+#: calls without an effect that running the kernel again would repeat
 _NO_EFFECT_CALL = re.compile(
     r"llvm\.(dbg|lifetime|assume|sqrt|fabs|floor|ceil|trunc|rint|round|fma|fmuladd|minnum|"
     r"maxnum|copysign|smin|smax|umin|umax|abs)\."
 )
 _EFFECTS = (ins.StoreInstr, ins.AtomicRMW, ins.CmpXchg, ins.Fence, ins.InvokeInstr)
+I32 = ir.IntType(32)
 
 
-def copy_symbol(symbol: str) -> str:
-    """The symbol of cc's copy of the kernel whose symbol is `symbol`."""
-    return symbol + COPY_SUFFIX
-
-
-def call_original_where_unchecked(function: ir.Function, copy: str) -> bool:
-    """Make each failing edge of a `poly.check` that only code without effects leads to
-    `return copy(arguments)`; whether any was (the copy is then needed)."""
-    if not _plain_signature(function):
+def make_try(function: ir.Function) -> bool:
+    """Turn `function` (a taken-over kernel no other function of its module calls) into its
+    try form, if some `poly.check` is reached only through code without effects; whether it
+    was."""
+    if not _plain_signature(function) or _called_in(function.module, function):
         return False
     cfg = CFG(function)
-    checks = [b for b in cfg.blocks if _CHECK.match(b.name)]
-    changed = False
-    for check in checks:
-        term = check.terminator
-        if not isinstance(term, ins.ConditionalBranch) or not _effect_free_before(cfg, check):
-            continue
-        original = term.operands[2]
-        fallback = function.append_basic_block("original.cc")
-        builder = ir.IRBuilder(fallback)
-        callee = _declaration(function, copy)
-        result = builder.call(callee, list(function.args))
-        if "dbg" in term.metadata:  # a call in a function with debug info needs a location
-            result.set_metadata("dbg", term.metadata["dbg"])
-        if isinstance(function.function_type.return_type, ir.VoidType):
-            builder.ret_void()
-        else:
-            builder.ret(result)
-        condition, tiled = term.operands[0], term.operands[1]
-        set_terminator(check, ins.ConditionalBranch(check, "br", [condition, tiled, fallback]))
-        for phi in (i for i in original.instructions if isinstance(i, ins.PhiInstr)):
-            phi.incomings = [(v, b) for v, b in phi.incomings if b is not check]
-            phi._clear_string_cache()
-        changed = True
-    if changed:
-        invalidate(function)
-    return changed
+    check = next(
+        (
+            b
+            for b in cfg.reverse_postorder()
+            if _CHECK.match(b.name)
+            and isinstance(b.terminator, ins.ConditionalBranch)
+            and _effect_free_before(cfg, b)
+        ),
+        None,
+    )
+    if check is None:
+        return False
+    result_type = function.function_type.return_type
+    returns = not isinstance(result_type, ir.VoidType)
+    result = ir.Argument(function, ir.PointerType(), name="pycc.result") if returns else None
+    function.args = (result, *function.args) if result is not None else function.args
+    function.ftype = ir.FunctionType(I32, [a.type for a in function.args])
+    function.type = function.ftype.as_pointer()
+    function.return_value = ir.ReturnValue(function, I32)
+    for block in list(function.blocks):
+        term = block.terminator
+        if isinstance(term, ins.Ret):
+            builder = ir.IRBuilder(block)
+            builder.position_before(term)
+            if result is not None:
+                builder.store(term.return_value, result)
+            set_terminator(block, ins.Ret(block, "ret", I32(1)))
+    _give_back(function, check)
+    invalidate(function)
+    return True
+
+
+def _give_back(function: ir.Function, check: ir.Block) -> None:
+    """The failing edge of `check` returns 0."""
+    term = check.terminator
+    condition, tiled, original = term.operands
+    declined = function.append_basic_block("pycc.declined")
+    ir.IRBuilder(declined).ret(I32(0))
+    set_terminator(check, ins.ConditionalBranch(check, "br", [condition, tiled, declined]))
+    for phi in (i for i in original.instructions if isinstance(i, ins.PhiInstr)):
+        phi.incomings = [(v, b) for v, b in phi.incomings if b is not check]
+        phi._clear_string_cache()
 
 
 def _plain_signature(function: ir.Function) -> bool:
-    """Can the call pass the arguments on as they came (no struct passed or returned in
-    memory, no argument cc's ABI widens: pointers, `int`s and wider, floating point)?"""
+    """Does C pass the arguments as the IR takes them (pointers, `int`s and wider, floating
+    point: nothing cc's ABI widens, no struct in memory), and return a scalar?"""
     types = [*function.function_type.args, function.function_type.return_type]
-    return all(
+    plain = all(
         isinstance(t, (ir.PointerType, ir.FloatType, ir.DoubleType, ir.VoidType))
         or (isinstance(t, ir.IntType) and t.width in (32, 64))
         for t in types
-    ) and not any("byval" in str(attribute) or "sret" in str(attribute)
-                  for argument in function.args for attribute in argument.attributes)  # fmt: skip
+    )
+    in_memory = any(
+        "byval" in str(attribute) or "sret" in str(attribute)
+        for argument in function.args
+        for attribute in argument.attributes
+    )
+    return plain and not in_memory
+
+
+def _called_in(module: ir.Module, function: ir.Function) -> bool:
+    return any(
+        isinstance(i, (ins.CallInstr, ins.InvokeInstr)) and getattr(i, "callee", None) is function
+        for other in module.functions
+        for block in other.blocks
+        for i in block.instructions
+    )
 
 
 def _effect_free_before(cfg: CFG, check: ir.Block) -> bool:
-    """Has no block from which `check` can be reached (a loop around it included) an
-    effect that running the function again from its start would repeat?"""
+    """Has no block from which `check` can be reached an effect that running the function
+    from its start again would repeat (and is `check` outside every loop)?"""
     before: set[ir.Block] = set()
     work = list(cfg.preds[check])
     while work:
         block = work.pop()
-        if block in before:
-            continue
-        before.add(block)
-        work.extend(cfg.preds[block])
-    if check in before:  # the check is in a loop: the copy would redo earlier iterations
+        if block not in before:
+            before.add(block)
+            work.extend(cfg.preds[block])
+    if check in before:
         return False
     return not any(_has_effect(i) for b in before for i in b.instructions)
 
@@ -106,11 +132,3 @@ def _has_effect(instr: ir.Instruction) -> bool:
     if isinstance(instr, ins.CallInstr):
         return not _NO_EFFECT_CALL.match(getattr(instr.callee, "name", ""))
     return isinstance(instr, ins.LoadInstr) and "volatile" in str(instr)
-
-
-def _declaration(function: ir.Function, name: str) -> ir.Function:
-    module = function.module
-    existing = module.globals.get(name)
-    if isinstance(existing, ir.Function):
-        return existing
-    return ir.Function(module, function.function_type, name=name)

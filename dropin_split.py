@@ -34,14 +34,10 @@ _STATEMENT_PRAGMA = re.compile(rb"#[ \t]*pragma[ \t]+(omp|acc|GCC[ \t]+(ivdep|un
 
 
 def split_source(
-    text: bytes,
-    takeovers: list[Takeover],
-    globals_as: dict[str, str] | None = None,
-    originals: dict[str, str] | None = None,
+    text: bytes, takeovers: list[Takeover], globals_as: dict[str, str] | None = None
 ) -> bytes:
     """The preprocessed unit `text` with every taken-over definition replaced as the module
-    doc describes; `globals_as` maps the mutable globals the kernels use to their symbols,
-    `originals` the kernels whose definition stays too, as a hidden copy of that symbol."""
+    doc describes; `globals_as` maps the mutable globals the kernels use to their symbols."""
     markers = LineMarkers(text)
     out = text
     for takeover in sorted(takeovers, key=lambda t: t.info.definition.start, reverse=True):
@@ -49,31 +45,77 @@ def split_source(
         signature = text[where.start : where.body_start]
         body = text[where.body_start : where.body_end]
         name_at = (where.name_start - where.start, where.name_end - where.start)
-        parts = [_declaration(takeover, signature, name_at)]
-        if takeover.is_static:
-            first = markers.origin(line_of(text, where.start))
+        first = markers.origin(line_of(text, where.start))
+        if takeover.dispatched:
+            parts = [_try_declaration(takeover, signature, name_at)]
+            parts.append(b"\n" + first.marker() + signature + _dispatching(takeover, body))
+        else:
+            parts = [_declaration(takeover, signature, name_at)]
+        if takeover.is_static and not takeover.dispatched:
             parts.append(b"\n" + first.marker() + signature + _trampoline(takeover))
-        copy = (originals or {}).get(takeover.info.name)
-        if copy is not None:
-            first = markers.origin(line_of(text, where.start))
-            renamed = _STORAGE_WORDS.sub(b"", _renamed(signature, name_at, copy.encode()))
-            hidden = b'__attribute__((__visibility__("hidden"))) '
-            parts.append(b"\n" + first.marker() + hidden + renamed.strip() + body)
-        parts += [m.group() for m in _PRAGMA_LINE.finditer(body) if not _statement_only(m)]
+        if not takeover.dispatched:  # (else they are still in the body)
+            parts += [m.group() for m in _PRAGMA_LINE.finditer(body) if not _statement_only(m)]
         last = markers.origin(line_of(text, where.body_end - 1))
         replacement = b"\n".join(parts) + b"\n" + last.marker()
         out = out[: where.start] + replacement + out[where.body_end :]
     return out + global_aliases(globals_as or {})
 
 
-#: what makes a copy of a function differ from it: the name it knows itself by
-_OWN_NAME = re.compile(rb"\b(__func__|__FUNCTION__|__PRETTY_FUNCTION__)\b")
-
-
-def may_copy(text: bytes, takeover: Takeover) -> bool:
-    """Does a renamed copy of the kernel's definition behave as the definition does?"""
+def may_dispatch(text: bytes, takeover: Takeover) -> bool:
+    """Can cc's definition of the kernel call a try of it (`dropin_original`): a prototype
+    whose parameters all have names, no variable arguments?"""
     where = takeover.info.definition
-    return _OWN_NAME.search(text[where.body_start : where.body_end]) is None
+    signature = text[where.start : where.body_start]
+    parameters = _parameter_list(signature, where.name_end - where.start)
+    return (
+        parameters is not None
+        and b"..." not in parameters
+        and all(p.name for p in takeover.info.params)
+        and _without_identifier_list(signature, where.name_end - where.start) == signature
+    )
+
+
+def _parameter_list(signature: bytes, name_end: int) -> bytes | None:
+    """The text between the parentheses after the name, or None."""
+    open_at = signature.find(b"(", name_end)
+    depth = 0
+    for index in range(max(open_at, 0), len(signature)):
+        depth += {ord("("): 1, ord(")"): -1}.get(signature[index], 0)
+        if depth == 0:
+            return signature[open_at + 1 : index] if open_at >= 0 else None
+    return None
+
+
+def _try_declaration(takeover: Takeover, signature: bytes, name_at: tuple[int, int]) -> bytes:
+    """`int TRY([void *result,] the kernel's parameters);`, hidden."""
+    parameters = (_parameter_list(signature, name_at[1]) or b"").strip()
+    if parameters in (b"", b"void"):
+        parameters = b"void *" if takeover.returns_value else b"void"
+    elif takeover.returns_value:
+        parameters = b"void *, " + parameters
+    return (
+        b'__attribute__((__visibility__("hidden"))) extern int '
+        + takeover.symbol.encode()
+        + b"("
+        + parameters
+        + b");"
+    )
+
+
+def _dispatching(takeover: Takeover, body: bytes) -> bytes:
+    """The kernel's body behind a call of its try: `{ if (try(...)) return; {body} }`, the
+    result kept in a declaration at the start of the block, so C90 accepts it too."""
+    arguments = ", ".join(p.name for p in takeover.info.params)
+    name, symbol = takeover.info.name, takeover.symbol
+    if takeover.returns_value:
+        result = "__pycc_result"
+        head = (
+            f"{{ __typeof__({name}({arguments})) {result}; "
+            f"if ({symbol}(&{result}{', ' if arguments else ''}{arguments})) return {result}; "
+        )
+    else:
+        head = f"{{ if ({symbol}({arguments})) return; "
+    return head.encode() + body + b" }"
 
 
 def global_aliases(globals_as: dict[str, str]) -> bytes:

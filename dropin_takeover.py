@@ -36,6 +36,8 @@ class Takeover:
     info: FunctionInfo
     symbol: str
     weak: bool = False  # `#pragma weak NAME` in the unit: a weak definition, as cc makes it
+    #: a try (`dropin_original`): cc's definition of the kernel calls it, a hidden symbol
+    dispatched: bool = False
 
     @property
     def is_static(self) -> bool:
@@ -168,11 +170,9 @@ def kernel_module(
     hidden: bool,
     debug_info: bool,
     globals_as: dict[str, str] | None = None,
-    hidden_declarations: set[str] | frozenset[str] = frozenset(),
 ) -> str:
     """The LLVM IR text of the object pycc-stencil contributes to the translation unit;
-    `globals_as` maps each mutable global to its symbol (`global_symbols`); the functions
-    `hidden_declarations` names are defined hidden by cc's part of the unit."""
+    `globals_as` maps each mutable global to its symbol (`global_symbols`)."""
     module = lowered.module
     renames = {t.info.name: t.symbol for t in takeovers}
     for name, symbol in (globals_as or {}).items():
@@ -229,16 +229,15 @@ def kernel_module(
         if symbol != name:
             pattern = re.escape(name)
             text = re.sub(rf'@"{pattern}"|@{pattern}(?![\w.$"])', f'@"{symbol}"', text)
-    for name in hidden_declarations:  # a direct call, as to any function of the unit
-        text = re.sub(
-            rf'^declare (.*?@"{re.escape(name)}")', r"declare hidden \1", text, flags=re.M
-        )
     return text if debug_info else _strip_debug_info(text)
 
 
 def _set_symbol(function: ir.Function, takeover: Takeover, hidden: bool) -> None:
     """Linkage, visibility and section as cc would give the kernel's symbol (llvmlite prints
     `linkage` verbatim after `define`, so it carries the visibility too)."""
+    if takeover.dispatched:  # the user's attributes are on cc's definition
+        function.linkage = "hidden"
+        return
     visibility = "hidden" if hidden or takeover.is_static else ""
     linkage = "weak" if takeover.weak else ""
     for attribute in takeover.info.attributes:

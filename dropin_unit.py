@@ -6,12 +6,13 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable
+from dataclasses import replace
 
 from .diagnostics import CompilerError
 from .dropin_command import CompilerCommand, takeover_policy
-from .dropin_original import call_original_where_unchecked, copy_symbol
+from .dropin_original import make_try
 from .dropin_report import NOTHING_IMPROVED, FunctionRecord, UnitResult
-from .dropin_split import may_copy, split_source
+from .dropin_split import may_dispatch, split_source
 from .dropin_takeover import (
     Takeover,
     choose,
@@ -77,7 +78,7 @@ def compile_kernels(
             )
     if takeovers:
         generate = _CodeGenerator(target, steps, flags, stage, command.pycc_options, tag)
-        generate.copyable = {t.info.name for t in takeovers if may_copy(text, t)}
+        generate.dispatchable = {t.info.name for t in takeovers if may_dispatch(text, t)}
 
         def screen(kept: list[Takeover]) -> list[Takeover]:
             return _unless_fusing_elsewhere(lowered, kept, with_products, target, refused)
@@ -111,9 +112,7 @@ def compile_kernels(
         time_ms=time_ms,
     )
     if takeovers:
-        result.split_source = split_source(
-            text, takeovers, global_symbols(lowered, takeovers, tag), generate.originals
-        )
+        result.split_source = split_source(text, takeovers, global_symbols(lowered, takeovers, tag))
         result.pycc_output = output
     return result
 
@@ -219,10 +218,8 @@ class _CodeGenerator:
         self.everything = takeover_policy(options) == "all"
         #: the pipeline's result of the last call (its remarks go to the report)
         self.applied: PipelineResult | None = None
-        #: the kernels whose cc copy the unit may keep (`dropin_split.may_copy`), and those
-        #: whose code calls it on the path the passes' run-time checks reject (`dropin_original`)
-        self.copyable: set[str] = set()
-        self.originals: dict[str, str] = {}
+        #: the kernels whose definition cc may keep, calling their try (`dropin_original`)
+        self.dispatchable: set[str] = set()
 
     def __call__(
         self,
@@ -243,12 +240,7 @@ class _CodeGenerator:
         takeovers = screen(takeovers)
         if not takeovers:
             return None, []
-        self.originals = {}
-        for takeover in takeovers:
-            name, copy = takeover.info.name, copy_symbol(takeover.symbol)
-            function = lowered.module.get_global(name)
-            if name in self.copyable and call_original_where_unchecked(function, copy):
-                self.originals[name] = copy
+        takeovers = [self._try(lowered, t) for t in takeovers]
         module_text = kernel_module(
             lowered,
             takeovers,
@@ -256,11 +248,17 @@ class _CodeGenerator:
             hidden=self.hidden,
             debug_info=self.debug_info,
             globals_as=global_symbols(lowered, takeovers, self.tag),
-            hidden_declarations=set(self.originals.values()),
         )
         if self.stage == "assembly":
             return compile_to_assembly(module_text, self.target).encode(), takeovers
         return compile_to_object(module_text, self.target), takeovers
+
+    def _try(self, lowered: LoweredModule, takeover: Takeover) -> Takeover:
+        """`takeover` as a try that cc's definition calls, where it can be one."""
+        name = takeover.info.name
+        if name not in self.dispatchable or not make_try(lowered.module.get_global(name)):
+            return takeover
+        return replace(takeover, symbol=f"__pycc_{self.tag}_{name}", dispatched=True)
 
     def _improved(
         self, lowered: LoweredModule, takeovers: list[Takeover], refused: dict[str, str]

@@ -1,6 +1,7 @@
 """Where the run-time check of a tiled kernel fails (data within the L2, overlapping arrays),
-compiler mode runs cc's own compile of the original function, not LLVM's (`dropin_original`):
-a taken-over kernel is then exactly as fast as cc's where tiling does not pay."""
+the kernel runs cc's own code (`dropin_original`): cc keeps its definition, which first calls
+the tiled code's *try*; a taken-over kernel is then exactly cc's where tiling does not pay,
+inlined and specialized by cc where cc would."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from pycc_stencil.dropin_original import call_original_where_unchecked, copy_symbol
+from pycc_stencil.dropin_original import make_try
 from pycc_stencil.emit.targets import host_target
 from pycc_stencil.frontend import lower_file
 from pycc_stencil.ir_passes.pipeline import parse_pipeline, run_passes
@@ -17,44 +18,74 @@ from test_compiler_mode import CC, PYCC, clean_env
 from test_tiling import STENCILS_C, _split_functions
 
 JACOBI = _split_functions(STENCILS_C)["jacobi2d_two"]
-
-MAIN = r"""
+#: the same sweeps returning a value, in one file with its caller and a static kernel
+PROGRAM = r"""
 #include <stdio.h>
-void jacobi2d_two(int T, int n, double A[n][n], double B[n][n]);
-static double A[41][41], B[41][41];
-int main(void)
+double jacobi_sum(int T, int n, double A[n][n], double B[n][n]) {
+  for (int t = 0; t < T; t++) {
+    for (int i = 1; i < n - 1; i++)
+      for (int j = 1; j < n - 1; j++)
+        B[i][j] = 0.2 * (A[i][j] + A[i][j - 1] + A[i][j + 1] + A[i - 1][j] + A[i + 1][j]);
+    for (int i = 1; i < n - 1; i++)
+      for (int j = 1; j < n - 1; j++)
+        A[i][j] = 0.2 * (B[i][j] + B[i][j - 1] + B[i][j + 1] + B[i - 1][j] + B[i + 1][j]);
+  }
+  return A[1][1] + B[n - 2][n - 2];
+}
+static void jacobi_static(int T, int n, double A[n][n], double B[n][n]) {
+  for (int t = 0; t < T; t++) {
+    for (int i = 1; i < n - 1; i++)
+      for (int j = 1; j < n - 1; j++)
+        B[i][j] = 0.25 * (A[i][j - 1] + A[i][j + 1] + A[i - 1][j] + A[i + 1][j]);
+    for (int i = 1; i < n - 1; i++)
+      for (int j = 1; j < n - 1; j++)
+        A[i][j] = B[i][j];
+  }
+}
+static double A[53][53], B[53][53];
+int main(int argc, char **argv)
 {
-    for (int i = 0; i < 41; i++)
-        for (int j = 0; j < 41; j++)
-            A[i][j] = B[i][j] = (i * 41 + j) % 13 * 0.125;
-    jacobi2d_two(4, 41, A, B);
-    printf("%a %a\n", A[20][20], B[7][33]);
+    int n = argc > 1 ? 53 : 41;
+    for (int i = 0; i < 53; i++)
+        for (int j = 0; j < 53; j++)
+            A[i][j] = B[i][j] = (i * 53 + j) % 13 * 0.125;
+    double s = jacobi_sum(4, n, (double (*)[n])A, (double (*)[n])B);
+    jacobi_static(3, n, (double (*)[n])A, (double (*)[n])B);
+    printf("%a %a %a\n", s, A[20][20], B[7][33]);
     return 0;
 }
 """
 
 
 @pytest.mark.skipif(PYCC is None, reason="pycc-stencil is not installed")
-def test_below_the_l2_the_kernel_runs_ccs_compile(tmp_path):
-    (tmp_path / "k.c").write_text(JACOBI)
-    (tmp_path / "main.c").write_text(MAIN)
-    env = clean_env(tmp_path / "cache", PYCC_TAKEOVER="")
+@pytest.mark.parametrize("l2", ["", "8K"], ids=["cc's code", "tiled"])
+def test_the_kernels_definition_stays_cc_s_and_calls_the_try(tmp_path, l2):
+    """Below the L2 the try declines and cc's code runs; above it (a small L2) the tiled code
+    runs; both bit-identical to cc's program, with a value returned and a static kernel."""
+    (tmp_path / "p.c").write_text(PROGRAM)
+    env = clean_env(tmp_path / "cache", PYCC_TAKEOVER="", PYCC_REPORT=str(tmp_path / "r.json"))
+    if l2:
+        env["PYCC_CACHE_L2"] = l2
     outputs = []
     for compiler in (CC, PYCC):
-        for step in (["-S", "k.c", "-o", "k.s"], ["k.c", "main.c", "-o", "app"]):
+        for step in (["-S", "p.c", "-o", "p.s"], ["p.c", "-o", "app"]):
             done = subprocess.run(
                 [compiler, "-O3", *step], cwd=tmp_path, env=env, capture_output=True, text=True
             )
             assert done.returncode == 0, done.stderr
-        run = subprocess.run(["./app"], cwd=tmp_path, capture_output=True, text=True)
-        outputs.append(run.stdout)
-    assert outputs[0] == outputs[1]
-    assembly = (tmp_path / "k.s").read_text()
-    copy = copy_symbol("jacobi2d_two")
-    assert re.search(rf"^{copy}:", assembly, re.M), "cc's copy is not in the unit"
-    assert re.search(rf"\.hidden\s+{copy}\b", assembly)
-    ours = assembly[assembly.index("jacobi2d_two:") :]  # pycc-stencil's part comes last
-    assert re.search(rf"\b(jmp|call)\s+{copy}\b", ours), "the tiled kernel never calls it"
+        for argv in (["./app"], ["./app", "big"]):
+            run = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True)
+            outputs.append(run.stdout)
+    assert outputs[:2] == outputs[2:]
+    report = (tmp_path / "r.json").read_text()
+    assert report.count('"compiled_by": "pycc-stencil"') >= 2, report
+    assembly = (tmp_path / "p.s").read_text()
+    for kernel in ("jacobi_sum", "jacobi_static"):
+        (try_symbol,) = set(re.findall(rf"__pycc_\w+_{kernel}\b", assembly))
+        assert re.search(rf"^{try_symbol}:", assembly, re.M), "the try is not defined"
+        assert re.search(rf"\.hidden\s+{try_symbol}\b", assembly)
+        assert re.search(rf"call\s+{try_symbol}\b", assembly), "cc's code never calls it"
+    assert re.search(r"^jacobi_sum:", assembly, re.M) and ".globl\tjacobi_sum" in assembly
 
 
 def _tiled(tmp_path: Path, code: str):
@@ -66,29 +97,17 @@ def _tiled(tmp_path: Path, code: str):
     return lowered.module.get_global("jacobi2d_two")
 
 
-def test_the_check_after_an_effect_keeps_the_original_nest(tmp_path):
-    """A store before the nest would run twice if the copy ran the function again."""
+def test_an_effect_before_the_check_keeps_the_kernel_whole(tmp_path):
+    """A store before the nest would run twice if cc's code ran after the try."""
     function = _tiled(tmp_path, JACOBI.replace("for (int t", "A[0][0] = 1.0;\n  for (int t", 1))
-    assert not call_original_where_unchecked(function, "copy")
-    assert "copy" not in str(function)
+    assert not make_try(function)
+    assert str(function).startswith('define void @"jacobi2d_two"')
 
 
-def test_the_check_of_an_effect_free_start_calls_the_copy(tmp_path):
+def test_the_try_declines_at_the_check(tmp_path):
     function = _tiled(tmp_path, JACOBI)
-    assert call_original_where_unchecked(function, "copy")
-    assert re.search(r'call void @"copy"\(i32 %"T", i32 %"n", ptr %"A", ptr %"B"\)', str(function))
-
-
-@pytest.mark.skipif(PYCC is None, reason="pycc-stencil is not installed")
-def test_a_kernel_that_names_itself_gets_no_copy(tmp_path):
-    """`__func__` in a copy would name the copy."""
-    code = JACOBI.rstrip().removesuffix("}") + "  A[0][0] += __func__[0] == 'j';\n}\n"
-    (tmp_path / "k.c").write_text(code)
-    env = clean_env(tmp_path / "cache", PYCC_TAKEOVER="", PYCC_REPORT=str(tmp_path / "r.json"))
-    done = subprocess.run(
-        [PYCC, "-O3", "-S", "k.c", "-o", "k.s"], cwd=tmp_path, env=env, capture_output=True,
-        text=True,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr
-    assert '"compiled_by": "pycc-stencil"' in (tmp_path / "r.json").read_text()
-    assert copy_symbol("jacobi2d_two") not in (tmp_path / "k.s").read_text()
+    assert make_try(function)
+    text = str(function)
+    assert text.startswith('define i32 @"jacobi2d_two"(i32 %"T", i32 %"n", ptr %"A", ptr %"B")')
+    assert re.search(r"pycc\.declined:\s*\n\s*ret i32 0", text)
+    assert "ret void" not in text and "ret i32 1" in text
