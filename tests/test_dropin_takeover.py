@@ -146,3 +146,22 @@ def test_without_passes_nothing_of_pycc_stencil_runs(tmp_path):
         )  # fmt: skip
         assert done.returncode == 0 and (tmp_path / "kernels.o").exists(), done.stderr
         assert ("pycc_stencil.dropin_driver" in done.stderr) is driver, level
+
+
+def test_a_warm_cache_loads_neither_libclang_nor_llvm_nor_isl(tmp_path):
+    """The second compile of a file with a kernel taken over is a cache hit: Python loads
+    none of the heavy modules (`-X importtime`'s list)."""
+    (tmp_path / "kernels.c").write_text(KERNELS)
+    report = tmp_path / "report.jsonl"
+    env = clean_env(tmp_path / "cache", PYCC_TAKEOVER="", PYCC_CACHE_L2="4096")
+    for _ in range(2):
+        done = subprocess.run(
+            [PYCC, "-O3", "-c", "kernels.c"], cwd=tmp_path, env=env, capture_output=True,
+            text=True,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        env.update(PYTHONPROFILEIMPORTTIME="1", PYCC_REPORT=str(report))
+    unit = json.loads(report.read_text())
+    assert unit["cache"] == "hit" and "pycc-stencil" in compiled_by(unit).values(), unit
+    loaded = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines()}
+    assert not {"clang.cindex", "llvmlite.binding", "islpy", "numpy"} & loaded
