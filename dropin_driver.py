@@ -35,6 +35,7 @@ from .dropin_command import (
     requested_passes,
 )
 from .dropin_prescan import has_locality_nest
+from .dropin_replay import record, replay, replay_key
 from .dropin_report import (
     NOTHING_IMPROVED,
     FunctionRecord,
@@ -221,7 +222,15 @@ class Driver:
         (`original`), which `speculative` runs meanwhile (its diagnostics are the user's in
         either case)."""
         output = original[-1]
-        result, cache_state = self._analyse(item.path, text, stage, unit, scratch)
+        preprocessed = self._preprocess(item.path)
+        key = None if preprocessed is None else self._key(item.path, text, stage, preprocessed)
+        outputs = None if key is None else replay_key(key, original, self.flags)
+        replayed = None if outputs is None else self._replay(key, outputs, unit)
+        if replayed is not None:
+            data, failure = replayed
+            return self._finish(unit, _write_output(data, output), started, failure)
+        speculative.begin()
+        result, cache_state = self._analyse(item.path, preprocessed, key, stage, unit, scratch)
         unit.cache = cache_state
         if cache_state is None:  # left to cc before the front end saw it
             unit.status = "passthrough"
@@ -233,6 +242,7 @@ class Driver:
             else:
                 status = self._cc(original)
             self.cc_seconds += speculative.seconds
+            self._record(outputs, status, speculative, original)
             return self._finish(unit, status, started, result.failure)
         status = self._compile_split(result, item, output, stage, scratch, unit, speculative)
         if status is None:  # the rewritten file did not compile: cc's whole file it is
@@ -245,7 +255,42 @@ class Driver:
         else:
             unit.status = "pycc" if status == 0 else "cc"
         self.cc_seconds += speculative.seconds
+        self._record(outputs, status, speculative, original)
         return self._finish(unit, status, started)
+
+    def _replay(
+        self, key: str | None, outputs: str, unit: UnitRecord
+    ) -> tuple[bytes, str | None] | None:
+        """The output of an identical earlier compile (its diagnostics printed, its dependency
+        file written, `unit` filled from its result) and that result's failure; None if
+        there is none."""
+        hit = None if key is None else cache.load(key)
+        if hit is None:
+            return None
+        try:
+            result = _result_from_cache(*hit)
+        except (KeyError, TypeError, ValueError):
+            return None
+        data = replay(outputs)
+        if data is None:
+            return None
+        unit.cache, unit.functions = "hit", result.functions
+        unit.reason = result.failure or result.reason
+        taken = any(f.compiled_by == "pycc-stencil" for f in result.functions)
+        unit.status = "pycc" if taken else "cc"
+        return data, result.failure
+
+    def _record(
+        self, outputs: str | None, status: int, whole: _Speculative, original: list[str]
+    ) -> None:
+        """Keep a successful compile's outputs for `replay` (when replayable)."""
+        if outputs is None or status != 0 or whole.printed is None or original[-1] == "-":
+            return
+        record(outputs, original[-1], whole.printed, self._dependency_file(original))
+
+    def _dependency_file(self, original: list[str]) -> str | None:
+        """The dependency file the compile writes (`-MF`, made explicit), if any."""
+        return next((b for a, b in zip(original, original[1:]) if a == "-MF"), None)
 
     def _finish(
         self, unit: UnitRecord, status: int, started: float, failure: str | None = None
@@ -278,21 +323,16 @@ class Driver:
         level = next((f for f in reversed(self.flags) if f.startswith("-O")), "-O0")
         return f"{level}, passes: {self.passes or 'none'}"
 
-    def _analyse(
-        self, source: str, text: bytes, stage: str, unit: UnitRecord, scratch: str
-    ) -> tuple[UnitResult, str | None]:
-        """pycc-stencil's part of the unit, from the cache or computed (then cached).
-
-        The preprocessed unit comes from `cc -E` on the original file with the user's flags
-        (cc's compile of the whole file writes the dependency file): it is what the front end
-        lowers, what cc compiles the rest of, and part of the cache key."""
+    def _preprocess(self, source: str) -> bytes | None:
+        """`cc -E` of the original file with the user's flags (cc's compile of the whole file
+        writes the dependency file), None if it fails: the unit the front end lowers, cc
+        compiles the rest of, and the cache key includes."""
         flags = [f for f in self.without_dependency_file() if f != "-P"]  # -P drops line markers
-        preprocessed = self._cc([*flags, "-E", "-x", "c", source, "-o", "-"], True)
-        if isinstance(preprocessed, int) or preprocessed.returncode != 0:
-            return UnitResult(reason="the file does not preprocess; cc reports why"), None
-        if only_locality_passes(self.command) and not has_locality_nest(preprocessed.stdout):
-            return UnitResult(reason=NO_LOCALITY_NEST), None  # not even parsed
-        key = cache.cache_key(
+        done = self._cc([*flags, "-E", "-x", "c", source, "-o", "-"], True)
+        return None if isinstance(done, int) or done.returncode != 0 else done.stdout
+
+    def _key(self, source: str, text: bytes, stage: str, preprocessed: bytes) -> str:
+        return cache.cache_key(
             cache.environment(self.cc, self.command),
             stage,
             json.dumps(self.flags),
@@ -300,8 +340,23 @@ class Driver:
             self.row_align or "",
             os.path.abspath(source),
             text,
-            preprocessed.stdout,
+            preprocessed,
         )
+
+    def _analyse(
+        self,
+        source: str,
+        preprocessed: bytes | None,
+        key: str | None,
+        stage: str,
+        unit: UnitRecord,
+        scratch: str,
+    ) -> tuple[UnitResult, str | None]:
+        """pycc-stencil's part of the unit, from the cache (`key`) or computed (then cached)."""
+        if preprocessed is None or key is None:
+            return UnitResult(reason="the file does not preprocess; cc reports why"), None
+        if only_locality_passes(self.command) and not has_locality_nest(preprocessed):
+            return UnitResult(reason=NO_LOCALITY_NEST), None  # not even parsed
         hit = cache.load(key)
         if hit is not None:
             try:
@@ -310,7 +365,7 @@ class Driver:
                 pass  # an entry from another layout: recompute
         unit_path = _scratch_file(scratch, "unit.i")
         with open(unit_path, "wb") as handle:
-            handle.write(preprocessed.stdout)
+            handle.write(preprocessed)
         result = self._compute(source, unit_path, stage)
         unit.time_ms.update(result.time_ms)
         if not result.internal_error:
@@ -453,12 +508,16 @@ def _publish(path: str, output: str) -> int:
     """Move a finished output into place: atomically for a regular file, so a failed or
     interrupted build never leaves a partial one; `-` is stdout; devices such as /dev/null
     and other special files are written, never replaced."""
+    with open(path, "rb") as handle:
+        return _write_output(handle.read(), output)
+
+
+def _write_output(data: bytes, output: str) -> int:
+    """`_publish` of `data`."""
     if output == "-":
-        with open(path, "rb") as handle:
-            return _write_stdout(handle.read())
+        return _write_stdout(data)
     try:
-        with open(path, "rb") as handle:
-            write_atomically(output, handle.read(), mode=output_mode())
+        write_atomically(output, data, mode=output_mode())
     except OSError as exc:
         print(f"pycc-stencil: error: cannot write '{output}': {exc.strerror}", file=sys.stderr)
         return 1
@@ -525,7 +584,12 @@ class _Speculative:
         self.seconds = 0.0
         self.process: subprocess.Popen | None = None
         self.error = ""
-        if ahead:
+        #: what cc printed (its stderr) once finished, None if it printed to stdout too
+        self.printed: bytes | None = None
+
+    def begin(self) -> None:
+        """Start cc now if it is to run ahead of pycc-stencil's work."""
+        if self.ahead and self.process is None:
             self._start()
 
     def _start(self) -> None:
@@ -551,6 +615,7 @@ class _Speculative:
             return 127
         out, err = self.process.communicate()
         self.seconds = time.perf_counter() - self.started
+        self.printed = None if out else err
         sys.stderr.buffer.write(err)
         sys.stderr.flush()
         if out and _write_stdout(out) != 0:

@@ -26,14 +26,30 @@ void f(int n, float *a, float *b)
 """
 
 
+def logging_cc(directory: Path) -> tuple[Path, Path]:
+    """A cc that appends each of its command lines to a log: (the cc, the log). Made once
+    (its mtime is part of the cache key)."""
+    log = directory / "cc.log"
+    wrapper = directory / "logging-cc"
+    if not wrapper.exists():
+        wrapper.write_text(
+            f'#!/bin/sh\necho "$*" >> "$(dirname "$0")/{log.name}"\nexec {CC} "$@"\n'
+        )
+        wrapper.chmod(0o755)
+    return wrapper, log
+
+
+def compiles_of(log: Path, source: str) -> list[str]:
+    """The logged commands that compiled `source` itself (not `-E`)."""
+    lines = log.read_text().splitlines() if log.exists() else []
+    return [c for c in lines if c.split()[-3:-2] == [source] and "-E" not in c.split()]
+
+
 def _compile(tmp_path: Path, flags: list[str], **env: str) -> tuple[list[str], dict, str]:
     """k.c compiled with `flags` through a cc that logs its commands: (the commands that
     compiled k.c itself, the report, pycc-stencil's stderr)."""
     (tmp_path / "k.c").write_text(UNTOUCHED)
-    log = tmp_path / "cc.log"
-    wrapper = tmp_path / "logging-cc"
-    wrapper.write_text(f'#!/bin/sh\necho "$*" >> {log}\nexec {CC} "$@"\n')
-    wrapper.chmod(0o755)
+    wrapper, log = logging_cc(tmp_path)
     report = tmp_path / "report.jsonl"
     environment = clean_env(tmp_path / "cache", PYCC_REPORT=str(report), PYCC_CC=str(wrapper))
     environment.update(env)
@@ -42,10 +58,7 @@ def _compile(tmp_path: Path, flags: list[str], **env: str) -> tuple[list[str], d
         capture_output=True, text=True,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
-    commands = [
-        c for c in log.read_text().splitlines() if c.split()[-3:-2] == ["k.c"] and "-E" not in c
-    ]
-    return commands, json.loads(report.read_text()), done.stderr
+    return compiles_of(log, "k.c"), json.loads(report.read_text()), done.stderr
 
 
 def test_nothing_taken_over_is_one_compile_of_the_file(tmp_path):

@@ -1,0 +1,82 @@
+"""A warm compile gives back the outputs of the identical earlier one (`dropin_replay`): the
+object, what cc printed, the dependency file, with no compile run; anything outside the key
+(a header's text, the directory under -g, extra output files) makes it compile again."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+from test_compiler_mode import PYCC, clean_env
+from test_dropin_speculative import compiles_of, logging_cc
+from test_tiling import STENCILS_C, _split_functions
+
+pytestmark = pytest.mark.skipif(PYCC is None, reason="pycc-stencil is not installed")
+
+#: a tiled kernel (taken over at -O3) and a warning of cc's
+KERNEL = '#include "k.h"\n' + _split_functions(STENCILS_C)["jacobi2d_two"].replace(
+    "{\n", "{\n  int unused = 1 / 0;\n", 1
+).replace("0.2 *", "SCALE *")
+
+
+def _compile(directory: Path, flags: list[str], tools: Path) -> tuple[list[str], dict, str]:
+    """k.c compiled (`-O3 -MD`, `flags`) with the logging cc and the cache in `tools`: (the
+    compiles of k.c that ran, the report, stderr)."""
+    wrapper, log = logging_cc(tools)
+    cache = tools / "cache"
+    log.unlink(missing_ok=True)
+    report = directory / "report.jsonl"
+    report.unlink(missing_ok=True)
+    env = clean_env(cache, PYCC_TAKEOVER="", PYCC_REPORT=str(report), PYCC_CC=str(wrapper))
+    done = subprocess.run(
+        [PYCC, "-O3", "-MD", *flags, "-c", "k.c", "-o", "k.o"], cwd=directory, env=env,
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    return compiles_of(log, "k.c"), json.loads(report.read_text()), done.stderr
+
+
+def _project(directory: Path) -> Path:
+    directory.mkdir()
+    (directory / "k.c").write_text(KERNEL)
+    (directory / "k.h").write_text("#define SCALE 0.2\n")
+    return directory
+
+
+def test_a_warm_compile_gives_the_outputs_back_without_compiling(tmp_path):
+    project = _project(tmp_path / "p")
+    ran, unit, printed = _compile(project, [], tmp_path)
+    assert ran and unit["status"] == "pycc" and "division by zero" in printed, unit
+    first = [(project / name).read_bytes() for name in ("k.o", "k.d")]
+    (project / "k.o").unlink()
+    ran, unit, again = _compile(project, [], tmp_path)
+    assert ran == [] and unit["cache"] == "hit" and unit["status"] == "pycc", ran
+    assert again == printed
+    assert [(project / name).read_bytes() for name in ("k.o", "k.d")] == first
+
+
+def test_a_changed_header_compiles_again(tmp_path):
+    project = _project(tmp_path / "p")
+    _compile(project, [], tmp_path)
+    (project / "k.h").write_text("#define SCALE 0.25\n")
+    ran, unit, _ = _compile(project, [], tmp_path)
+    assert ran and unit["cache"] == "miss", ran
+
+
+@pytest.mark.parametrize(
+    "flags, moved", [(["-fstack-usage"], False), (["-g"], True)], ids=["su", "g-cwd"]
+)
+def test_outputs_outside_the_key_compile_again(tmp_path, flags, moved):
+    """`-fstack-usage` writes k.su besides the object; under -g the object names the
+    directory it was compiled in."""
+    project = _project(tmp_path / "p")
+    _compile(project, flags, tmp_path)
+    if moved:
+        project = project.rename(tmp_path / "q")
+    else:
+        (project / "k.su").unlink()
+    ran, _, _ = _compile(project, flags, tmp_path)
+    assert ran, "the outputs were given back"
+    assert moved or (project / "k.su").exists()
