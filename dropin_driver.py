@@ -277,7 +277,7 @@ class Driver:
         unit.cache, unit.functions = "hit", result.functions
         unit.reason = result.failure or result.reason
         taken = any(f.compiled_by == "pycc-stencil" for f in result.functions)
-        unit.status = "pycc" if taken else "cc"
+        unit.status = "pycc" if taken else "cc" if result.functions else "passthrough"
         return data, result.failure
 
     def _record(
@@ -356,7 +356,9 @@ class Driver:
         if preprocessed is None or key is None:
             return UnitResult(reason="the file does not preprocess; cc reports why"), None
         if only_locality_passes(self.command) and not has_locality_nest(preprocessed):
-            return UnitResult(reason=NO_LOCALITY_NEST), None  # not even parsed
+            result = UnitResult(reason=NO_LOCALITY_NEST)  # not even parsed
+            cache.store(key, *_result_to_cache(result))  # (for `dropin_replay`)
+            return result, None
         hit = cache.load(key)
         if hit is not None:
             try:

@@ -80,3 +80,14 @@ def test_outputs_outside_the_key_compile_again(tmp_path, flags, moved):
     ran, _, _ = _compile(project, flags, tmp_path)
     assert ran, "the outputs were given back"
     assert moved or (project / "k.su").exists()
+
+
+def test_a_file_left_to_cc_before_parsing_is_given_back_too(tmp_path):
+    """No nest the -O3 passes could tile: the warm compile runs no compile either."""
+    project = tmp_path / "p"
+    project.mkdir()
+    code = "int f(int n, int *a) { int s = 0; for (int i = 0; i < n; i++) s += a[i]; return s; }"
+    (project / "k.c").write_text(code + "\n")
+    _compile(project, [], tmp_path)
+    ran, unit, _ = _compile(project, [], tmp_path)
+    assert ran == [] and unit["status"] == "passthrough", (ran, unit)
