@@ -603,7 +603,7 @@ class _Speculative:
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 env=self.environment,
-                process_group=0,  # `stop` ends cc1 and as with it
+                start_new_session=True,  # its own process group: `stop` ends cc1 and as too
             )
         except OSError as exc:
             self.error = f"pycc-stencil: error: cannot run '{self.command[0]}': {exc.strerror}\n"

@@ -48,6 +48,8 @@ def replay_key(key: str, command: list[str], flags: list[str]) -> str | None:
 
 def record(key: str, output: str, printed: bytes, dependency_file: str | None) -> None:
     """Keep the finished `output`, cc's `printed` diagnostics and the dependency file."""
+    if not os.path.isfile(output) or (dependency_file and not os.path.isfile(dependency_file)):
+        return  # a device or a pipe (`-o /dev/stdout`): nothing to read back
     blobs = {"printed": printed}
     try:
         with open(output, "rb") as handle:
