@@ -41,6 +41,11 @@ _ARITHMETIC_CALL = re.compile(
     rb"copysign)[fl]?|abs|labs|llabs)$"
 )
 _IDENTIFIER = re.compile(rb"[A-Za-z_]\w*$")
+#: the first word of a counter's declaration that makes it unsigned: the model needs loop tests
+#: to be signed comparisons (C's and <stdint.h>'s names: a header cannot redefine them)
+_UNSIGNED = frozenset(
+    b"unsigned size_t uint8_t uint16_t uint32_t uint64_t uintptr_t uintmax_t _Bool".split()
+)
 
 
 def has_locality_nest(preprocessed: bytes) -> bool:
@@ -143,10 +148,13 @@ def _has_candidate(tokens: list[bytes], start: int, end: int) -> bool:
 
 
 def _affine_nest(tokens: list[bytes], start: int, end: int) -> bool:
-    """No token of the nest puts it outside the model (a `do` loop tests its condition last)."""
+    """No token of the nest puts it outside the model (a `do` loop tests its condition last;
+    a `for` that declares an unsigned counter compares without sign)."""
     previous = b""
-    for token in tokens[start : end + 1]:
+    for index, token in enumerate(tokens[start : end + 1], start):
         if token in _NOT_AFFINE or token == b"do":
+            return False
+        if token == b"for" and tokens[index + 2 : index + 3] and tokens[index + 2] in _UNSIGNED:
             return False
         if (
             token == b"("

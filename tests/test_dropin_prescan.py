@@ -58,6 +58,9 @@ void jacobi(int T, int n, double *a, double *b) {
         (ITERATED.replace("b[i] = (", "/* if (x) */ b[i] = ("), True),
         # old-style (K&R) definitions are functions too
         ("void f(n, a, b) int n; double *a, *b;" + ITERATED.split(")", 1)[1], True),
+        # a counter declared unsigned: the model's loop tests are signed comparisons
+        (ITERATED.replace("for (int i", "for (unsigned i"), False),
+        (ITERATED.replace("for (int", "for (size_t"), False),
         # a system header's functions are never kernels
         ('# 1 "/usr/include/x.h" 1 3 4\n' + ITERATED + '# 3 "k.c" 2\nint x;', False),
         ('# 1 "k.h" 1\n' + ITERATED + '# 3 "k.c" 2\nint x;', True),
@@ -122,3 +125,16 @@ def test_a_file_with_a_candidate_nest_is_analysed(tmp_path):
     unit, imports = _compile(tmp_path, ITERATED)
     assert unit["status"] != "passthrough" and "clang.cindex" in imports, unit
     assert [f["name"] for f in unit["functions"]] == ["jacobi"]
+
+
+def test_the_passes_leave_unsigned_counters_alone(tmp_path):
+    """What the scan assumes of the model: a nest whose counters are unsigned is no SCoP."""
+    path = tmp_path / "k.c"
+    for declared in ("unsigned i", "unsigned long i"):
+        path.write_text(ITERATED.replace("int i", declared))
+        lowered = lower_file(str(path))
+        applied = run_passes(lowered.module, parse_pipeline(LOCALITY_PASSES), target=HOST)
+        assert not [r for r in applied.remarks if r.kind == "passed"], declared
+    path.write_text(ITERATED)
+    applied = run_passes(lower_file(str(path)).module, parse_pipeline(LOCALITY_PASSES), target=HOST)
+    assert [r for r in applied.remarks if r.kind == "passed"], "the signed twin is not tiled"
