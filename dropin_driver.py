@@ -224,7 +224,9 @@ class Driver:
         output = original[-1]
         preprocessed = self._preprocess(item.path)
         key = None if preprocessed is None else self._key(item.path, text, stage, preprocessed)
-        outputs = None if key is None else replay_key(key, original, self.flags)
+        outputs = None
+        if key is not None and preprocessed is not None:
+            outputs = replay_key(key, original, self.flags, preprocessed)
         replayed = None if outputs is None else self._replay(key, outputs, unit)
         if replayed is not None:
             data, failure = replayed

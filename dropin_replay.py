@@ -31,10 +31,11 @@ _CC_ENVIRONMENT = ("LANG", "LANGUAGE", "GCC_", "LC_", "COMPILER_PATH", "GCC_EXEC
 _DEPENDENCY_ENVIRONMENT = ("DEPENDENCIES_OUTPUT", "SUNPRO_DEPENDENCIES")
 
 
-def replay_key(key: str, command: list[str], flags: list[str]) -> str | None:
+def replay_key(key: str, command: list[str], flags: list[str], unit: bytes) -> str | None:
     """The key of the outputs of `command` (cc's argument list for the whole file, `key`
-    the result cache's), or None if they are not replayable."""
-    if any(f.startswith(_NOT_REPLAYABLE) for f in flags):
+    the result cache's, `unit` the preprocessed file), or None if they are not replayable
+    (also when the assembler reads a file: `.incbin`)."""
+    if any(f.startswith(_NOT_REPLAYABLE) for f in flags) or b".incbin" in unit:
         return None
     if any(os.environ.get(name) for name in _DEPENDENCY_ENVIRONMENT):
         return None

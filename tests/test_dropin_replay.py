@@ -91,3 +91,15 @@ def test_a_file_left_to_cc_before_parsing_is_given_back_too(tmp_path):
     _compile(project, [], tmp_path)
     ran, unit, _ = _compile(project, [], tmp_path)
     assert ran == [] and unit["status"] == "passthrough", (ran, unit)
+
+
+def test_a_file_the_assembler_reads_is_not_replayed(tmp_path):
+    """`.incbin` makes the object depend on a file outside the key."""
+    project = _project(tmp_path / "p")
+    (project / "data.bin").write_bytes(b"1234")
+    with open(project / "k.c", "a") as source:
+        source.write('__asm__(".section .rodata\\n.incbin \\"data.bin\\"\\n.text");\n')
+    _compile(project, [], tmp_path)
+    (project / "data.bin").write_bytes(b"5678")
+    ran, _, _ = _compile(project, [], tmp_path)
+    assert ran, "the outputs were given back"
