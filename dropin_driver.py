@@ -37,11 +37,11 @@ from .dropin_command import (
 from .dropin_prescan import has_locality_nest
 from .dropin_replay import record, replay, replay_key
 from .dropin_report import (
-    NOTHING_IMPROVED,
     FunctionRecord,
     UnitRecord,
     UnitResult,
     append_report,
+    nothing_improved,
     remark,
     verbose,
     warn_fallback,
@@ -306,11 +306,7 @@ class Driver:
             )
         unit.time_ms["total"] = round((time.perf_counter() - started) * 1000, 1)
         for function in unit.functions:
-            if (
-                function.kernel
-                and function.compiled_by == "cc"
-                and function.reason != NOTHING_IMPROVED
-            ):
+            if function.kernel and function.compiled_by == "cc" and not nothing_improved(function):
                 if status == 0 and self.fallback_warnings:
                     warn_fallback(unit.source, function)
             elif verbose():

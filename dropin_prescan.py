@@ -16,6 +16,7 @@ read; functions of system headers are never kernels.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 _TOKEN = re.compile(
     rb"//[^\n]*|/\*.*?\*/"  # comments (cc -E -C keeps them)
@@ -51,14 +52,56 @@ _UNSIGNED = frozenset(
 def has_locality_nest(preprocessed: bytes) -> bool:
     """Could a function of this preprocessed unit have a nest the locality passes transform?"""
     tokens = _tokens(_user_code(preprocessed))
+    return next(_candidate_bodies(tokens), None) is not None
+
+
+def locality_candidates(preprocessed: bytes) -> set[str] | None:
+    """The functions of the unit that may have such a nest (the only ones the front end need
+    lower at -O3), or None when the name of one of them cannot be told."""
+    tokens = _tokens(_user_code(preprocessed))
+    names = set()
+    for start, _ in _candidate_bodies(tokens):
+        name = _function_name(tokens, start)
+        if name is None:
+            return None
+        names.add(name.decode())
+    return names
+
+
+def _candidate_bodies(tokens: list[bytes]) -> Iterator[tuple[int, int]]:
+    """(first, last) token of each top-level brace block with a candidate nest."""
     end = 0
     for start, token in enumerate(tokens):
         if start < end or token != b"{":
             continue
         end = _closing(tokens, start)
         if _has_candidate(tokens, start, end):
-            return True
-    return False
+            yield start, end
+
+
+#: words after a declarator's parameter list, before the body
+_AFTER_DECLARATOR = frozenset((b"__attribute__", b"__asm__", b"asm", b"__asm"))
+
+
+def _function_name(tokens: list[bytes], body: int) -> bytes | None:
+    """The name declared by the definition whose body starts at `body`: the identifier before
+    the last parameter list (after K&R parameter declarations, before attributes)."""
+    index = body - 1
+    while index >= 0:
+        if tokens[index] != b")":
+            index -= 1
+            continue
+        depth, opening = 0, index
+        while opening >= 0:
+            depth += {b")": 1, b"(": -1}.get(tokens[opening], 0)
+            if depth == 0:
+                break
+            opening -= 1
+        name = tokens[opening - 1] if opening > 0 else b""
+        if name not in _AFTER_DECLARATOR:
+            return name if _IDENTIFIER.match(name) else None
+        index = opening - 2
+    return None
 
 
 def _user_code(preprocessed: bytes) -> bytes:

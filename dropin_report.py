@@ -10,6 +10,7 @@ import sys
 from dataclasses import asdict, dataclass, field
 
 from . import __version__
+from .dropin_command import NO_LOCALITY_NEST
 
 
 @dataclass
@@ -54,6 +55,12 @@ def append_report(path: str, unit: UnitRecord) -> None:
 #: why a kernel no pass transformed is cc's (`-fpycc-takeover=all` compiles it anyway): the
 #: normal case, so not a warning
 NOTHING_IMPROVED = "kept by cc: nothing to improve (no pycc-stencil pass transformed it)"
+
+
+def nothing_improved(function: FunctionRecord) -> bool:
+    """Was the kernel left to cc only because no pass would transform it (no warning)?"""
+    reason = function.reason or ""
+    return reason == NOTHING_IMPROVED or reason.endswith(NO_LOCALITY_NEST)
 
 
 def warn_fallback(source: str, function: FunctionRecord) -> None:

@@ -9,8 +9,14 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from .diagnostics import CompilerError
-from .dropin_command import CompilerCommand, takeover_policy
+from .dropin_command import (
+    NO_LOCALITY_NEST,
+    CompilerCommand,
+    only_locality_passes,
+    takeover_policy,
+)
 from .dropin_original import make_try
+from .dropin_prescan import locality_candidates
 from .dropin_report import NOTHING_IMPROVED, FunctionRecord, UnitResult
 from .dropin_split import may_dispatch, split_source
 from .dropin_takeover import (
@@ -50,8 +56,13 @@ def compile_kernels(
     with open(unit, "rb") as handle:
         text = handle.read()
 
+    # at -O3 only the functions that may have a nest the locality passes tile are lowered
+    only = locality_candidates(text) if only_locality_passes(command) else None
+
     def lower() -> LoweredModule:
-        lowered = lower_file(unit, command.language_flags(), preprocessed=True)
+        lowered = lower_file(
+            unit, command.language_flags(), preprocessed=True, only=only, others=NO_LOCALITY_NEST
+        )
         apply_row_align(lowered, row_align)
         return lowered
 

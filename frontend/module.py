@@ -13,7 +13,7 @@ import itertools
 import math
 import os
 import traceback
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 
 import clang.cindex as ci
 import llvmlite.binding as llvm
@@ -51,8 +51,16 @@ from .tbaa import TypeTags, strict_aliasing
 from .unsupported import Unsupported
 
 
-def lower_file(path: str, cflags: Sequence[str] = (), preprocessed: bool = False) -> LoweredModule:
-    """Parse `path` with `cflags` and lower every function it defines to LLVM IR.
+def lower_file(
+    path: str,
+    cflags: Sequence[str] = (),
+    preprocessed: bool = False,
+    only: Collection[str] | None = None,
+    others: str = "",
+) -> LoweredModule:
+    """Parse `path` with `cflags` and lower every function it defines to LLVM IR (or only
+    those named in `only` and what they call; the others are skipped for the reason
+    `others`).
 
     Raises `CompilerError` (with clang's diagnostics) if the file is not valid C (errors in
     system headers are tolerated, see `parse`). A `preprocessed` file is a `cc -E` unit: the
@@ -63,7 +71,8 @@ def lower_file(path: str, cflags: Sequence[str] = (), preprocessed: bool = False
     if preprocessed:
         with open(path, "rb") as handle:
             markers = LineMarkers(handle.read())
-    return deep_call(ModuleLowerer(parsed, path, list(cflags), markers).lower_all)
+    lowerer = ModuleLowerer(parsed, path, list(cflags), markers)
+    return deep_call(lowerer.lower_all, only, others)
 
 
 class ModuleLowerer:
@@ -131,12 +140,17 @@ class ModuleLowerer:
         # cc -E puts a line marker between a pragma and the definition after it
         return row_align_pragmas(self.result.source_path, without_markers(text), starts, origin)
 
-    def lower_all(self) -> LoweredModule:
+    def lower_all(self, only: Collection[str] | None = None, others: str = "") -> LoweredModule:
         for name in self.result.order:
+            if only is not None and name not in only:
+                continue
             try:
                 self.lower_function(name)
             except Unsupported:
                 pass  # recorded in self._skipped
+        for name in self.result.order:  # what `only` left out and no lowered function calls
+            if name not in self.result.functions and name not in self._skipped:
+                self._skip(name, Unsupported(others, self.definitions[name]))
         self.result.skipped = [self._skipped[n] for n in self.result.order if n in self._skipped]
         for name, info in self.result.functions.items():
             self.result.functions[name] = dataclasses.replace(

@@ -138,3 +138,15 @@ def test_the_passes_leave_unsigned_counters_alone(tmp_path):
     path.write_text(ITERATED)
     applied = run_passes(lower_file(str(path)).module, parse_pipeline(LOCALITY_PASSES), target=HOST)
     assert [r for r in applied.remarks if r.kind == "passed"], "the signed twin is not tiled"
+
+
+@pytest.mark.skipif(PYCC is None, reason="pycc-stencil is not installed")
+def test_only_the_candidate_functions_are_lowered(tmp_path):
+    """In a file with a candidate nest, the functions without one are not lowered either
+    (reported as such, without a warning); the candidate is still tiled."""
+    single = "void single(int n, double *a) { for (int i = 0; i < n; i++) a[i] = 2 * a[i]; }\n"
+    unit, stderr = _compile(tmp_path, single + ITERATED)
+    by_name = {f["name"]: f for f in unit["functions"]}
+    assert by_name["single"]["reason"].endswith("nothing to improve"), by_name
+    assert by_name["single"]["kernel"] and "warning: 'single'" not in stderr
+    assert by_name["jacobi"]["compiled_by"] == "pycc-stencil", by_name

@@ -94,7 +94,7 @@ def test_only_kernels_a_pass_transformed_are_taken_over(tmp_path):
     by = compiled_by(unit)
     assert by["scale"] == "cc" and by["jacobi2d_two"] == "pycc-stencil", unit
     (scale,) = [f for f in unit["functions"] if f["name"] == "scale"]
-    assert scale["reason"].startswith("kept by cc: nothing to improve")
+    assert "nothing to improve" in scale["reason"]  # (not lowered: no nest to tile)
     assert "scale" not in stderr
 
 
