@@ -17,19 +17,19 @@ name that machine:
 from __future__ import annotations
 
 import functools
+import os
 from collections.abc import Mapping, Sequence
-from pathlib import Path
-from typing import TYPE_CHECKING
 
 from ..ir_passes.core.machine_model import DEFAULT_CACHE_BYTES, OPENMP, SERIAL, parse_size
 from .cc_threads import autopar_threads, wants_threads
 
+TYPE_CHECKING = False  # (not `typing`'s: every compile's cache key imports this module)
 if TYPE_CHECKING:
     from ..ir_passes.core.target import Target
     from .cc_target import TargetSpec
 
 #: Linux's description of CPU 0's caches
-_SYSFS = Path("/sys/devices/system/cpu/cpu0/cache")
+_SYSFS = "/sys/devices/system/cpu/cpu0/cache"
 #: `-fpycc-cache-size=`'s key among pycc-stencil's options (`dropin_command.parse_command`)
 CACHE_SIZE_OPTION = "cache-size"
 #: gcc's cache-size parameters (KiB) and the level each sets
@@ -110,11 +110,16 @@ def _gcc_cache_params(flags: Sequence[str]) -> dict[int, int]:
 @functools.cache
 def sysfs_cache_bytes(level: int) -> int | None:
     """The data (or unified) cache size of `level` of CPU 0, as Linux reports it."""
+
+    def read(index: str, name: str) -> str:
+        with open(os.path.join(_SYSFS, index, name)) as handle:
+            return handle.read().strip()
+
     try:
-        for index in sorted(_SYSFS.glob("index*")):
-            kind = (index / "type").read_text().strip()
-            if int((index / "level").read_text()) == level and kind in ("Data", "Unified"):
-                return parse_size((index / "size").read_text())
+        for index in sorted(i for i in os.listdir(_SYSFS) if i.startswith("index")):
+            kind = read(index, "type")
+            if int(read(index, "level")) == level and kind in ("Data", "Unified"):
+                return parse_size(read(index, "size"))
     except (OSError, ValueError):
         pass
     return None
