@@ -21,15 +21,13 @@ from llvmlite.ir import instructions as ins
 
 from .ir_passes.core.analyses import invalidate
 from .ir_passes.core.cfg import CFG
+from .ir_passes.core.libm import ARITHMETIC_INTRINSIC
 from .ir_passes.core.rewrite import set_terminator
 
 #: the block the polyhedral code generator guards its code with (polyhedral/codegen.py)
 _CHECK = re.compile(r"poly\.check(\.\d+)?$")
-#: calls without an effect that running the kernel again would repeat
-_NO_EFFECT_CALL = re.compile(
-    r"llvm\.(dbg|lifetime|assume|sqrt|fabs|floor|ceil|trunc|rint|round|fma|fmuladd|minnum|"
-    r"maxnum|copysign|smin|smax|umin|umax|abs)\."
-)
+#: intrinsics that only describe the code (besides the arithmetic ones)
+_MARKERS = ("llvm.dbg.", "llvm.lifetime.", "llvm.assume")
 _EFFECTS = (ins.StoreInstr, ins.AtomicRMW, ins.CmpXchg, ins.Fence, ins.InvokeInstr)
 I32 = ir.IntType(32)
 
@@ -130,5 +128,6 @@ def _has_effect(instr: ir.Instruction) -> bool:
     if isinstance(instr, _EFFECTS):
         return True
     if isinstance(instr, ins.CallInstr):
-        return not _NO_EFFECT_CALL.match(getattr(instr.callee, "name", ""))
+        name = getattr(instr.callee, "name", "")
+        return not (ARITHMETIC_INTRINSIC.match(name + ".") or name.startswith(_MARKERS))
     return isinstance(instr, ins.LoadInstr) and "volatile" in str(instr)

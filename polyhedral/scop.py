@@ -32,6 +32,7 @@ from llvmlite.ir import instructions as ins
 from ..ir_passes.core.affine import address_levels, size_of
 from ..ir_passes.core.analyses import analyses
 from ..ir_passes.core.debuginfo import describe
+from ..ir_passes.core.libm import ARITHMETIC_INTRINSIC
 from ..ir_passes.core.loops import Loop
 from ..ir_passes.core.rewrite import used_values
 from ..ir_passes.core.symbolic import Expr, integer_expr, signed_int
@@ -42,13 +43,6 @@ _COMPUTE = frozenset(
     "sext zext trunc fpext fptrunc sitofp uitofp fptosi fptoui bitcast icmp fcmp "
     "getelementptr select".split()
 )
-#: calls that behave like arithmetic (no memory, no errno)
-_PURE_CALL = re.compile(
-    r"llvm\.(sqrt|fabs|floor|ceil|trunc|rint|round|fma|fmuladd|minnum|"
-    r"maxnum|copysign|smin|smax|umin|umax|abs)\."
-)
-
-
 #: the deepest nest modelled: isl's work grows steeply with the dimensions (the dependences
 #: of 200 nested loops ran past the compiler mode's two minutes)
 MAX_LOOP_DEPTH = 12
@@ -439,7 +433,7 @@ class _Builder:
                 stmt.accesses.append(self.access(instr, stmt))
             elif op == "call":
                 callee = getattr(instr, "callee", None)
-                if not _PURE_CALL.match(getattr(callee, "name", "") + "."):
+                if not ARITHMETIC_INTRINSIC.match(getattr(callee, "name", "") + "."):
                     raise NotAffine(f"call to {getattr(callee, 'name', '?')}", instr)
             elif op not in _COMPUTE and not op.startswith("fcmp") and not op.startswith("icmp"):
                 raise NotAffine(f"'{op}' instruction in the loop body", instr)

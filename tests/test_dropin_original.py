@@ -18,30 +18,13 @@ from test_compiler_mode import CC, PYCC, clean_env
 from test_tiling import STENCILS_C, _split_functions
 
 JACOBI = _split_functions(STENCILS_C)["jacobi2d_two"]
-#: the same sweeps returning a value, in one file with its caller and a static kernel
-PROGRAM = r"""
-#include <stdio.h>
-double jacobi_sum(int T, int n, double A[n][n], double B[n][n]) {
-  for (int t = 0; t < T; t++) {
-    for (int i = 1; i < n - 1; i++)
-      for (int j = 1; j < n - 1; j++)
-        B[i][j] = 0.2 * (A[i][j] + A[i][j - 1] + A[i][j + 1] + A[i - 1][j] + A[i + 1][j]);
-    for (int i = 1; i < n - 1; i++)
-      for (int j = 1; j < n - 1; j++)
-        A[i][j] = 0.2 * (B[i][j] + B[i][j - 1] + B[i][j + 1] + B[i - 1][j] + B[i + 1][j]);
-  }
-  return A[1][1] + B[n - 2][n - 2];
-}
-static void jacobi_static(int T, int n, double A[n][n], double B[n][n]) {
-  for (int t = 0; t < T; t++) {
-    for (int i = 1; i < n - 1; i++)
-      for (int j = 1; j < n - 1; j++)
-        B[i][j] = 0.25 * (A[i][j - 1] + A[i][j + 1] + A[i - 1][j] + A[i + 1][j]);
-    for (int i = 1; i < n - 1; i++)
-      for (int j = 1; j < n - 1; j++)
-        A[i][j] = B[i][j];
-  }
-}
+#: the same sweeps returning a value, and as a static kernel, in one file with their caller
+PROGRAM = (
+    "#include <stdio.h>\n"
+    + JACOBI.replace("void jacobi2d_two", "double jacobi_sum", 1).rstrip().removesuffix("}")
+    + "  return A[1][1] + B[n - 2][n - 2];\n}\n"
+    + JACOBI.replace("void jacobi2d_two", "static void jacobi_static", 1)
+    + r"""
 static double A[53][53], B[53][53];
 int main(int argc, char **argv)
 {
@@ -55,6 +38,7 @@ int main(int argc, char **argv)
     return 0;
 }
 """
+)
 
 
 @pytest.mark.skipif(PYCC is None, reason="pycc-stencil is not installed")

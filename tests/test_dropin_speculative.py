@@ -58,7 +58,11 @@ def _compile(tmp_path: Path, flags: list[str], **env: str) -> tuple[list[str], d
         capture_output=True, text=True,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
-    return compiles_of(log, "k.c"), json.loads(report.read_text()), done.stderr
+    commands = compiles_of(log, "k.c")
+    logged = log.read_text().splitlines()
+    query = next(i for i, c in enumerate(logged) if "-dM" in c.split())  # the analysis asks cc
+    assert logged.index(commands[0]) < query, "cc's compile did not run alongside the analysis"
+    return commands, json.loads(report.read_text()), done.stderr
 
 
 def test_nothing_taken_over_is_one_compile_of_the_file(tmp_path):

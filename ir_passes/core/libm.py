@@ -4,6 +4,15 @@ and the `cc`-built reference compute the very same values."""
 
 from __future__ import annotations
 
+import re
+
+#: LLVM intrinsics that compute like arithmetic (no memory, no errno): matched against a
+#: callee's name followed by "." (`llvm.sqrt.f64.`, `llvm.smax.i32.`)
+ARITHMETIC_INTRINSIC = re.compile(
+    r"llvm\.(sqrt|fabs|floor|ceil|trunc|rint|round|fma|fmuladd|minnum|"
+    r"maxnum|copysign|smin|smax|umin|umax|abs)\."
+)
+
 #: libm functions called as they are (double forms; the `f` forms take and return float)
 LIBM_FUNCTIONS: frozenset[str] = frozenset(
     name + suffix
