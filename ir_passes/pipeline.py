@@ -17,10 +17,8 @@ remarks and time (`PipelineResult`). Remarks print as clang's do:
 from __future__ import annotations
 
 import functools
-import importlib
 import inspect
 import os
-import pkgutil
 import re
 import time
 from collections.abc import Callable, Iterable
@@ -30,6 +28,7 @@ from llvmlite import ir
 
 from .core.analyses import analyses, invalidate_module
 from .core.deep import deep_call
+from .core.modules import import_modules
 from .core.target import Target, target_of
 from .registry import (
     REGISTRY,
@@ -122,10 +121,7 @@ def verify_passes_default() -> bool:
 def load_passes() -> None:
     """Import every module of the `ir_passes` package (not the `core` ground floor), whose
     `@register` decorators fill REGISTRY."""
-    package = __name__.rsplit(".", 1)[0]
-    for info in pkgutil.iter_modules(importlib.import_module(package).__path__):
-        if not info.ispkg:
-            importlib.import_module(f"{package}.{info.name}")
+    import_modules(__name__.rsplit(".", 1)[0])
 
 
 _ITEM = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_-]*)\s*(?:\(([^()]*)\))?\s*$")

@@ -8,6 +8,7 @@ the heap and private mappings (Python, LLVM, libclang, isl), not shared librarie
 
 from __future__ import annotations
 
+import errno
 import os
 import resource
 
@@ -45,6 +46,9 @@ def memory_message(limit: tuple[str, int] | None) -> str:
 
 
 def out_of_memory(exc: BaseException) -> bool:
-    """Did `exc` come from the memory limit: a MemoryError, or a library the loader could not
-    map (its writable segments count in RLIMIT_DATA)?"""
+    """Did `exc` come from the memory limit: a MemoryError, a system call that failed with
+    ENOMEM, or a library the loader could not map (its writable segments count in
+    RLIMIT_DATA)?"""
+    if isinstance(exc, OSError) and exc.errno == errno.ENOMEM:
+        return True
     return isinstance(exc, MemoryError) or "failed to map segment" in str(exc)

@@ -5,17 +5,15 @@ here (plus its emitter); `target_named` and `target_names` find it without a lis
 from __future__ import annotations
 
 import functools
-import importlib
-import pkgutil
 
+from ...ir_passes.core.modules import import_modules
 from ...ir_passes.core.target import Target
 
 
 @functools.cache
 def _classes() -> dict[str, type[Target]]:
     found: dict[str, type[Target]] = {}
-    for info in pkgutil.iter_modules(__path__):
-        module = importlib.import_module(f"{__name__}.{info.name}")
+    for module in import_modules(__name__):
         for value in vars(module).values():
             if (
                 isinstance(value, type)
