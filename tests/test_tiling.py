@@ -124,11 +124,10 @@ def _polybench_entries():
 
 
 def _time_tile_cases():
-    """Each kernel under two of the pipelines (rotating over the kernels: each pipeline meets
-    two thirds of them, of every dimensionality and form; the PolyBench-macro configurations,
-    one each) on its busiest parameter set (a non-empty iteration space), the other sets
-    (T = 0, grids smaller than the stencil) rotating over those; the other pipelines on the
-    busiest set are sweeps (docs/testing.md). fdtd-2d: one case."""
+    """Each kernel under one of the pipelines (rotating over the kernels: each pipeline meets
+    a third of them, of every dimensionality and form) on all its parameter sets (the busiest
+    one a non-empty iteration space; T = 0, grids smaller than the stencil); the other
+    pipelines on the busiest set are sweeps (docs/testing.md). fdtd-2d: one case."""
     for index, entry in enumerate(_polybench_entries()):
         variant = entry["variants"][0]
         mark = on_entry(entry, variant)
@@ -140,8 +139,7 @@ def _time_tile_cases():
                 yield pytest.param(entry, variant, params, passes, True, id=label, marks=mark)
             continue
         pipelines = TIME_TILE_3D if _space_dims(entry) == 3 else TIME_TILE
-        keep = 1 if "macro" in entry["file"] else 2  # 7 configurations of 2 macro files
-        for params, passes, main, sweep in rotated(entry["params"], pipelines, keep, index):
+        for params, passes, main, sweep in rotated(entry["params"], pipelines, 1, index):
             label = case_label(entry, variant, params, passes)
             marks = [mark, *sweep_if(sweep)]
             yield pytest.param(entry, variant, params, passes, main, id=label, marks=marks)
