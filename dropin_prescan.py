@@ -2,9 +2,13 @@
 
 `time-tile-large` and `fuse-tile-large` transform only SCoPs (`polyhedral/scop.py`): nests of
 loops that test their condition first, whose bodies have no condition (`if`, `switch`, `&&`,
-`||` all branch in the front end's IR), no jump (`goto`, `break`, `continue`, `return`) and no
-call but arithmetic ones (the math functions LLVM has intrinsics for). They need a nest of two
-loops at least (a time loop around a sweep) or two nests in one function (a pipeline).
+`||` all branch in the front end's IR), no jump (`goto`, `break`, `continue`, `return`), no
+call but arithmetic ones (the math functions LLVM has intrinsics for), no pointer that walks
+(`p += stride`: an access base that is not loop-invariant) and no subscript loaded from memory
+(`lut[a[i]]`). They need a nest of two loops at least (a time loop around a sweep) whose
+arrays carry data from one iteration to the next, or two nests in one function, a later one
+reading an array an earlier one writes (a pipeline): an array written and read, under its own
+name or one assigned from it (`double *b = a`, a pointer swap).
 
 A file of which no function has such a nest is left to cc without loading libclang, LLVM or
 isl: most files of a real project are (a codec, a library of utilities). The scan is
@@ -22,7 +26,7 @@ _TOKEN = re.compile(
     rb"//[^\n]*|/\*.*?\*/"  # comments (cc -E -C keeps them)
     rb'|"(?:\\.|[^"\\\n])*"'
     rb"|'(?:\\.|[^'\\\n])*'"
-    rb"|[A-Za-z_]\w*|\d[\w.]*|&&|\|\||\S",
+    rb"|[A-Za-z_]\w*|\d[\w.]*|&&|\|\||<<=|>>=|->|\+\+|--|[-+*/%&|^<>=!]=|\S",
     re.S,
 )
 _LINE_MARKER = re.compile(rb"^#\s*(?:line\s+)?\d+\s*(\"(?:\\.|[^\"\\])*\")?([ \d]*)$")
@@ -42,6 +46,13 @@ _ARITHMETIC_CALL = re.compile(
     rb"copysign)[fl]?|abs|labs|llabs)$"
 )
 _IDENTIFIER = re.compile(rb"[A-Za-z_]\w*$")
+#: operators that store into their left operand (`==`, `<=`, ... compare)
+_ASSIGN = frozenset(b"= += -= *= /= %= &= |= ^= <<= >>=".split())
+#: a pointer that moves: `p++`, `--p`, `p += n`, `p -= n`
+_STEP = frozenset((b"++", b"--", b"+=", b"-="))
+_INCREMENT = frozenset((b"++", b"--"))
+#: tokens after which a `*` begins a statement (a store through a pointer, not a product)
+_STATEMENT_START = frozenset((b";", b"{", b"}", b")"))
 #: the first word of a counter's declaration that makes it unsigned: the model needs loop tests
 #: to be signed comparisons (C's and <stdint.h>'s names: a header cannot redefine them)
 _UNSIGNED = frozenset(
@@ -75,7 +86,7 @@ def _candidate_bodies(tokens: list[bytes]) -> Iterator[tuple[int, int]]:
         if start < end or token != b"{":
             continue
         end = _closing(tokens, start)
-        if _has_candidate(tokens, start, end):
+        if _has_candidate(tokens, start, end, _aliases(tokens, start, end)):
             yield start, end
 
 
@@ -167,10 +178,19 @@ def _statement_end(tokens: list[bytes], start: int) -> int:
     return len(tokens) - 1
 
 
-def _has_candidate(tokens: list[bytes], start: int, end: int) -> bool:
-    """Does `tokens[start..end]` (a function body) have a nest of two loops, or two nests, that
-    the model may accept? Inside a loop it does not accept, its inner nests are looked at."""
-    nests = 0
+#: the name of an array a nest reads or writes through a pointer it dereferences (`*p`): any
+_ANY_ARRAY = b"*"
+
+#: Flow = (arrays written, arrays read) of a nest, by alias class (`_aliases`)
+Flow = tuple[set[bytes], set[bytes]]
+
+
+def _has_candidate(tokens: list[bytes], start: int, end: int, alias: dict[bytes, bytes]) -> bool:
+    """Does `tokens[start..end]` (a function body) have a nest of two loops whose arrays carry
+    data across its iterations, or two nests, a later one reading what an earlier one writes,
+    that the model may accept? Inside a loop it does not accept, its inner nests are looked
+    at."""
+    earlier: list[Flow] = []
     index = start
     while index <= end:
         if tokens[index] not in _LOOPS:
@@ -178,33 +198,178 @@ def _has_candidate(tokens: list[bytes], start: int, end: int) -> bool:
             continue
         nest_end = _statement_end(tokens, index)
         if _affine_nest(tokens, index, nest_end):
-            nests += 1
+            written, read = flow = _flow(tokens, index, nest_end, alias)
             loops = sum(1 for t in tokens[index : nest_end + 1] if t in _LOOPS)
-            if loops >= 2 or nests >= 2:
+            if loops >= 2 and _meets(written, read):
                 return True
+            if any(_meets(before, read) for before, _ in earlier):
+                return True
+            earlier.append(flow)
         else:  # the inner nests, of the body only (not a `do`'s `while (...)`)
             body_end = _statement_end(tokens, index + 1) if tokens[index] == b"do" else nest_end
-            if _has_candidate(tokens, index + 1, body_end):
+            if _has_candidate(tokens, index + 1, body_end, alias):
                 return True
         index = nest_end + 1
     return False
 
 
+def _meets(written: set[bytes], read: set[bytes]) -> bool:
+    if _ANY_ARRAY in written:
+        return bool(read)
+    return _ANY_ARRAY in read and bool(written) or bool(written & read)
+
+
 def _affine_nest(tokens: list[bytes], start: int, end: int) -> bool:
     """No token of the nest puts it outside the model (a `do` loop tests its condition last;
-    a `for` that declares an unsigned counter compares without sign)."""
+    a `for` that declares an unsigned counter compares without sign; a pointer that walks is
+    no invariant base; a subscript loaded from memory is no affine one)."""
     previous = b""
+    pointers: set[bytes] = set()
+    stepped: set[bytes] = set()
     for index, token in enumerate(tokens[start : end + 1], start):
         if token in _NOT_AFFINE or token == b"do":
             return False
         if token == b"for" and tokens[index + 2 : index + 3] and tokens[index + 2] in _UNSIGNED:
             return False
-        if (
-            token == b"("
-            and _IDENTIFIER.match(previous)
-            and previous not in _NOT_CALLS
-            and not _ARITHMETIC_CALL.match(previous)
-        ):
-            return False
+        if token == b"(" and _IDENTIFIER.match(previous):
+            if previous not in _NOT_CALLS and not _ARITHMETIC_CALL.match(previous):
+                return False
+        elif token == b"[":
+            if previous != b"]":
+                pointers.update(_base(tokens, index)[0])
+            if _loaded_subscript(tokens, index):
+                return False
+        elif token in _STEP:
+            stepped.add(previous)
+            if token in _INCREMENT and index < end:
+                stepped.add(tokens[index + 1])
+        elif _IDENTIFIER.match(token) and _unary_star(tokens, index - 1):
+            pointers.add(token)
         previous = token
+    return not pointers & stepped
+
+
+def _loaded_subscript(tokens: list[bytes], opening: int) -> bool:
+    """Is the subscript opened at `opening` read from memory (`lut[a[i]]`, `a[*p]`)?"""
+    closing = _closing(tokens, opening)
+    inner = tokens[opening + 1 : closing]
+    if b"sizeof" in inner:  # `a[sizeof b[0]]` is a constant
+        return False
+    return b"[" in inner or any(_unary_star(tokens, k) for k in range(opening + 1, closing))
+
+
+def _unary_star(tokens: list[bytes], index: int) -> bool:
+    """Is `tokens[index]` a `*` that dereferences (not a product, not a pointer declarator)?"""
+    if index <= 0 or tokens[index] != b"*":
+        return False
+    before = tokens[index - 1]
+    if before == b")":  # a product `(a) * b`, unless the `)` closes a loop's header
+        opening = index - 1
+        depth = 0
+        while opening >= 0:
+            depth += {b")": 1, b"(": -1}.get(tokens[opening], 0)
+            if depth == 0:
+                break
+            opening -= 1
+        return opening > 0 and tokens[opening - 1] in (b"for", b"while")
+    if before in (b"]", b"*") or _IDENTIFIER.match(before) or before[:1].isdigit():
+        return False  # a product, or a declarator (`double *p`, `int **q`)
     return True
+
+
+def _flow(tokens: list[bytes], start: int, end: int, alias: dict[bytes, bytes]) -> Flow:
+    """The arrays (alias classes) the nest stores into (`a[i] = `, `a[i][j] += `, `++a[i]`,
+    `(a)[i].x = `) and those it reads; `_ANY_ARRAY` for a dereferenced pointer."""
+    written: set[bytes] = set()
+    read: set[bytes] = set()
+    for index in range(start + 1, end + 1):
+        if tokens[index] == b"[" and tokens[index - 1] != b"]":
+            names, first = _base(tokens, index)
+            after = _chain_end(tokens, index, end) + 1
+            operator = tokens[after] if after <= end else b""
+            stored = operator in _ASSIGN or operator in _STEP or tokens[first - 1] in _INCREMENT
+            arrays = {alias.get(name, name) for name in names}
+            if stored:
+                written |= arrays
+            if not stored or operator != b"=":
+                read |= arrays
+        elif _unary_star(tokens, index):
+            written.add(_ANY_ARRAY)
+            read.add(_ANY_ARRAY)
+    return written, read
+
+
+def _base(tokens: list[bytes], opening: int) -> tuple[list[bytes], int]:
+    """The names of the pointer the subscript opened at `opening` indexes (`a[`, `(a)[`,
+    `((double *)a)[`: every name in the parentheses) and the index of its first token."""
+    before = opening - 1
+    if tokens[before] != b")":
+        if before >= 2 and tokens[before - 1] in _MEMBER:  # `s->m[`: the member of `s`
+            return [_member(tokens, before)], before - 2
+        return ([tokens[before]] if _IDENTIFIER.match(tokens[before]) else []), before
+    first, depth = before, 0
+    while first > 0:
+        depth += {b")": 1, b"(": -1}.get(tokens[first], 0)
+        if depth == 0:
+            break
+        first -= 1
+    return [t for t in tokens[first:before] if _IDENTIFIER.match(t)], first
+
+
+def _chain_end(tokens: list[bytes], index: int, end: int) -> int:
+    """The last token of the postfix chain (`[..]`, `.m`, `->m`) that starts at `index`."""
+    last = index - 1
+    while index <= end:
+        if tokens[index] == b"[":
+            last = _closing(tokens, index)
+        elif tokens[index] in (b".", b"->") and index < end:
+            last = index + 1
+        else:
+            break
+        index = last + 1
+    return last
+
+
+_MEMBER = frozenset((b"->", b"."))
+
+
+def _member(tokens: list[bytes], index: int) -> bytes:
+    """The name at `index`, as `s->m` when it is a member of the struct `s` (`s.m` alike):
+    `a->buf` and `b->buf` are different arrays."""
+    if index >= 2 and tokens[index - 1] in _MEMBER and _IDENTIFIER.match(tokens[index - 2]):
+        return tokens[index - 2] + b"->" + tokens[index]
+    return tokens[index]
+
+
+def _aliases(tokens: list[bytes], start: int, end: int) -> dict[bytes, bytes]:
+    """Each name the body assigns a pointer to (`b = a`, `double *b = a + n`, `p = &a[k]`,
+    `q = s->p`, a swap `t = a; a = b; b = t`) mapped to one name of its class: the same
+    array under another name. An assignment that subscripts (`x = a[i]`) copies a value."""
+    parent: dict[bytes, bytes] = {}
+
+    def root(name: bytes) -> bytes:
+        while parent.get(name, name) != name:
+            name = parent[name]
+        return name
+
+    for index in range(start + 1, end):
+        if tokens[index] != b"=" or not _IDENTIFIER.match(tokens[index - 1]):
+            continue
+        value_end = index + 1
+        depth = 0
+        while value_end < end:
+            token = tokens[value_end]
+            depth += {b"(": 1, b")": -1}.get(token, 0)
+            if depth < 0 or (depth == 0 and token in (b";", b",")):
+                break
+            value_end += 1
+        value = tokens[index + 1 : value_end]
+        if b"[" in value and value[:1] != [b"&"]:
+            continue
+        target = root(_member(tokens, index - 1))
+        for offset, name in enumerate(value, index + 1):
+            if not _IDENTIFIER.match(name) or tokens[offset + 1] in _MEMBER:
+                continue  # `s->p`, `s.p`: the pointer is `p` of `s`, not the struct `s`
+            if root(_member(tokens, offset)) != target:
+                parent[root(_member(tokens, offset))] = target
+    return {name: root(name) for name in parent} | {root(n): root(n) for n in parent}

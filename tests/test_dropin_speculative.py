@@ -14,14 +14,16 @@ from test_compiler_mode import CC, PYCC, clean_env
 
 pytestmark = pytest.mark.skipif(PYCC is None, reason="pycc-stencil is not installed")
 
-#: two nests the -O3 scan lets through, which no locality pass transforms (nothing flows
-#: from one to the other); `int x = 1 / 0` makes cc warn
+#: two nests the -O3 scan lets through (the second reads what the first writes), which no
+#: locality pass transforms (the counter, declared apart, is unsigned: no SCoP); `int x =
+#: 1 / 0` makes cc warn
 UNTOUCHED = """
 void f(int n, float *a, float *b)
 {
     int x = 1 / 0;
-    for (int i = 0; i < n; i++) a[i] = 1;
-    for (int i = 0; i < n; i++) b[i] = 2 + x;
+    unsigned i;
+    for (i = 0; i < n; i++) a[i] = 1;
+    for (i = 0; i < n; i++) b[i] = a[i] + x;
 }
 """
 
