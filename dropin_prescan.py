@@ -23,12 +23,15 @@ import re
 from collections.abc import Iterator
 
 _TOKEN = re.compile(
-    rb"//[^\n]*|/\*.*?\*/"  # comments (cc -E -C keeps them)
+    rb"[A-Za-z_]\w*|\d[\w.]*"  # the common tokens first: the scan reads whole units
+    rb"|//[^\n]*|/\*.*?\*/"  # comments (cc -E -C keeps them)
     rb'|"(?:\\.|[^"\\\n])*"'
     rb"|'(?:\\.|[^'\\\n])*'"
-    rb"|[A-Za-z_]\w*|\d[\w.]*|&&|\|\||<<=|>>=|->|\+\+|--|[-+*/%&|^<>=!]=|\S",
+    rb"|&&|\|\||<<=|>>=|->|\+\+|--|[-+*/%&|^<>=!]=|\S",
     re.S,
 )
+#: a line of directive: a line marker, `#pragma`, `#define` (-dD, -g3)
+_DIRECTIVE = re.compile(rb"^[ \t]*#[^\n]*", re.M)
 _LINE_MARKER = re.compile(rb"^#\s*(?:line\s+)?\d+\s*(\"(?:\\.|[^\"\\])*\")?([ \d]*)$")
 _LOOPS = frozenset((b"for", b"while", b"do"))
 #: tokens that put a nest outside the polyhedral model
@@ -86,7 +89,7 @@ def _candidate_bodies(tokens: list[bytes]) -> Iterator[tuple[int, int]]:
         if start < end or token != b"{":
             continue
         end = _closing(tokens, start)
-        if _has_candidate(tokens, start, end, _aliases(tokens, start, end)):
+        if _has_candidate(tokens, start, end, _Aliases(tokens, start, end)):
             yield start, end
 
 
@@ -119,15 +122,16 @@ def _user_code(preprocessed: bytes) -> bytes:
     """The unit without system headers' lines and without line markers and directives."""
     kept: list[bytes] = []
     system = False
-    for line in preprocessed.split(b"\n"):
-        stripped = line.lstrip()
-        if not stripped.startswith(b"#"):
-            if not system:
-                kept.append(line)
-            continue
-        marker = _LINE_MARKER.match(stripped)
+    position = 0
+    for directive in _DIRECTIVE.finditer(preprocessed):
+        if not system:
+            kept.append(preprocessed[position : directive.start()])
+        marker = _LINE_MARKER.match(directive.group().strip())
         if marker is not None and marker.group(1) is not None:
             system = b"3" in marker.group(2).split()
+        position = directive.end()
+    if not system:
+        kept.append(preprocessed[position:])
     return b"\n".join(kept)
 
 
@@ -185,7 +189,7 @@ _ANY_ARRAY = b"*"
 Flow = tuple[set[bytes], set[bytes]]
 
 
-def _has_candidate(tokens: list[bytes], start: int, end: int, alias: dict[bytes, bytes]) -> bool:
+def _has_candidate(tokens: list[bytes], start: int, end: int, alias: _Aliases) -> bool:
     """Does `tokens[start..end]` (a function body) have a nest of two loops whose arrays carry
     data across its iterations, or two nests, a later one reading what an earlier one writes,
     that the model may accept? Inside a loop it does not accept, its inner nests are looked
@@ -277,7 +281,7 @@ def _unary_star(tokens: list[bytes], index: int) -> bool:
     return True
 
 
-def _flow(tokens: list[bytes], start: int, end: int, alias: dict[bytes, bytes]) -> Flow:
+def _flow(tokens: list[bytes], start: int, end: int, alias: _Aliases) -> Flow:
     """The arrays (alias classes) the nest stores into (`a[i] = `, `a[i][j] += `, `++a[i]`,
     `(a)[i].x = `) and those it reads; `_ANY_ARRAY` for a dereferenced pointer."""
     written: set[bytes] = set()
@@ -288,7 +292,7 @@ def _flow(tokens: list[bytes], start: int, end: int, alias: dict[bytes, bytes]) 
             after = _chain_end(tokens, index, end) + 1
             operator = tokens[after] if after <= end else b""
             stored = operator in _ASSIGN or operator in _STEP or tokens[first - 1] in _INCREMENT
-            arrays = {alias.get(name, name) for name in names}
+            arrays = {alias.of(name) for name in names}
             if stored:
                 written |= arrays
             if not stored or operator != b"=":
@@ -339,6 +343,20 @@ def _member(tokens: list[bytes], index: int) -> bytes:
     if index >= 2 and tokens[index - 1] in _MEMBER and _IDENTIFIER.match(tokens[index - 2]):
         return tokens[index - 2] + b"->" + tokens[index]
     return tokens[index]
+
+
+class _Aliases:
+    """The alias classes of a body's pointers (`_aliases`), found when a nest first asks:
+    most bodies of a unit have no nest the model may accept."""
+
+    def __init__(self, tokens: list[bytes], start: int, end: int):
+        self._span = (tokens, start, end)
+        self._classes: dict[bytes, bytes] | None = None
+
+    def of(self, name: bytes) -> bytes:
+        if self._classes is None:
+            self._classes = _aliases(*self._span)
+        return self._classes.get(name, name)
 
 
 def _aliases(tokens: list[bytes], start: int, end: int) -> dict[bytes, bytes]:

@@ -7,39 +7,77 @@ import fcntl
 import json
 import os
 import sys
-from dataclasses import asdict, dataclass, field
+from types import SimpleNamespace
 
 from . import __version__
 from .dropin_command import NO_LOCALITY_NEST
 
 
-@dataclass
-class FunctionRecord:
-    name: str
-    line: int
-    column: int
-    compiled_by: str  # "pycc-stencil" or "cc"
-    kernel: bool
-    passes: list[str] = field(default_factory=list)
-    reason: str | None = None
-    remarks: list[str] = field(default_factory=list)  # the passes' remarks about this function
+class _Record(SimpleNamespace):
+    """A plain namespace, not a dataclass: every compile of a build imports this module, and
+    `dataclasses` (with `inspect`) cost it a tenth of its start-up."""
+
+    def __reduce__(self) -> tuple:  # pickled from the analysis's child process
+        return _rebuilt, (type(self), vars(self))
 
 
-@dataclass
-class UnitRecord:
+def _rebuilt(kind: type, fields: dict) -> _Record:
+    return kind(**fields)
+
+
+class FunctionRecord(_Record):
+    """One function of a unit: who compiled it, and why."""
+
+    def __init__(
+        self,
+        name: str,
+        line: int,
+        column: int,
+        compiled_by: str,  # "pycc-stencil" or "cc"
+        kernel: bool,
+        passes: list[str] | None = None,
+        reason: str | None = None,
+        remarks: list[str] | None = None,  # the passes' remarks about this function
+    ):
+        super().__init__(
+            name=name,
+            line=line,
+            column=column,
+            compiled_by=compiled_by,
+            kernel=kernel,
+            passes=passes or [],
+            reason=reason,
+            remarks=remarks or [],
+        )
+
+
+class UnitRecord(_Record):
     """One translation unit, as appended to the `PYCC_REPORT` file."""
 
-    source: str
-    output: str | None
-    status: str  # "pycc" (some kernel compiled by pycc-stencil), "cc", or "passthrough"
-    reason: str | None = None
-    cache: str | None = None  # "hit", "miss" or None (not looked up)
-    functions: list[FunctionRecord] = field(default_factory=list)
-    time_ms: dict[str, float] = field(default_factory=dict)
+    def __init__(
+        self,
+        source: str,
+        output: str | None,
+        status: str,  # "pycc" (some kernel compiled by pycc-stencil), "cc", or "passthrough"
+        reason: str | None = None,
+        cache: str | None = None,  # "hit", "miss" or None (not looked up)
+        functions: list[FunctionRecord] | None = None,
+        time_ms: dict[str, float] | None = None,
+    ):
+        super().__init__(
+            source=source,
+            output=output,
+            status=status,
+            reason=reason,
+            cache=cache,
+            functions=functions or [],
+            time_ms=time_ms or {},
+        )
 
     def to_json(self) -> str:
-        record = {"tool": "pycc-stencil", "version": __version__, **asdict(self)}
-        return json.dumps(record, sort_keys=False)
+        functions = [vars(f) for f in self.functions]
+        record = {"tool": "pycc-stencil", "version": __version__, **vars(self)}
+        return json.dumps({**record, "functions": functions}, sort_keys=False)
 
 
 def append_report(path: str, unit: UnitRecord) -> None:
@@ -86,14 +124,25 @@ def verbose() -> bool:
     return os.environ.get("PYCC_VERBOSE", "") not in ("", "0")
 
 
-@dataclass
-class UnitResult:
+class UnitResult(_Record):
     """pycc-stencil's part of one translation unit (also what the cache stores)."""
 
-    functions: list[FunctionRecord] = field(default_factory=list)
-    split_source: bytes | None = None  # None: the whole file goes to cc unchanged
-    pycc_output: bytes | None = None  # object file, or assembly text for -S
-    reason: str | None = None
-    internal_error: bool = False  # a pycc-stencil bug: not cached, so a fixed tool retries
-    failure: str | None = None  # pycc-stencil itself failed on the file (crash, timeout)
-    time_ms: dict[str, float] = field(default_factory=dict)  # frontend, codegen
+    def __init__(
+        self,
+        functions: list[FunctionRecord] | None = None,
+        split_source: bytes | None = None,  # None: the whole file goes to cc unchanged
+        pycc_output: bytes | None = None,  # object file, or assembly text for -S
+        reason: str | None = None,
+        internal_error: bool = False,  # a pycc-stencil bug: not cached, so a fixed tool retries
+        failure: str | None = None,  # pycc-stencil itself failed on the file (crash, timeout)
+        time_ms: dict[str, float] | None = None,  # frontend, codegen
+    ):
+        super().__init__(
+            functions=functions or [],
+            split_source=split_source,
+            pycc_output=pycc_output,
+            reason=reason,
+            internal_error=internal_error,
+            failure=failure,
+            time_ms=time_ms or {},
+        )

@@ -8,8 +8,8 @@ ones into the LLVM target; README's table is `codegen_option_table()`.
 from __future__ import annotations
 
 import re
+from collections import namedtuple
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 #: x86 ISA extensions gcc enables with `-mNAME` (disables with `-mno-NAME`); all of them only
 #: change which instructions the code may use, which `cc -dM -E` reports as macros
@@ -26,15 +26,16 @@ ISA_EXTENSIONS = frozenset(
 )
 
 
-@dataclass(frozen=True)
-class CodegenOption:
+class CodegenOption(namedtuple("CodegenOption", "spellings honoured how")):
     """gcc options that change the generated code, and what compiler mode does with them.
 
     A spelling ending in `=` or `*` matches every option it begins (`*` is not part of the
     option); any other spelling matches exactly. `honoured` options are implemented for the
     kernels pycc-stencil compiles (`how` says how); any other makes every kernel of the file
-    go to cc (`how` says why only cc can do it)."""
+    go to cc (`how` says why only cc can do it). A named tuple, not a dataclass: every compile
+    reads this table, and `dataclasses` costs start-up time."""
 
+    __slots__ = ()
     spellings: tuple[str, ...]
     honoured: bool
     how: str
