@@ -265,8 +265,18 @@ class ModuleLowerer:
         return function
 
     def _locator(self, function: ir.Function, cursor: ci.Cursor):
+        """The `!dbg` node of a position in `function`, one per position (the front end asks
+        once per expression: llvmlite's own interning hashes every operand each time)."""
         program = self.debug.subprogram(function, location(cursor))
-        return lambda where: self.debug.location(program, where)
+        nodes: dict[SourceLocation, ir.DIValue] = {}
+
+        def locate(where: SourceLocation) -> ir.DIValue:
+            node = nodes.get(where)
+            if node is None:
+                node = nodes[where] = self.debug.location(program, where)
+            return node
+
+        return locate
 
     def _skip(self, name: str, exc: Unsupported) -> None:
         """Record a skipped function; drop it and, transitively, every lowered caller."""

@@ -668,20 +668,26 @@ class _Builder:
             cond = " and ".join(stmt.constraints) or "0 = 0"
             return isl.Set(f"{prefix}{{ {stmt.tuple_text()} : {cond} and ({extra}) }}")
 
+        # each statement's whole domain once (not once per obligation and statement: that
+        # dominated the extraction of nests over fixed-size arrays)
+        wholes = {id(stmt): domain(stmt) for stmt in self.statements}
+        running = [whole for whole in wholes.values() if not whole.is_empty()]
         assumed = isl.Set(f"{prefix}{{ : }}")
+        seen: set[tuple[int, str]] = set()
         for stmt, bad, what, at in self.obligations:
+            if (id(stmt), bad) in seen:  # met, or excluded by the assumption already
+                continue
+            seen.add((id(stmt), bad))
             wrong = domain(stmt, bad).intersect_params(assumed)
             if wrong.is_empty():
                 continue
             # where the statement runs nothing the model is trivially right: simplify there
-            allowed = wrong.params().complement().gist(domain(stmt).params())
+            allowed = wrong.params().complement().gist(wholes[id(stmt)].params())
             allowed = allowed.intersect(assumed).coalesce()
             if allowed.n_basic_set() != 1 or allowed.get_basic_sets()[0].dim(isl.dim_type.div):
                 raise NotAffine(what, at)
-            for other in self.statements:
-                whole = domain(other)
-                if not whole.is_empty() and whole.intersect_params(allowed).is_empty():
-                    raise NotAffine(what, at)
+            if any(whole.intersect_params(allowed).is_empty() for whole in running):
+                raise NotAffine(what, at)
             assumed = allowed
         if assumed.plain_is_universe():
             return None
