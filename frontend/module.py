@@ -9,11 +9,10 @@ them, wherever they are defined (the file or its headers).
 from __future__ import annotations
 
 import dataclasses
-import itertools
 import math
 import os
 import traceback
-from collections.abc import Callable, Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Sequence
 
 import clang.cindex as ci
 import llvmlite.binding as llvm
@@ -106,6 +105,7 @@ class ModuleLowerer:
         self._stack: list[str] = []
         self._calls: dict[str, set[str]] = {}
         self._skipped: dict[str, SkippedFunction] = {}
+        self._walked: dict[str, _FunctionFacts] = {}  # (`_facts`)
         self._globals: dict[tuple, Variable] = {}
         self.abis: dict[str, FunctionAbi] = {}
         #: function -> the mutable globals its own body uses
@@ -281,15 +281,16 @@ class ModuleLowerer:
     def _skip(self, name: str, exc: Unsupported) -> None:
         """Record a skipped function; drop it and, transitively, every lowered caller."""
         cursor = self.definitions[name]
+        facts = self._facts(name)
         not_a_kernel = exc.not_a_kernel or self._runs_unknown_code(name, set())
         self._skipped[name] = SkippedFunction(
             name,
             exc.location,
             exc.message,
-            _has_loops(cursor),
+            facts.has_loops,
             not_a_kernel,
             location(cursor),
-            _multiplies_floats(cursor),
+            facts.multiplies_floats,
         )
         if name in self.module.globals:
             del self.module.globals[name]
@@ -311,22 +312,21 @@ class ModuleLowerer:
         library, or call through a pointer? Then it is application code (I/O, allocation,
         dispatch), not a stencil kernel, whatever construct made the front end stop first."""
         visiting.add(name)
-        for call in _bounded_walk(self.definitions[name]):
-            if call.kind != K.CALL_EXPR:
-                continue
-            callee = call.referenced
-            if callee is None or callee.kind != K.FUNCTION_DECL:
-                return True
-            if callee.spelling in self.definitions:
-                if callee.spelling not in visiting and self._runs_unknown_code(
-                    callee.spelling, visiting
-                ):
-                    return True
-            elif canonical_math_name(callee.spelling) not in KNOWN_LIBRARY_CALLS and not (
-                callee.spelling.startswith("__builtin_") or callee.spelling == ASSERT_FAIL
-            ):
-                return True
-        return False
+        facts = self._facts(name)
+        if facts.calls_unknown:
+            return True
+        return any(
+            callee not in visiting and self._runs_unknown_code(callee, visiting)
+            for callee in facts.callees
+        )
+
+    def _facts(self, name: str) -> _FunctionFacts:
+        """What the report and the contraction screen ask of a skipped function, from one
+        walk of its body (a unit lowered `only` in part skips most of its functions)."""
+        facts = self._walked.get(name)
+        if facts is None:
+            facts = self._walked[name] = _FunctionFacts(self.definitions[name], self.definitions)
+        return facts
 
     # ----------------------------------------------------------------- ModuleServices
     def callee(self, definition: ci.Cursor, call: ci.Cursor) -> ir.Function:
@@ -448,30 +448,48 @@ _FLOATING_KINDS = frozenset(
 )
 
 
-def _multiplies_floats(cursor: ci.Cursor) -> bool:
-    """Does the function's body multiply floating-point values (`*`, `*=`)? Asked of functions
-    the front end skips: their products are cc's, and under FP contraction gcc may fuse them."""
-    for node in walk(cursor):
-        if node.kind in (K.BINARY_OPERATOR, K.COMPOUND_ASSIGNMENT_OPERATOR):
-            if binary_operator(node) in ("*", "*="):
-                kind = node.type.get_canonical().kind
-                if kind in _FLOATING_KINDS or kind == ci.TypeKind.COMPLEX:
-                    return True
-    return False
+class _FunctionFacts:
+    """One walk of a function's body: its loops (OpenMP loop directives included: their
+    `for` is not exposed by libclang) and calls within the first MAX_NODES nodes (what a
+    function too large to lower is classified by), and whether it multiplies floating-point
+    values anywhere (`*`, `*=`: the products of a skipped function are cc's, and under FP
+    contraction gcc may fuse them)."""
+
+    def __init__(self, cursor: ci.Cursor, definitions: dict[str, ci.Cursor]):
+        self.has_loops = self.multiplies_floats = self.calls_unknown = False
+        self.callees: list[str] = []  # functions of the file it calls
+        for count, node in enumerate(walk(cursor)):
+            kind = node.kind
+            if count < MAX_NODES:
+                self._classify(node, kind, definitions)
+            elif self.multiplies_floats:
+                break
+            if not self.multiplies_floats and kind in _PRODUCTS:
+                self.multiplies_floats = _floating_product(node)
+
+    def _classify(self, node: ci.Cursor, kind: ci.CursorKind, definitions: dict) -> None:
+        if kind in _LOOP_KINDS or (kind.name.startswith("OMP_") and "FOR" in kind.name):
+            self.has_loops = True
+        elif kind == K.CALL_EXPR and not self.calls_unknown:
+            callee = node.referenced
+            if callee is None or callee.kind != K.FUNCTION_DECL:
+                self.calls_unknown = True
+            elif callee.spelling in definitions:
+                self.callees.append(callee.spelling)
+            elif canonical_math_name(callee.spelling) not in KNOWN_LIBRARY_CALLS and not (
+                callee.spelling.startswith("__builtin_") or callee.spelling == ASSERT_FAIL
+            ):
+                self.calls_unknown = True
 
 
-def _has_loops(cursor: ci.Cursor) -> bool:
-    """Loops, including OpenMP loop directives (their `for` is not exposed by libclang)."""
-    return any(
-        c.kind in _LOOP_KINDS or (c.kind.name.startswith("OMP_") and "FOR" in c.kind.name)
-        for c in _bounded_walk(cursor)
-    )
+_PRODUCTS = (K.BINARY_OPERATOR, K.COMPOUND_ASSIGNMENT_OPERATOR)
 
 
-def _bounded_walk(cursor: ci.Cursor) -> Iterator[ci.Cursor]:
-    """The first MAX_NODES nodes under `cursor`: what a function too large to lower is
-    classified by (a kernel or not) in the report."""
-    return itertools.islice(walk(cursor), MAX_NODES)
+def _floating_product(node: ci.Cursor) -> bool:
+    if binary_operator(node) not in ("*", "*="):
+        return False
+    kind = node.type.get_canonical().kind
+    return kind in _FLOATING_KINDS or kind == ci.TypeKind.COMPLEX
 
 
 def _definition_text(

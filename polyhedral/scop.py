@@ -668,10 +668,16 @@ class _Builder:
             cond = " and ".join(stmt.constraints) or "0 = 0"
             return isl.Set(f"{prefix}{{ {stmt.tuple_text()} : {cond} and ({extra}) }}")
 
-        # each statement's whole domain once (not once per obligation and statement: that
-        # dominated the extraction of nests over fixed-size arrays)
-        wholes = {id(stmt): domain(stmt) for stmt in self.statements}
-        running = [whole for whole in wholes.values() if not whole.is_empty()]
+        # each statement's whole domain once, when an obligation first needs them (not once
+        # per obligation and statement: that dominated the extraction of nests over
+        # fixed-size arrays)
+        wholes: dict[int, isl.Set] = {}
+
+        def running() -> list[isl.Set]:
+            if not wholes:
+                wholes.update((id(stmt), domain(stmt)) for stmt in self.statements)
+            return [whole for whole in wholes.values() if not whole.is_empty()]
+
         assumed = isl.Set(f"{prefix}{{ : }}")
         seen: set[tuple[int, str]] = set()
         for stmt, bad, what, at in self.obligations:
@@ -682,11 +688,12 @@ class _Builder:
             if wrong.is_empty():
                 continue
             # where the statement runs nothing the model is trivially right: simplify there
+            running_domains = running()
             allowed = wrong.params().complement().gist(wholes[id(stmt)].params())
             allowed = allowed.intersect(assumed).coalesce()
             if allowed.n_basic_set() != 1 or allowed.get_basic_sets()[0].dim(isl.dim_type.div):
                 raise NotAffine(what, at)
-            if any(whole.intersect_params(allowed).is_empty() for whole in running):
+            if any(whole.intersect_params(allowed).is_empty() for whole in running_domains):
                 raise NotAffine(what, at)
             assumed = allowed
         if assumed.plain_is_universe():
