@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import ctypes
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 import clang.cindex as ci
 
 from ..diagnostics import SourceLocation
-from .columns import user_column
+from .columns import unit_memo, user_column
 
 K = ci.CursorKind
 _lib = ci.conf.lib
@@ -147,9 +147,9 @@ def calling_convention(function_type: ci.Type) -> int:
     return _lib.clang_getFunctionTypeCallingConv(function_type)
 
 
-def volatile_use(cursor: ci.Cursor) -> ci.Cursor | None:
-    """The first node under `cursor` whose type is, or points to, a volatile object."""
-    for node in walk(cursor):
+def volatile_use(nodes: Iterable[ci.Cursor]) -> ci.Cursor | None:
+    """The first of `nodes` whose type is, or points to, a volatile object."""
+    for node in nodes:
         t = node.type
         while t.kind != ci.TypeKind.INVALID:
             if t.is_volatile_qualified():
@@ -212,8 +212,10 @@ def presumed(loc: ci.SourceLocation) -> SourceLocation:
     )
     user = ci._CXString.from_result(name)
     where = column.value
-    if user != loc.file.name:  # a preprocessed unit (or `#line`): the user's column
-        where = user_column(loc.file.name, loc.line, user, line.value, where)
+    file = loc.file
+    unit = unit_memo(("file", ctypes.cast(file.obj, ctypes.c_void_p).value), lambda: file.name)
+    if user != unit:  # a preprocessed unit (or `#line`): the user's column
+        where = user_column(unit, loc.line, user, line.value, where)
     return SourceLocation(user, line.value, where)
 
 

@@ -36,6 +36,7 @@ from .clang_ast import (
     walk,
 )
 from .clang_types import ARRAY_KINDS, ctype_of
+from .columns import one_unit
 from .debuginfo import DebugInfo
 from .declarations import aligned_attribute, row_align_pragmas, type_alignment
 from .expressions import FunctionState, Variable
@@ -71,7 +72,12 @@ def lower_file(
         with open(path, "rb") as handle:
             markers = LineMarkers(handle.read())
     lowerer = ModuleLowerer(parsed, path, list(cflags), markers)
-    return deep_call(lowerer.lower_all, only, others)
+
+    def lower_all() -> LoweredModule:
+        with one_unit():  # (in the thread `deep_call` runs it in: contexts are per thread)
+            return lowerer.lower_all(only, others)
+
+    return deep_call(lower_all)
 
 
 class ModuleLowerer:
@@ -181,8 +187,8 @@ class ModuleLowerer:
                     f"libclang cannot read its definition: {diagnostic.message}",
                     diagnostic.location,
                 )
-            check_bounds(cursor)
-            function = self.declare(cursor)
+            nodes = check_bounds(cursor)
+            function = self.declare(cursor, nodes)
         except Unsupported as exc:
             self._skip(name, exc)
             raise
@@ -191,7 +197,7 @@ class ModuleLowerer:
             state = FunctionState(
                 function, ir.IRBuilder(), self._locator(function, cursor), tags=self._tags
             )
-            params = FunctionLowerer(self, state, cursor).lower()
+            params = FunctionLowerer(self, state, cursor, nodes).lower()
         except Unsupported as exc:
             self._skip(name, exc)
             raise
@@ -222,8 +228,9 @@ class ModuleLowerer:
             declare_row_alignment(function, self._row_align[name])
         return function
 
-    def declare(self, cursor: ci.Cursor) -> ir.Function:
-        """The LLVM declaration of a C function, with the ABI attributes clang would emit."""
+    def declare(self, cursor: ci.Cursor, nodes: list[ci.Cursor]) -> ir.Function:
+        """The LLVM declaration of a C function (of syntax nodes `nodes`), with the ABI
+        attributes clang would emit."""
         ftype = cursor.type
         if ftype.kind == ci.TypeKind.FUNCTIONNOPROTO and any(
             c.kind == K.PARM_DECL for c in cursor.get_children()
@@ -231,7 +238,7 @@ class ModuleLowerer:
             raise Unsupported("K&R-style function definitions are not supported", cursor)
         if calling_convention(ftype) != DEFAULT_CALLING_CONVENTION:
             raise Unsupported("functions with a non-default calling convention", cursor)
-        volatile = volatile_use(cursor)
+        volatile = volatile_use(nodes)
         if volatile is not None:
             raise Unsupported("volatile objects are not supported", volatile)
         result = ctype_of(ftype.get_result(), cursor)

@@ -33,7 +33,6 @@ from .clang_ast import (
     strip_parens,
     unary_operator,
     var_initializer,
-    walk,
     walk_with_depth,
 )
 from .clang_types import ARRAY_KINDS, ctype_of
@@ -65,23 +64,35 @@ _REJECTED_STATEMENTS = {
 }
 
 
-def check_bounds(cursor: ci.Cursor) -> None:
+def check_bounds(cursor: ci.Cursor) -> list[ci.Cursor]:
     """Refuse a function beyond MAX_NODES syntax nodes or MAX_NESTING levels, before any other
-    walk of it: a 5 MB function took minutes and gigabytes only to be checked for volatiles."""
+    walk of it: a 5 MB function took minutes and gigabytes only to be checked for volatiles.
+    Returns its nodes in preorder, for the checks that follow (each walk through libclang
+    costs a callback per node)."""
+    nodes = []
     for count, (c, depth) in enumerate(walk_with_depth(cursor)):
         if count > MAX_NODES:
             raise Unsupported(f"function body larger than {MAX_NODES} syntax nodes", cursor)
         if depth > MAX_NESTING:
             what = "expression" if c.kind.is_expression() else "statement"
             raise Unsupported(f"{what} nesting deeper than {MAX_NESTING} levels", c)
+        nodes.append(c)
+    return nodes
 
 
 class FunctionLowerer(ExpressionLowering):
     """Lowers the body of one FUNCTION_DECL into an already declared `ir.Function`."""
 
-    def __init__(self, services: ModuleServices, state: FunctionState, cursor: ci.Cursor):
+    def __init__(
+        self,
+        services: ModuleServices,
+        state: FunctionState,
+        cursor: ci.Cursor,
+        nodes: list[ci.Cursor],  # the function's syntax nodes (`check_bounds`)
+    ):
         super().__init__(services, state)
         self.cursor = cursor
+        self.nodes = nodes
         self.result_type = ctype_of(cursor.type.get_result(), cursor)
         self.address_taken: set[tuple] = set()
 
@@ -94,7 +105,7 @@ class FunctionLowerer(ExpressionLowering):
         ):
             raise Unsupported("variadic functions are not supported", self.cursor)
         body = [c for c in children(self.cursor) if c.kind == K.COMPOUND_STMT][-1]
-        self.prescan(body)
+        self.prescan()
         entry = self.new_block("entry")
         self.start_block(entry)
         self.seal(entry)
@@ -107,9 +118,9 @@ class FunctionLowerer(ExpressionLowering):
         self.finish()
         return params
 
-    def prescan(self, body: ci.Cursor) -> None:
+    def prescan(self) -> None:
         """Reject what cannot be lowered before lowering anything; find address-taken locals."""
-        for c in walk(body):
+        for c in self.nodes:
             if c.kind in _REJECTED_STATEMENTS:
                 raise Unsupported(_REJECTED_STATEMENTS[c.kind], c)
             if c.kind == K.UNARY_OPERATOR and unary_operator(c) == "&":

@@ -424,7 +424,7 @@ def test_an_internal_error_without_a_message_says_where(tmp_path, monkeypatch):
     gave; now the front end's own place is named."""
     from pycc_stencil.frontend import statements
 
-    def broken(self, body):
+    def broken(self):
         raise AssertionError
 
     monkeypatch.setattr(statements.FunctionLowerer, "prescan", broken)
