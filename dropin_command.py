@@ -267,7 +267,8 @@ def requested_passes(command: CompilerCommand) -> str:
 #: they could transform
 NO_LOCALITY_NEST = (
     "no loop nest the -O3 locality passes could tile (they need two nested loops, or two "
-    "nests, without conditions, jumps or calls): nothing to improve"
+    "nests, through which an array's data flow, without conditions, jumps or calls): "
+    "nothing to improve"
 )
 
 
