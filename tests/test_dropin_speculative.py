@@ -85,3 +85,24 @@ def test_a_takeover_compiles_the_file_once_for_its_diagnostics(tmp_path):
     commands, unit, stderr = _compile(tmp_path, ["-O2"], PYCC_TAKEOVER="all")
     assert unit["status"] == "pycc", unit
     assert len(commands) == 1 and "division by zero" in stderr, commands
+
+
+def test_with_v_cc_compiles_the_file_after_the_analysis_naming_the_users_output(tmp_path):
+    """`-v` prints cc's commands: the compile that gives the output must name the user's
+    object (not a scratch file), so none runs ahead of the analysis."""
+    (tmp_path / "k.c").write_text(UNTOUCHED)
+    wrapper, log = logging_cc(tmp_path)
+    environment = clean_env(tmp_path / "cache", PYCC_CC=str(wrapper), PYCC_TAKEOVER="")
+    done = subprocess.run(
+        [PYCC, "-v", "-O3", "-c", "k.c", "-o", "k.o"], cwd=tmp_path, env=environment,
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    commands = compiles_of(log, "k.c")
+    assert commands and all(c.split()[-1] == "k.o" for c in commands), commands
+    assert "-o k.o" in done.stderr and "cc-whole" not in done.stderr
+    logged = log.read_text().splitlines()
+    query = next(i for i, c in enumerate(logged) if "-dM" in c.split())
+    assert query < logged.index(commands[0]), "the compile ran ahead of the analysis"
+    subprocess.run([CC, "-O3", "-c", "k.c", "-o", "ref.o"], cwd=tmp_path, check=True)
+    assert (tmp_path / "k.o").read_bytes() == (tmp_path / "ref.o").read_bytes()
