@@ -23,7 +23,11 @@ from .unsupported import Unsupported
 
 
 def declare_global(
-    module: ir.Module, decl: ci.Cursor, where: ci.Cursor, file_scope: list[ci.Cursor]
+    module: ir.Module,
+    decl: ci.Cursor,
+    where: ci.Cursor,
+    file_scope: list[ci.Cursor],
+    read_only: bool = False,
 ) -> GlobalInfo:
     """Declare the global `decl` refers to in `module` (once per symbol) and describe it;
     `file_scope` are its declarations at file scope (`extern double a[]; double a[13];`: the
@@ -46,6 +50,7 @@ def declare_global(
         is_static=decl.linkage == ci.LinkageKind.INTERNAL,
         defined=bool(definitions),
         location=location(known),
+        read_only=read_only,
     )
     if name not in module.globals:
         g = ir.GlobalVariable(module, _storage_type(t), name=name)

@@ -372,7 +372,8 @@ class ModuleLowerer:
 
     def global_variable(self, decl: ci.Cursor, where: ci.Cursor) -> Variable:
         """A file-scope or static local constant, copied into the module with its value; a
-        mutable global, declared by its own symbol (frontend/globals.py)."""
+        mutable global, or a constant whose value another file defines, declared by its own
+        symbol (frontend/globals.py)."""
         if not _is_const(decl.type):
             return self._mutable_global(decl, where)
         key = declaration_key(decl)
@@ -380,8 +381,8 @@ class ModuleLowerer:
             return self._globals[key]
         name = decl.spelling
         init = var_initializer(decl)
-        if init is None:
-            raise Unsupported(f"the value of constant '{name}' is not in this file", where)
+        if init is None:  # a table defined in another file: read through its symbol
+            return self._mutable_global(decl, where, read_only=True)
         t = ctype_of(decl.type, decl)
         if isinstance(t, ct.StructType) or (
             isinstance(t, ct.ArrayType) and isinstance(t.scalar, ct.StructType)
@@ -414,10 +415,12 @@ class ModuleLowerer:
         self._globals[key] = var
         return var
 
-    def _mutable_global(self, decl: ci.Cursor, where: ci.Cursor) -> Variable:
+    def _mutable_global(
+        self, decl: ci.Cursor, where: ci.Cursor, read_only: bool = False
+    ) -> Variable:
         """The global's symbol, recorded as used by the function being lowered."""
         file_scope = self._file_scope_variables.get(decl.spelling, [])
-        info = declare_global(self.module, decl, where, file_scope)
+        info = declare_global(self.module, decl, where, file_scope, read_only)
         self.result.globals[info.name] = info
         self._global_uses.setdefault(self._stack[-1], set()).add(info.name)
         return Variable(info.name, info.ctype, self.module.get_global(info.name))

@@ -73,13 +73,15 @@ class FunctionInfo:
 
 @dataclass(frozen=True)
 class GlobalInfo:
-    """A mutable global a lowered function uses: the symbol `name` declared in the module."""
+    """A global a lowered function uses (mutable, or a constant another file defines): the
+    symbol `name` declared in the module."""
 
     name: str
     ctype: ct.CType  # an array of unknown size (`extern double a[];`) has length None
     is_static: bool  # internal linkage: only the file's own object can reach it
     defined: bool  # the file defines it (with or without initializer, tentatively or not)
     location: SourceLocation
+    read_only: bool = False  # `const`, its value defined in another file (a table)
 
     @property
     def size(self) -> int | None:

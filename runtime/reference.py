@@ -108,13 +108,25 @@ def wrapper_source(
     quoted = str(source.resolve()).replace("\\", "\\\\").replace('"', '\\"')
     lines = [f'#include "{quoted}"', ""]
     lines += [f"extern __typeof__({name}) {name};" for name in external]
-    lines += [f"__typeof__({g.name}) {g.name};" for g in variables if not g.defined]
+    lines += [_definition(g) for g in variables if not g.defined]
     lines += [
         f'__attribute__((visibility("default"))) void *{GLOBAL_PREFIX}{g.name}(void) '
         f"{{ return (void *)&{g.name}; }}"
         for g in variables
     ]
     return "\n".join(lines) + "\n" + _wrapper_definitions(functions)
+
+
+def _definition(g: GlobalInfo) -> str:
+    """Storage for a global the file only declares. A `const` one (a table another file
+    defines) gets writable bytes under its symbol (`__asm__`): a `const` definition would be
+    read-only memory, which the check seeds."""
+    if not g.read_only or g.size is None:
+        return f"__typeof__({g.name}) {g.name};"
+    return (
+        f"unsigned char {GLOBAL_PREFIX}storage_{g.name}[sizeof {g.name}] "
+        f'__asm__("{g.name}") __attribute__((aligned(__alignof__({g.name}))));'
+    )
 
 
 def _wrapper_definitions(functions: list[FunctionInfo]) -> str:

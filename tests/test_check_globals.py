@@ -156,6 +156,22 @@ def test_extern_globals_of_another_file(tmp_path):
     assert "global 'open'" in last.message and "unknown size" in last.message
 
 
+def test_a_constant_table_of_another_file(tmp_path):
+    """`extern const` data defined elsewhere (a clip table, a size): read through its symbol
+    (it was "the value of constant 'clip' is not in this file"); the reference gives it
+    writable storage, so both sides are seeded alike."""
+    path = tmp_path / "k.c"
+    path.write_text(
+        "extern const unsigned char clip[512];\nextern const int width;\n"
+        "void add_clip(int n, const unsigned char *a, const unsigned char *b,\n"
+        "              unsigned char *out) {\n"
+        "  for (int i = 0; i < n && i < width; i++) out[i] = clip[a[i] + b[i]]; }\n"
+    )
+    (result,) = check_file(path, [], CheckOptions(params={"n": "37"}))
+    assert result.status == "OK", str(result)
+    assert result.changed > 0
+
+
 def test_distinct_globals_need_no_overlap_check(nas_file):
     """`simd` on smooth: `tmp`, `r` and `u` are distinct objects, so the vector loops run
     without a run-time overlap test (a pointer parameter would need one)."""
