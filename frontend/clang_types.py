@@ -153,5 +153,7 @@ def _pointee_type(pointee: ci.Type, where: ci.Cursor) -> ct.CType:
     if opaque is not None:
         return opaque
     if pointee.get_canonical().kind in (T.FUNCTIONPROTO, T.FUNCTIONNOPROTO):
-        raise Unsupported("function pointers are not supported", where)
+        # a callback member of a struct, a parameter passed on: an opaque pointee, as an
+        # incomplete struct's; calling through it or taking a function's address is refused
+        return ct.StructType(pointee.get_canonical().spelling, (), 0, 0)
     return ctype_of(pointee, where)

@@ -362,6 +362,72 @@ def test_time_tiling_through_a_struct_pointer_is_bit_exact(tmp_path):
     assert both.pycc_output == both.cc_output
 
 
+CALLBACK_H = """\
+typedef int (*writer_fn)(const unsigned char *data, int size);
+struct picture { int width, height; float *y; writer_fn writer; void *custom; };
+"""
+
+CALLBACK_C = """\
+#include "picture.h"
+void brighten(struct picture *p, float gain)
+{
+    for (int j = 0; j < p->height; j++)
+        for (int i = 0; i < p->width; i++)
+            p->y[j * p->width + i] *= gain;
+}
+int has_writer(const struct picture *p, int n, float *out)
+{
+    for (int i = 0; i < n; i++) out[i] = (float)i;
+    return p->writer != 0;
+}
+int call_writer(struct picture *p, int n, float *out)
+{
+    for (int i = 0; i < n; i++) out[i] = (float)i;
+    return p->writer((const unsigned char *)out, n);
+}
+static int quiet(const unsigned char *data, int size) { return size - data[0]; }
+void silence(struct picture *p, int n, float *out)
+{
+    for (int i = 0; i < n; i++) out[i] = 0;
+    p->writer = quiet;
+}
+"""
+
+CALLBACK_MAIN = r"""#include <stdio.h>
+#include "picture.h"
+void brighten(struct picture *p, float gain);
+int has_writer(const struct picture *p, int n, float *out);
+int call_writer(struct picture *p, int n, float *out);
+void silence(struct picture *p, int n, float *out);
+static int count(const unsigned char *data, int size) { return data[1] + size; }
+int main(void)
+{
+    float y[35], out[9];
+    for (int i = 0; i < 35; i++) y[i] = i * 0.25f;
+    struct picture p = {7, 5, y, count, 0};
+    brighten(&p, 1.5f);
+    for (int i = 0; i < 35; i++) printf("%a\n", y[i]);
+    printf("%d %d\n", has_writer(&p, 9, out), call_writer(&p, 9, out));
+    silence(&p, 9, out);
+    printf("%d %d\n", has_writer(&p, 3, out), call_writer(&p, 9, out));
+    return 0;
+}
+"""
+
+
+def test_structs_with_callback_members(tmp_path):
+    """A struct with a function pointer member (libwebp's `WebPPicture.writer`): kernels that
+    only pass it on or compare it are pycc-stencil's; calling through it or storing a
+    function's address is refused by name."""
+    files = {"picture.h": CALLBACK_H, "k.c": CALLBACK_C, "main.c": CALLBACK_MAIN}
+    both = build_both(tmp_path, files, ["-O2"], extra_env=TAKEOVER_ALL)
+    assert_by_pycc(both, "brighten", "has_writer")
+    assert "calls through function pointers" in both.functions["call_writer"]["reason"]
+    assert "function pointers are not supported" in both.functions["silence"]["reason"]
+    assert both.pycc_output == both.cc_output
+    assert both.cc_output.count("\n") == 37
+
+
 def _clang() -> str | None:
     """A clang binary (its CodeGen is the model frontend/abi.py follows), if installed."""
     found = shutil.which("clang")
