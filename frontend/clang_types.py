@@ -92,7 +92,14 @@ def struct_type(t: ci.Type, where: ci.Cursor) -> ct.StructType:
         raise Unsupported(f"recursive struct type '{name}' is not supported", where)
     _CONVERTING.add(key)
     try:
-        fields = tuple(_field(t, member, name) for member in _members(decl))
+        members = _members(decl)
+        fields = tuple(
+            sorted(
+                [_field(t, m, name) for m in members if not m.is_bitfield()]
+                + _bit_field_storage(t, [m for m in members if m.is_bitfield()]),
+                key=lambda f: f.offset,
+            )
+        )
     finally:
         _CONVERTING.discard(key)
     struct = ct.StructType(name, fields, t.get_size(), t.get_align())
@@ -132,11 +139,35 @@ def _members(decl: ci.Cursor) -> list[ci.Cursor]:
         if child.kind != ci.CursorKind.FIELD_DECL:
             continue
         if child.is_bitfield():
-            raise Unsupported(f"bit-field '{child.spelling}' is not supported", child)
+            if child.spelling and child.get_bitfield_width() > 0:
+                members.append(child)
+            continue  # an unnamed or zero-width bit-field: padding, alignment
         if child.is_anonymous() or not child.spelling:
             raise Unsupported("anonymous struct or union members are not supported", child)
         members.append(child)
     return members
+
+
+#: how the name of a struct's field that holds bit-fields' bytes begins
+BIT_FIELDS = "<bit-fields"
+
+
+def _bit_field_storage(t: ci.Type, bit_fields: list[ci.Cursor]) -> list[ct.Field]:
+    """The bytes the bit-fields of a struct occupy, one `unsigned char` array per run of
+    bytes: copied, passed and compared as the struct's other bytes are, never read as a
+    member (an access to a bit-field is refused where it is written)."""
+    spans: list[list[int]] = []
+    for member in bit_fields:
+        first = t.get_offset(member.spelling)
+        span = [first // 8, -(-(first + member.get_bitfield_width()) // 8)]
+        if spans and span[0] <= spans[-1][1]:
+            spans[-1][1] = max(spans[-1][1], span[1])
+        else:
+            spans.append(span)
+    return [
+        ct.Field(f"{BIT_FIELDS} at byte {start}>", start, ct.ArrayType(ct.UCHAR, end - start))
+        for start, end in spans
+    ]
 
 
 def _field(t: ci.Type, member: ci.Cursor, struct: str) -> ct.Field:

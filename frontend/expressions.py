@@ -226,7 +226,9 @@ class ExpressionLowering:
         t = base.ctype.pointee if isinstance(base.ctype, ct.PointerType) else base.ctype
         if not isinstance(t, ct.StructType):
             raise Unsupported("member access on a non-struct", c)
-        field = _complete(t, c).field(c.spelling)
+        field = next((f for f in _complete(t, c).fields if f.name == c.spelling), None)
+        if field is None:  # its bytes are in a `clang_types.BIT_FIELDS` field
+            raise Unsupported(f"bit-field '{c.spelling}' is not supported", c)
         address = base.value
         if field.offset:
             address = self.b.gep(

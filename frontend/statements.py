@@ -35,7 +35,7 @@ from .clang_ast import (
     var_initializer,
     walk_with_depth,
 )
-from .clang_types import ARRAY_KINDS, ctype_of
+from .clang_types import ARRAY_KINDS, BIT_FIELDS, ctype_of
 from .conversions import convert
 from .declarations import aligned_attribute, type_alignment
 from .expressions import (
@@ -378,6 +378,8 @@ class FunctionLowerer(ExpressionLowering):
         if isinstance(t, ct.ArrayType):
             members = [(k * ct.size_of(t.element), t.element) for k in range(int(t.length))]
         elif isinstance(t, ct.StructType):
+            if any(f.name.startswith(BIT_FIELDS) for f in t.fields):
+                raise Unsupported(f"initializer of '{t}', which has bit-fields", init)
             members = [(f.offset, f.ctype) for f in t.fields]
         else:
             raise Unsupported("braces around a scalar initializer are not supported", init)

@@ -454,3 +454,24 @@ def test_a_struct_passed_without_a_prototype_must_match_the_definition(tmp_path)
     assert lowered.functions["k"].is_kernel
     (skip,) = [s for s in lowered.skipped if s.name == "k2"]
     assert "calls 'g' with arguments that do not match its definition" in skip.reason
+
+
+def test_bit_fields_occupy_bytes_of_their_struct(tmp_path):
+    """A struct's bit-fields are bytes the layout keeps (at clang's offsets, runs merged):
+    `check` seeds and compares them with the rest of a struct passed by value; reading one
+    is refused by name."""
+    path = tmp_path / "k.c"
+    path.write_text(
+        "struct mix { char c; int tag : 3; unsigned wide : 20; float f; short s : 2; };\n"
+        "struct mix remix(struct mix m, int n) {\n"
+        "    for (int i = 0; i < n; i++) m.f += 1.0f;\n    return m; }\n"
+        "int tags(struct mix m, int n) {\n"
+        "    int s = 0;\n    for (int i = 0; i < n; i++) s += m.tag;\n    return s; }\n"
+    )
+    struct = lower_file(str(path)).functions["remix"].params[0].ctype
+    layout = [(f.offset, ct.size_of(f.ctype)) for f in struct.fields]
+    assert layout == [(0, 1), (1, 3), (4, 4), (8, 1)]  # c, tag+wide, f, s
+    results = {r.name: r for r in check_file(path, [], CheckOptions(params={"n": "5"}))}
+    assert results["remix"].status == "OK", str(results["remix"])
+    assert results["tags"].status == "SKIPPED"
+    assert "bit-field 'tag' is not supported" in results["tags"].message
