@@ -631,3 +631,17 @@ class _Speculative:
             except ProcessLookupError:
                 pass
             self.process.wait()
+            _wait_for_group(self.process.pid)
+
+
+def _wait_for_group(group: int, seconds: float = 2.0) -> None:
+    """Until every process of `group` is gone: a killed cc1 may finish the system call that
+    creates its temporary file after the driver is reaped, and the scratch directory is
+    removed next."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            os.killpg(group, 0)
+        except (ProcessLookupError, PermissionError):
+            return
+        time.sleep(0.002)
