@@ -98,24 +98,55 @@ _AFTER_DECLARATOR = frozenset((b"__attribute__", b"__asm__", b"asm", b"__asm"))
 
 
 def _function_name(tokens: list[bytes], body: int) -> bytes | None:
-    """The name declared by the definition whose body starts at `body`: the identifier before
-    the last parameter list (after K&R parameter declarations, before attributes)."""
-    index = body - 1
-    while index >= 0:
+    """The name declared by the definition whose body starts at `body`: the identifier
+    before its parameter list (after K&R parameter declarations, before attributes; inside
+    a parenthesized declarator, `double (*f(int n))[8]`)."""
+    if body > 0 and tokens[body - 1] == b";":  # K&R: `f(a, b) int a; double (*b)[8]; {`
+        return _identifier_list_owner(tokens, body)
+    return _declarator_name(tokens, body - 1, -1)
+
+
+def _declarator_name(tokens: list[bytes], end: int, stop: int) -> bytes | None:
+    """The identifier before the last parameter list in `tokens(stop..end]`."""
+    index = end
+    while index > stop:
         if tokens[index] != b")":
             index -= 1
             continue
-        depth, opening = 0, index
-        while opening >= 0:
-            depth += {b")": 1, b"(": -1}.get(tokens[opening], 0)
-            if depth == 0:
-                break
-            opening -= 1
+        opening = _opening(tokens, index)
+        if tokens[opening + 1 : opening + 2] in ([b"*"], [b"("]):  # `(*f(...))`: a declarator
+            return _declarator_name(tokens, index - 1, opening)
         name = tokens[opening - 1] if opening > 0 else b""
         if name not in _AFTER_DECLARATOR:
-            return name if _IDENTIFIER.match(name) else None
+            return name if _IDENTIFIER.match(name) and name not in _NOT_CALLS else None
         index = opening - 2
     return None
+
+
+def _identifier_list_owner(tokens: list[bytes], body: int) -> bytes | None:
+    """The name before the nearest `(a, b, c)` (a K&R identifier list) before `body`."""
+    index = body - 1
+    while index > 0 and tokens[index] != b"}":
+        if tokens[index] == b")":
+            opening = _opening(tokens, index)
+            inside = tokens[opening + 1 : index]
+            if all(_IDENTIFIER.match(t) or t == b"," for t in inside):
+                name = tokens[opening - 1] if opening > 0 else b""
+                return name if _IDENTIFIER.match(name) and name not in _NOT_CALLS else None
+            index = opening
+        index -= 1
+    return None
+
+
+def _opening(tokens: list[bytes], closing: int) -> int:
+    """The index of the `(` that the `)` at `closing` closes."""
+    depth, index = 0, closing
+    while index >= 0:
+        depth += {b")": 1, b"(": -1}.get(tokens[index], 0)
+        if depth == 0:
+            return index
+        index -= 1
+    return 0
 
 
 def _user_code(preprocessed: bytes) -> bytes:

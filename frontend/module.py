@@ -381,6 +381,9 @@ class ModuleLowerer:
             return self._globals[key]
         name = decl.spelling
         init = var_initializer(decl)
+        definition = decl.get_definition()
+        if init is None and definition is not None:  # `extern const int t[8]; ... = {...}`
+            init = var_initializer(definition)
         if init is None:  # a table defined in another file: read through its symbol
             return self._mutable_global(decl, where, read_only=True)
         t = ctype_of(decl.type, decl)

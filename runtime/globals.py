@@ -14,7 +14,8 @@ original program.)
 Inputs: a global whose initial value in the reference (the file's initializer) is not all
 zero starts from it on both sides: sizes, coefficients, tables. A zero-initialized one gets
 random data like a read buffer; integer ones small values (1..31), since such globals are
-typically sizes, counters or indices in the codes that use them (NAS: `nx`, `it`).
+typically sizes, counters or indices in the codes that use them (NAS: `nx`, `it`); a constant
+table another file defines, values below its own length (a table of indices into itself).
 """
 
 from __future__ import annotations
@@ -48,6 +49,8 @@ def global_spec(info: GlobalInfo) -> BufferSpec:
     count = 0 if info.size is None else info.size // dtype.itemsize
     shape = tuple(int(d) for d in t.dims) if isinstance(t, ArrayType) and count else None
     value_range = INTEGER_RANGE if isinstance(scalar, IntType) and not scalar.is_bool else None
+    if value_range and info.read_only and count > 1:  # a lookup table: often indices into
+        value_range = (1, min(INTEGER_RANGE[1], count - 1))  # itself (`t[t[i]]`), in bounds
     return BufferSpec(buffer_name(info.name), dtype, 0, count, True, shape, value_range)
 
 

@@ -121,10 +121,11 @@ def _definition(g: GlobalInfo) -> str:
     """Storage for a global the file only declares. A `const` one (a table another file
     defines) gets writable bytes under its symbol (`__asm__`): a `const` definition would be
     read-only memory, which the check seeds."""
-    if not g.read_only or g.size is None:
+    if not g.read_only:
         return f"__typeof__({g.name}) {g.name};"
+    size = "16" if g.size is None else f"sizeof {g.name}"  # unknown size: never checked
     return (
-        f"unsigned char {GLOBAL_PREFIX}storage_{g.name}[sizeof {g.name}] "
+        f"unsigned char {GLOBAL_PREFIX}storage_{g.name}[{size}] "
         f'__asm__("{g.name}") __attribute__((aligned(__alignof__({g.name}))));'
     )
 
@@ -239,7 +240,9 @@ class Reference:
 
         def used(infos: list[FunctionInfo]) -> list[GlobalInfo]:
             names = sorted({g for info in infos for g in info.globals})
-            return [variables[g] for g in names if variables[g].size is not None]
+            # (a read-only one of unknown size is defined all the same: cc may address a
+            # constant PC-relative, which no shared library leaves undefined)
+            return [v for v in map(variables.get, names) if v.size is not None or v.read_only]
 
         try:
             library = load_reference(source, cflags, functions, external, used(functions))

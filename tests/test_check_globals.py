@@ -172,6 +172,26 @@ def test_a_constant_table_of_another_file(tmp_path):
     assert result.changed > 0
 
 
+def test_constant_tables_declared_extern_in_their_own_file_or_of_unknown_size(tmp_path):
+    """A table declared `extern` and defined later in the file is folded like any constant;
+    one of unknown size gets the harness's own ERROR (not a link error of the reference); a
+    table of indices into itself is seeded below its length (`t[t[i]]` stays in bounds)."""
+    path = tmp_path / "k.c"
+    path.write_text(
+        "extern const int later[8];\n"
+        "void k_later(int n, int *a) { for (int i = 0; i < n; i++) a[i] += later[7 - (i & 7)]; }\n"
+        "const int later[8] = {8, 7, 6, 5, 4, 3, 2, 1};\n"
+        "extern const double coef[];\n"
+        "void k_coef(int n, double *a) { for (int i = 0; i < n; i++) a[i] = coef[0] * a[i]; }\n"
+        "extern const int itab[16];\n"
+        "void k_index(int n, int *a) { for (int i = 0; i < n; i++) a[i] = itab[itab[i & 15]]; }\n"
+    )
+    results = {r.name: r for r in check_file(path, [], CheckOptions(params={"n": "37"}))}
+    assert results["k_later"].status == "OK", str(results["k_later"])
+    assert results["k_coef"].status == "ERROR" and "unknown size" in results["k_coef"].message
+    assert results["k_index"].status == "OK", str(results["k_index"])
+
+
 def test_distinct_globals_need_no_overlap_check(nas_file):
     """`simd` on smooth: `tmp`, `r` and `u` are distinct objects, so the vector loops run
     without a run-time overlap test (a pointer parameter would need one)."""

@@ -193,3 +193,25 @@ def test_only_the_candidate_functions_are_lowered(tmp_path):
     assert by_name["single"]["reason"].endswith("nothing to improve"), by_name
     assert by_name["single"]["kernel"] and "warning: 'single'" not in stderr
     assert by_name["jacobi"]["compiled_by"] == "pycc-stencil", by_name
+
+
+@pytest.mark.parametrize(
+    "header, name",
+    [
+        ("void kr(T, n, a, b)\nint T, n; double (*a)[64];\ndouble (*b)[64];\n", "kr"),
+        ("double (*ra(int T, int n, double (*a)[64], double (*b)[64]))[64]\n", "ra"),
+        ("typedef double row[64];\nrow *td(int T, int n, row *a, row *b)\n", "td"),
+        ("static void __attribute__((hot)) at(int T, int n, double (*a)[64],"
+         " double (*b)[64])\n", "at"),
+    ],
+)  # fmt: skip
+def test_the_candidate_is_named_after_its_declarator(header, name):
+    """The name before the parameter list, not a word of a K&R parameter declaration or of
+    a parenthesized declarator's return type (both refused jacobi as `double` once)."""
+    body = (
+        "{ for (int t = 0; t < T; t++) {\n"
+        "    for (int i = 1; i < n - 1; i++) for (int j = 1; j < 63; j++)\n"
+        "      b[i][j] = 0.25 * (a[i-1][j] + a[i+1][j] + a[i][j-1] + a[i][j+1]);\n"
+        "    for (int i = 1; i < n - 1; i++) for (int j = 1; j < 63; j++) a[i][j] = b[i][j]; } }\n"
+    )
+    assert locality_candidates((header + body).encode()) == {name}
