@@ -929,6 +929,8 @@ def _alignment(t: ct.CType) -> int:
 def _complete(t: ct.StructType, where: ci.Cursor) -> ct.StructType:
     """`t`, whose layout is known here (not a struct seen through a pointer member of its
     own definition, nor an incomplete one)."""
+    if t.is_opaque and not t.name.startswith("struct "):  # a function (`clang_types`)
+        raise Unsupported(f"dereferencing a function pointer ('{t} *') is not supported", where)
     if t.is_opaque:
         raise Unsupported(
             f"'{t}' reached through a pointer member of its own definition is not supported",

@@ -215,6 +215,13 @@ UNSUPPORTED = {
         "lo = 0",  # the access: a struct with bit-fields is lowered, a bit-field is not
         "bit-field 'lo' is not supported",
     ),
+    "function pointer dereference": (
+        "typedef double (*unop)(double);\n"
+        "void f(int n, unop *src, unop *dst) {\n"
+        "  for (int i = 0; i < n; i++) dst[i] = *src[i];\n}\n",
+        "*src[i]",
+        "dereferencing a function pointer ('double (double) *') is not supported",
+    ),
     "packed struct": (
         "struct __attribute__((packed)) P { char c; double x; };\n"
         "void f(int n, struct P *p) {\n  for (int i = 0; i < n; i++) p[i].x = 0;\n}\n",
