@@ -299,13 +299,7 @@ def _unary_star(tokens: list[bytes], index: int) -> bool:
         return False
     before = tokens[index - 1]
     if before == b")":  # a product `(a) * b`, unless the `)` closes a loop's header
-        opening = index - 1
-        depth = 0
-        while opening >= 0:
-            depth += {b")": 1, b"(": -1}.get(tokens[opening], 0)
-            if depth == 0:
-                break
-            opening -= 1
+        opening = _opening(tokens, index - 1)
         return opening > 0 and tokens[opening - 1] in (b"for", b"while")
     if before in (b"]", b"*") or _IDENTIFIER.match(before) or before[:1].isdigit():
         return False  # a product, or a declarator (`double *p`, `int **q`)
@@ -342,12 +336,7 @@ def _base(tokens: list[bytes], opening: int) -> tuple[list[bytes], int]:
         if before >= 2 and tokens[before - 1] in _MEMBER:  # `s->m[`: the member of `s`
             return [_member(tokens, before)], before - 2
         return ([tokens[before]] if _IDENTIFIER.match(tokens[before]) else []), before
-    first, depth = before, 0
-    while first > 0:
-        depth += {b")": 1, b"(": -1}.get(tokens[first], 0)
-        if depth == 0:
-            break
-        first -= 1
+    first = _opening(tokens, before)
     return [t for t in tokens[first:before] if _IDENTIFIER.match(t)], first
 
 
