@@ -17,7 +17,8 @@ import contextvars
 import functools
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import TypeVar
 
 #: white space and comments, or one C token (approximately: enough to align two spellings)
 _TOKEN = re.compile(
@@ -56,6 +57,8 @@ def aligned_column(unit_text: bytes, written: bytes, column: int) -> int:
     return _Alignment(unit_text, written).column(column)
 
 
+_T = TypeVar("_T")
+
 #: facts of the files of the unit being lowered (`one_unit`), by kind and key
 _UNIT: contextvars.ContextVar[dict | None] = contextvars.ContextVar("unit", default=None)
 
@@ -71,7 +74,7 @@ def one_unit() -> Iterator[None]:
         _UNIT.reset(token)
 
 
-def unit_memo(key: object, compute):  # noqa: ANN001, ANN201 - any fact of the unit's files
+def unit_memo(key: object, compute: Callable[[], _T]) -> _T:
     """`compute()`, once per `key` while `one_unit` is in force."""
     memo = _UNIT.get()
     if memo is None:
