@@ -1,9 +1,10 @@
 """The front door of compiler mode, kept light: every step of a build runs it.
 
 Only `os`, `sys`, `re` and the command-line reader are imported here. Commands that are not
-C compilations (`-E`, `--version`, links of objects), `PYCC_DISABLE=1`, and files without a
-single loop keyword are handed to `cc` with `exec` right away; only the rest loads the
-driver (and, on a cache miss, libclang and LLVM).
+C compilations (`-E`, `--version`, links of objects), `PYCC_DISABLE=1`, files without a
+single loop keyword and, at -O3, files whose text has no nest the locality passes could
+transform (`dropin_textscan`) are handed to `cc` with `exec` right away; only the rest
+loads the driver (and, on a cache miss, libclang and LLVM).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from .dropin_command import (
     expand_response_files,
     may_have_kernels,
     nothing_to_improve,
+    only_locality_passes,
     parse_command,
     same_file,
     takeover_policy,
@@ -54,6 +56,12 @@ def run_compiler(argv: list[str]) -> int:
         return exec_cc(cc, command.args)
     if not observed and not any(_may_have_kernels(i.path) for i in inputs):
         return exec_cc(cc, command.args)
+    if not observed and only_locality_passes(command):
+        from .dropin_textscan import may_have_locality_nest
+
+        flags = command.compile_flags()
+        if not any(may_have_locality_nest(i.path, flags) for i in inputs):
+            return exec_cc(cc, command.args)  # no `cc -E` either
     from .dropin_driver import Driver
 
     try:

@@ -47,6 +47,7 @@ from .dropin_report import (
     warn_fallback,
 )
 from .dropin_symbols import foreign_symbols
+from .dropin_textscan import may_have_locality_nest
 from .emit.cc_options import refusal_of_flags
 from .emit.output_files import output_mode, write_atomically
 
@@ -190,6 +191,10 @@ class Driver:
             return self._finish(unit, status, started)
         if nothing_to_improve(self.command):
             unit.status, unit.reason = "passthrough", NOTHING_TO_IMPROVE
+            status = self._cc(original)
+            return self._finish(unit, status, started)
+        if only_locality_passes(self.command) and not may_have_locality_nest(source, self.flags):
+            unit.status, unit.reason = "passthrough", NO_LOCALITY_NEST  # not even preprocessed
             status = self._cc(original)
             return self._finish(unit, status, started)
         refusal = refusal_of_flags(self.flags)

@@ -24,12 +24,10 @@ from collections.abc import Iterator
 
 _TOKEN = re.compile(
     rb"[A-Za-z_]\w*|\d[\w.]*"  # the common tokens first: the scan reads whole units
-    rb"|//[^\n]*|/\*.*?\*/"  # comments (cc -E -C keeps them)
-    rb'|"(?:\\.|[^"\\\n])*"'
-    rb"|'(?:\\.|[^'\\\n])*'"
-    rb"|&&|\|\||<<=|>>=|->|\+\+|--|[-+*/%&|^<>=!]=|\S",
-    re.S,
+    rb"|&&|\|\||<<=|>>=|->|\+\+|--|[-+*/%&|^<>=!]=|\S"
 )
+#: what the scan skips: comments (cc -E -C keeps them), strings and character constants
+_NOT_CODE = re.compile(rb'//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'', re.S)
 #: a line of directive: a line marker, `#pragma`, `#define` (-dD, -g3)
 _DIRECTIVE = re.compile(rb"^[ \t]*#[^\n]*", re.M)
 _LINE_MARKER = re.compile(rb"^#\s*(?:line\s+)?\d+\s*(\"(?:\\.|[^\"\\])*\")?([ \d]*)$")
@@ -69,6 +67,17 @@ def has_locality_nest(preprocessed: bytes) -> bool:
     return next(_candidate_bodies(tokens), None) is not None
 
 
+def unexpanded_may_have_locality_nest(code: bytes, macros: frozenset[bytes]) -> bool:
+    """The same question of code before preprocessing (its directives taken out), in which
+    each use of a name in `macros` may read and store into any array, and is no branch: a
+    macro may hide an access or a call, never a loop (`dropin_textscan` makes sure). When
+    its braces do not balance (an `#if` with a brace in each branch) the answer is yes."""
+    tokens = _tokens(code)
+    if tokens.count(b"{") != tokens.count(b"}"):
+        return True
+    return next(_candidate_bodies(tokens, macros), None) is not None
+
+
 def locality_candidates(preprocessed: bytes) -> set[str] | None:
     """The functions of the unit that may have such a nest (the only ones the front end need
     lower at -O3), or None when the name of one of them cannot be told."""
@@ -82,14 +91,44 @@ def locality_candidates(preprocessed: bytes) -> set[str] | None:
     return names
 
 
-def _candidate_bodies(tokens: list[bytes]) -> Iterator[tuple[int, int]]:
+def loops_end_inside(code: bytes) -> bool:
+    """Does every loop of `code` (a macro's body) end inside it, its brackets balanced? A
+    macro that opens a loop for its use to close (`FOR(i, n) a[i] = 0;`) hides a nest from
+    a scan of unexpanded code."""
+    tokens = _tokens(code)
+    if any(tokens.count(o) != tokens.count(c) for c, o in _OPENING.items()):
+        return False
+    for index, token in enumerate(tokens):
+        if token not in (b"for", b"while") or tokens[index + 1 : index + 2] != [b"("]:
+            continue
+        if token == b"while" and _closes_do(tokens, index - 1):
+            continue
+        header_end = _closing(tokens, index + 1)
+        if header_end + 1 >= len(tokens):
+            return False
+        if tokens[_statement_end(tokens, header_end + 1)] not in (b";", b"}"):
+            return False
+    return True
+
+
+def _closes_do(tokens: list[bytes], index: int) -> bool:
+    """Is `tokens[index]` the `}` of a `do { } while (...)`?"""
+    if index <= 0 or tokens[index] != b"}":
+        return False
+    opening = _opening(tokens, index)
+    return opening > 0 and tokens[opening - 1] == b"do"
+
+
+def _candidate_bodies(
+    tokens: list[bytes], macros: frozenset[bytes] = frozenset()
+) -> Iterator[tuple[int, int]]:
     """(first, last) token of each top-level brace block with a candidate nest."""
     end = 0
     for start, token in enumerate(tokens):
         if start < end or token != b"{":
             continue
         end = _closing(tokens, start)
-        if _has_candidate(tokens, start, end, _Aliases(tokens, start, end)):
+        if _has_candidate(tokens, start, end, _Body(tokens, start, end, macros)):
             yield start, end
 
 
@@ -138,11 +177,15 @@ def _identifier_list_owner(tokens: list[bytes], body: int) -> bytes | None:
     return None
 
 
+_OPENING = {b")": b"(", b"}": b"{", b"]": b"["}
+
+
 def _opening(tokens: list[bytes], closing: int) -> int:
-    """The index of the `(` that the `)` at `closing` closes."""
+    """The index of the bracket that the one at `closing` closes."""
     depth, index = 0, closing
+    steps = {tokens[closing]: 1, _OPENING[tokens[closing]]: -1}
     while index >= 0:
-        depth += {b")": 1, b"(": -1}.get(tokens[index], 0)
+        depth += steps.get(tokens[index], 0)
         if depth == 0:
             return index
         index -= 1
@@ -167,7 +210,7 @@ def _user_code(preprocessed: bytes) -> bytes:
 
 
 def _tokens(code: bytes) -> list[bytes]:
-    return [t for t in _TOKEN.findall(code) if not t.startswith((b"//", b"/*", b'"', b"'"))]
+    return _TOKEN.findall(_NOT_CODE.sub(b" ", code))
 
 
 def _closing(tokens: list[bytes], start: int) -> int:
@@ -220,7 +263,7 @@ _ANY_ARRAY = b"*"
 Flow = tuple[set[bytes], set[bytes]]
 
 
-def _has_candidate(tokens: list[bytes], start: int, end: int, alias: _Aliases) -> bool:
+def _has_candidate(tokens: list[bytes], start: int, end: int, body: _Body) -> bool:
     """Does `tokens[start..end]` (a function body) have a nest of two loops whose arrays carry
     data across its iterations, or two nests, a later one reading what an earlier one writes,
     that the model may accept? Inside a loop it does not accept, its inner nests are looked
@@ -232,8 +275,8 @@ def _has_candidate(tokens: list[bytes], start: int, end: int, alias: _Aliases) -
             index += 1
             continue
         nest_end = _statement_end(tokens, index)
-        if _affine_nest(tokens, index, nest_end):
-            written, read = flow = _flow(tokens, index, nest_end, alias)
+        if _affine_nest(tokens, index, nest_end, body):
+            written, read = flow = _flow(tokens, index, nest_end, body)
             loops = sum(1 for t in tokens[index : nest_end + 1] if t in _LOOPS)
             if loops >= 2 and _meets(written, read):
                 return True
@@ -242,7 +285,7 @@ def _has_candidate(tokens: list[bytes], start: int, end: int, alias: _Aliases) -
             earlier.append(flow)
         else:  # the inner nests, of the body only (not a `do`'s `while (...)`)
             body_end = _statement_end(tokens, index + 1) if tokens[index] == b"do" else nest_end
-            if _has_candidate(tokens, index + 1, body_end, alias):
+            if _has_candidate(tokens, index + 1, body_end, body):
                 return True
         index = nest_end + 1
     return False
@@ -254,10 +297,11 @@ def _meets(written: set[bytes], read: set[bytes]) -> bool:
     return _ANY_ARRAY in read and bool(written) or bool(written & read)
 
 
-def _affine_nest(tokens: list[bytes], start: int, end: int) -> bool:
+def _affine_nest(tokens: list[bytes], start: int, end: int, body: _Body) -> bool:
     """No token of the nest puts it outside the model (a `do` loop tests its condition last;
     a `for` that declares an unsigned counter compares without sign; a pointer that walks is
-    no invariant base; a subscript loaded from memory is no affine one)."""
+    no invariant base; a subscript loaded from memory is no affine one; a macro may be an
+    access)."""
     previous = b""
     pointers: set[bytes] = set()
     stepped: set[bytes] = set()
@@ -267,8 +311,9 @@ def _affine_nest(tokens: list[bytes], start: int, end: int) -> bool:
         if token == b"for" and tokens[index + 2 : index + 3] and tokens[index + 2] in _UNSIGNED:
             return False
         if token == b"(" and _IDENTIFIER.match(previous):
-            if previous not in _NOT_CALLS and not _ARITHMETIC_CALL.match(previous):
-                return False
+            if previous not in _NOT_CALLS and previous not in body.macros:
+                if not _ARITHMETIC_CALL.match(previous):
+                    return False
         elif token == b"[":
             if previous != b"]":
                 pointers.update(_base(tokens, index)[0])
@@ -306,9 +351,10 @@ def _unary_star(tokens: list[bytes], index: int) -> bool:
     return True
 
 
-def _flow(tokens: list[bytes], start: int, end: int, alias: _Aliases) -> Flow:
+def _flow(tokens: list[bytes], start: int, end: int, body: _Body) -> Flow:
     """The arrays (alias classes) the nest stores into (`a[i] = `, `a[i][j] += `, `++a[i]`,
-    `(a)[i].x = `) and those it reads; `_ANY_ARRAY` for a dereferenced pointer."""
+    `(a)[i].x = `) and those it reads; `_ANY_ARRAY` for a dereferenced pointer, a macro
+    subscripted or called."""
     written: set[bytes] = set()
     read: set[bytes] = set()
     for index in range(start + 1, end + 1):
@@ -317,15 +363,22 @@ def _flow(tokens: list[bytes], start: int, end: int, alias: _Aliases) -> Flow:
             after = _chain_end(tokens, index, end) + 1
             operator = tokens[after] if after <= end else b""
             stored = operator in _ASSIGN or operator in _STEP or tokens[first - 1] in _INCREMENT
-            arrays = {alias.of(name) for name in names}
+            arrays = {_ANY_ARRAY if name in body.macros else body.alias(name) for name in names}
             if stored:
                 written |= arrays
             if not stored or operator != b"=":
                 read |= arrays
-        elif _unary_star(tokens, index):
+        elif _unary_star(tokens, index) or (
+            tokens[index] == b"(" and tokens[index - 1] in body.macros
+        ):
             written.add(_ANY_ARRAY)
             read.add(_ANY_ARRAY)
     return written, read
+
+
+def _macro_call(tokens: list[bytes], index: int, body: _Body) -> bool:
+    """Does the `(` at `index` call a macro?"""
+    return tokens[index] == b"(" and tokens[index - 1] in body.macros
 
 
 def _base(tokens: list[bytes], opening: int) -> tuple[list[bytes], int]:
@@ -365,15 +418,18 @@ def _member(tokens: list[bytes], index: int) -> bytes:
     return tokens[index]
 
 
-class _Aliases:
-    """The alias classes of a body's pointers (`_aliases`), found when a nest first asks:
-    most bodies of a unit have no nest the model may accept."""
+class _Body:
+    """What the scan knows of a function body: the names that are macros (unexpanded code
+    only), and its pointers' alias classes (`_aliases`), found when a nest first asks: most
+    bodies of a unit have no nest the model may accept."""
 
-    def __init__(self, tokens: list[bytes], start: int, end: int):
+    def __init__(self, tokens: list[bytes], start: int, end: int, macros: frozenset[bytes]):
+        self.macros = macros
         self._span = (tokens, start, end)
         self._classes: dict[bytes, bytes] | None = None
 
-    def of(self, name: bytes) -> bytes:
+    def alias(self, name: bytes) -> bytes:
+        """The one name of `name`'s alias class."""
         if self._classes is None:
             self._classes = _aliases(*self._span)
         return self._classes.get(name, name)

@@ -83,10 +83,14 @@ def test_outputs_outside_the_key_compile_again(tmp_path, flags, moved):
 
 
 def test_a_file_left_to_cc_before_parsing_is_given_back_too(tmp_path):
-    """No nest the -O3 passes could tile: the warm compile runs no compile either."""
+    """No nest the -O3 passes could tile in the preprocessed unit (the macro, which might
+    have been an access, is a call): the warm compile runs no compile either."""
     project = tmp_path / "p"
     project.mkdir()
-    code = "int f(int n, int *a) { int s = 0; for (int i = 0; i < n; i++) s += a[i]; return s; }"
+    code = (
+        "#define ADD(s, x) s += g(x)\nint g(int);\nint f(int n, int *a) { int s = 0;\n"
+        "for (int i = 0; i < n; i++) for (int j = 0; j < n; j++) ADD(s, a[i]); return s; }"
+    )
     (project / "k.c").write_text(code + "\n")
     _compile(project, [], tmp_path)
     ran, unit, _ = _compile(project, [], tmp_path)

@@ -1,0 +1,189 @@
+"""Files the -O3 locality passes cannot touch, told from their text before preprocessing.
+
+`dropin_prescan` reads cc's preprocessed unit, and running `cc -E` for it is a third of what
+compiler mode adds to a file it then leaves to cc. This reads instead the file and the user
+headers it includes, found as cc finds them (the includer's directory for `"..."`, then the
+`-iquote` directories, then the `-I` ones, then `-idirafter`; a header not found there is a
+system header, whose functions are never kernels), every `#if` branch kept. Each use of a
+macro they (or `-D`) define, or of the standard's function-like macros, may read and store
+into any array: a macro may hide an access, a call or nothing at all. Where the text cannot
+answer, the answer is "may have" and the unit is preprocessed and scanned as before: a macro
+whose body loops, an `#include` of a computed name, a file that cannot be read, braces that
+do not balance across `#if` branches.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+from .dropin_prescan import loops_end_inside, unexpanded_may_have_locality_nest
+
+#: C's function-like macros of <assert.h>, <math.h>, <stddef.h> and glibc's <sys/param.h>:
+#: they expand to arithmetic, a condition or nothing (`assert` under -DNDEBUG)
+STANDARD_MACROS = frozenset(
+    b"assert offsetof isnan isinf isfinite isnormal signbit fpclassify isgreater "
+    b"isgreaterequal isless islessequal islessgreater isunordered MIN MAX".split()
+)
+#: gcc's limit of nested `#include`s
+_MAX_DEPTH = 200
+
+#: a string or character constant (group 1, kept: `#include "x.h"`), or a comment
+_LITERAL_OR_COMMENT = re.compile(
+    rb'("(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\')|/\*.*?\*/|//[^\n]*', re.S
+)
+_DIRECTIVE = re.compile(rb"^[ \t]*#[ \t]*(\w*)([^\n]*)", re.M)
+_INCLUDE_NAME = re.compile(rb'\s*(?:"([^"\n]+)"|<([^>\n]+)>)')
+#: `NAME`, `(parameters)` when it is a function-like macro, and the body
+_DEFINITION = re.compile(rb"\s*([A-Za-z_]\w*)(?:\(([^)]*)\))?(.*)", re.S)
+_LOOPING = re.compile(rb"\b(?:for|while)\b")
+_LOOP_KEYWORD = re.compile(rb"\b(?:for|while|do)\b")
+#: what a macro's parameter is read as in its body: a macro (it may be any array)
+MACRO_ARGUMENT = b"__pycc_macro_argument"
+
+
+class _Unsure(Exception):
+    """The text cannot tell: preprocess the unit."""
+
+
+#: options naming a directory or file for the preprocessor, and the list each adds to
+_PATH_OPTIONS = {
+    "-iquote": "quote",
+    "-I": "bracket",
+    "--include-directory": "bracket",
+    "-idirafter": "after",
+    "--include-directory-after": "after",
+    "-include": "forced",
+    "--include": "forced",
+    "-imacros": "forced",
+    "--imacros": "forced",
+}
+#: options whose value may be attached (`-Idir`, `-DN=4`, `--include-directory=dir`)
+_ATTACHED = ("-iquote", "-idirafter", "-I", "-D", "--")
+
+
+class _Preprocessor:
+    """What a command line tells cc's preprocessor: the directories it searches, in its
+    order, the files it reads first, and the macro names it defines (to which the
+    `#define`s read are added)."""
+
+    def __init__(self, flags: list[str]):
+        self.quote: list[str] = []
+        self.bracket: list[str] = []
+        self.after: list[str] = []
+        self.forced: list[str] = []  # -include, -imacros
+        self.macros: set[bytes] = {*STANDARD_MACROS, MACRO_ARGUMENT}
+        arguments = iter(flags)
+        for flag in arguments:
+            option, value = _option(flag)
+            if option is None:
+                continue
+            if value is None:
+                value = next(arguments, "")
+            if option in ("-D", "--define-macro"):
+                name, _, body = value.partition("=")
+                if _LOOPING.search(body.encode()):
+                    raise _Unsure
+                self.macros.add(name.partition("(")[0].encode())
+            elif value != "-":  # `-I-`: gcc's old split of quote and bracket directories
+                getattr(self, _PATH_OPTIONS[option]).append(value)
+
+    def find(self, name: str, quoted: bool, includer: str) -> str | None:
+        """The user header `#include` names (None: a system header, or one cc reports)."""
+        if os.path.isabs(name):
+            return name if os.path.isfile(name) else None
+        directories = [os.path.dirname(includer), *self.quote] if quoted else []
+        for directory in [*directories, *self.bracket, *self.after]:
+            path = os.path.join(directory, name)
+            if os.path.isfile(path):
+                return path
+        return None
+
+
+def _option(flag: str) -> tuple[str | None, str | None]:
+    """The preprocessor option `flag` is, and its value when attached to it."""
+    for option in (*_PATH_OPTIONS, "-D", "--define-macro"):
+        if flag == option:
+            return option, None
+        if flag.startswith(option) and option.startswith(_ATTACHED):
+            value = flag[len(option) :]
+            if option.startswith("--"):
+                if value.startswith("="):
+                    return option, value[1:]
+            else:
+                return option, value
+    return None, None
+
+
+def may_have_locality_nest(source: str, flags: list[str]) -> bool:
+    """Could the unit cc makes of `source` with `flags` have a nest the -O3 locality passes
+    transform? False only when the text of the file and its user headers says no."""
+    try:
+        path = _Preprocessor(flags)
+        code: list[bytes] = []
+        seen: set[str] = set()
+        for forced in path.forced:
+            if not os.path.isfile(forced):
+                raise _Unsure
+            _read(forced, path, code, seen, 0)
+        _read(source, path, code, seen, 0)
+    except (_Unsure, OSError, RecursionError):
+        return True
+    return unexpanded_may_have_locality_nest(b"\n".join(code), frozenset(path.macros))
+
+
+def _read(file: str, path: _Preprocessor, code: list[bytes], seen: set[str], depth: int) -> None:
+    """Append the code of `file` to `code`, each user header it includes in its place (once,
+    as its include guard would have it), and gather the names its `#define`s give."""
+    if depth > _MAX_DEPTH:
+        raise _Unsure
+    seen.add(os.path.realpath(file))
+    with open(file, "rb") as handle:
+        text = handle.read().replace(b"\\\r\n", b"").replace(b"\\\n", b"")
+    # a comment is a space; a literal stays (split gives None for a comment's group)
+    text = b"".join(b" " if part is None else part for part in _LITERAL_OR_COMMENT.split(text))
+    # a header of declarations has nothing to scan (it may still include one that has)
+    scanned = _LOOP_KEYWORD.search(text) or text.count(b"{") != text.count(b"}")
+    position = 0
+    for directive in _DIRECTIVE.finditer(text):
+        if scanned:
+            code.append(text[position : directive.start()])
+        position = directive.end()
+        keyword, rest = directive.groups()
+        if keyword in (b"include", b"import"):
+            _include(rest, file, path, code, seen, depth)
+        elif keyword == b"define":
+            code.append(_define(rest, path))
+    if scanned:
+        code.append(text[position:])
+
+
+def _define(definition: bytes, path: _Preprocessor) -> bytes:
+    """Note the name a `#define` gives; the code to scan of a macro whose body loops (as one
+    block, each parameter a macro that may be any array: `SMOOTH(x, x)`)."""
+    parts = _DEFINITION.match(definition)
+    if parts is None:
+        raise _Unsure  # cc reports it
+    name, parameters, body = parts.groups()
+    path.macros.add(name)
+    if not _LOOPING.search(body):
+        return b""
+    if not loops_end_inside(body):
+        raise _Unsure
+    if parameters:
+        names = [p.strip().replace(b"...", b"__VA_ARGS__") for p in parameters.split(b",")]
+        pattern = re.compile(rb"\b(?:" + b"|".join(re.escape(n) for n in names if n) + rb")\b")
+        body = pattern.sub(MACRO_ARGUMENT, body)
+    return b"{" + body + b"}"
+
+
+def _include(
+    rest: bytes, includer: str, path: _Preprocessor, code: list[bytes], seen: set[str], depth: int
+) -> None:
+    name = _INCLUDE_NAME.match(rest)
+    if name is None:  # `#include HEADER`: only cc knows the name
+        raise _Unsure
+    quoted, bracketed = name.groups()
+    header = path.find(os.fsdecode(quoted or bracketed), quoted is not None, includer)
+    if header is not None and os.path.realpath(header) not in seen:
+        _read(header, path, code, seen, depth + 1)

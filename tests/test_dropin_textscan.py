@@ -1,0 +1,125 @@
+"""The scan of a file's text before preprocessing (`dropin_textscan`): at -O3 a file whose
+text and user headers have no nest the locality passes could transform is handed to cc with
+no `cc -E`; the answer must never be "no" where the preprocessed unit's scan says "yes"."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+from pycc_stencil.dropin_prescan import has_locality_nest
+from pycc_stencil.dropin_textscan import may_have_locality_nest
+from test_compiler_mode import CC, PYCC, clean_env
+from test_dropin_prescan import CORPUS, ITERATED
+from test_dropin_speculative import logging_cc
+
+#: one sweep: no array carries data, no candidate
+SWEEP = "void sweep(int n, float *a, float *b) { for (int i = 0; i < n; i++) b[i] = a[i]; }\n"
+TWO_LOOPS = "for (int i = 1; i < n; i++) for (int j = 1; j < n; j++)"
+
+
+def _scan(tmp_path: Path, files: dict[str, str], flags: tuple[str, ...] = ()) -> bool:
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    return may_have_locality_nest(str(tmp_path / "k.c"), [f.format(tmp_path) for f in flags])
+
+
+@pytest.mark.parametrize(
+    "files, flags, candidate",
+    [
+        ({"k.c": ITERATED}, (), True),
+        ({"k.c": SWEEP}, (), False),
+        # words in comments (also ending a directive's line) and strings are not code
+        ({"k.c": "#define W 4 // for {\n/* for (;;) { */\n" + SWEEP}, (), False),
+        # a user header's functions are the unit's: found beside the file, by -iquote, by -I
+        ({"k.c": '#include "h.h"\n' + SWEEP, "h.h": ITERATED}, (), True),
+        ({"k.c": '#include "h.h"\n' + SWEEP, "q/h.h": ITERATED}, ("-iquote{}/q",), True),
+        ({"k.c": "#include <h.h>\n" + SWEEP, "i/h.h": ITERATED}, ("-I", "{}/i"), True),
+        ({"k.c": '#include "i/g.h"\n', "i/g.h": '#include "h.h"\n', "i/h.h": ITERATED}, (),
+         True),
+        ({"k.c": SWEEP, "h.h": ITERATED}, ("-include", "{}/h.h"), True),
+        # ... a system header's are not; one not found is cc's to report
+        ({"k.c": "#include <h.h>\n" + SWEEP, "s/h.h": ITERATED}, ("-isystem", "{}/s"), False),
+        ({"k.c": '#include "none.h"\n' + SWEEP}, (), False),
+        # a macro may be an access: the nest's data may flow through it
+        ({"k.c": "#define B a\nvoid f(int n, double a[n][n]) {" + TWO_LOOPS
+          + " a[i][j] = B[i-1][j]; }"}, (), True),
+        ({"k.c": "#define B(i, j) b[i][j]\nvoid f(int n, double a[n][n]) {" + TWO_LOOPS
+          + " a[i][j] = B(i-1, j); }"}, (), True),
+        ({"k.c": "void f(int n, double a[n][n]) {" + TWO_LOOPS + " a[i][j] = B[i-1][j]; }"},
+         ("-DB=a",), True),
+        # assert() vanishes under -DNDEBUG
+        ({"k.c": "void f(int n, double a[n][n]) {" + TWO_LOOPS
+          + " { assert(n > 0); a[i][j] = a[i-1][j]; } }"}, (), True),
+        # a call of a function is no macro: outside the model
+        ({"k.c": "void f(int n, double a[n][n]) {" + TWO_LOOPS + " a[i][j] = g(a[i-1][j]); }"},
+         (), False),
+        # a macro's loops: its body is scanned, its parameters may be any array
+        ({"k.c": "#define SMOOTH(x, y) \\\n void s(int n, double x[n][n]) {" + TWO_LOOPS
+          + " \\\n x[i][j] = y[i-1][j]; }\nSMOOTH(a, a)\n"}, (), True),
+        ({"k.c": "#define CLEAR(x, n) do { for (int i = 0; i < n; i++) x[i] = 0; } while (0)\n"
+          + SWEEP}, (), False),
+        # where the text cannot tell: a macro opening a loop, a computed include, braces
+        # that do not balance across #if branches, a loop in -D, a forced include not found
+        ({"k.c": "#define FOR(i, n) for (int i = 0; i < n; i++)\n" + SWEEP}, (), True),
+        ({"k.c": "#define H <h.h>\n#include H\n" + SWEEP}, (), True),
+        ({"k.c": "#if A\nvoid f(int n) {\n#else\nvoid f(int n, int m) {\n#endif\n}\n"}, (), True),
+        ({"k.c": SWEEP}, ("-DLOOP=for(;;)",), True),
+        ({"k.c": SWEEP}, ("-include", "{}/none.h"), True),
+    ],
+)  # fmt: skip
+def test_text_scan(tmp_path, files, flags, candidate):
+    assert _scan(tmp_path, files, flags) is candidate
+
+
+def test_the_text_scan_finds_whatever_the_preprocessed_scan_finds():
+    """Over the corpus: each file whose preprocessed unit has a candidate nest is one the
+    text scan sends to be preprocessed."""
+    looked_at = refused = 0
+    for path in sorted(CORPUS.rglob("*.c")):
+        done = subprocess.run([CC, "-E", str(path)], capture_output=True)
+        if done.returncode != 0:
+            continue
+        looked_at += 1
+        from_text = may_have_locality_nest(str(path), [])
+        assert from_text or not has_locality_nest(done.stdout), path
+        refused += not from_text
+    assert looked_at >= 50 and refused >= 20, (looked_at, refused)
+
+
+def _compile(tmp_path: Path, report: bool) -> tuple[list[str], dict | None, str]:
+    """k.c compiled at -O3 through a cc that logs its commands: (the logged commands, the
+    report when asked for, the modules imported)."""
+    wrapper, log = logging_cc(tmp_path)
+    log.unlink(missing_ok=True)
+    (tmp_path / "k.c").write_text(SWEEP)
+    extra = {"PYCC_REPORT": str(tmp_path / "r.jsonl")} if report else {}
+    env = clean_env(
+        tmp_path / "cache", PYCC_TAKEOVER="", PYCC_CC=str(wrapper), PYTHONPROFILEIMPORTTIME="1",
+        **extra,
+    )  # fmt: skip
+    done = subprocess.run(
+        [PYCC, "-O3", "-c", "k.c", "-o", "k.o"], cwd=tmp_path, env=env, capture_output=True,
+        text=True,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    reference = subprocess.run([CC, "-O3", "-c", "k.c", "-o", "ref.o"], cwd=tmp_path)
+    assert reference.returncode == 0
+    assert (tmp_path / "k.o").read_bytes() == (tmp_path / "ref.o").read_bytes()
+    unit = json.loads((tmp_path / "r.jsonl").read_text()) if report else None
+    return log.read_text().splitlines(), unit, done.stderr
+
+
+@pytest.mark.skipif(PYCC is None, reason="pycc-stencil is not installed")
+@pytest.mark.parametrize("report", [False, True], ids=["exec", "report"])
+def test_a_file_whose_text_has_no_candidate_is_not_preprocessed(tmp_path, report):
+    """Handed to cc as the command came, by the front door (not even the driver is loaded)
+    or, when a report is written, by the driver, which says why."""
+    commands, unit, imports = _compile(tmp_path, report)
+    assert commands == ["-O3 -c k.c -o k.o"], commands
+    assert ("pycc_stencil.dropin_driver" in imports) is report
+    if unit is not None:
+        assert unit["status"] == "passthrough" and "no loop nest" in unit["reason"], unit
