@@ -8,7 +8,9 @@ call but arithmetic ones (the math functions LLVM has intrinsics for), no pointe
 (`lut[a[i]]`). They need a nest of two loops at least (a time loop around a sweep) whose
 arrays carry data from one iteration to the next, or two nests in one function, a later one
 reading an array an earlier one writes (a pipeline): an array written and read, under its own
-name or one assigned from it (`double *b = a`, a pointer swap).
+name or one assigned from it (`double *b = a`, a pointer swap). And the front end must lower
+the function: no `goto`, no `asm`, no call of a function the unit declares and does not
+define.
 
 A file of which no function has such a nest is left to cc without loading libclang, LLVM or
 isl: most files of a real project are (a codec, a library of utilities). The scan is
@@ -30,6 +32,7 @@ _TOKEN = re.compile(
 _NOT_CODE = re.compile(rb'//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'', re.S)
 #: a line of directive: a line marker, `#pragma`, `#define` (-dD, -g3)
 _DIRECTIVE = re.compile(rb"^[ \t]*#[^\n]*", re.M)
+_TO_LINE_END = re.compile(rb"#[^\n]*")
 _LINE_MARKER = re.compile(rb"^#\s*(?:line\s+)?\d+\s*(\"(?:\\.|[^\"\\])*\")?([ \d]*)$")
 _LOOPS = frozenset((b"for", b"while", b"do"))
 #: tokens that put a nest outside the polyhedral model
@@ -64,15 +67,16 @@ _UNSIGNED = frozenset(
 def has_locality_nest(preprocessed: bytes) -> bool:
     """Could a function of this preprocessed unit have a nest the locality passes transform?"""
     tokens = _tokens(_user_code(preprocessed))
-    return next(_candidate_bodies(tokens), None) is not None
+    return next(_lowerable_bodies(tokens), None) is not None
 
 
 def unexpanded_may_have_locality_nest(code: bytes, macros: frozenset[bytes]) -> bool:
-    """The same question of code before preprocessing (its directives taken out), in which
+    """The same question of code before preprocessing (its directives are skipped), in which
     each use of a name in `macros` may read and store into any array, and is no branch: a
     macro may hide an access or a call, never a loop (`dropin_textscan` makes sure). When
     its braces do not balance (an `#if` with a brace in each branch) the answer is yes."""
-    tokens = _tokens(code)
+    # once comments and literals are blanks, a `#` begins a directive that runs to the line's end
+    tokens = _TOKEN.findall(_TO_LINE_END.sub(b"", blank_comments_and_literals(code)))
     if tokens.count(b"{") != tokens.count(b"}"):
         return True
     return next(_candidate_bodies(tokens, macros), None) is not None
@@ -83,7 +87,7 @@ def locality_candidates(preprocessed: bytes) -> set[str] | None:
     lower at -O3), or None when the name of one of them cannot be told."""
     tokens = _tokens(_user_code(preprocessed))
     names = set()
-    for start, _ in _candidate_bodies(tokens):
+    for start, _ in _lowerable_bodies(tokens):
         name = _function_name(tokens, start)
         if name is None:
             return None
@@ -130,6 +134,56 @@ def _candidate_bodies(
         end = _closing(tokens, start)
         if _has_candidate(tokens, start, end, _Body(tokens, start, end, macros)):
             yield start, end
+
+
+#: statements the front end refuses a function for (`frontend/statements.py`)
+_REFUSED_STATEMENTS = frozenset((b"goto", b"asm", b"__asm__", b"__asm"))
+
+
+def _lowerable_bodies(tokens: list[bytes]) -> Iterator[tuple[int, int]]:
+    """The candidate bodies of a preprocessed unit but those the front end refuses whole: a
+    `goto` or `asm` statement, a call of a function the unit declares without defining it
+    or of the C library's (unknown side effects). (Only in cc's unit: before preprocessing
+    a macro may hide or define either.)"""
+    external: frozenset[bytes] | None = None
+    for start, end in _candidate_bodies(tokens):
+        if external is None:
+            external = _external_functions(tokens)
+        body = tokens[start + 1 : end]
+        if _REFUSED_STATEMENTS.isdisjoint(body) and not any(
+            token == b"(" and before in external for before, token in zip(body, body[1:])
+        ):
+            yield start, end
+
+
+#: C library functions the front end never lowers a call of (system headers declare them;
+#: only arithmetic ones are lowered: `frontend/math_calls.py`)
+_C_LIBRARY = frozenset(
+    b"memcmp memcpy memmove memset strlen strcmp strncmp strcpy strncpy strcat strchr "
+    b"malloc calloc realloc free printf fprintf sprintf snprintf puts putchar fputs fputc "
+    b"fwrite fread fopen fclose fflush exit abort qsort bsearch rand srand time clock".split()
+)
+
+
+def _external_functions(tokens: list[bytes]) -> frozenset[bytes]:
+    """The functions the user's code declares or the C library has, and the unit does not
+    define (none when a definition's name cannot be told)."""
+    declared: set[bytes] = set()
+    defined: set[bytes] = set()
+    depth = 0
+    for index, token in enumerate(tokens):
+        if token == b"{":
+            if depth == 0 and index > 0 and tokens[index - 1] in (b")", b";"):
+                name = _function_name(tokens, index)  # (after `;`: a K&R definition)
+                if name is None:
+                    return frozenset()
+                defined.add(name)
+            depth += 1
+        elif token == b"}":
+            depth -= 1
+        elif depth == 0 and token == b"(" and index > 0 and _IDENTIFIER.match(tokens[index - 1]):
+            declared.add(tokens[index - 1])
+    return frozenset((declared | _C_LIBRARY) - defined - _NOT_CALLS)
 
 
 #: words after a declarator's parameter list, before the body
@@ -210,7 +264,12 @@ def _user_code(preprocessed: bytes) -> bytes:
 
 
 def _tokens(code: bytes) -> list[bytes]:
-    return _TOKEN.findall(_NOT_CODE.sub(b" ", code))
+    return _TOKEN.findall(blank_comments_and_literals(code))
+
+
+def blank_comments_and_literals(code: bytes) -> bytes:
+    """`code` with each comment, string and character constant one space."""
+    return _NOT_CODE.sub(b" ", code)
 
 
 def _closing(tokens: list[bytes], start: int) -> int:

@@ -17,7 +17,11 @@ from __future__ import annotations
 import os
 import re
 
-from .dropin_prescan import loops_end_inside, unexpanded_may_have_locality_nest
+from .dropin_prescan import (
+    blank_comments_and_literals,
+    loops_end_inside,
+    unexpanded_may_have_locality_nest,
+)
 
 #: C's function-like macros of <assert.h>, <math.h>, <stddef.h> and glibc's <sys/param.h>:
 #: they expand to arithmetic, a condition or nothing (`assert` under -DNDEBUG)
@@ -28,14 +32,16 @@ STANDARD_MACROS = frozenset(
 #: gcc's limit of nested `#include`s
 _MAX_DEPTH = 200
 
-#: a string or character constant (group 1, kept: `#include "x.h"`), or a comment
-_LITERAL_OR_COMMENT = re.compile(
-    rb'("(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\')|/\*.*?\*/|//[^\n]*', re.S
-)
-_DIRECTIVE = re.compile(rb"^[ \t]*#[ \t]*(\w*)([^\n]*)", re.M)
+# Directives are matched from their `#` (a pattern that starts with a literal is searched
+# for fast): a `#define` or `#include` in a comment or a string is one more macro name or
+# header read, never one less.
+_INCLUDE = re.compile(rb"#[ \t]*(?:include|import)\b([^\n]*)")
 _INCLUDE_NAME = re.compile(rb'\s*(?:"([^"\n]+)"|<([^>\n]+)>)')
+_DEFINED = re.compile(rb"#[ \t]*define[ \t]+([A-Za-z_]\w*)")
+#: a `#define` whose line (comments included) has a loop keyword: what follows `define`
+_LOOPING_DEFINITION = re.compile(rb"#[ \t]*define[ \t]+([^\n]*?\b(?:for|while)\b[^\n]*)")
 #: `NAME`, `(parameters)` when it is a function-like macro, and the body
-_DEFINITION = re.compile(rb"\s*([A-Za-z_]\w*)(?:\(([^)]*)\))?(.*)", re.S)
+_DEFINITION = re.compile(rb"([A-Za-z_]\w*)(?:\(([^)]*)\))?(.*)", re.S)
 _LOOPING = re.compile(rb"\b(?:for|while)\b")
 _LOOP_KEYWORD = re.compile(rb"\b(?:for|while|do)\b")
 #: what a macro's parameter is read as in its body: a macro (it may be any array)
@@ -137,35 +143,39 @@ def _read(file: str, path: _Preprocessor, code: list[bytes], seen: set[str], dep
     as its include guard would have it), and gather the names its `#define`s give."""
     if depth > _MAX_DEPTH:
         raise _Unsure
-    seen.add(os.path.realpath(file))
+    seen.add(_identity(file))
     with open(file, "rb") as handle:
         text = handle.read().replace(b"\\\r\n", b"").replace(b"\\\n", b"")
-    # a comment is a space; a literal stays (split gives None for a comment's group)
-    text = b"".join(b" " if part is None else part for part in _LITERAL_OR_COMMENT.split(text))
-    # a header of declarations has nothing to scan (it may still include one that has)
-    scanned = _LOOP_KEYWORD.search(text) or text.count(b"{") != text.count(b"}")
+    path.macros.update(_DEFINED.findall(text))
+    scanned = _has_code_to_scan(text)
     position = 0
-    for directive in _DIRECTIVE.finditer(text):
+    for include in _INCLUDE.finditer(text):
         if scanned:
-            code.append(text[position : directive.start()])
-        position = directive.end()
-        keyword, rest = directive.groups()
-        if keyword in (b"include", b"import"):
-            _include(rest, file, path, code, seen, depth)
-        elif keyword == b"define":
-            code.append(_define(rest, path))
+            code.append(text[position : include.start()])
+        position = include.end()
+        _include(include.group(1), file, path, code, seen, depth)
     if scanned:
         code.append(text[position:])
+    code += (_macro_code(d) for d in _LOOPING_DEFINITION.findall(text))
 
 
-def _define(definition: bytes, path: _Preprocessor) -> bytes:
-    """Note the name a `#define` gives; the code to scan of a macro whose body loops (as one
-    block, each parameter a macro that may be any array: `SMOOTH(x, x)`)."""
+def _has_code_to_scan(text: bytes) -> bool:
+    """A header of declarations has none (it may still include one that has)."""
+    if text.count(b"{") != text.count(b"}"):
+        return True
+    return bool(_LOOP_KEYWORD.search(text)) and bool(
+        _LOOP_KEYWORD.search(blank_comments_and_literals(text))
+    )
+
+
+def _macro_code(definition: bytes) -> bytes:
+    """The code to scan of a macro whose body loops (as one block, each parameter a macro
+    that may be any array: `SMOOTH(x, x)`); nothing when only its comments loop."""
     parts = _DEFINITION.match(definition)
     if parts is None:
         raise _Unsure  # cc reports it
-    name, parameters, body = parts.groups()
-    path.macros.add(name)
+    _, parameters, body = parts.groups()
+    body = blank_comments_and_literals(body).replace(b"#", b" ")  # `#x`, `a##b`: not directives
     if not _LOOPING.search(body):
         return b""
     if not loops_end_inside(body):
@@ -185,5 +195,11 @@ def _include(
         raise _Unsure
     quoted, bracketed = name.groups()
     header = path.find(os.fsdecode(quoted or bracketed), quoted is not None, includer)
-    if header is not None and os.path.realpath(header) not in seen:
+    if header is not None and _identity(header) not in seen:
         _read(header, path, code, seen, depth + 1)
+
+
+def _identity(file: str) -> str:
+    """One name per file (cheaper than `realpath`, which stats every directory of the path:
+    a header reached through a symbolic link is only read twice)."""
+    return os.path.normpath(os.path.abspath(file))

@@ -95,6 +95,18 @@ void jacobi(int T, int n, double *a, double *b) {
         ("void f(int n, struct S *s, struct S *t) {\n"
          " for (int i = 0; i < n; i++) s->a[i] = i;\n"
          " for (int i = 0; i < n; i++) s->b[i] = s->a[i]; }", True),
+        # a call of a function declared, not defined, in the unit: the front end refuses it
+        ("void g(void);\n" + ITERATED.replace("{\n", "{\n g();\n", 1), False),
+        ("void g(void);\nvoid g(void) { }\n" + ITERATED.replace("{\n", "{\n g();\n", 1), True),
+        ('# 1 "/usr/include/x.h" 1 3 4\nvoid g(void);\n# 3 "k.c" 2\n'
+         + ITERATED.replace("{\n", "{\n g();\n", 1), True),
+        (ITERATED.replace("{\n", "{\n memset(a, 0, 8);\n", 1), False),
+        ("void *memset(void *p, int c, unsigned long n) { return p; }\n"
+         + ITERATED.replace("{\n", "{\n memset(a, 0, 8);\n", 1), True),
+        # ... and a function with a goto or an asm statement
+        (ITERATED.replace("{\n", "{\n if (!n) goto out;\n", 1).replace("\n}\n", "out:;}"),
+         False),
+        (ITERATED.replace("{\n", '{\n __asm__ volatile("" ::: "memory");\n', 1), False),
         # a system header's functions are never kernels
         ('# 1 "/usr/include/x.h" 1 3 4\n' + ITERATED + '# 3 "k.c" 2\nint x;', False),
         ('# 1 "k.h" 1\n' + ITERATED + '# 3 "k.c" 2\nint x;', True),

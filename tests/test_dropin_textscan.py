@@ -62,6 +62,8 @@ def _scan(tmp_path: Path, files: dict[str, str], flags: tuple[str, ...] = ()) ->
           + " \\\n x[i][j] = y[i-1][j]; }\nSMOOTH(a, a)\n"}, (), True),
         ({"k.c": "#define CLEAR(x, n) do { for (int i = 0; i < n; i++) x[i] = 0; } while (0)\n"
           + SWEEP}, (), False),
+        ({"k.c": "#define GEN(n) void n##_f(int k, float *a) /* # */ \\\n"
+          " { for (int i = 0; i < k; i++) a[i] = #n[0]; }\nGEN(x)\n"}, (), False),
         # where the text cannot tell: a macro opening a loop, a computed include, braces
         # that do not balance across #if branches, a loop in -D, a forced include not found
         ({"k.c": "#define FOR(i, n) for (int i = 0; i < n; i++)\n" + SWEEP}, (), True),
