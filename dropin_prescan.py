@@ -67,7 +67,10 @@ _UNSIGNED = frozenset(
 def has_locality_nest(preprocessed: bytes) -> bool:
     """Could a function of this preprocessed unit have a nest the locality passes transform?"""
     tokens = _tokens(_user_code(preprocessed))
-    return next(_lowerable_bodies(tokens), None) is not None
+    try:
+        return next(_lowerable_bodies(tokens), None) is not None
+    except RecursionError:  # statements nested a thousand deep: let the front end judge
+        return True
 
 
 def unexpanded_may_have_locality_nest(code: bytes, macros: frozenset[bytes]) -> bool:
@@ -79,7 +82,10 @@ def unexpanded_may_have_locality_nest(code: bytes, macros: frozenset[bytes]) -> 
     tokens = _TOKEN.findall(_TO_LINE_END.sub(b"", blank_comments_and_literals(code)))
     if tokens.count(b"{") != tokens.count(b"}"):
         return True
-    return next(_candidate_bodies(tokens, macros), None) is not None
+    try:
+        return next(_candidate_bodies(tokens, macros), None) is not None
+    except RecursionError:  # statements nested a thousand deep
+        return True
 
 
 def locality_candidates(preprocessed: bytes) -> set[str] | None:
@@ -87,11 +93,14 @@ def locality_candidates(preprocessed: bytes) -> set[str] | None:
     lower at -O3), or None when the name of one of them cannot be told."""
     tokens = _tokens(_user_code(preprocessed))
     names = set()
-    for start, _ in _lowerable_bodies(tokens):
-        name = _function_name(tokens, start)
-        if name is None:
-            return None
-        names.add(name.decode())
+    try:
+        for start, _ in _lowerable_bodies(tokens):
+            name = _function_name(tokens, start)
+            if name is None:
+                return None
+            names.add(name.decode())
+    except RecursionError:  # statements nested a thousand deep: lower every function
+        return None
     return names
 
 
@@ -360,19 +369,25 @@ def _affine_nest(tokens: list[bytes], start: int, end: int, body: _Body) -> bool
     """No token of the nest puts it outside the model (a `do` loop tests its condition last;
     a `for` that declares an unsigned counter compares without sign; a pointer that walks is
     no invariant base; a subscript loaded from memory is no affine one; a macro may be an
-    access)."""
+    access, and its arguments may vanish: `assert(i > 0 && i < n)` under -DNDEBUG)."""
     previous = b""
     pointers: set[bytes] = set()
     stepped: set[bytes] = set()
+    skip_to = start
     for index, token in enumerate(tokens[start : end + 1], start):
+        if index < skip_to:
+            continue
+        if token == b"(" and previous in body.macros:
+            skip_to = _closing(tokens, index) + 1
+            previous = b")"
+            continue
         if token in _NOT_AFFINE or token == b"do":
             return False
         if token == b"for" and tokens[index + 2 : index + 3] and tokens[index + 2] in _UNSIGNED:
             return False
         if token == b"(" and _IDENTIFIER.match(previous):
-            if previous not in _NOT_CALLS and previous not in body.macros:
-                if not _ARITHMETIC_CALL.match(previous):
-                    return False
+            if previous not in _NOT_CALLS and not _ARITHMETIC_CALL.match(previous):
+                return False
         elif token == b"[":
             if previous != b"]":
                 pointers.update(_base(tokens, index)[0])
@@ -501,8 +516,12 @@ def _aliases(tokens: list[bytes], start: int, end: int) -> dict[bytes, bytes]:
     parent: dict[bytes, bytes] = {}
 
     def root(name: bytes) -> bytes:
+        path = []
         while parent.get(name, name) != name:
+            path.append(name)
             name = parent[name]
+        for step in path:  # path compression: chains of assignments stay linear
+            parent[step] = name
         return name
 
     for index in range(start + 1, end):
@@ -513,7 +532,8 @@ def _aliases(tokens: list[bytes], start: int, end: int) -> dict[bytes, bytes]:
         while value_end < end:
             token = tokens[value_end]
             depth += {b"(": 1, b")": -1}.get(token, 0)
-            if depth < 0 or (depth == 0 and token in (b";", b",")):
+            # the value of `a` in `a = b = c` is `b` (each `=` reads one: linear in a chain)
+            if depth < 0 or (depth == 0 and token in (b";", b",", b"=")):
                 break
             value_end += 1
         value = tokens[index + 1 : value_end]

@@ -9,7 +9,12 @@ macro they (or `-D`) define, or of the standard's function-like macros, may read
 into any array: a macro may hide an access, a call or nothing at all. Where the text cannot
 answer, the answer is "may have" and the unit is preprocessed and scanned as before: a macro
 whose body loops, an `#include` of a computed name, a file that cannot be read, braces that
-do not balance across `#if` branches.
+do not balance across `#if` branches, a directive spelled in a way only cc reads right, a
+preprocessor option or variable not modelled. Conditional code inside a function and a
+standard macro's arguments are read as possibly compiled out (`assert` under -DNDEBUG).
+Known misses (each only costs a missed optimization; docs/build_cost.md): a looping macro
+used inside a loop of the caller, an object-like macro that is an access, token-pasted loop
+keywords, macros of system headers other than the standard's.
 """
 
 from __future__ import annotations
@@ -23,11 +28,12 @@ from .dropin_prescan import (
     unexpanded_may_have_locality_nest,
 )
 
-#: C's function-like macros of <assert.h>, <math.h>, <stddef.h> and glibc's <sys/param.h>:
+#: C's function-like macros of <assert.h>, <math.h>, <stddef.h>, <stdint.h>, glibc's <sys/param.h>:
 #: they expand to arithmetic, a condition or nothing (`assert` under -DNDEBUG)
 STANDARD_MACROS = frozenset(
     b"assert offsetof isnan isinf isfinite isnormal signbit fpclassify isgreater "
-    b"isgreaterequal isless islessequal islessgreater isunordered MIN MAX".split()
+    b"isgreaterequal isless islessequal islessgreater isunordered MIN MAX INT8_C INT16_C "
+    b"INT32_C INT64_C UINT8_C UINT16_C UINT32_C UINT64_C INTMAX_C UINTMAX_C".split()
 )
 #: gcc's limit of nested `#include`s
 _MAX_DEPTH = 200
@@ -46,6 +52,29 @@ _LOOPING = re.compile(rb"\b(?:for|while)\b")
 _LOOP_KEYWORD = re.compile(rb"\b(?:for|while|do)\b")
 #: what a macro's parameter is read as in its body: a macro (it may be any array)
 MACRO_ARGUMENT = b"__pycc_macro_argument"
+#: backslash-newline, with the blanks gcc allows between them
+_SPLICE = re.compile(rb"\\[ \t]*\r?\n")
+#: spellings of a directive only cc reads right: digraphs, trigraphs, a comment or a vertical
+#: tab after `#` or its name, `#include_next`, a bare CR line end, a definition whose comment
+#: runs on to the next line
+_ODD_SPELLING = re.compile(
+    rb"%:|\?\?[=/]|#[ \t]*(?:define|include|import)?/\*|include_next|#[ \t]*[\v\f]|\r(?!\n)"
+    rb"|#[ \t]*define[^\n]*/\*(?:(?!\*/)[^\n])*\n"  # a comment continuing a definition's line
+)
+#: an object-like macro whose body has a brace (`#define BEGIN {`)
+_BRACE_DEFINITION = re.compile(rb"#[ \t]*define[ \t]+[A-Za-z_]\w*[ \t][^\n/]*[{}]")
+_CONDITIONAL = re.compile(rb"#[ \t]*(if|ifdef|ifndef|elif|else|endif)\b")
+#: in a function's conditional code, what may be in a branch cc drops: a condition, a jump,
+#: `&&`, `||` (neutral: gone), a call (read as a macro's: any access or nothing)
+_MAYBE_DROPPED = re.compile(
+    rb"\b(?:if|switch|goto|break|continue|return)\b|&&|\|\||"
+    rb"\b(?!(?:for|while|do|sizeof)\b)[A-Za-z_]\w*(?=\s*\()"
+)
+_EXTERN_C = re.compile(rb'extern\s*"C"\s*\{')
+#: what the preprocessor reads that no option of the command line shows
+_ENVIRONMENT = ("CPATH", "C_INCLUDE_PATH")
+#: preprocessor options the scan does not model
+_UNMODELLED = ("-Wp,", "-Xpreprocessor", "-iprefix", "-iwithprefix", "-I-")
 
 
 class _Unsure(Exception):
@@ -79,6 +108,10 @@ class _Preprocessor:
         self.after: list[str] = []
         self.forced: list[str] = []  # -include, -imacros
         self.macros: set[bytes] = {*STANDARD_MACROS, MACRO_ARGUMENT}
+        if any(os.environ.get(v) for v in _ENVIRONMENT) or any(
+            f.startswith(_UNMODELLED) for f in flags
+        ):
+            raise _Unsure
         arguments = iter(flags)
         for flag in arguments:
             option, value = _option(flag)
@@ -125,7 +158,7 @@ def may_have_locality_nest(source: str, flags: list[str]) -> bool:
     """Could the unit cc makes of `source` with `flags` have a nest the -O3 locality passes
     transform? False only when the text of the file and its user headers says no."""
     try:
-        path = _Preprocessor(flags)
+        path = _Preprocessor(flags)  # (raises _Unsure)
         code: list[bytes] = []
         seen: set[str] = set()
         for forced in path.forced:
@@ -138,25 +171,97 @@ def may_have_locality_nest(source: str, flags: list[str]) -> bool:
     return unexpanded_may_have_locality_nest(b"\n".join(code), frozenset(path.macros))
 
 
-def _read(file: str, path: _Preprocessor, code: list[bytes], seen: set[str], depth: int) -> None:
+def _read(
+    file: str,
+    path: _Preprocessor,
+    code: list[bytes],
+    seen: set[str],
+    depth: int,
+    in_body: bool = False,
+) -> None:
     """Append the code of `file` to `code`, each user header it includes in its place (once,
-    as its include guard would have it), and gather the names its `#define`s give."""
+    as its include guard would have it, unless included inside braces), and gather the names
+    its `#define`s give. The main file and a header included inside braces are code even
+    without braces or loops of their own."""
     if depth > _MAX_DEPTH:
         raise _Unsure
     seen.add(_identity(file))
     with open(file, "rb") as handle:
-        text = handle.read().replace(b"\\\r\n", b"").replace(b"\\\n", b"")
+        text = _SPLICE.sub(b"", handle.read())
+    if _ODD_SPELLING.search(text) or _BRACE_DEFINITION.search(text):
+        raise _Unsure
+    text = _without_dropped_branches(text)
     path.macros.update(_DEFINED.findall(text))
-    scanned = _has_code_to_scan(text)
+    scanned = depth == 0 or in_body or _has_code_to_scan(text)
     position = 0
     for include in _INCLUDE.finditer(text):
+        if not _at_line_start(text, include.start()):
+            continue  # in a comment or a string
         if scanned:
             code.append(text[position : include.start()])
-        position = include.end()
-        _include(include.group(1), file, path, code, seen, depth)
+        name = _INCLUDE_NAME.match(include.group(1))  # what follows it stays (a `*/`)
+        position = include.start(1) + name.end() if name is not None else include.end()
+        inside = _in_braces(text, include.start())
+        _include(include.group(1), file, path, code, seen, depth, inside)
     if scanned:
         code.append(text[position:])
     code += (_macro_code(d) for d in _LOOPING_DEFINITION.findall(text))
+
+
+def _at_line_start(text: bytes, position: int) -> bool:
+    return not text[text.rfind(b"\n", 0, position) + 1 : position].strip()
+
+
+def _without_dropped_branches(text: bytes) -> bytes:
+    """`text` with the conditional code inside functions (`#ifndef NDEBUG check(a);
+    #endif`) neutralised: what may be compiled out (`_MAYBE_DROPPED`) cannot make a nest
+    look outside the model. (Conditionals around whole functions are read as they are.)"""
+    spans: list[tuple[int, int]] = []
+    opened: list[int | None] = []  # where each open conditional's code starts, if in a body
+    for match in _CONDITIONAL.finditer(text):
+        if not _at_line_start(text, match.start()):
+            continue
+        line_end = text.find(b"\n", match.end())
+        line_end = len(text) if line_end < 0 else line_end
+        keyword = match.group(1)
+        if keyword.startswith(b"if"):
+            opened.append(line_end if _in_braces(text, match.start()) else None)
+            continue
+        start = opened.pop() if opened else None
+        if start is not None:
+            spans.append((start, match.start()))
+        if keyword != b"endif":
+            opened.append(start if start is None else line_end)
+    pieces, position = [], 0
+    for start, end in sorted(spans):
+        start = max(start, position)
+        pieces += [text[position:start], _neutralised(text[start:end])]
+        position = max(position, end)
+    return b"".join([*pieces, text[position:]])
+
+
+def _in_braces(text: bytes, position: int) -> bool:
+    """Is `position` inside braces other than `extern "C" {`'s (comments counted too)?"""
+    opened = text.count(b"{", 0, position) - len(_EXTERN_C.findall(text, 0, position))
+    return opened > text.count(b"}", 0, position)
+
+
+def _neutralised(code: bytes) -> bytes:
+    """Conditional code with its maybe-dropped tokens neutral; its directives unchanged."""
+    return b"\n".join(
+        line if line.lstrip().startswith(b"#") else _MAYBE_DROPPED.sub(_neutral, line)
+        for line in code.split(b"\n")
+    )
+
+
+def _neutral(match: re.Match[bytes]) -> bytes:
+    token = match.group()
+    if token[:1].isalpha() or token[:1] == b"_":
+        return b" " if token in _JUMPS else MACRO_ARGUMENT
+    return b" "
+
+
+_JUMPS = frozenset(b"if switch goto break continue return".split())
 
 
 def _has_code_to_scan(text: bytes) -> bool:
@@ -188,18 +293,26 @@ def _macro_code(definition: bytes) -> bytes:
 
 
 def _include(
-    rest: bytes, includer: str, path: _Preprocessor, code: list[bytes], seen: set[str], depth: int
+    rest: bytes,
+    includer: str,
+    path: _Preprocessor,
+    code: list[bytes],
+    seen: set[str],
+    depth: int,
+    in_body: bool,
 ) -> None:
     name = _INCLUDE_NAME.match(rest)
     if name is None:  # `#include HEADER`: only cc knows the name
         raise _Unsure
     quoted, bracketed = name.groups()
     header = path.find(os.fsdecode(quoted or bracketed), quoted is not None, includer)
-    if header is not None and _identity(header) not in seen:
-        _read(header, path, code, seen, depth + 1)
+    if header is not None and (in_body or _identity(header) not in seen):
+        _read(header, path, code, seen, depth + 1, in_body)
 
 
 def _identity(file: str) -> str:
     """One name per file (cheaper than `realpath`, which stats every directory of the path:
     a header reached through a symbolic link is only read twice)."""
+    if ".." in file:  # `lnk/../h.h` is not `h.h` when `lnk` is a symbolic link
+        return os.path.realpath(file)
     return os.path.normpath(os.path.abspath(file))

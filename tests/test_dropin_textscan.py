@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -64,6 +65,14 @@ def _scan(tmp_path: Path, files: dict[str, str], flags: tuple[str, ...] = ()) ->
           + SWEEP}, (), False),
         ({"k.c": "#define GEN(n) void n##_f(int k, float *a) /* # */ \\\n"
           " { for (int i = 0; i < k; i++) a[i] = #n[0]; }\nGEN(x)\n"}, (), False),
+        # conditional code inside a function may be compiled out; `assert`'s argument too
+        ({"k.c": "void f(int n, double a[n][n]) {" + TWO_LOOPS
+          + " {\n#ifdef DEBUG\n if (g(a)) return;\n#endif\n a[i][j] = a[i-1][j]; } }"}, (),
+         True),
+        ({"k.c": "void f(int n, double a[n][n]) {" + TWO_LOOPS
+          + " { assert(i > 0 && j > 0); a[i][j] = a[i-1][j]; } }"}, (), True),
+        # an `#include` in a comment includes nothing, and its comment still ends
+        ({"k.c": '/* see\n #include "x.h" */\n' + ITERATED}, (), True),
         # where the text cannot tell: a macro opening a loop, a computed include, braces
         # that do not balance across #if branches, a loop in -D, a forced include not found
         ({"k.c": "#define FOR(i, n) for (int i = 0; i < n; i++)\n" + SWEEP}, (), True),
@@ -71,6 +80,10 @@ def _scan(tmp_path: Path, files: dict[str, str], flags: tuple[str, ...] = ()) ->
         ({"k.c": "#if A\nvoid f(int n) {\n#else\nvoid f(int n, int m) {\n#endif\n}\n"}, (), True),
         ({"k.c": SWEEP}, ("-DLOOP=for(;;)",), True),
         ({"k.c": SWEEP}, ("-include", "{}/none.h"), True),
+        # ... a directive spelled so that only cc reads it right, an unmodelled option
+        ({"k.c": "#define/**/LOOP for (;;)\n" + SWEEP}, (), True),
+        ({"k.c": "%:define LOOP for (;;)\n" + SWEEP}, (), True),
+        ({"k.c": SWEEP}, ("-Wp,-DLOOP=for(;;)",), True),
     ],
 )  # fmt: skip
 def test_text_scan(tmp_path, files, flags, candidate):
@@ -125,3 +138,15 @@ def test_a_file_whose_text_has_no_candidate_is_not_preprocessed(tmp_path, report
     assert ("pycc_stencil.dropin_driver" in imports) is report
     if unit is not None:
         assert unit["status"] == "passthrough" and "no loop nest" in unit["reason"], unit
+
+
+def test_pathological_code_is_answered_quickly_and_without_a_crash(tmp_path):
+    """Statements nested two thousand deep (Python's recursion limit), a chain of 20000
+    assignments (quadratic once): a "may have" in well under a second each."""
+    nested = "void f(int n, double *a) { for (int i = 0; i < n; i++) " + "if (n) " * 2000
+    chain = "void g(int n, double *a) { double " + " = ".join(f"x{k}" for k in range(20000))
+    for code in (nested + "a[i] = 0; }\n", chain + " = 0; }\n" + ITERATED):
+        (tmp_path / "k.c").write_text(code)
+        started = time.perf_counter()
+        assert may_have_locality_nest(str(tmp_path / "k.c"), []) is True
+        assert time.perf_counter() - started < 2.0
