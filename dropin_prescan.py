@@ -69,8 +69,8 @@ def has_locality_nest(preprocessed: bytes) -> bool:
     tokens = _tokens(_user_code(preprocessed))
     try:
         return next(_lowerable_bodies(tokens), None) is not None
-    except RecursionError:  # statements nested a thousand deep: let the front end judge
-        return True
+    except RecursionError:  # nested deeper than the front end lowers (its recursion limit)
+        return False
 
 
 def unexpanded_may_have_locality_nest(code: bytes, macros: frozenset[bytes]) -> bool:
@@ -84,8 +84,8 @@ def unexpanded_may_have_locality_nest(code: bytes, macros: frozenset[bytes]) -> 
         return True
     try:
         return next(_candidate_bodies(tokens, macros), None) is not None
-    except RecursionError:  # statements nested a thousand deep
-        return True
+    except RecursionError:  # nested deeper than the front end lowers (its recursion limit)
+        return False
 
 
 def locality_candidates(preprocessed: bytes) -> set[str] | None:
@@ -99,8 +99,8 @@ def locality_candidates(preprocessed: bytes) -> set[str] | None:
             if name is None:
                 return None
             names.add(name.decode())
-    except RecursionError:  # statements nested a thousand deep: lower every function
-        return None
+    except RecursionError:  # nested deeper than the front end lowers (its recursion limit)
+        return set()
     return names
 
 
@@ -377,7 +377,7 @@ def _affine_nest(tokens: list[bytes], start: int, end: int, body: _Body) -> bool
     for index, token in enumerate(tokens[start : end + 1], start):
         if index < skip_to:
             continue
-        if token == b"(" and previous in body.macros:
+        if _macro_call(tokens, index, body):
             skip_to = _closing(tokens, index) + 1
             previous = b")"
             continue
@@ -442,9 +442,7 @@ def _flow(tokens: list[bytes], start: int, end: int, body: _Body) -> Flow:
                 written |= arrays
             if not stored or operator != b"=":
                 read |= arrays
-        elif _unary_star(tokens, index) or (
-            tokens[index] == b"(" and tokens[index - 1] in body.macros
-        ):
+        elif _unary_star(tokens, index) or _macro_call(tokens, index, body):
             written.add(_ANY_ARRAY)
             read.add(_ANY_ARRAY)
     return written, read

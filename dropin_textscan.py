@@ -124,7 +124,7 @@ class _Preprocessor:
                 if _LOOPING.search(body.encode()):
                     raise _Unsure
                 self.macros.add(name.partition("(")[0].encode())
-            elif value != "-":  # `-I-`: gcc's old split of quote and bracket directories
+            elif value != "-":  # `-I -` (`-I-`, gcc's old split, is unmodelled: unsure)
                 getattr(self, _PATH_OPTIONS[option]).append(value)
 
     def find(self, name: str, quoted: bool, includer: str) -> str | None:
@@ -166,7 +166,7 @@ def may_have_locality_nest(source: str, flags: list[str]) -> bool:
                 raise _Unsure
             _read(forced, path, code, seen, 0)
         _read(source, path, code, seen, 0)
-    except (_Unsure, OSError, RecursionError):
+    except (_Unsure, OSError, RecursionError):  # (includes nested past Python's limit)
         return True
     return unexpanded_may_have_locality_nest(b"\n".join(code), frozenset(path.macros))
 
@@ -209,6 +209,7 @@ def _read(
 
 
 def _at_line_start(text: bytes, position: int) -> bool:
+    """Only blanks before `position` on its line (a directive, not a comment's words)?"""
     return not text[text.rfind(b"\n", 0, position) + 1 : position].strip()
 
 
@@ -254,14 +255,15 @@ def _neutralised(code: bytes) -> bytes:
     )
 
 
+_JUMPS = frozenset(b"if switch goto break continue return".split())
+
+
 def _neutral(match: re.Match[bytes]) -> bytes:
+    """A jump, `&&` or `||` gone; a called name a macro's (`_MAYBE_DROPPED`)."""
     token = match.group()
     if token[:1].isalpha() or token[:1] == b"_":
         return b" " if token in _JUMPS else MACRO_ARGUMENT
     return b" "
-
-
-_JUMPS = frozenset(b"if switch goto break continue return".split())
 
 
 def _has_code_to_scan(text: bytes) -> bool:
