@@ -209,6 +209,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="elements of a pointer parameter whose footprint depends on data",
     )
     check.add_argument("--passes", metavar="PIPELINE", help="pass pipeline, e.g. 'unroll(4)'")
+    check.add_argument(
+        "--target",
+        default="host",
+        help="the machine the passes build for: host (default, run through the JIT), or c "
+        "(the C the target emits, built by cc and run)",
+    )
     _add_row_align_option(check)
     _add_remarks_option(check)
     check.add_argument(
@@ -239,11 +245,16 @@ def build_parser() -> argparse.ArgumentParser:
 
     emit = commands.add_parser(
         "emit",
-        help="print the lowered module",
-        description="Print the LLVM IR of a C file, verified by LLVM.",
+        help="print the lowered module, or the C a target's back end writes",
+        description="Print the LLVM IR of a C file, verified by LLVM (--emit llvm), or the "
+        "structured C of a C target (--target c: portable C99 with GCC vectors).",
     )
     emit.add_argument("file", metavar="FILE.c")
-    emit.add_argument("--emit", choices=["llvm"], required=True, help="what to emit")
+    emit.add_argument(
+        "--emit",
+        choices=["llvm", "c"],
+        help="what to emit: llvm, or c (the default for a C target such as --target c)",
+    )
     emit.add_argument(
         "--passes",
         metavar="PIPELINE",
@@ -253,7 +264,7 @@ def build_parser() -> argparse.ArgumentParser:
     emit.add_argument(
         "--target",
         default="host",
-        help="the machine the passes build for: host (default), hexagon, c66x",
+        help="the machine the passes build for: host (default), c, hexagon, c66x",
     )
     _add_row_align_option(emit)
     _add_remarks_option(emit)
@@ -345,6 +356,7 @@ def _run_check(args: argparse.Namespace, cflags: list[str]) -> int:
         tolerance=args.tolerance or Tolerance(),
         opt_level=args.opt_level,
         timeout=args.timeout,
+        target=_target(args.target).name,
     )
     _require_file(args.file)
     results = check_file(
@@ -387,8 +399,12 @@ def _run_emit(args: argparse.Namespace, cflags: list[str]) -> int:
     set_target(module, target)
     result = run_passes(module, steps, verify=True)
     _print_remarks(result.remarks, args.remarks)
-    text = "\n".join([*describe(result.module), str(result.module)])
-    parse_verified(text)
+    kind = args.emit or ("c" if target.c_dialect else "llvm")
+    if kind == "c":
+        text = _emitted_c(args, target, result.module)
+    else:
+        text = "\n".join([*describe(result.module), str(result.module)])
+        parse_verified(text)
     if args.output == "-":
         with _writing_stdout():
             sys.stdout.write(text)
@@ -398,6 +414,22 @@ def _run_emit(args: argparse.Namespace, cflags: list[str]) -> int:
         except OSError as exc:
             raise _UsageError(f"cannot write '{args.output}': {exc.strerror}") from None
     return 0
+
+
+def _emitted_c(args: argparse.Namespace, target, module) -> str:
+    """The C of `module` in the target's dialect; each function left out is a warning."""
+    from .emit.c_module import emit_c
+
+    if not target.c_dialect:
+        raise _UsageError(f"target '{target.name}' has no C back end (use --emit llvm)")
+    pipeline = f", passes '{args.passes}'" if args.passes else ""
+    header = f"/* {os.path.basename(args.file)} by pycc-stencil --target {target.name}{pipeline} */"
+    emitted = emit_c(module, target.c_dialect, header)
+    for name, reason in emitted.skipped.items():
+        print_diagnostics(
+            [Diagnostic("warning", f"function '{name}' is not written as C: {reason}")]
+        )
+    return emitted.text
 
 
 def _run_tune(args: argparse.Namespace, cflags: list[str]) -> int:

@@ -18,8 +18,9 @@ from pathlib import Path
 import numpy as np
 from llvmlite import ir
 
+from ..emit.c_module import emit_c
 from ..emit.host_jit import IRVerificationError, JitModule, compile_module
-from ..emit.targets import host_target
+from ..emit.targets import host_target, target_named
 from ..frontend.c_types import (
     ArrayType,
     CType,
@@ -44,6 +45,7 @@ from .compare import (
     compare_return_values,
     guard_damage,
 )
+from .emitted import EmittedBuildError, EmittedLibrary
 from .footprint import FootprintError, FootprintProbe, ParamFootprint
 from .globals import GlobalHome, bind_addresses, buffer_name
 from .isolate import ChildFailure, run_isolated
@@ -82,6 +84,8 @@ class CheckOptions:
     tolerance: Tolerance = field(default_factory=Tolerance)
     opt_level: int = 3
     timeout: float = 60.0
+    #: the machine the passes build for; a C target's code is checked as the C it emits
+    target: str = "host"
 
 
 @dataclass(frozen=True)
@@ -199,10 +203,13 @@ class SourceUnit:
         apply_row_align(lowered, self.row_align)
         return lowered
 
-    def compile(self, passes: str | None = None, opt_level: int = 3) -> CompiledUnit:
-        """The file's kernels after the pipeline `passes`, JIT-compiled at `opt_level`.
-        Raises PipelineError for a malformed pipeline."""
-        return CompiledUnit(self, passes, opt_level)
+    def compile(
+        self, passes: str | None = None, opt_level: int = 3, target: str = "host"
+    ) -> CompiledUnit:
+        """The file's kernels after the pipeline `passes` for `target`, JIT-compiled at
+        `opt_level` (a C target: emitted as C and built by cc). Raises PipelineError for a
+        malformed pipeline."""
+        return CompiledUnit(self, passes, opt_level, target)
 
     def take_module(self) -> ir.Module:
         """A module of the file for a pipeline to transform: the first lowering's, then fresh
@@ -243,10 +250,17 @@ class SourceUnit:
 
 
 class CompiledUnit:
-    """One C file after one pass pipeline: the remarks of the passes and the JIT module,
-    checked function by function against the file's reference (`check`)."""
+    """One C file after one pass pipeline: the remarks of the passes and the JIT module (for
+    a C target, the library built from the emitted C), checked function by function against
+    the file's reference (`check`)."""
 
-    def __init__(self, source: SourceUnit, passes: str | None = None, opt_level: int = 3):
+    def __init__(
+        self,
+        source: SourceUnit,
+        passes: str | None = None,
+        opt_level: int = 3,
+        target: str = "host",
+    ):
         self.source, self.passes, self.opt_level = source, passes, opt_level
         steps = parse_pipeline(passes or "")
         #: the pipeline's remarks (None if a pass failed verification)
@@ -256,11 +270,20 @@ class CompiledUnit:
         self.module: ir.Module | None = None
         self.alignment_check: AlignmentCheck | None = None
         self.jit: JitModule | None = None
+        #: a C target's emitted C, built (None: JIT-compiled)
+        self.emitted: EmittedLibrary | None = None
         self.setup_error: str | None = None
+        machine = host_target() if target == "host" else target_named(target)
+        #: what runs the transformed code, in messages
+        self.runner = "emitted C" if machine.c_dialect else "JIT code"
         try:
-            result = run_passes(source.take_module(), steps, target=host_target())
+            result = run_passes(source.take_module(), steps, target=machine)
             self.remarks = result.remarks
             module = self.module = result.module
+            if machine.c_dialect:
+                emitted = emit_c(module, machine.c_dialect)
+                self.emitted = EmittedLibrary(emitted, source.lowered.globals.values())
+                return
             if any(name == "align" for name, _ in steps):
                 self.alignment_check = AlignmentCheck(module)
             self.jit = compile_module(
@@ -268,12 +291,27 @@ class CompiledUnit:
             )
         except (IRVerificationError, PassVerificationError) as exc:
             self.setup_error = f"internal error: {exc}"
+        except EmittedBuildError as exc:
+            self.setup_error = f"the emitted C does not build: {exc}"
 
     def function(self, name: str):
-        """The JIT-compiled `name` as a ctypes function with its lowered prototype."""
+        """The compiled `name` as a ctypes function with its lowered prototype."""
         if self.setup_error:
             raise RuntimeError(self.setup_error)
-        return prototype(self.source.lowered.functions[name])(self.jit.function_address(name))
+        code = self.emitted or self.jit
+        return prototype(self.source.lowered.functions[name])(code.function_address(name))
+
+    def _bound(self, info: FunctionInfo, globals_values: BufferSet):
+        """The compiled `info` run on the globals `globals_values` (copied in and out)."""
+        if self.emitted is None:
+            address = self.jit.function_address(info.name)
+            return self.source.home.bind(prototype(info)(address), globals_values)
+        if info.name in self.emitted.emitted.skipped:
+            reason = self.emitted.emitted.skipped[info.name]
+            raise _Failed("SKIPPED", f"{info.location}: not written as C: {reason}")
+        storage = {g: self.emitted.global_address(g) for g in info.globals}
+        function = prototype(info)(self.emitted.function_address(info.name))
+        return bind_addresses(function, storage, globals_values)
 
     def check(
         self,
@@ -374,9 +412,7 @@ class CompiledUnit:
                 raise _Failed("ERROR", str(exc)) from None
         inputs = _Memory(jit_buffers, global_inputs)
         jit_memory, ref_memory = inputs.copy(), inputs.copy()
-        jit_fn = self.source.home.bind(
-            prototype(info)(self.jit.function_address(info.name)), jit_memory.globals
-        )
+        jit_fn = self._bound(info, jit_memory.globals)
         ref_storage = {g: reference.global_address(info.name, g) for g in info.globals}
         ref_fn = bind_addresses(reference.function(info.name), ref_storage, ref_memory.globals)
         jit_result, ref_result = self._run_both(
@@ -388,7 +424,7 @@ class CompiledUnit:
             raise _Failed("ERROR", f"the reference {damage}: the buffer extent is too small")
         damage = guard_damage(jit_memory.buffers) or guard_damage(jit_memory.globals)
         if damage:
-            raise _Failed("MISMATCH", f"JIT code {damage}")
+            raise _Failed("MISMATCH", f"{self.runner} {damage}")
         comparison = _compare(jit_memory, ref_memory, run.tolerance)
         if comparison.differing:
             raise _Failed(
@@ -463,10 +499,10 @@ class CompiledUnit:
         """The JIT run; with `align` in the pipeline, a violated alignment declaration is the
         error (before any crash or mismatch it caused)."""
         if self.alignment_check is None:
-            return _run("JIT code", function, info, scalars, buffers, run)
+            return _run(self.runner, function, info, scalars, buffers, run)
         self.alignment_check.reset()
         try:
-            result = _run("JIT code", function, info, scalars, buffers, run)
+            result = _run(self.runner, function, info, scalars, buffers, run)
         finally:
             violation = self.alignment_check.violation()
             if violation is not None:
@@ -634,7 +670,7 @@ def check_file(
             to_check.append(info)
     _check_names(options, to_check, lowered, warn)
     if to_check:
-        unit = source.compile(options.passes, options.opt_level)
+        unit = source.compile(options.passes, options.opt_level, options.target)
         if remarks is not None and unit.remarks is not None:
             remarks(unit.remarks)
         try:

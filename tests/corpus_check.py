@@ -72,6 +72,7 @@ def compiled(
     *,
     row_align: int | None = None,
     opt_level: int = 3,
+    target: str = "host",
 ) -> CompiledUnit:
     """The file at `path` compiled under `passes`, made once per process."""
     path = os.path.abspath(path)
@@ -85,9 +86,9 @@ def compiled(
         while len(_SOURCES) > SOURCES_KEPT:
             _SOURCES.popitem(last=False)
     source, units = _SOURCES[key]
-    if (passes, opt_level) not in units:
-        units[passes, opt_level] = source.compile(passes, opt_level)
-    return units[passes, opt_level]
+    if (passes, opt_level, target) not in units:
+        units[passes, opt_level, target] = source.compile(passes, opt_level, target)
+    return units[passes, opt_level, target]
 
 
 def remarks_about(unit: CompiledUnit, function: str) -> list[Remark]:

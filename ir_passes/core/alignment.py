@@ -1,10 +1,11 @@
 """Alignment facts: the largest power of two that provably divides an access's address.
 
-SIMD binding chooses aligned or unaligned vector loads, and the C66x back end `_amem8` or
-`_mem8`, from this. The address is `base + offset` (`ir_passes.core.affine`); its alignment is the
-minimum of the base's alignment and the alignment of every term of the offset, where a term
-`c · v1 · v2 ...` is divisible by `c` times whatever is known to divide the values `v` (a row
-length declared a multiple of 8, an induction variable starting at 0 and stepping by 4). The
+SIMD binding chooses aligned or unaligned vector loads from this (and the C66x dialect, still
+to be written, will choose `_amem8` or `_mem8`). The address is `base + offset`
+(`ir_passes.core.affine`); its alignment is the minimum of the base's alignment and the
+alignment of every term of the offset, where a term `c · v1 · v2 ...` is divisible by `c`
+times whatever is known to divide the values `v` (a row length declared a multiple of 8, an
+induction variable starting at 0 and stepping by 4). The
 facts about bases and values come from the caller (declarations, loop analysis); with none, the
 answer is what the constant coefficients alone prove.
 

@@ -1,0 +1,141 @@
+"""C dialects: how vectors, memory accesses and a target's intrinsics are spelled.
+
+The portable dialect (`--target c`) writes vectors as GCC vector-extension values (gcc and
+clang): wrapping lane arithmetic and float arithmetic as operators, everything else (lane
+conversions, comparisons, selects, math intrinsics, reductions) through small `static inline`
+helpers that apply the scalar operation lane by lane, so each lane means exactly what the
+scalar C means (`c_expressions`). Vector loads and stores go through `memcpy`, which is what
+LLVM's `load <N x T>, align A` means for any alignment and any effective type.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from llvmlite import ir
+
+from .c_expressions import Expr, atom, binary, call, unary
+from .c_types import TypeTable, Unexpressible
+
+#: lane operations written as C operators on GCC vectors (integer lanes are unsigned: wrap)
+_VECTOR_OPERATORS = {
+    "fadd": "+", "fsub": "-", "fmul": "*", "fdiv": "/",
+    "add": "+", "sub": "-", "mul": "*", "and": "&", "or": "|", "xor": "^",
+}  # fmt: skip
+
+
+#: how helpers are declared: always inlined, so no out-of-line copy passes a vector wider
+#: than the machine's registers (gcc's -Wpsabi, which a -Werror build would stop on)
+INLINE = "static inline __attribute__((always_inline))"
+
+
+class Helpers:
+    """The `static inline` helpers one emitted file needs, each written once, in order."""
+
+    def __init__(self) -> None:
+        self.texts: dict[str, str] = {}
+
+    def need(self, name: str, make: Callable[[], str]) -> str:
+        if name not in self.texts:
+            self.texts[name] = make()
+        return name
+
+
+class PortableDialect:
+    """Plain C99 with GCC vector extensions."""
+
+    name = "c"
+
+    def __init__(self, types: TypeTable, helpers: Helpers):
+        self.types, self.helpers = types, helpers
+
+    # memory
+
+    def vector_load(self, t: ir.VectorType, pointer: Expr, align: int) -> Expr:
+        name = self.types.name(t)
+        body = f"{name} v;\nmemcpy(&v, p, sizeof v);\nreturn v;"
+        helper = self._helper(f"pycc_load_{name[5:]}", name, "const void *p", lambda: body)
+        return call(helper, pointer)
+
+    def vector_store(self, t: ir.VectorType, pointer: Expr, value: Expr, align: int) -> str:
+        name = self.types.name(t)
+        body = "memcpy(p, &v, sizeof v);"
+        helper = self._helper(f"pycc_store_{name[5:]}", "void", f"void *p, {name} v", lambda: body)
+        return f"{helper}({pointer.text}, {value.text});"
+
+    def _helper(self, name: str, result: str, params: str, body: Callable[[], str]) -> str:
+        """The helper `name`, defined on first use with the lines `body()` gives."""
+
+        def make() -> str:
+            lines = "".join(f"    {line}\n" for line in body().split("\n"))
+            return f"{INLINE} {result} {name}({params})\n{{\n{lines}}}"
+
+        return self.helpers.need(name, make)
+
+    # lanes
+
+    def vector_operator(self, opname: str, t: ir.VectorType, a: Expr, b: Expr) -> Expr | None:
+        """`a op b` as a GCC vector operator, where the operator means LLVM's operation on
+        every lane; None where it does not (the caller then goes lane by lane)."""
+        op = _VECTOR_OPERATORS.get(opname)
+        if op is None:
+            return None
+        return binary(op, a, b)
+
+    def lanewise(
+        self,
+        key: str,
+        result: ir.VectorType,
+        operands: list[ir.Type],
+        lane: Callable[[list[Expr]], Expr],
+        args: list[Expr],
+    ) -> Expr:
+        """A helper applying the scalar C `lane(operand lanes)` to every lane (`key` names
+        the operation and its types; each operand lane is read as the scalar C type)."""
+        result_name = self.types.name(result)
+        params = [self.types.name(t) for t in operands]
+        signature = "_".join([key, result_name[5:], *(p.replace("pycc_", "") for p in params)])
+        name = "pycc_" + "".join(c if c.isalnum() else "_" for c in signature)
+
+        def body() -> str:
+            lanes = [
+                _read_lane(t, f"a{i}[k]", self.types) if isinstance(t, ir.VectorType) else
+                atom(f"a{i}")
+                for i, t in enumerate(operands)
+            ]  # fmt: skip
+            return (
+                f"{result_name} r;\nfor (int k = 0; k < {result.count}; k++)\n"
+                f"    r[k] = {lane(lanes).text};\nreturn r;"
+            )
+
+        decls = ", ".join(f"{p} a{i}" for i, p in enumerate(params))
+        return call(self._helper(name, result_name, decls, body), *args)
+
+    def reduce(self, kind: str, t: ir.VectorType, arg: Expr) -> Expr:
+        """`llvm.vector.reduce.<kind>` of integer lanes (wrapping, so in any order)."""
+        if kind != "add" or not isinstance(t.element, ir.IntType):
+            raise Unexpressible(f"vector reduction '{kind}' of '{t}'")
+        vector, lane = self.types.name(t), self.types.lane(t)
+        name = f"pycc_reduce_add_{vector[5:]}"
+        scalar = self.types.name(t.element)
+        body = f"{lane} s = 0;\nfor (int k = 0; k < {t.count}; k++)\n    s += v[k];\n"
+        body += f"return ({scalar})s;"
+        return call(self._helper(name, scalar, f"{vector} v", lambda: body), arg)
+
+    def extract(self, t: ir.VectorType, vector: Expr, index: Expr) -> Expr:
+        return _read_lane(t, f"{vector.at(16)}[{index.text}]", self.types, vector.refs)
+
+    def vector_literal(self, t: ir.VectorType, lanes: list[str]) -> Expr:
+        return atom(f"({self.types.name(t)}){{{', '.join(lanes)}}}")
+
+
+def _read_lane(t: ir.VectorType, text: str, types: TypeTable, refs=frozenset()) -> Expr:
+    """One lane as the scalar C type of its element (lanes are stored unsigned)."""
+    lane = Expr(text, 16, refs)
+    e = t.element
+    if isinstance(e, ir.IntType):
+        return unary("(bool)", lane) if e.width == 1 else unary(f"({types.name(e)})", lane)
+    return lane
+
+
+DIALECTS = {"c": PortableDialect}

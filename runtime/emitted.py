@@ -1,0 +1,95 @@
+"""Emitted C, built and loaded: the `check --target c` side that replaces the JIT.
+
+The emitted file, followed by accessors of each function's and each defined global's
+address (so `static` ones are reachable), is compiled as users will (`cc -std=c99 -Wall
+-Wextra -Werror`, optimized, no floating-point contraction: a warning in generated code fails
+the check) into a shared library, with a second translation unit that defines storage for the
+globals the file only declares (another file of the user's program defines them). A check
+copies its global inputs into that storage before the call and back after it, as for the
+reference (`runtime/globals.bind_addresses`).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import subprocess
+import tempfile
+from collections.abc import Iterable
+from pathlib import Path
+
+from ..emit.c_module import EmittedC
+from ..frontend.signature import GlobalInfo
+from .reference import ReferenceBuildError, compiler
+
+#: how emitted C is compiled: as strict as a user's build may be, and optimized
+STRICT_FLAGS = ["-std=c99", "-Wall", "-Wextra", "-Werror", "-O2", "-ffp-contract=off"]
+_FUNCTION = "__pycc_emitted_fn_"
+_GLOBAL = "__pycc_emitted_gv_"
+
+
+class EmittedBuildError(ReferenceBuildError):
+    """cc rejected (or warned about) the emitted C; carries its message."""
+
+
+class EmittedLibrary:
+    """The emitted C of one module, compiled and loaded."""
+
+    def __init__(self, emitted: EmittedC, variables: Iterable[GlobalInfo] = ()):
+        self.emitted = emitted
+        variables = [v for v in variables if v.size is not None]
+        with tempfile.TemporaryDirectory(prefix="pycc-stencil-") as scratch:
+            directory = Path(scratch)
+            source = directory / "emitted.c"
+            source.write_text(emitted.text + self._exports(variables), encoding="utf-8")
+            storage = directory / "storage.c"
+            storage.write_text(self._storage(variables), encoding="utf-8")
+            library = directory / "emitted.so"
+            _run(
+                [*compiler(), *STRICT_FLAGS, "-fPIC", "-shared", str(source), str(storage),
+                 "-o", str(library), "-lm"]
+            )  # fmt: skip
+            self._library = ctypes.CDLL(str(library))
+
+    def _exports(self, variables: list[GlobalInfo]) -> str:
+        """Accessors of every function's and defined global's address, appended to the
+        emitted text (so `static` ones are reachable)."""
+        lines = [""]
+        for name in self.emitted.functions:
+            c_name = self.emitted.c_names[name]
+            lines.append(f"void *{_FUNCTION}{c_name}(void) {{ return (void *)&{c_name}; }}")
+        for info in variables:
+            if info.name in self.emitted.defined_globals:
+                c_name = self.emitted.c_names[info.name]
+                lines.append(f"void *{_GLOBAL}{c_name}(void) {{ return (void *)&{c_name}; }}")
+        return "\n".join(lines) + "\n"
+
+    def _storage(self, variables: list[GlobalInfo]) -> str:
+        lines = []
+        for info in variables:
+            if info.name not in self.emitted.defined_globals:
+                name = info.name  # external linkage: a C identifier
+                size = max(1, info.size or 0)
+                lines.append(f"unsigned char {name}[{size}] __attribute__((aligned(64)));")
+                lines.append(f"void *{_GLOBAL}{name}(void) {{ return {name}; }}")
+        return "\n".join(lines) + "\n"
+
+    def function_address(self, name: str) -> int:
+        return self._address(_FUNCTION + self.emitted.c_names[name])
+
+    def global_address(self, name: str) -> int:
+        return self._address(_GLOBAL + self.emitted.c_names.get(name, name))
+
+    def _address(self, symbol: str) -> int:
+        accessor = getattr(self._library, symbol)
+        accessor.restype = ctypes.c_void_p
+        return accessor()
+
+
+def _run(command: list[str]) -> None:
+    try:
+        done = subprocess.run(command, capture_output=True, check=False)
+    except OSError as exc:
+        raise EmittedBuildError(f"cannot run {command[0]}: {exc.strerror}") from None
+    if done.returncode != 0:
+        message = done.stderr.decode(errors="replace").strip()
+        raise EmittedBuildError(message or f"{command[0]} failed (status {done.returncode})")
