@@ -356,7 +356,7 @@ def _run_check(args: argparse.Namespace, cflags: list[str]) -> int:
         tolerance=args.tolerance or Tolerance(),
         opt_level=args.opt_level,
         timeout=args.timeout,
-        target=_target(args.target).name,
+        target=_checkable_target(args.target),
     )
     _require_file(args.file)
     results = check_file(
@@ -376,6 +376,17 @@ def _run_check(args: argparse.Namespace, cflags: list[str]) -> int:
         if r.status in ("MISMATCH", "ERROR") or (r.status == "SKIPPED" and r.name in args.function)
     ]
     return 1 if failed else 0
+
+
+def _checkable_target(name: str) -> str:
+    """A target `check` can run here: the host (JIT) or one whose C it builds with cc."""
+    target = _target(name)
+    if target.name != "host" and not target.c_dialect:
+        raise _UsageError(
+            f"check runs code on this machine: --target host, or a C target (c), not "
+            f"'{target.name}'"
+        )
+    return target.name
 
 
 def _run_emit(args: argparse.Namespace, cflags: list[str]) -> int:

@@ -99,6 +99,8 @@ def conditional(c: Expr, a: Expr, b: Expr) -> Expr:
 
 
 def _unsigned(t: ir.IntType, a: Expr) -> Expr:
+    if a.text.isdigit() and t.width in (32, 64):  # a literal: `4u`, not `(uint32_t)4`
+        return Expr(f"{a.text}u" if t.width == 32 else f"UINT64_C({a.text})")
     return cast(int_name(t.width, signed=False), a)
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+import sys
 
 import pytest
 from corpus.manifest import CORPUS_DIR, KERNELS
@@ -176,6 +177,8 @@ def test_emit_c_needs_a_c_target(capsys):
     source = os.path.join(CORPUS_DIR, "c66x", "jacobi.c")
     assert main(["emit", source, "--emit", "c", "--target", "hexagon"]) == 1
     assert "has no C back end" in capsys.readouterr().err
+    assert main(["check", source, "--target", "hexagon"]) == 1
+    assert "check runs code on this machine" in capsys.readouterr().err
 
 
 def _two_exit_loop() -> ir.Function:
@@ -202,3 +205,15 @@ def test_flow_c_cannot_express_is_refused_with_its_reason():
     emitted = emit_c(_two_exit_loop().module)
     assert emitted.functions == [] and "multi-level break" in emitted.skipped["f"]
     assert "void f(" not in emitted.text
+
+
+def test_the_sweep_script_checks_kernels():
+    script = os.path.join(os.path.dirname(__file__), "..", "scripts", "check_emitted_c.py")
+    done = subprocess.run(
+        [sys.executable, script, "--part", "0/80", "--pipelines", ";unroll(2)"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert re.fullmatch(r"OK: [1-9]\d*, compiles: [1-9]\d*", done.stdout.strip()), done.stdout
