@@ -29,6 +29,11 @@ _VECTOR_OPERATORS = {
 INLINE = "static inline __attribute__((always_inline))"
 
 
+#: integer vector reductions: (start value, C compound-assignment operator)
+_REDUCTIONS = {"add": ("0", "+"), "mul": ("1", "*"), "and": ("~0", "&"), "or": ("0", "|"),
+               "xor": ("0", "^")}  # fmt: skip
+
+
 class Helpers:
     """The `static inline` helpers one emitted file needs, each written once, in order."""
 
@@ -112,15 +117,24 @@ class PortableDialect:
         return call(self._helper(name, result_name, decls, body), *args)
 
     def reduce(self, kind: str, t: ir.VectorType, arg: Expr) -> Expr:
-        """`llvm.vector.reduce.<kind>` of integer lanes (wrapping, so in any order)."""
-        if kind != "add" or not isinstance(t.element, ir.IntType):
+        """`llvm.vector.reduce.<kind>` of integer lanes (wrapping, associative and
+        commutative on unsigned lanes, so in any order)."""
+        if kind not in _REDUCTIONS or not isinstance(t.element, ir.IntType):
             raise Unexpressible(f"vector reduction '{kind}' of '{t}'")
+        start, op = _REDUCTIONS[kind]
         vector, lane = self.types.name(t), self.types.lane(t)
-        name = f"pycc_reduce_add_{vector[5:]}"
+        name = f"pycc_reduce_{kind}_{vector[5:]}"
         scalar = self.types.name(t.element)
-        body = f"{lane} s = 0;\nfor (int k = 0; k < {t.count}; k++)\n    s += v[k];\n"
-        body += f"return ({scalar})s;"
+        body = f"{lane} s = ({lane}){start};\nfor (int k = 0; k < {t.count}; k++)\n"
+        body += f"    s {op}= v[k];\nreturn ({scalar})s;"
         return call(self._helper(name, scalar, f"{vector} v", lambda: body), arg)
+
+    def bitcast(self, source: ir.Type, target: ir.Type, value: Expr) -> Expr:
+        """The bits of a value as another type of the same size (`memcpy`, as C allows)."""
+        from_c, to_c = self.types.name(source), self.types.name(target)
+        name = "pycc_bitcast_" + "_".join(n.replace("pycc_", "") for n in (from_c, to_c))
+        body = f"{to_c} r;\nmemcpy(&r, &v, sizeof r);\nreturn r;"
+        return call(self._helper(name, to_c, f"{from_c} v", lambda: body), value)
 
     def extract(self, t: ir.VectorType, vector: Expr, index: Expr) -> Expr:
         return _read_lane(t, f"{vector.at(16)}[{index.text}]", self.types, vector.refs)

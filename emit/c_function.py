@@ -35,20 +35,28 @@ from .c_structure import (
 )
 from .c_types import TypeTable, Unexpressible, float_literal, int_literal
 
+#: names a local of the emitted file must not take: C's keywords, and what the file itself
+#: uses from its headers (a parameter named `int64_t` is legal in a file without <stdint.h>)
 C_KEYWORDS = frozenset(
     "auto break case char const continue default do double else enum extern float for goto if "
     "inline int long register restrict return short signed sizeof static struct switch "
     "typedef union unsigned void volatile while _Bool _Complex _Imaginary bool true false "
-    "main".split()
+    "main int8_t int16_t int32_t int64_t uint8_t uint16_t uint32_t uint64_t intptr_t "
+    "uintptr_t size_t INT32_MIN INT64_MIN INT64_C UINT64_C offsetof memcpy memmove memset "
+    "abort NULL fmod".split()
 )
 #: calls that neither write memory nor have another effect a program can see
 _NO_EFFECT_INTRINSICS = re.compile(r"llvm\.(dbg|lifetime|assume|experimental\.noalias)\.")
 _MATH_NAMES = {
     "sqrt": "sqrt", "fabs": "fabs", "floor": "floor", "ceil": "ceil", "trunc": "trunc",
     "rint": "rint", "round": "round", "copysign": "copysign", "minnum": "fmin",
-    "maxnum": "fmax", "fma": "fma",
+    "maxnum": "fmax", "fma": "fma", "nearbyint": "nearbyint",
 }  # fmt: skip
 _INDENT = "    "
+#: the <math.h> functions the emitted file may call (float and double forms)
+_MATH_FUNCTIONS = frozenset(
+    name + suffix for name in {*_MATH_NAMES.values(), *LIBM_FUNCTIONS} for suffix in ("", "f")
+)
 #: operators nested in one expression at most (longer chains, as full unrolling makes, go
 #: through variables: readable lines, and bounded recursion here)
 MAX_INLINE_DEPTH = 24
@@ -60,7 +68,7 @@ def c_identifier(name: str, taken: set[str], fallback: str) -> str:
     text = re.sub(r"[^A-Za-z0-9_]", "_", name).strip("_")
     if not text or text[0].isdigit():
         text = fallback + text
-    if text in C_KEYWORDS or text.startswith("pycc_"):
+    if text in C_KEYWORDS or text in _MATH_FUNCTIONS or text.startswith("pycc_"):
         text += "_"
     base, n = text, 1
     while text in taken:
@@ -373,7 +381,9 @@ class FunctionWriter:
         if instr.opname == "bitcast":
             if isinstance(t, ir.VectorType) and isinstance(source, ir.VectorType):
                 return cx.cast(self.types.name(t), a)
-            raise Unexpressible(f"bitcast from '{source}' to '{t}'")
+            if isinstance(t, ir.PointerType) or isinstance(source, ir.PointerType):
+                raise Unexpressible(f"bitcast from '{source}' to '{t}'")
+            return self.dialect.bitcast(source, t, a)
         if isinstance(t, ir.VectorType):
             return self.lanes(instr, [a])
         c_type = self.pointer_type(instr) if isinstance(t, ir.PointerType) else self.types.name(t)
@@ -520,12 +530,15 @@ class FunctionWriter:
             return cx.call(base, *args[:3])
         if base == "fmuladd":
             return cx.binary("+", cx.binary("*", args[0], args[1]), args[2])
+        operands = list(instr.args)
+        if base == "abs":  # its i1 operand only says whether INT_MIN is poison
+            operands, args = operands[:1], args[:1]
         if isinstance(t, ir.VectorType):
             scalar_name = name.rsplit(".", 1)[0] + "." + _scalar_suffix(t.element)
             return self.dialect.lanewise(
                 base,
                 t,
-                [a.type for a in instr.args],
+                [a.type for a in operands],
                 lambda lanes: self._scalar_intrinsic(base, scalar_name, t.element, lanes),
                 args,
             )

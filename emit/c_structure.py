@@ -128,10 +128,14 @@ class Structurizer:
                 if ctx.loop is not None and block is ctx.follow:
                     return [*out, Break()]
                 chain = self._exit_chains.get(ctx.loop, {}).get(block)
-                if chain is not None:  # a `break` with code of its own on the way out
+                if chain is not None:  # a `break` or `return` with code of its own
                     for link in chain:
                         self._count(link)
-                        out += [Code(link), Copies(link, self.cfg.succs[link][0])]
+                        out.append(Code(link))
+                        term = link.terminator
+                        if isinstance(term, ins.Ret):
+                            return [*out, Return(term.return_value if term.operands else None)]
+                        out.append(Copies(link, self.cfg.succs[link][0]))
                     return [*out, Break()]
                 if block not in ctx.region:
                     raise Unexpressible(
@@ -187,44 +191,54 @@ class Structurizer:
         self._written[block] = count
 
     def _follow(self, loop: Loop) -> ir.Block | None:
-        """Where the loop goes on when it ends (None: it never ends): its one exit block, or
-        the exit every other exit reaches through straight-line blocks (a `break` whose
-        branch ran code of its own first)."""
+        """Where the loop goes on when it ends (None: it never does, or only returns): its
+        one exit block, or the first block every exit reaches through straight-line blocks.
+        The exits' own blocks on the way there (a `break` that runs code first) and exits
+        that end in a `return` are recorded as chains, written before the `break` or as the
+        `return` inside the loop."""
         if len(loop.exits) <= 1:
             return loop.exits[0] if loop.exits else None
-        for follow in loop.exits:
-            chains = {}
-            for other in loop.exits:
-                if other is not follow:
-                    chain = self._straight_line(other, follow, loop)
-                    if chain is None:
-                        break
-                    chains[other] = chain
+        paths = {exit: self._straight_path(exit, loop) for exit in loop.exits}
+        returning = [e for e, p in paths.items() if p and self._returns(p[-1])]
+        going_on = [e for e in loop.exits if e not in returning]
+        follow = None
+        if going_on:
+            common = [b for b in paths[going_on[0]] if all(b in paths[e] for e in going_on)]
+            if not common:
+                names = ", ".join(f"'{b.name}'" for b in loop.exits)
+                raise Unexpressible(
+                    f"loop '{loop.header.name}' exits to several blocks ({names}) that do not "
+                    "meet: C has no multi-level break"
+                )
+            follow = common[0]
+        chains = {}
+        for exit, path in paths.items():
+            if follow is not None and follow in path:
+                if exit is not follow:
+                    chains[exit] = path[: path.index(follow)]
             else:
-                self._exit_chains[loop] = chains
-                return follow
-        names = ", ".join(f"'{b.name}'" for b in loop.exits)
-        raise Unexpressible(
-            f"loop '{loop.header.name}' exits to several blocks ({names}): C has no multi-level "
-            "break"
-        )
+                chains[exit] = path  # ends in its `return`
+        self._exit_chains[loop] = chains
+        return follow
 
-    def _straight_line(self, start: ir.Block, end: ir.Block, loop: Loop) -> list | None:
-        """The blocks from `start` to `end` (exclusive) if each only branches to the next."""
-        chain, block = [], start
-        while block is not end:
+    def _returns(self, block: ir.Block) -> bool:
+        return isinstance(block.terminator, ins.Ret)
+
+    def _straight_path(self, start: ir.Block, loop: Loop) -> list[ir.Block]:
+        """`start` and the blocks after it while each only branches on to the next (at
+        most a few, outside the loop, no loop header): where a `break` path leads."""
+        path, block = [start], start
+        while len(path) <= MAX_COPIES_OF_A_BLOCK:
             successors = self.cfg.succs[block]
-            if (
-                len(chain) >= MAX_COPIES_OF_A_BLOCK
-                or len(successors) != 1
-                or block in loop
-                or block in self.by_header
-                or not isinstance(block.terminator, ins.Branch)
-            ):
-                return None
-            chain.append(block)
+            if len(successors) != 1 or not isinstance(block.terminator, ins.Branch):
+                break
             block = successors[0]
-        return chain
+            if block in loop or block in path:
+                break
+            path.append(block)
+            if block in self.by_header:
+                break
+        return path
 
     def _merge_point(self, block: ir.Block, ctx: _Context) -> ir.Block | None:
         """The immediate post-dominator of `block` in ctx's region, where a back edge or an

@@ -182,20 +182,23 @@ def test_emit_c_needs_a_c_target(capsys):
 
 
 def _two_exit_loop() -> ir.Function:
-    """Two nested loops whose inner one branches straight out of both (a multi-level break,
-    which no C statement but goto expresses)."""
+    """Two nested loops whose inner one branches straight out of both to code that goes on
+    branching (a multi-level break, which no C statement but goto expresses; one that only
+    returns is a `return`)."""
     module = ir.Module()
     f = ir.Function(module, ir.FunctionType(ir.VoidType(), [ir.IntType(1)]), "f")
-    entry, outer, inner, inner_latch, outer_latch, done = (
+    entry, outer, inner, inner_latch, outer_latch, done, one, two = (
         f.append_basic_block(n)
-        for n in ("entry", "outer", "inner", "inner_latch", "outer_latch", "done")
+        for n in ("entry", "outer", "inner", "inner_latch", "outer_latch", "done", "one", "two")
     )
     ir.IRBuilder(entry).branch(outer)
     ir.IRBuilder(outer).branch(inner)
     ir.IRBuilder(inner).cbranch(f.args[0], done, inner_latch)
     ir.IRBuilder(inner_latch).cbranch(f.args[0], inner, outer_latch)
     ir.IRBuilder(outer_latch).branch(outer)
-    ir.IRBuilder(done).ret_void()
+    ir.IRBuilder(done).cbranch(f.args[0], one, two)
+    ir.IRBuilder(one).ret_void()
+    ir.IRBuilder(two).ret_void()
     return f
 
 
@@ -217,3 +220,41 @@ def test_the_sweep_script_checks_kernels():
     )
     assert done.returncode == 0, done.stdout + done.stderr
     assert re.fullmatch(r"OK: [1-9]\d*, compiles: [1-9]\d*", done.stdout.strip()), done.stdout
+
+
+_EXITS = """
+int find(const int *a, int n, int v) {
+  for (int i = 0; i < n; i++) if (a[i] == v) return i;
+  return -1;
+}
+int until(const int *a, int n) {
+  int i = 0, s = 0;
+  for (;;) { if (i >= n) break; s += a[i]; if (s > 1000) break; i++; }
+  return s;
+}
+"""
+
+
+def test_return_and_breaks_inside_loops(tmp_path, capsys):
+    """A `return` inside a loop, and two `break`s whose paths meet after the loop, are C's
+    own statements (once refused as 'several exit blocks')."""
+    text = _c_of(_EXITS, tmp_path)
+    assert "not written as C" not in capsys.readouterr().err
+    assert re.search(r"if \(a\[\(int64_t\)i\] == v\) return i;", text), text
+    path = tmp_path / "k.c"
+    argv = ["check", str(path), "--target", "c", "--param", "n=29", "--param", "v=5"]
+    assert main([*argv, "--extent", "a=29"]) == 0
+    out = capsys.readouterr().out
+    assert "OK find: bit-exact" in out and "OK until: bit-exact" in out
+
+
+def test_names_the_emitted_file_uses_are_not_taken(tmp_path, capsys):
+    """A parameter named `int64_t` is legal C without <stdint.h>; the emitted file renames it."""
+    path = tmp_path / "k.c"
+    path.write_text(
+        "void g(const float *a, float *o, int int64_t) {\n"
+        "  for (int i = 0; i < int64_t; i++) o[i] = a[i] * 2.0f;\n}\n"
+    )
+    argv = ["check", str(path), "--target", "c", "--passes", "simd", "--param", "int64_t=29"]
+    assert main(argv) == 0
+    assert "OK g: bit-exact" in capsys.readouterr().out
