@@ -46,7 +46,12 @@ def test_unsupported_function_is_skipped_and_the_rest_checked(entry, capsys):
 def test_invalid_file_is_a_compiler_diagnostic(entry, capsys, tmp_path):
     path = os.path.join(CORPUS_DIR, entry["file"])
     out = tmp_path / "out.ll"
-    for command in (["check", path], ["emit", path, "--emit", "llvm", "-o", str(out)]):
+    for command in (
+        ["check", path],
+        ["emit", path, "--emit", "llvm", "-o", str(out)],
+        ["check", path, "--target", "c"],
+        ["emit", path, "--target", "c", "-o", str(out)],
+    ):
         assert main(command) == 1
         captured = capsys.readouterr()
         first = captured.err.splitlines()[0]
