@@ -208,12 +208,17 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="NAME=ELEMENTS",
         help="elements of a pointer parameter whose footprint depends on data",
     )
-    check.add_argument("--passes", metavar="PIPELINE", help="pass pipeline, e.g. 'unroll(4)'")
+    check.add_argument(
+        "--passes",
+        metavar="PIPELINE",
+        help="pass pipeline, e.g. 'unroll(4)' (default: none; c66x: 'auto,align')",
+    )
     check.add_argument(
         "--target",
         default="host",
-        help="the machine the passes build for: host (default, run through the JIT), or c "
-        "(the C the target emits, built by cc and run)",
+        help="the machine the passes build for: host (default, run through the JIT), or a C "
+        "target, whose C is built by cc and run: c, or c66x (with the host emulation of TI's "
+        "intrinsics)",
     )
     _add_row_align_option(check)
     _add_remarks_option(check)
@@ -247,7 +252,8 @@ def build_parser() -> argparse.ArgumentParser:
         "emit",
         help="print the lowered module, or the C a target's back end writes",
         description="Print the LLVM IR of a C file, verified by LLVM (--emit llvm), or the "
-        "structured C of a C target (--target c: portable C99 with GCC vectors).",
+        "structured C of a C target (--target c: portable C99 with GCC vectors; --target "
+        "c66x: C with TI C66x intrinsics and pragmas).",
     )
     emit.add_argument("file", metavar="FILE.c")
     emit.add_argument(
@@ -259,7 +265,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--passes",
         metavar="PIPELINE",
         help="pass pipeline applied before printing (the IR is printed after it and before any "
-        "LLVM optimization)",
+        "LLVM optimization; default: none, for c66x 'auto,align')",
     )
     emit.add_argument(
         "--target",
@@ -273,7 +279,8 @@ def build_parser() -> argparse.ArgumentParser:
         dest="output",
         default="-",
         metavar="OUT",
-        help="output file ('-': standard output, the default)",
+        help="output file ('-': standard output, the default); for --target c66x a directory "
+        "(the kernel C, the headers it includes and a Makefile) unless it ends in '.c'",
     )
     _add_tune_parser(commands)
     return parser
@@ -350,7 +357,7 @@ def _run_check(args: argparse.Namespace, cflags: list[str]) -> int:
         functions=args.function,
         params=dict(args.param),
         extents=dict(args.extent),
-        passes=args.passes,
+        passes=_target(args.target).default_passes if args.passes is None else args.passes,
         row_align=args.row_align,
         seed=args.seed,
         tolerance=args.tolerance or Tolerance(),
@@ -399,8 +406,9 @@ def _run_emit(args: argparse.Namespace, cflags: list[str]) -> int:
     from .ir_passes.core.target import set_target
     from .ir_passes.pipeline import parse_pipeline, run_passes
 
-    steps = parse_pipeline(args.passes or "")
     target = _target(args.target)
+    passes = target.default_passes if args.passes is None else args.passes
+    steps = parse_pipeline(passes)
     _require_file(args.file)
     if args.output not in ("-", os.devnull) and same_file(args.output, args.file):
         raise _UsageError(f"input file '{args.file}' is the same as output file")
@@ -419,12 +427,33 @@ def _run_emit(args: argparse.Namespace, cflags: list[str]) -> int:
     if args.output == "-":
         with _writing_stdout():
             sys.stdout.write(text)
-    else:
-        try:
+        return 0
+    try:
+        if kind == "c" and _writes_bundle(target, args.output):
+            _write_bundle(args, target, text)
+        else:
             write_atomically(args.output, text.encode(), mode=output_mode())
-        except OSError as exc:
-            raise _UsageError(f"cannot write '{args.output}': {exc.strerror}") from None
+    except OSError as exc:
+        raise _UsageError(f"cannot write '{args.output}': {exc.strerror}") from None
     return 0
+
+
+def _writes_bundle(target, output: str) -> bool:
+    """Whether `-o OUTPUT` names a directory for the C, the runtime and a Makefile: for a
+    target whose C needs headers of its own (c66x), unless OUTPUT is a `.c` file."""
+    from .runtime.emitted import HEADER_DIRS
+
+    return target.c_dialect in HEADER_DIRS and not output.endswith(".c") and output != os.devnull
+
+
+def _write_bundle(args: argparse.Namespace, target, text: str) -> None:
+    from .runtime.target_bundle import bundle_files, write_bundle
+
+    if os.path.exists(args.output) and not os.path.isdir(args.output):
+        raise _UsageError(f"'{args.output}' is not a directory (a '.c' output is one file)")
+    stem = os.path.splitext(os.path.basename(args.file))[0]
+    files = bundle_files(target.c_dialect, stem, os.path.basename(args.file), text)
+    write_bundle(args.output, files)
 
 
 def _emitted_c(args: argparse.Namespace, target, module) -> str:
@@ -433,7 +462,8 @@ def _emitted_c(args: argparse.Namespace, target, module) -> str:
 
     if not target.c_dialect:
         raise _UsageError(f"target '{target.name}' has no C back end (use --emit llvm)")
-    pipeline = f", passes '{args.passes}'" if args.passes else ""
+    passes = target.default_passes if args.passes is None else args.passes
+    pipeline = f", passes '{passes}'" if passes else ""
     header = f"/* {os.path.basename(args.file)} by pycc-stencil --target {target.name}{pipeline} */"
     emitted = emit_c(module, target.c_dialect, header)
     for name, reason in emitted.skipped.items():

@@ -10,11 +10,13 @@ LLVM's `load <N x T>, align A` means for any alignment and any effective type.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 from llvmlite import ir
 
-from .c_expressions import Expr, atom, binary, call, unary
+from ..ir_passes.core.loops import Loop
+from .c_expressions import Expr, atom, binary, call, cast, unary
 from .c_types import TypeTable, Unexpressible
 
 #: lane operations written as C operators on GCC vectors (integer lanes are unsigned: wrap)
@@ -34,6 +36,15 @@ _REDUCTIONS = {"add": ("0", "+"), "mul": ("1", "*"), "and": ("~0", "&"), "or": (
                "xor": ("0", "^")}  # fmt: skip
 
 
+_PRELUDE = """\
+#if defined(__clang__)
+#pragma STDC FP_CONTRACT OFF
+#elif defined(__GNUC__)
+/* vectors wider than the ISA's registers are passed to static inline helpers only */
+#pragma GCC diagnostic ignored "-Wpsabi"
+#endif"""
+
+
 class Helpers:
     """The `static inline` helpers one emitted file needs, each written once, in order."""
 
@@ -50,9 +61,24 @@ class PortableDialect:
     """Plain C99 with GCC vector extensions."""
 
     name = "c"
+    #: how its helpers are declared
+    inline = INLINE
 
     def __init__(self, types: TypeTable, helpers: Helpers):
         self.types, self.helpers = types, helpers
+
+    def prelude(self) -> str:
+        """What the file includes or defines for this dialect, after the C headers."""
+        return _PRELUDE
+
+    def loop_pragmas(self, loop: Loop) -> list[str]:
+        """Lines put before the loop's `for` (none in portable C)."""
+        return []
+
+    def function_prologue(self, parameters: list[tuple[str, int]]) -> list[str]:
+        """Statements opening a function whose pointer parameters are declared aligned
+        (name, bytes): none in portable C."""
+        return []
 
     # memory
 
@@ -73,7 +99,7 @@ class PortableDialect:
 
         def make() -> str:
             lines = "".join(f"    {line}\n" for line in body().split("\n"))
-            return f"{INLINE} {result} {name}({params})\n{{\n{lines}}}"
+            return f"{self.inline} {result} {name}({params})\n{{\n{lines}}}"
 
         return self.helpers.need(name, make)
 
@@ -97,36 +123,53 @@ class PortableDialect:
     ) -> Expr:
         """A helper applying the scalar C `lane(operand lanes)` to every lane (`key` names
         the operation and its types; each operand lane is read as the scalar C type)."""
-        result_name = self.types.name(result)
-        params = [self.types.name(t) for t in operands]
-        signature = "_".join([key, result_name[5:], *(p.replace("pycc_", "") for p in params)])
-        name = "pycc_" + "".join(c if c.isalnum() else "_" for c in signature)
-
-        def body() -> str:
-            lanes = [
-                _read_lane(t, f"a{i}[k]", self.types) if isinstance(t, ir.VectorType) else
-                atom(f"a{i}")
-                for i, t in enumerate(operands)
-            ]  # fmt: skip
-            return (
-                f"{result_name} r;\nfor (int k = 0; k < {result.count}; k++)\n"
-                f"    r[k] = {lane(lanes).text};\nreturn r;"
-            )
-
+        name, result_name, params = self._signature(key, result, operands)
         decls = ", ".join(f"{p} a{i}" for i, p in enumerate(params))
+        body = functools.partial(self._lanewise_body, result, operands, lane)
         return call(self._helper(name, result_name, decls, body), *args)
 
-    def reduce(self, kind: str, t: ir.VectorType, arg: Expr) -> Expr:
-        """`llvm.vector.reduce.<kind>` of integer lanes (wrapping, associative and
-        commutative on unsigned lanes, so in any order)."""
+    def _lanewise_body(
+        self, result: ir.VectorType, operands: list[ir.Type], lane: Callable[[list[Expr]], Expr]
+    ) -> str:
+        """The statements of a lanewise helper: a loop over GCC vector lanes."""
+        lanes = [
+            _read_lane(t, f"a{i}[k]", self.types) if isinstance(t, ir.VectorType) else
+            atom(f"a{i}")
+            for i, t in enumerate(operands)
+        ]  # fmt: skip
+        return (
+            f"{self.types.name(result)} r;\nfor (int k = 0; k < {result.count}; k++)\n"
+            f"    r[k] = {lane(lanes).text};\nreturn r;"
+        )
+
+    def _signature(
+        self, key: str, result: ir.VectorType, operands: list[ir.Type]
+    ) -> tuple[str, str, list[str]]:
+        """(helper name, result C type, parameter C types) of a lanewise helper."""
+        result_name = self.types.name(result)
+        params = [self.types.name(t) for t in operands]
+        signature = "_".join([key, self.tag(result), *(self.tag(t) for t in operands)])
+        return "pycc_" + "".join(c if c.isalnum() else "_" for c in signature), result_name, params
+
+    def tag(self, t: ir.Type) -> str:
+        """A type's short name in helper names (`v4f32`, `i32`)."""
+        return self.types.name(t).replace("pycc_", "").replace("_t", "").replace(" ", "")
+
+    def _reduction(self, kind: str, t: ir.VectorType) -> tuple[str, str]:
+        """(start value, operator) of `llvm.vector.reduce.<kind>` of integer lanes (wrapping,
+        associative and commutative on unsigned lanes, so in any order)."""
         if kind not in _REDUCTIONS or not isinstance(t.element, ir.IntType):
             raise Unexpressible(f"vector reduction '{kind}' of '{t}'")
-        start, op = _REDUCTIONS[kind]
+        return _REDUCTIONS[kind]
+
+    def reduce(self, kind: str, t: ir.VectorType, arg: Expr) -> Expr:
+        """`llvm.vector.reduce.<kind>` of integer lanes, in lane order."""
+        start, op = self._reduction(kind, t)
         vector, lane = self.types.name(t), self.types.lane(t)
         name = f"pycc_reduce_{kind}_{vector[5:]}"
         scalar = self.types.name(t.element)
         body = f"{lane} s = ({lane}){start};\nfor (int k = 0; k < {t.count}; k++)\n"
-        body += f"    s {op}= v[k];\nreturn ({scalar})s;"
+        body += f"    s = ({lane})(1u * s {op} v[k]);\nreturn ({scalar})s;"
         return call(self._helper(name, scalar, f"{vector} v", lambda: body), arg)
 
     def bitcast(self, source: ir.Type, target: ir.Type, value: Expr) -> Expr:
@@ -137,10 +180,32 @@ class PortableDialect:
         return call(self._helper(name, to_c, f"{from_c} v", lambda: body), value)
 
     def extract(self, t: ir.VectorType, vector: Expr, index: Expr) -> Expr:
-        return _read_lane(t, f"{vector.at(16)}[{index.text}]", self.types, vector.refs)
+        """Lane `index` of `vector`, as the scalar C type of its element."""
+        return _read_lane(t, self.lane_text(t, vector, index.text), self.types, vector.refs)
+
+    def lane_text(self, t: ir.VectorType, vector: Expr, index: str) -> str:
+        """Lane `index` of `vector` as stored (unsigned integer lanes)."""
+        return f"{vector.at(16)}[{index}]"
+
+    def insert(self, t: ir.VectorType, name: str, index: Expr, lane: Expr) -> str:
+        """The statement setting lane `index` of the variable `name` to `lane`."""
+        return f"{name}[{index.text}] = {lane.text};"
 
     def vector_literal(self, t: ir.VectorType, lanes: list[str]) -> Expr:
+        """The vector of the given lanes (C texts of the stored lane values)."""
         return atom(f"({self.types.name(t)}){{{', '.join(lanes)}}}")
+
+    def zero(self, t: ir.VectorType) -> str:
+        """The initializer of a vector variable before its first assignment."""
+        return "{0}"
+
+    def negate(self, t: ir.VectorType, a: Expr) -> Expr:
+        """`fneg` of every lane (a GCC vector's unary minus flips the sign bits)."""
+        return unary("-", a)
+
+    def vector_cast(self, source: ir.VectorType, t: ir.VectorType, a: Expr) -> Expr:
+        """The bits of vector `a` as another vector type of the same size."""
+        return cast(self.types.name(t), a)
 
 
 def _read_lane(t: ir.VectorType, text: str, types: TypeTable, refs=frozenset()) -> Expr:
@@ -150,6 +215,3 @@ def _read_lane(t: ir.VectorType, text: str, types: TypeTable, refs=frozenset()) 
     if isinstance(e, ir.IntType):
         return unary("(bool)", lane) if e.width == 1 else unary(f"({types.name(e)})", lane)
     return lane
-
-
-DIALECTS = {"c": PortableDialect}

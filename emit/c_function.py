@@ -18,6 +18,7 @@ from collections.abc import Iterable
 from llvmlite import ir
 from llvmlite.ir import instructions as ins
 
+from ..ir_passes.core.alignment import pointer_alignment
 from ..ir_passes.core.libm import ARITHMETIC_INTRINSIC, LIBM_FUNCTIONS
 from . import c_expressions as cx
 from .c_dialect import PortableDialect
@@ -306,6 +307,8 @@ class FunctionWriter:
             return self.dialect.extract(vector.type, self.expr(vector), self.expr(index))
         if isinstance(instr, ins.ShuffleVector):
             return self.shuffle(instr)
+        if op == "fneg" and isinstance(t, ir.VectorType):
+            return self.dialect.negate(t, self.expr(instr.operands[0]))
         if op == "fneg":
             return cx.unary("-", self.expr(instr.operands[0]))
         if op == "freeze":
@@ -380,7 +383,7 @@ class FunctionWriter:
         t = instr.type
         if instr.opname == "bitcast":
             if isinstance(t, ir.VectorType) and isinstance(source, ir.VectorType):
-                return cx.cast(self.types.name(t), a)
+                return self.dialect.vector_cast(source, t, a)
             if isinstance(t, ir.PointerType) or isinstance(source, ir.PointerType):
                 raise Unexpressible(f"bitcast from '{source}' to '{t}'")
             return self.dialect.bitcast(source, t, a)
@@ -405,7 +408,7 @@ class FunctionWriter:
             if isinstance(source, ir.Constant):
                 lanes.append(self.vector_lanes(source)[lane])
             else:
-                lanes.append(f"{self.expr(source).text}[{lane}]")
+                lanes.append(self.dialect.lane_text(source.type, self.expr(source), str(lane)))
         return self.dialect.vector_literal(instr.type, lanes)
 
     # memory
@@ -595,8 +598,9 @@ class FunctionWriter:
                 vector, element, index = instr.operands
                 name = self.names[instr]
                 lines.append(f"{name} = {self.expr(vector).text};")
-                lane = self.expr(element)
-                lines.append(f"{name}[{self.expr(index).text}] = {lane.text};")
+                lines.append(
+                    self.dialect.insert(instr.type, name, self.expr(index), self.expr(element))
+                )
             elif isinstance(instr.type, ir.VoidType):
                 lines.append(self.expr_statement(instr))
             else:
@@ -679,6 +683,12 @@ class FunctionWriter:
             for instr in block.instructions:
                 if instr in self.names and self.names[instr] in used:
                     decls.append(self.declaration(instr))
+        aligned = [
+            (self.names[a], pointer_alignment(a))
+            for a in self.function.args
+            if isinstance(a.type, ir.PointerType) and pointer_alignment(a) > 1
+        ]
+        decls += self.dialect.function_prologue(aligned)
         lines = [self.prototype(), "{"]
         lines += [_INDENT + d for d in decls]
         if decls and body:
@@ -697,7 +707,10 @@ class FunctionWriter:
             t = self.types.name(instr.allocated_type)
             return f"{t} {storage}; {t} *{name} = &{storage};"
         t = self.declared_type(instr)
-        zero = "{0}" if isinstance(instr.type, (ir.VectorType, ir.BaseStructType)) else "0"
+        if isinstance(instr.type, ir.VectorType):
+            zero = self.dialect.zero(instr.type)
+        else:
+            zero = "{0}" if isinstance(instr.type, ir.BaseStructType) else "0"
         return f"{_declare(t, name)} = {zero};"
 
     def render(self, stmts: list, loop, top: bool = False) -> list[str]:
@@ -780,16 +793,18 @@ class FunctionWriter:
         if body and isinstance(body[-1], Continue):
             body.pop()
         shape = self._for_shape(s, body)
+        pragmas = self.dialect.loop_pragmas(s.loop)
         if shape is not None and all(_simple_assignment(x) for x in init):
             cond, inner, step = shape
             head = ", ".join(x[:-1] for x in init)
             lines = self.render(inner, s.loop)
             step_text = ", ".join(_increment(x[:-1]) for x in step)
-            return [f"for ({head}; {cond}; {step_text}) {{", *(_INDENT + x for x in lines), "}"]
+            head_line = f"for ({head}; {cond}; {step_text}) {{"
+            return [*pragmas, head_line, *(_INDENT + x for x in lines), "}"]
         lines = self.render(body, s.loop)
         if lines and lines[-1] == "continue;":
             lines.pop()
-        return [*init, "for (;;) {", *(_INDENT + x for x in lines), "}"]
+        return [*init, *pragmas, "for (;;) {", *(_INDENT + x for x in lines), "}"]
 
     def _for_shape(self, s: LoopStmt, body: list):
         """(condition, body statements, step assignments) when the loop reads as a C `for`:

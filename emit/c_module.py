@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from llvmlite import ir
 from llvmlite.ir import instructions as ins
 
-from .c_dialect import DIALECTS, Helpers
+from .c_dialect import Helpers, PortableDialect
+from .c_dialect_c66x import C66xDialect
 from .c_function import FunctionWriter, c_identifier
 from .c_types import TypeTable, Unexpressible, float_literal, int_literal
 
@@ -24,13 +25,10 @@ _PRELUDE = """\
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
-#include <string.h>
-#if defined(__clang__)
-#pragma STDC FP_CONTRACT OFF
-#elif defined(__GNUC__)
-/* vectors wider than the ISA's registers are passed to static inline helpers only */
-#pragma GCC diagnostic ignored "-Wpsabi"
-#endif"""
+#include <string.h>"""
+
+#: the C dialects by name (a Target's `c_dialect`)
+DIALECTS = {"c": PortableDialect, "c66x": C66xDialect}
 
 _BITS_HELPERS = {
     "pycc_bits_f32": "static inline float pycc_bits_f32(uint32_t b)\n"
@@ -57,6 +55,8 @@ class EmittedC:
     c_names: dict[str, str] = field(default_factory=dict)
     #: the globals the text defines (the others it declares `extern`)
     defined_globals: set[str] = field(default_factory=set)
+    #: the C dialect it is written in (`DIALECTS`)
+    dialect: str = "c"
 
 
 def emit_c(module: ir.Module, dialect: str = "c", header: str = "") -> EmittedC:
@@ -96,7 +96,7 @@ def emit_c(module: ir.Module, dialect: str = "c", header: str = "") -> EmittedC:
         if name in skipped:
             del bodies[name]
     text_parts = [header.rstrip()] if header else []
-    text_parts.append(_PRELUDE)
+    text_parts.append(_PRELUDE + "\n" + writer_dialect.prelude())
     body_text = "\n".join(b for _, b in bodies.values())
     for name, helper in _BITS_HELPERS.items():
         if name in body_text or name in "\n".join(variables):
@@ -123,6 +123,7 @@ def emit_c(module: ir.Module, dialect: str = "c", header: str = "") -> EmittedC:
         skipped,
         {value.name: name for value, name in names.items()},
         defined,
+        dialect,
     )
 
 

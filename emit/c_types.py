@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import struct
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -51,6 +52,8 @@ class TypeTable:
 
     typedefs: list[str] = field(default_factory=list)
     _names: dict[str, str] = field(default_factory=dict)
+    #: a dialect's own spelling of vector types: (C name, typedef or None); GCC vectors if None
+    vector_spelling: Callable[[ir.VectorType], tuple[str, str | None]] | None = None
 
     def name(self, t: ir.Type) -> str:
         """The C type of an IR value of type `t` (a typedef name for aggregates/vectors)."""
@@ -84,6 +87,11 @@ class TypeTable:
         return self.name(e)
 
     def _vector(self, t: ir.VectorType) -> str:
+        if self.vector_spelling is not None:
+            name, typedef = self.vector_spelling(t)
+            if typedef:
+                self.typedefs.append(typedef)
+            return name
         lane_bytes = 1 if _is_bool(t.element) else _bytes(t.element)
         count = t.count
         if count & (count - 1):

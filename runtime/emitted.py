@@ -23,6 +23,8 @@ from .reference import ReferenceBuildError, compiler
 
 #: how emitted C is compiled: as strict as a user's build may be, and optimized
 STRICT_FLAGS = ["-std=c99", "-Wall", "-Wextra", "-Werror", "-O2", "-ffp-contract=off"]
+#: the headers a dialect's C includes on the host (C66x: the emulation of TI's intrinsics)
+HEADER_DIRS = {"c66x": Path(__file__).parent / "c66x"}
 _FUNCTION = "__pycc_emitted_fn_"
 _GLOBAL = "__pycc_emitted_gv_"
 
@@ -45,8 +47,8 @@ class EmittedLibrary:
             storage.write_text(self._storage(variables), encoding="utf-8")
             library = directory / "emitted.so"
             _run(
-                [*compiler(), *STRICT_FLAGS, "-fPIC", "-shared", str(source), str(storage),
-                 "-o", str(library), "-lm"]
+                [*compiler(), *STRICT_FLAGS, *include_flags(emitted.dialect), "-fPIC",
+                 "-shared", str(source), str(storage), "-o", str(library), "-lm"]
             )  # fmt: skip
             self._library = ctypes.CDLL(str(library))
 
@@ -83,6 +85,11 @@ class EmittedLibrary:
         accessor = getattr(self._library, symbol)
         accessor.restype = ctypes.c_void_p
         return accessor()
+
+
+def include_flags(dialect: str) -> list[str]:
+    """`-I` of the headers the dialect's C includes on the host."""
+    return [f"-I{HEADER_DIRS[dialect]}"] if dialect in HEADER_DIRS else []
 
 
 def _run(command: list[str]) -> None:

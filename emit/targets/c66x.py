@@ -12,6 +12,10 @@ from .. import c66x_model
 
 class C66x(Target):
     name = "c66x"
+    c_dialect = "c66x"
+    #: unroll and SIMD width chosen per kernel by the C66x model (Table 5.1's search), then
+    #: the alignment facts that pick LDDW over LDNDW
+    default_passes = "auto,align"
 
     @property
     def vector_bytes(self) -> int:

@@ -47,6 +47,8 @@ class Target(ABC):
     #: C dialect and runtime the structured-C back end emits for it (None: not a C target)
     c_dialect: str | None = None
     runtime: str | None = None
+    #: the pass pipeline `emit` and `check` run for this target when none is given
+    default_passes: str = ""
     #: how tiled code's parallel loops run (`PARALLEL_RUNTIMES`, polyhedral/parallel.py): one thread
     #: unless whoever builds the module for this target asks for threads
     parallel_runtime: str = SERIAL

@@ -1,0 +1,221 @@
+"""The C66x dialect: C as TI's C6000 compiler (cl6x) expects it for the C66x DSP.
+
+The DSP's SIMD is 64 bits wide and exists for two kinds of values, which the dialect keeps in
+the compiler's own types and operates on with its intrinsics (TI's C6000 compiler guide,
+SPRUI04, "Using intrinsics"):
+
+- `<2 x float>` is a `__float2_t`: `_daddsp`, `_dsubsp`, `_dmpysp` (DADDSP, DSUBSP, DMPYSP),
+  built by `_ftof2(high, low)` and read by `_hif2`/`_lof2`;
+- `<2 x i32>` is a `long long`: `_dadd`, `_dsub` (DADD, DSUB: two wrapping 32-bit lanes),
+  built by `_itoll(high, low)` and read by `_hill`/`_loll`.
+
+Lane 0 is the low word, the one at the lower address (little-endian C66x, the usual
+configuration; `pycc_c66x.h` refuses a big-endian build). 64-bit loads and stores are
+`_amem8_f2`/`_amem8` (LDDW/STDW) where the IR proves the access 8-byte aligned (`align` >= 8,
+from the `align` pass's facts) and `_mem8_f2`/`_mem8` (LDNDW/STNDW) otherwise.
+Every other vector (`<2 x double>`, masks, narrow integer lanes, wider vectors) has no C66x
+register form: it is a struct of its lanes, operated on lane by lane by `static inline`
+helpers, which cl6x scalarizes; operations the two SIMD types lack (division, comparisons,
+conversions) go lane by lane too.
+
+Loops carry the pragmas cl6x's software pipeliner reads: `MUST_ITERATE(min, max, multiple)`
+where the trip count is known (a constant count; the remainder of a loop unrolled or
+vectorized by N runs at most N times; a rotated loop at least once) and `UNROLL(1)` on a
+loop the passes unrolled (the search chose that factor: cl6x must not unroll it again).
+A function whose pointer parameters are declared aligned (`--row-align`, `aligned(N)`) starts
+with `_nassert` of that alignment. The host emulation (`runtime/c66x/`) ignores the pragmas
+and checks every `_nassert` and `_amem8` alignment at run time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from llvmlite import ir
+
+from ..ir_passes.core.loops import Loop
+from ..ir_passes.unroll import is_remainder, unrolled_loops
+from .c_dialect import Helpers, PortableDialect, _read_lane
+from .c_expressions import Expr, atom, call
+from .c_types import TypeTable, lane_suffix
+
+
+@dataclass(frozen=True)
+class _Pair:
+    """A two-lane vector the C66x holds in a register pair."""
+
+    c_type: str
+    make: str  # make(high, low)
+    high: str
+    low: str
+    aligned: str  # the 8-byte aligned access (an lvalue)
+    unaligned: str
+    operations: dict[str, str]
+    lane_cast: str  # the stored form of a lane read by high/low
+    tag: str  # its short name in helper names
+
+
+_PAIRS = {
+    "<2 x float>": _Pair(
+        "__float2_t", "_ftof2", "_hif2", "_lof2", "_amem8_f2", "_mem8_f2",
+        {"fadd": "_daddsp", "fsub": "_dsubsp", "fmul": "_dmpysp"}, "", "f2",
+    ),
+    "<2 x i32>": _Pair(
+        "long long", "_itoll", "_hill", "_loll", "_amem8", "_mem8",
+        {"add": "_dadd", "sub": "_dsub"}, "(uint32_t)", "ll",
+    ),
+}  # fmt: skip
+
+PRELUDE = """\
+#include "pycc_c66x.h\""""
+
+
+class C66xDialect(PortableDialect):
+    """C for TI's cl6x with C66x intrinsics (and its host emulation, `runtime/c66x`)."""
+
+    name = "c66x"
+    #: cl6x inlines `static inline` functions when optimizing; no GCC attribute needed
+    inline = "static inline"
+
+    def __init__(self, types: TypeTable, helpers: Helpers):
+        super().__init__(types, helpers)
+        types.vector_spelling = self._spelling
+
+    def _spelling(self, t: ir.VectorType) -> tuple[str, str | None]:
+        pair = _PAIRS.get(str(t))
+        if pair is not None:
+            return pair.c_type, None
+        name = f"pycc_v{t.count}{lane_suffix(t.element)}"
+        return name, f"typedef struct {{\n    {self.types.lane(t)} v[{t.count}];\n}} {name};"
+
+    def tag(self, t: ir.Type) -> str:
+        pair = _PAIRS.get(str(t))
+        return super().tag(t) if pair is None else pair.tag
+
+    def prelude(self) -> str:
+        return PRELUDE
+
+    # memory
+
+    def vector_load(self, t: ir.VectorType, pointer: Expr, align: int) -> Expr:
+        pair = _PAIRS.get(str(t))
+        if pair is None:
+            return super().vector_load(t, pointer, align)
+        return call(pair.aligned if align >= 8 else pair.unaligned, pointer)
+
+    def vector_store(self, t: ir.VectorType, pointer: Expr, value: Expr, align: int) -> str:
+        pair = _PAIRS.get(str(t))
+        if pair is None:
+            return super().vector_store(t, pointer, value, align)
+        access = pair.aligned if align >= 8 else pair.unaligned
+        return f"{access}({pointer.text}) = {value.text};"
+
+    # lanes
+
+    def lane_text(self, t: ir.VectorType, vector: Expr, index: str) -> str:
+        pair = _PAIRS.get(str(t))
+        if pair is None:
+            return f"{vector.at(16)}.v[{index}]"
+        high = f"{pair.lane_cast}{pair.high}({vector.text})"
+        low = f"{pair.lane_cast}{pair.low}({vector.text})"
+        if index.isdigit():
+            return high if int(index) else low
+        return f"({index} ? {high} : {low})"
+
+    def insert(self, t: ir.VectorType, name: str, index: Expr, lane: Expr) -> str:
+        pair = _PAIRS.get(str(t))
+        if pair is None:
+            return f"{name}.v[{index.text}] = {lane.text};"
+        high = f"{pair.make}({lane.text}, {pair.low}({name}))"
+        low = f"{pair.make}({pair.high}({name}), {lane.text})"
+        if index.text.isdigit():
+            return f"{name} = {high if int(index.text) else low};"
+        return f"{name} = {index.text} ? {high} : {low};"
+
+    def vector_literal(self, t: ir.VectorType, lanes: list[str]) -> Expr:
+        pair = _PAIRS.get(str(t))
+        if pair is None:
+            return atom(f"({self.types.name(t)}){{{{{', '.join(lanes)}}}}}")
+        return call(pair.make, atom(lanes[1]), atom(lanes[0]))
+
+    def zero(self, t: ir.VectorType) -> str:
+        pair = _PAIRS.get(str(t))
+        return "{0}" if pair is None else self.vector_literal(t, ["0", "0"]).text
+
+    def vector_operator(self, opname: str, t: ir.VectorType, a: Expr, b: Expr) -> Expr | None:
+        pair = _PAIRS.get(str(t))
+        if pair is None or opname not in pair.operations:
+            return None
+        return call(pair.operations[opname], a, b)
+
+    def negate(self, t: ir.VectorType, a: Expr) -> Expr:
+        return self.lanewise("fneg", t, [t], lambda lanes: Expr(f"-{lanes[0].at(15)}", 15), [a])
+
+    def vector_cast(self, source: ir.VectorType, t: ir.VectorType, a: Expr) -> Expr:
+        return self.bitcast(source, t, a)
+
+    def _lanewise_body(
+        self, result: ir.VectorType, operands: list[ir.Type], lane: Callable[[list[Expr]], Expr]
+    ) -> str:
+        """One statement per lane (a C66x register pair or a struct has no lane loop)."""
+        lanes = []
+        for k in range(result.count):
+            reads = [
+                _read_lane(t, self.lane_text(t, atom(f"a{i}"), str(k)), self.types)
+                if isinstance(t, ir.VectorType) else atom(f"a{i}")
+                for i, t in enumerate(operands)
+            ]  # fmt: skip
+            lanes.append(lane(reads).text)
+        if str(result) in _PAIRS:
+            return f"return {self.vector_literal(result, lanes).text};"
+        sets = "".join(f"r.v[{k}] = {text};\n" for k, text in enumerate(lanes))
+        return f"{self.types.name(result)} r;\n{sets}return r;"
+
+    def reduce(self, kind: str, t: ir.VectorType, arg: Expr) -> Expr:
+        start, op = self._reduction(kind, t)
+        vector, lane = self.types.name(t), self.types.lane(t)
+        name = f"pycc_reduce_{kind}_{lane_suffix(t.element)}x{t.count}"
+        scalar = self.types.name(t.element)
+        steps = "".join(
+            f"s = ({lane})(1u * s {op} {self.lane_text(t, atom('v'), str(k))});\n"
+            for k in range(t.count)
+        )
+        body = f"{lane} s = ({lane}){start};\n{steps}return ({scalar})s;"
+        return call(self._helper(name, scalar, f"{vector} v", lambda: body), arg)
+
+    # loops and functions
+
+    def loop_pragmas(self, loop: Loop) -> list[str]:
+        """`MUST_ITERATE` from what the trip count is known to be, `UNROLL(1)` on a loop the
+        passes unrolled."""
+        function = loop.header.parent
+        record = unrolled_loops(function).get(loop.header)
+        lines = []
+        bounds = _iteration_bounds(loop)
+        if bounds is not None:
+            low, high = bounds
+            limits = f"{low}" if high is None else f"{low}, {high}"
+            lines.append(f"#pragma MUST_ITERATE({limits})")
+        if record is not None:
+            lines.append("#pragma UNROLL(1)")
+        return lines
+
+    def function_prologue(self, parameters: list[tuple[str, int]]) -> list[str]:
+        """`_nassert` of each pointer parameter's declared alignment (name, bytes)."""
+        return [f"_nassert(((uintptr_t){name} & {align - 1}) == 0);" for name, align in parameters]
+
+
+def _iteration_bounds(loop: Loop) -> tuple[int, int | None] | None:
+    """(min, max or None) of the loop's iterations per entry, where they are known."""
+    count = loop.trip_count
+    if count is not None and count.no_wrap and count.constant is not None:
+        return count.constant, count.constant
+    if is_remainder(loop):
+        for record in unrolled_loops(loop.header.parent).values():
+            if record.original.header is loop.header:
+                rotated = count is not None and count.minimum == 1
+                return (1, record.factor) if rotated else (0, record.factor - 1)
+    if count is not None and count.minimum == 1:
+        return 1, None
+    return None

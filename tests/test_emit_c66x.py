@@ -1,0 +1,158 @@
+"""`--target c66x`: the passes' result as C with TI C66x intrinsics and pragmas, built by cc
+against the host emulation of the intrinsics (`runtime/c66x`) with `-std=c99 -Wall -Wextra
+-Werror`, and run against the original C bit for bit at odd, prime and too-small sizes; each
+case also asserts what the C66x dialect must show (the SIMD intrinsics, aligned or unaligned
+64-bit accesses, the loop pragmas), so a dialect that silently fell back to plain C fails."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+
+import pytest
+from corpus.manifest import CORPUS_DIR, KERNELS
+from corpus_check import case_label, compiled, corpus_cflags, corpus_extents, on_entry
+from pycc_stencil.cli import main
+
+#: pipeline -> what its C66x C must contain (None: nothing in particular)
+_DISSERTATION = {
+    "": None,
+    "auto,align": None,  # the target's default: the C66x model's choice per kernel
+    "simd(2),align": r"_mem8_f2\(",
+    "unroll(2),simd(2),align": r"#pragma UNROLL\(1\)",
+    "unroll(4)": r"#pragma UNROLL\(1\)\n\s*for .*\n(.*\n)*\s*#pragma MUST_ITERATE\(0, 3\)",
+}
+_POLYBENCH = {"": None, "auto,align": None}
+
+
+def _entries(prefix: str, suffix: str = ".c"):
+    seen = set()
+    for entry in KERNELS:
+        if entry["file"].startswith(prefix) and entry["file"].endswith(suffix):
+            if entry["file"] not in seen:
+                seen.add(entry["file"])
+                yield entry
+
+
+def _cases():
+    for prefix, suffix, pipelines in (
+        ("c66x/", ".c", _DISSERTATION),
+        ("polybench/", "_ptr.c", _POLYBENCH),
+    ):
+        for entry in _entries(prefix, suffix):
+            variant = entry["variants"][0]
+            for passes, shows in pipelines.items():
+                label = case_label(entry, variant, {}, passes or "no-passes")
+                marks = on_entry(entry, variant)
+                yield pytest.param(entry, variant, passes, shows, id=label, marks=marks)
+
+
+def _check_all(unit, entry, variant, params_list) -> None:
+    assert unit.setup_error is None, unit.setup_error
+    assert entry["function"] in unit.emitted.emitted.functions
+    for params in params_list:
+        text = {k: repr(v) for k, v in params.items()}
+        result = unit.check(entry["function"], text, corpus_extents(entry, variant, params))
+        assert result.status == "OK", f"{params}: {result}"
+        assert result.message.startswith("bit-exact")
+
+
+@pytest.mark.parametrize("entry, variant, passes, shows", list(_cases()))
+def test_c66x_c_is_bit_exact(entry, variant, passes, shows):
+    path = os.path.join(CORPUS_DIR, entry["file"])
+    unit = compiled(path, corpus_cflags(entry, variant), passes, target="c66x")
+    _check_all(unit, entry, variant, entry["params"])
+    text = unit.emitted.emitted.text
+    assert '#include "pycc_c66x.h"' in text
+    if shows:
+        assert re.search(shows, text), f"the C66x C of {passes} does not show {shows}"
+    if "simd" in passes:
+        assert "_amem8_f2(" not in text  # nothing is declared aligned
+        assert "vector_size" not in text  # no GCC vectors: cl6x has none
+        if entry["function"] != "GaussianX7":  # its sum is in double: no float SIMD op
+            assert re.search(r"_daddsp\(|_dmpysp\(|_dsubsp\(", text), "no DADDSP/DMPYSP"
+
+
+def _row_aligned_cases():
+    for entry in _entries("c66x/"):
+        variant = entry["variants"][0]
+        label = case_label(entry, variant, {}, "row-align-8")
+        yield pytest.param(entry, variant, id=label, marks=on_entry(entry, variant))
+
+
+@pytest.mark.parametrize("entry, variant", list(_row_aligned_cases()))
+def test_declared_rows_give_aligned_accesses(entry, variant):
+    """With row_align(8) and even row lengths, the accesses the `align` pass proves become
+    LDDW/STDW (`_amem8_f2`, checked at run time by the emulation) and the parameters'
+    alignment an `_nassert`; the others stay LDNDW/STNDW."""
+    path = os.path.join(CORPUS_DIR, entry["file"])
+    unit = compiled(path, corpus_cflags(entry, variant), "simd(2),align", row_align=8,
+                    target="c66x")  # fmt: skip
+    sizes = [{"size_x": 38, "size_y": 13}, {"size_x": 10, "size_y": 3}, {"size_x": 2, "size_y": 7}]
+    _check_all(unit, entry, variant, sizes)
+    text = unit.emitted.emitted.text
+    assert "_amem8_f2(" in text, "no access was written as aligned"
+    assert re.search(r"_nassert\(\(\(uintptr_t\)\w+ & 7\) == 0\);", text)
+
+
+def test_integer_lanes_use_the_pair_intrinsics():
+    """`<2 x i32>` is a `long long` pair: DADD/DSUB (`_dadd`, `_dsub`), lanes by `_hill`/
+    `_loll`; narrower lanes are structs of their lanes."""
+    entry = next(e for e in KERNELS if e["file"] == "legacy/box_blur_u8.c")
+    variant = entry["variants"][0]
+    path = os.path.join(CORPUS_DIR, entry["file"])
+    unit = compiled(path, corpus_cflags(entry, variant), "simd(2)", target="c66x")
+    _check_all(unit, entry, variant, entry["params"])
+    text = unit.emitted.emitted.text
+    assert "_dadd(" in text and "_loll(" in text and "long long" in text
+
+
+_CONSTANT_TRIPS = """
+void taps(const float *in, const float *w, float *out, int n) {
+  int i, k;
+  for (i = 0; i < n; i++) {
+    float s = 0.0f;
+    for (k = 0; k < 3; k++) s += in[i + k] * w[k];
+    out[i] = s;
+  }
+}
+"""
+
+
+def test_must_iterate_from_a_constant_trip_count(tmp_path, capsys):
+    source = tmp_path / "taps.c"
+    source.write_text(_CONSTANT_TRIPS)
+    assert main(["emit", str(source), "--target", "c66x", "--passes", "", "-o", "-"]) == 0
+    text = capsys.readouterr().out
+    assert re.search(r"#pragma MUST_ITERATE\(3, 3\)\n\s*for \([^;]*k = 0; k < 3;", text)
+    assert main(["check", str(source), "--target", "c66x", "--passes", ""]) == 0
+
+
+def test_emit_writes_a_directory_that_builds(tmp_path, capsys):
+    """`emit --target c66x -o DIR`: the kernel C, the headers it includes and a Makefile
+    whose `host` target builds with cc and whose `c66x` target calls TI's cl6x."""
+    source = os.path.join(CORPUS_DIR, "c66x/jacobi.c")
+    out = tmp_path / "jacobi_c66x"
+    assert main(["emit", source, "--target", "c66x", "--remarks", "none", "-o", str(out)]) == 0
+    names = sorted(p.name for p in out.iterdir())
+    assert names == ["Makefile", "c6x_host.h", "jacobi.c", "pycc_c66x.h"]
+    makefile = (out / "Makefile").read_text()
+    assert re.search(r"\$\(CL6X\) \$\(C66X_CFLAGS\)", makefile) and "-mv6600" in makefile
+    assert "passes 'auto,align'" in (out / "jacobi.c").read_text()
+    if shutil.which("make") is None:
+        pytest.skip("no make on this machine")
+    built = subprocess.run(["make", "-C", str(out), "host"], capture_output=True, text=True)
+    assert built.returncode == 0, built.stdout + built.stderr
+    assert (out / "host" / "libjacobi.a").is_file()
+    one_file = tmp_path / "one.c"
+    assert main(["emit", source, "--target", "c66x", "--remarks", "none", "-o", str(one_file)]) == 0
+    assert one_file.read_text() == (out / "jacobi.c").read_text()
+
+
+def test_check_target_c66x_from_the_command_line(capsys):
+    source = os.path.join(CORPUS_DIR, "c66x/matrix_add.c")
+    argv = ["check", source, "--target", "c66x", "--remarks", "none"]
+    assert main([*argv, "--param", "size_x=17", "--param", "size_y=5"]) == 0
+    assert "OK MatrixAdd: bit-exact" in capsys.readouterr().out
