@@ -20,7 +20,8 @@ conversions) go lane by lane too.
 
 Loops carry the pragmas cl6x's software pipeliner reads: `MUST_ITERATE(min, max, multiple)`
 where the trip count is known (a constant count; the remainder of a loop unrolled or
-vectorized by N runs at most N times; a rotated loop at least once) and `UNROLL(1)` on a
+vectorized by N runs at most N times, unless a run-time overlap check can send every
+iteration there; a rotated loop at least once) and `UNROLL(1)` on a
 loop the passes unrolled (the search chose that factor: cl6x must not unroll it again).
 A function whose pointer parameters are declared aligned (`--row-align`, `aligned(N)`) starts
 with `_nassert` of that alignment. The host emulation (`runtime/c66x/`) ignores the pragmas
@@ -213,7 +214,7 @@ def _iteration_bounds(loop: Loop) -> tuple[int, int | None] | None:
         return count.constant, count.constant
     if is_remainder(loop):
         for record in unrolled_loops(loop.header.parent).values():
-            if record.original.header is loop.header:
+            if record.original.header is loop.header and not record.checked:
                 rotated = count is not None and count.minimum == 1
                 return (1, record.factor) if rotated else (0, record.factor - 1)
     if count is not None and count.minimum == 1:

@@ -777,6 +777,7 @@ def _guard_before_loop(
     guard = builder.and_(term.operands[0], apart, name="simd.guard")
     term.operands = [guard, *term.operands[1:]]
     term._clear_string_cache()
+    record.checked = True
 
 
 #: how `simd` reads the neighbours `x-1, x, x+1` of a row

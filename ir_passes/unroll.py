@@ -85,6 +85,9 @@ class UnrolledLoop:
     body: list[ir.Block]
     entry: ir.Block
     latch: ir.Block
+    #: a run-time test besides the trip count guards the unrolled loop (SIMD binding's
+    #: overlap check): when it fails, the remainder runs every iteration
+    checked: bool = False
 
     def replace_body(self, first: ir.Block, last: ir.Block, back: dict[ir.Value, ir.Value]) -> None:
         """Make `first`..`last` (already in the function, `last` branching to `header`) the
