@@ -4,8 +4,8 @@ For each access (scalar or vector, whatever its type) the pass proves the larges
 dividing its address (`alignment.prove_alignment`: declarations, constant coefficients,
 induction variables), raises the instruction's `align` to it (never lowers it) and marks the
 access `!pycc.aligned !{i1 aligned}`, aligned meaning the final `align` is at least the access
-size: the C66x dialect of the C emitter is to write `_amem8` for such an access and `_mem8`
-otherwise (that dialect is not written yet: issue 15).
+size: the C66x dialect of the C emitter (`emit/c_dialect_c66x.py`) writes `_amem8` for a
+64-bit access whose `align` is 8 and `_mem8` otherwise.
 
 Remarks: per loop, `-Rpass=align` "3 of 4 accesses aligned to 8 bytes"; per access that is not
 aligned, `-Rpass-missed=align` with the limiting fact (no declaration, odd start, ...).

@@ -1,7 +1,7 @@
 """Alignment facts: the largest power of two that provably divides an access's address.
 
-SIMD binding chooses aligned or unaligned vector loads from this (and the C66x dialect, still
-to be written, will choose `_amem8` or `_mem8`). The address is `base + offset`
+SIMD binding chooses aligned or unaligned vector loads from this (and the C66x dialect of the
+C emitter `_amem8` or `_mem8`, from the `align` it sets). The address is `base + offset`
 (`ir_passes.core.affine`); its alignment is the minimum of the base's alignment and the
 alignment of every term of the offset, where a term `c · v1 · v2 ...` is divisible by `c`
 times whatever is known to divide the values `v` (a row length declared a multiple of 8, an
