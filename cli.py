@@ -416,11 +416,12 @@ def _run_emit(args: argparse.Namespace, cflags: list[str]) -> int:
     apply_row_align(lowered, args.row_align)
     module = lowered.module
     set_target(module, target)
+    tiled = target.c_tiling(module) if target.c_dialect else {}
     result = run_passes(module, steps, verify=True)
     _print_remarks(result.remarks, args.remarks)
     kind = args.emit or ("c" if target.c_dialect else "llvm")
     if kind == "c":
-        text = _emitted_c(args, target, result.module)
+        text = _emitted_c(args, target, result.module, tiled)
     else:
         text = "\n".join([*describe(result.module), str(result.module)])
         parse_verified(text)
@@ -456,7 +457,7 @@ def _write_bundle(args: argparse.Namespace, target, text: str) -> None:
     write_bundle(args.output, files)
 
 
-def _emitted_c(args: argparse.Namespace, target, module) -> str:
+def _emitted_c(args: argparse.Namespace, target, module, tiled: dict) -> str:
     """The C of `module` in the target's dialect; each function left out is a warning."""
     from .emit.c_module import emit_c
 
@@ -465,7 +466,7 @@ def _emitted_c(args: argparse.Namespace, target, module) -> str:
     passes = target.default_passes if args.passes is None else args.passes
     pipeline = f", passes '{passes}'" if passes else ""
     header = f"/* {os.path.basename(args.file)} by pycc-stencil --target {target.name}{pipeline} */"
-    emitted = emit_c(module, target.c_dialect, header)
+    emitted = emit_c(module, target.c_dialect, header, tiled)
     for name, reason in emitted.skipped.items():
         print_diagnostics(
             [Diagnostic("warning", f"function '{name}' is not written as C: {reason}")]

@@ -652,8 +652,15 @@ class FunctionWriter:
     # ---------------------------------------------------------------------------------------
     # the whole function
 
-    def prototype(self) -> str:
+    def parameters(self) -> list[tuple[str, str, str]]:
+        """Each parameter as (IR name, C name, C type)."""
+        return [(a.name, self.names[a], self.declared_type(a)) for a in self.function.args]
+
+    def prototype(self, c_name: str | None = None, storage: str | None = None) -> str:
+        """The function's prototype (under another name or storage class if given)."""
         f = self.function
+        c_name = self.c_name if c_name is None else c_name
+        storage = self.storage if storage is None else storage
         result = self.types.name(f.function_type.return_type)
         params = []
         for arg in f.args:
@@ -661,8 +668,8 @@ class FunctionWriter:
             if isinstance(arg.type, ir.PointerType) and "noalias" in arg.attributes:
                 decl += " restrict"
             params.append(_declare(decl, self.names[arg]))
-        storage = f"{self.storage} " if self.storage else ""
-        return f"{storage}{result} {self.c_name}({', '.join(params) or 'void'})"
+        storage = f"{storage} " if storage else ""
+        return f"{storage}{result} {c_name}({', '.join(params) or 'void'})"
 
     def definition(self) -> str:
         tree = structure(self.function)

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from llvmlite import ir
 from llvmlite.ir import instructions as ins
 
+from .c66x_tiling import TiledKernel, wrapper
 from .c_dialect import Helpers, PortableDialect
 from .c_dialect_c66x import C66xDialect
 from .c_function import FunctionWriter, c_identifier
@@ -57,30 +58,50 @@ class EmittedC:
     defined_globals: set[str] = field(default_factory=set)
     #: the C dialect it is written in (`DIALECTS`)
     dialect: str = "c"
+    #: the functions run tile by tile through the target's runtime (C66x: EDMA)
+    tiled: list[str] = field(default_factory=list)
 
 
-def emit_c(module: ir.Module, dialect: str = "c", header: str = "") -> EmittedC:
+def emit_c(
+    module: ir.Module,
+    dialect: str = "c",
+    header: str = "",
+    tiled: dict[str, TiledKernel] | None = None,
+) -> EmittedC:
     """The C of every function definition of `module` in `dialect` (`c`: portable C99 with
-    GCC vectors); `header` is a comment put first (what the file was made from)."""
+    GCC vectors; `c66x`); `header` is a comment put first (what the file was made from);
+    `tiled`: the image kernels to run tile by tile (C66x: `c66x_tiling`)."""
     types, helpers = TypeTable(), Helpers()
     writer_dialect = DIALECTS[dialect](types, helpers)
+    tiled = {
+        f.name: tiled[f.name] for f in module.functions if f.blocks and f.name in (tiled or {})
+    }
     taken: set[str] = set()
     names: dict[ir.GlobalValue, str] = {}
     for value in module.global_values:
         names[value] = c_identifier(value.name, taken, "g") if _local(value) else value.name
         taken.add(names[value])
+    for value in module.functions:
+        if value.name in tiled:
+            names[value] = c_identifier(f"{value.name}_body", taken, "f")
     definitions = [f for f in module.functions if f.blocks]
     skipped: dict[str, str] = {}
     bodies: dict[str, tuple[str, str]] = {}
     called = {callee for f in definitions for callee in _callees(f)}
+    wrappers: dict[str, str] = {}
     for function in definitions:
-        writer = FunctionWriter(
-            function, names[function], names, types, writer_dialect, _storage(function, called)
-        )
+        storage = "static" if function.name in tiled else _storage(function, called)
+        writer = FunctionWriter(function, names[function], names, types, writer_dialect, storage)
         try:
             bodies[function.name] = (writer.prototype(), writer.definition())
         except Unexpressible as exc:
             skipped[function.name] = str(exc)
+            continue
+        if function.name in tiled:
+            prototype = writer.prototype(c_name=function.name, storage="")
+            wrappers[function.name] = wrapper(
+                tiled[function.name], prototype, writer.parameters(), names[function]
+            )
     _skip_callers(definitions, skipped)
     variables = []
     for value in module.global_values:
@@ -96,7 +117,8 @@ def emit_c(module: ir.Module, dialect: str = "c", header: str = "") -> EmittedC:
         if name in skipped:
             del bodies[name]
     text_parts = [header.rstrip()] if header else []
-    text_parts.append(_PRELUDE + "\n" + writer_dialect.prelude())
+    tiles_header = '\n#include "pycc_tiles.h"' if wrappers else ""
+    text_parts.append(_PRELUDE + "\n" + writer_dialect.prelude() + tiles_header)
     body_text = "\n".join(b for _, b in bodies.values())
     for name, helper in _BITS_HELPERS.items():
         if name in body_text or name in "\n".join(variables):
@@ -112,18 +134,22 @@ def emit_c(module: ir.Module, dialect: str = "c", header: str = "") -> EmittedC:
     if prototypes or declared:
         text_parts.append("\n".join([*declared, *prototypes]))
     text_parts += [bodies[f.name][1] for f in kept]
+    text_parts += [wrappers[f.name] for f in kept if f.name in wrappers]
     defined = {
         g.name
         for g in module.global_values
         if isinstance(g, ir.GlobalVariable) and g.initializer is not None
     }
+    c_names = {value.name: name for value, name in names.items()}
+    c_names.update({name: name for name in wrappers})  # the wrapper has the kernel's name
     return EmittedC(
         "\n\n".join(text_parts) + "\n",
         [f.name for f in kept],
         skipped,
-        {value.name: name for value, name in names.items()},
+        c_names,
         defined,
         dialect,
+        [f.name for f in kept if f.name in wrappers],
     )
 
 

@@ -12,7 +12,7 @@ import ctypes
 import math
 import warnings
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -45,7 +45,7 @@ from .compare import (
     compare_return_values,
     guard_damage,
 )
-from .emitted import EmittedBuildError, EmittedLibrary
+from .emitted import EDMA_BACKENDS, EmittedBuildError, EmittedLibrary
 from .footprint import FootprintError, FootprintProbe, ParamFootprint
 from .globals import GlobalHome, bind_addresses, buffer_name
 from .isolate import ChildFailure, run_isolated
@@ -277,11 +277,13 @@ class CompiledUnit:
         #: what runs the transformed code, in messages
         self.runner = "emitted C" if machine.c_dialect else "JIT code"
         try:
-            result = run_passes(source.take_module(), steps, target=machine)
+            module = source.take_module()
+            tiled = machine.c_tiling(module)  # what the back end tiles, seen before the passes
+            result = run_passes(module, steps, target=machine)
             self.remarks = result.remarks
             module = self.module = result.module
             if machine.c_dialect:
-                emitted = emit_c(module, machine.c_dialect)
+                emitted = emit_c(module, machine.c_dialect, tiled=tiled)
                 self.emitted = EmittedLibrary(emitted, source.lowered.globals.values())
                 return
             if any(name == "align" for name, _ in steps):
@@ -328,10 +330,21 @@ class CompiledUnit:
         and compare every buffer, the guard zones and the return value."""
         info = self.source.lowered.functions[name]
         run = _Run(dict(params or {}), dict(extents or {}), seed, tolerance or Tolerance(), timeout)
-        try:
-            return self._check(info, run)
-        except _Failed as failure:
-            return CheckResult(failure.status, info.name, str(failure))
+        backends = self.emitted.edma_backends(name) if self.emitted else []
+        if not backends:
+            try:
+                return self._check(info, run)
+            except _Failed as failure:
+                return CheckResult(failure.status, info.name, str(failure))
+        for backend in backends:  # a tiled kernel: bit-exact under every EDMA host backend
+            self.emitted.set_edma_backend(backend)
+            try:
+                result = self._check(info, run)
+            except _Failed as failure:
+                where = f" (EDMA backend {EDMA_BACKENDS[backend]})"
+                return CheckResult(failure.status, info.name, f"{failure}{where}")
+        names = ", ".join(EDMA_BACKENDS[b] for b in backends)
+        return replace(result, message=f"{result.message}, tiled: EDMA {names}")
 
     def buffer_specs(self, info: FunctionInfo, scalars: dict, run: _Run) -> list[BufferSpec]:
         """Extents from --extent, declared array types, or the measured footprint, which must

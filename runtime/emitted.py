@@ -24,7 +24,10 @@ from .reference import ReferenceBuildError, compiler
 #: how emitted C is compiled: as strict as a user's build may be, and optimized
 STRICT_FLAGS = ["-std=c99", "-Wall", "-Wextra", "-Werror", "-O2", "-ffp-contract=off"]
 #: the headers a dialect's C includes on the host (C66x: the emulation of TI's intrinsics)
+#: and its runtime's sources (the EDMA manager)
 HEADER_DIRS = {"c66x": Path(__file__).parent / "c66x"}
+#: pycc_edma.h's host backends, by the value of `pycc_edma_backend`
+EDMA_BACKENDS = {0: "immediate", 1: "deferred", 2: "checking"}
 _FUNCTION = "__pycc_emitted_fn_"
 _GLOBAL = "__pycc_emitted_gv_"
 
@@ -46,9 +49,11 @@ class EmittedLibrary:
             storage = directory / "storage.c"
             storage.write_text(self._storage(variables), encoding="utf-8")
             library = directory / "emitted.so"
+            runtime = runtime_sources(emitted.dialect) if emitted.tiled else []
             _run(
                 [*compiler(), *STRICT_FLAGS, *include_flags(emitted.dialect), "-fPIC",
-                 "-shared", str(source), str(storage), "-o", str(library), "-lm"]
+                 "-shared", str(source), str(storage), *map(str, runtime), "-o", str(library),
+                 "-lm"]
             )  # fmt: skip
             self._library = ctypes.CDLL(str(library))
 
@@ -75,6 +80,18 @@ class EmittedLibrary:
                 lines.append(f"void *{_GLOBAL}{name}(void) {{ return {name}; }}")
         return "\n".join(lines) + "\n"
 
+    def edma_backends(self, function: str) -> list[int]:
+        """The host EDMA backends `function` is to be checked under (none if not tiled)."""
+        return list(EDMA_BACKENDS) if function in self.emitted.tiled else []
+
+    def set_edma_backend(self, backend: int) -> None:
+        ctypes.c_int.in_dll(self._library, "pycc_edma_backend").value = backend
+
+    def set_tile(self, function: str, rows: int, cols: int) -> None:
+        """Run the tiled `function` over tiles of rows x cols outputs from now on."""
+        ctypes.c_int.in_dll(self._library, f"pycc_tile_rows_{function}").value = rows
+        ctypes.c_int.in_dll(self._library, f"pycc_tile_cols_{function}").value = cols
+
     def function_address(self, name: str) -> int:
         return self._address(_FUNCTION + self.emitted.c_names[name])
 
@@ -85,6 +102,11 @@ class EmittedLibrary:
         accessor = getattr(self._library, symbol)
         accessor.restype = ctypes.c_void_p
         return accessor()
+
+
+def runtime_sources(dialect: str) -> list[Path]:
+    """The C files of the dialect's runtime (C66x: the EDMA manager and the tile driver)."""
+    return sorted(HEADER_DIRS[dialect].glob("*.c")) if dialect in HEADER_DIRS else []
 
 
 def include_flags(dialect: str) -> list[str]:

@@ -135,13 +135,14 @@ def test_must_iterate_from_a_constant_trip_count(tmp_path, capsys):
 
 
 def test_emit_writes_a_directory_that_builds(tmp_path, capsys):
-    """`emit --target c66x -o DIR`: the kernel C, the headers it includes and a Makefile
-    whose `host` target builds with cc and whose `c66x` target calls TI's cl6x."""
+    """`emit --target c66x -o DIR`: the kernel C, the headers it includes, the EDMA runtime
+    and a Makefile whose `host` target builds with cc and whose `c66x` target calls cl6x."""
     source = os.path.join(CORPUS_DIR, "c66x/jacobi.c")
     out = tmp_path / "jacobi_c66x"
     assert main(["emit", source, "--target", "c66x", "--remarks", "none", "-o", str(out)]) == 0
     names = sorted(p.name for p in out.iterdir())
-    assert names == ["Makefile", "c6x_host.h", "jacobi.c", "pycc_c66x.h"]
+    assert names == ["Makefile", "c6x_host.h", "jacobi.c", "pycc_c66x.h", "pycc_edma.c",
+                     "pycc_edma.h", "pycc_tiles.c", "pycc_tiles.h"]  # fmt: skip
     makefile = (out / "Makefile").read_text()
     assert re.search(r"\$\(CL6X\) \$\(C66X_CFLAGS\)", makefile) and "-mv6600" in makefile
     assert "passes 'auto,align'" in (out / "jacobi.c").read_text()

@@ -6,8 +6,13 @@ from __future__ import annotations
 
 from llvmlite import ir
 
+from ...ir_passes.core.alignment import row_alignment
 from ...ir_passes.core.target import Cost, Target
 from .. import c66x_model
+from ..c66x_tiling import tiled_kernels
+
+#: a C6678 core's 512 KiB of L2: 384 KiB for tile buffers, the rest left to the program
+TILE_BUFFER_BYTES = 384 * 1024
 
 
 class C66x(Target):
@@ -20,6 +25,19 @@ class C66x(Target):
     @property
     def vector_bytes(self) -> int:
         return 8
+
+    def __init__(self, l2_bytes: int = TILE_BUFFER_BYTES):
+        #: L2 SRAM given to tile buffers (`runtime/c66x/pycc_tiles.c`'s PYCC_SPM_BYTES)
+        self.l2_bytes = l2_bytes
+
+    def c_tiling(self, module: ir.Module) -> dict[str, object]:
+        """The image kernels, run out of L2 SRAM tile by tile, double-buffered by the EDMA."""
+        aligned = {}
+        for function in module.functions:
+            declared = row_alignment(function) if function.blocks else None
+            if declared:
+                aligned[function.name] = declared
+        return dict(tiled_kernels(module, self.l2_bytes, aligned))
 
     def neighbour_costs(self, vector_size: int) -> tuple[float, float]:
         """2 .D units; a pair of 32-bit registers is re-paired by any of the 4 .L/.S units."""

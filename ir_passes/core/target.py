@@ -84,6 +84,11 @@ class Target(ABC):
         `steps` gives each function's loop step."""
         return {}
 
+    def c_tiling(self, module: ir.Module) -> dict[str, object]:
+        """The functions of `module` (before the passes) that the target's C runs tile by
+        tile through its runtime, by name (C66x: `emit.c66x_tiling.TiledKernel`)."""
+        return {}
+
     def cache_bytes(self, level: int) -> int:
         """The data cache size of `level` (1, 2, 3), or its `PYCC_CACHE_L<level>` override."""
         override = os.environ.get(CACHE_OVERRIDE[level], "").strip()

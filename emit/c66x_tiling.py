@@ -1,0 +1,126 @@
+"""The C66x's tiled image kernels: the function the user calls runs the (optimized) kernel
+tile by tile out of L2 SRAM, double-buffered through the EDMA.
+
+For an image kernel (`polyhedral.image_stencil`) the emitter writes the optimized body as a
+`static` function and, under the kernel's own name and prototype, a wrapper that describes
+the images, the margins, each input's halo and the tile to the runtime (`runtime/c66x/
+pycc_tiles.c`, Algorithm 4), with a callback that runs the body on one tile's buffers. The
+tile comes from the geometry model (`tile_geometry.choose_tile`) and is a pair of exported
+variables (`pycc_tile_rows_<kernel>`, `pycc_tile_cols_<kernel>`) a program or a test may
+change. Images the runtime cannot tile (an output overlapping another image, rows too long
+for one EDMA transfer, buffers that do not fit) are run by the body directly.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from llvmlite import ir
+
+from ..polyhedral.image_stencil import ImageKernel, image_kernel
+from .tile_geometry import TileShape, choose_tile
+
+
+@dataclass(frozen=True)
+class TiledKernel:
+    kernel: ImageKernel
+    tile: TileShape
+
+
+def tiled_kernels(
+    module: ir.Module, budget: int, alignment: dict[str, int]
+) -> dict[str, TiledKernel]:
+    """The functions of `module` (before the passes) to run tile by tile, by name, with
+    their tiles for `budget` bytes of scratchpad (`alignment`: declared row alignments)."""
+    found = {}
+    for function in module.functions:
+        if not function.blocks:
+            continue
+        kernel = image_kernel(function)
+        if isinstance(kernel, str):
+            continue
+        tile = choose_tile(kernel, budget, alignment.get(function.name, 1))
+        if tile is not None:
+            found[function.name] = TiledKernel(kernel, tile)
+    return found
+
+
+def wrapper(
+    tiled: TiledKernel, prototype: str, params: list[tuple[str, str, str]], body: str
+) -> str:
+    """The C of the function the user calls: `prototype` is the kernel's, `params` its
+    parameters as (IR name, C name, C type), `body` the C name of the optimized kernel."""
+    k, tile = tiled.kernel, tiled.tile
+    name = k.function
+    images = [*k.inputs, *k.outputs]
+    c_names = {ir_name: c for ir_name, c, _ in params}
+    scalars = [(c, t) for ir_name, c, t in params if ir_name not in images + [k.width, k.height]]
+    in_tile = []
+    for ir_name, c, t in params:
+        if ir_name in images:
+            in_tile.append(f"({t})call->arrays[{images.index(ir_name)}].buffer[which]")
+        elif ir_name == k.width:
+            in_tile.append(f"({t})view_cols")
+        elif ir_name == k.height:
+            in_tile.append(f"({t})view_rows")
+        else:
+            in_tile.append(f"call->{c}")
+    setup = [
+        f"t.rows = {c_names[k.height]};",
+        f"t.cols = {c_names[k.width]};",
+        f"t.top = {k.top};",
+        f"t.bottom = {k.bottom};",
+        f"t.left = {k.left};",
+        f"t.right = {k.right};",
+        f"t.tile_rows = pycc_tile_rows_{name};",
+        f"t.tile_cols = pycc_tile_cols_{name};",
+        f"t.element = {k.element_bytes};",
+        f"t.inputs = {len(k.inputs)};",
+        f"t.outputs = {len(k.outputs)};",
+        "t.input = &call.arrays[0];",
+        f"t.output = &call.arrays[{len(k.inputs)}];",
+    ]
+    for n, image in enumerate(images):
+        h = k.inputs.get(image)
+        halo = "0, 0, 0, 0" if h is None else f"{h.up}, {h.down}, {h.left}, {h.right}"
+        literal = f"(pycc_tile_array){{(char *){c_names[image]}, {halo}, {{NULL, NULL}}}}"
+        setup.append(f"call.arrays[{n}] = {literal};")
+    setup += [f"call.{c} = {c};" for c, _ in scalars]
+    direct = ", ".join(c for _, c, _ in params)
+    lines = [
+        f"/* {name} over tiles of {tile.rows} x {tile.cols} outputs in L2 SRAM, double-buffered",
+        " * through the EDMA (pycc_tiles.c): the tile is these two variables */",
+        f"int pycc_tile_rows_{name} = {tile.rows};",
+        f"int pycc_tile_cols_{name} = {tile.cols};",
+        "",
+        f"struct pycc_{name}_call {{",
+        f"    pycc_tile_array arrays[{len(images)}];",
+        *(f"    {t} {c};" for c, t in scalars),
+        "};",
+        "",
+        f"static void pycc_{name}_tile(void *context, int which, int view_cols, int view_rows)",
+        "{",
+        f"    struct pycc_{name}_call *call = context;",
+        f"    {body}({', '.join(in_tile)});",
+        "}",
+        "",
+        prototype,
+        "{",
+        f"    struct pycc_{name}_call call;",
+        "    pycc_tiling t;",
+        "    long bytes;",
+        "    int k;",
+        "",
+        *(f"    {line}" for line in setup),
+        "    pycc_spm_reset();",
+        "    bytes = pycc_tile_buffer_bytes(&t);",
+        f"    for (k = 0; k < {2 * len(images)}; k++)",
+        "        call.arrays[k / 2].buffer[k % 2] = pycc_spm_alloc(bytes);",
+        "    if (!pycc_tiles_possible(&t)) {",
+        f"        {body}({direct});",
+        "        return;",
+        "    }",
+        f"    pycc_tiles_run(&t, pycc_{name}_tile, &call);",
+        "}",
+    ]
+    return "\n".join(lines)

@@ -1,0 +1,244 @@
+"""The C66x's tiled image kernels: which kernels are image kernels (margins, halos), the tile
+geometry model (eq. 4.1-4.4, the dissertation's table), the tile driver's schedule
+(Algorithm 4, N = 1, 2, 3, many), the EDMA host backends (immediate, deferred, checking) and
+a removed wait caught by two of them, and the emitted kernels run tile by tile at tile sizes
+down to 1 x 1 (smaller than the halo), bit for bit against the original."""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import re
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+from corpus.manifest import CORPUS_DIR, KERNELS
+from corpus_check import case_label, compiled, corpus_cflags, corpus_extents, on_entry
+from pycc_stencil.emit.tile_geometry import choose_tile, optimal_tile_rows
+from pycc_stencil.frontend import lower_file
+from pycc_stencil.polyhedral.image_stencil import Halo, image_kernel
+from pycc_stencil.runtime.emitted import HEADER_DIRS, STRICT_FLAGS, runtime_sources
+from pycc_stencil.runtime.reference import compiler
+
+RUNTIME = HEADER_DIRS["c66x"]
+DRIVER = Path(__file__).parent / "c66x_tiles.c"
+BACKENDS = {"immediate": 0, "deferred": 1, "checking": 2}
+
+
+def _kernel(path: str, name: str):
+    module = lower_file(os.path.join(CORPUS_DIR, path), []).module
+    return image_kernel(module.get_global(name))
+
+
+def test_image_kernels_of_the_dissertation():
+    """Margins from the loop bounds, halos from the access offsets: GaussianX7's loops skip 3
+    rows at the top and bottom but read no other row (section 1.5 of the reference)."""
+    gauss = _kernel("c66x/gaussian_x7.c", "GaussianX7")
+    assert (gauss.top, gauss.bottom, gauss.left, gauss.right) == (3, 3, 3, 3)
+    assert gauss.inputs == {"input": Halo(0, 0, 3, 3)} and gauss.outputs == ["output"]
+    mean = _kernel("c66x/mean_filter_1x3.c", "MeanFilter1x3")
+    assert (mean.top, mean.bottom, mean.left, mean.right) == (0, 0, 1, 1)
+    lk = _kernel("c66x/lucas_kanade.c", "LucasKanade")
+    assert sorted(lk.inputs) == ["dt", "dx", "dy"] and lk.outputs == ["vx", "vy"]
+    assert (lk.width, lk.height, lk.element_bytes) == ("size_x", "size_y", 4)
+
+
+@pytest.mark.parametrize(
+    "path, name, reason",
+    [
+        ("polybench/jacobi_2d_ptr.c", "kernel_jacobi_2d_ptr", "2-deep"),  # a time loop
+        ("pipelines/in_place.c", "in_place", "2-deep"),
+        ("legacy/gauss5x5.c", "gauss5x5_f32", "carried"),
+    ],
+)
+def test_other_kernels_are_not_tiled(path, name, reason):
+    found = _kernel(path, name)
+    assert isinstance(found, str) and reason in found
+
+
+def test_tile_rows_reproduce_the_dissertations_table():
+    """Eq. 4.4's integer optimum for 1024 x 1024 (reference section 4): rows = C / columns."""
+    table = {
+        1024: [11, 14, 16, 19],
+        4096: [12, 16, 18, 23],
+        8192: [12, 16, 19, 24],
+        32768: [12, 16, 19, 26],
+    }
+    for capacity, expected in table.items():
+        assert [optimal_tile_rows(capacity, m) for m in (1, 2, 3, 7)] == expected
+
+
+def test_tile_fits_the_budget_and_the_row_alignment():
+    sobel = _kernel("c66x/sobel.c", "Sobel")
+    for budget in (8 * 1024, 64 * 1024, 384 * 1024):
+        for alignment in (1, 8):
+            tile = choose_tile(sobel, budget, alignment)
+            assert 2 * 3 * tile.buffer_bytes <= budget  # 1 input, 2 outputs, 2 buffers each
+            assert (tile.cols + 2) * 4 % alignment == 0
+            assert 1 <= tile.rows < 100
+    assert choose_tile(sobel, 64) is None
+
+
+def _driver(tmp_path: Path, source: Path = DRIVER, tiles: Path | None = None) -> Path:
+    exe = tmp_path / "tiles"
+    sources = [str(p) for p in runtime_sources("c66x") if tiles is None or p.name != tiles.name]
+    if tiles is not None:
+        sources.append(str(tiles))
+    command = [*compiler(), *STRICT_FLAGS, f"-I{RUNTIME}", str(source), *sources, "-o", str(exe)]
+    built = subprocess.run(command, capture_output=True, text=True)
+    assert built.returncode == 0, built.stderr
+    return exe
+
+
+@pytest.fixture(scope="module")
+def driver(tmp_path_factory) -> Path:
+    return _driver(tmp_path_factory.mktemp("tiles"))
+
+
+def _run(exe: Path, rows: int, cols: int, tile: tuple[int, int], backend: str):
+    argv = [str(exe), str(rows), str(cols), str(tile[0]), str(tile[1]), str(BACKENDS[backend])]
+    return subprocess.run(argv, capture_output=True, text=True)
+
+
+def algorithm_4(n: int) -> list[str]:
+    """The steps of Algorithm 4 (reference section 5.5) for n tiles, N = 1 special-cased."""
+    steps = ["in 0", *(["in 1"] if n > 1 else []), "wait", "compute 0"]
+    for i in range(1, n - 1):
+        steps += [f"in {i + 1}", f"out {i - 1}", f"compute {i}", "wait"]
+    if n > 1:
+        steps += [f"compute {n - 1}", f"out {n - 2}"]
+    return [*steps, f"out {n - 1}", "wait"]
+
+
+# (rows, cols, tile): the region is rows - 3 by cols - 4 (margins 2, 1 and 1, 3)
+_SHAPES = {
+    "one tile": (10, 12, (50, 50), 1),
+    "two tiles": (10, 12, (4, 8), 2),
+    "three tiles, the last moved back": (12, 9, (3, 5), 3),
+    "many 1x1 tiles, smaller than the halo": (7, 8, (1, 1), 16),
+    "region smaller than a tile": (5, 6, (7, 9), 1),
+}
+
+
+@pytest.mark.parametrize("backend", sorted(BACKENDS))
+@pytest.mark.parametrize("shape", sorted(_SHAPES))
+def test_schedule_is_algorithm_4(driver, shape, backend):
+    rows, cols, tile, n = _SHAPES[shape]
+    ran = _run(driver, rows, cols, tile, backend)
+    assert ran.returncode == 0, ran.stderr
+    *steps, verdict = ran.stdout.split("\n")[:-1]
+    assert steps == algorithm_4(n)
+    assert verdict == "same"
+
+
+def test_empty_region_does_nothing(driver):
+    ran = _run(driver, 3, 20, (4, 4), "checking")  # rows 2..2: no output row
+    assert ran.returncode == 0 and ran.stdout == "same\n"
+
+
+def test_removed_wait_is_caught(tmp_path):
+    """The driver without the wait of its loop: still right when transfers complete at
+    issue, wrong when they complete at the wait, and stopped by the checking backend."""
+    text = (RUNTIME / "pycc_tiles.c").read_text()
+    line = "        pycc_wait(); /* wait: the transfers of this step */\n"
+    assert line in text
+    mutated = tmp_path / "pycc_tiles.c"
+    mutated.write_text(text.replace(line, ""))
+    exe = _driver(tmp_path, tiles=mutated)
+    shape = (12, 9, (3, 5))
+    assert _run(exe, *shape, "immediate").stdout.endswith("same\n")
+    assert _run(exe, *shape, "deferred").stdout.endswith("different\n")
+    checked = _run(exe, *shape, "checking")
+    assert checked.returncode != 0
+    assert re.search(r"pycc_edma: tile \d+: .*in flight", checked.stderr), checked.stderr
+
+
+def test_device_backend_compiles():
+    """The register-level backend (never run here: no C66x) builds warning-free."""
+    command = [*compiler(), *STRICT_FLAGS, "-fsyntax-only", "-DPYCC_EDMA_DEVICE",
+               f"-I{RUNTIME}", str(RUNTIME / "pycc_edma.c")]  # fmt: skip
+    built = subprocess.run(command, capture_output=True, text=True)
+    assert built.returncode == 0, built.stderr
+
+
+def _tiled_cases():
+    for entry in KERNELS:
+        if entry["file"].startswith("c66x/"):
+            variant = entry["variants"][0]
+            label = case_label(entry, variant, {}, "tiled")
+            yield pytest.param(entry, variant, id=label, marks=on_entry(entry, variant))
+
+
+@pytest.mark.parametrize("entry, variant", list(_tiled_cases()))
+def test_emitted_kernels_run_tile_by_tile(entry, variant):
+    """The dissertation's kernels as `emit --target c66x` writes them (the C66x model's
+    strategy, tiles through the EDMA), at tiles from 1 x 1 to larger than the image, under
+    every host backend (`check` runs all three), bit for bit."""
+    path = os.path.join(CORPUS_DIR, entry["file"])
+    unit = compiled(path, corpus_cflags(entry, variant), "auto,align", target="c66x")
+    assert unit.setup_error is None, unit.setup_error
+    name = entry["function"]
+    assert name in unit.emitted.emitted.tiled
+    assert f"pycc_tiles_run(&t, pycc_{name}_tile, &call);" in unit.emitted.emitted.text
+    unit.emitted.set_tile(name, 2, 3)
+    computed = [s for s in _traced_steps(unit, name, 13, 11) if s.startswith("compute")]
+    k = _kernel(entry["file"], name)
+    across, down = 13 - k.left - k.right, 11 - k.top - k.bottom
+    assert len(computed) == -(-down // 2) * -(-across // 3), "not run tile by tile"
+    for tile in ((1, 1), (2, 3), (5, 4), (1000, 1000)):
+        unit.emitted.set_tile(name, *tile)
+        for params in entry["params"]:
+            text = {k: repr(v) for k, v in params.items()}
+            result = unit.check(name, text, corpus_extents(entry, variant, params))
+            assert result.status == "OK", f"tile {tile}, {params}: {result}"
+            assert result.message.endswith("tiled: EDMA immediate, deferred, checking")
+
+
+def _traced_steps(unit, name: str, cols: int, rows: int) -> list[str]:
+    """The tile driver's steps when the emitted `name` runs in this process on rows x cols
+    images (every pointer parameter an image, every integer one a size)."""
+    library = unit.emitted._library
+    steps: list[str] = []
+    trace = ctypes.CFUNCTYPE(None, ctypes.c_char_p, ctypes.c_int)(
+        lambda step, tile: steps.append(f"{step.decode()} {tile}")
+    )
+    hook = ctypes.c_void_p.in_dll(library, "pycc_tiles_trace")
+    params = unit.source.lowered.functions[name].params
+    images = [np.zeros(rows * cols, np.float32) for _ in params]
+    args, types = [], []
+    for param, image in zip(params, images):
+        if param.name == "size_x":
+            args.append(cols)
+            types.append(ctypes.c_int32)
+        elif param.name == "size_y":
+            args.append(rows)
+            types.append(ctypes.c_int32)
+        else:
+            args.append(image.ctypes.data)
+            types.append(ctypes.c_void_p)
+    function = ctypes.CFUNCTYPE(None, *types)(unit.emitted.function_address(name))
+    hook.value = ctypes.cast(trace, ctypes.c_void_p).value
+    try:
+        function(*args)
+    finally:
+        hook.value = None
+    return steps
+
+
+def test_row_aligned_kernel_keeps_its_alignment_in_tiles():
+    """With row_align(8) the tile's row length keeps the rows 8-byte aligned in L2, so the
+    body's `_amem8_f2` (checked at run time by the emulation) holds in every tile."""
+    entry = next(e for e in KERNELS if e["function"] == "MeanFilter3x3")
+    variant = entry["variants"][0]
+    path = os.path.join(CORPUS_DIR, entry["file"])
+    unit = compiled(path, corpus_cflags(entry, variant), "simd(2),align", row_align=8,
+                    target="c66x")  # fmt: skip
+    assert "_amem8_f2(" in unit.emitted.emitted.text
+    for tile in ((3, 4), (2, 6), (1000, 1000)):  # 4 + 2 and 6 + 2 columns: 8-byte rows
+        unit.emitted.set_tile("MeanFilter3x3", *tile)
+        for sizes in ({"size_x": 38, "size_y": 13}, {"size_x": 10, "size_y": 5}):
+            text = {k: str(v) for k, v in sizes.items()}
+            result = unit.check("MeanFilter3x3", text, corpus_extents(entry, variant, sizes))
+            assert result.status == "OK", f"tile {tile}, {sizes}: {result}"
