@@ -1,8 +1,9 @@
 """The C66x's tiled image kernels: which kernels are image kernels (margins, halos), the tile
 geometry model (eq. 4.1-4.4, the dissertation's table), the tile driver's schedule
 (Algorithm 4, N = 1, 2, 3, many), the EDMA host backends (immediate, deferred, checking) and
-a removed wait caught by two of them, and the emitted kernels run tile by tile at tile sizes
-down to 1 x 1 (smaller than the halo), bit for bit against the original."""
+a removed wait caught by two of them, the emitted kernels run tile by tile at tile sizes
+down to 1 x 1 (smaller than the halo), bit for bit against the original, and the cycle model
+of single vs double buffering (Table 5.2's calibration entry and trend)."""
 
 from __future__ import annotations
 
@@ -10,13 +11,15 @@ import ctypes
 import os
 import re
 import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 from corpus.manifest import CORPUS_DIR, KERNELS
 from corpus_check import case_label, compiled, corpus_cflags, corpus_extents, on_entry
-from pycc_stencil.emit.tile_geometry import choose_tile, optimal_tile_rows
+from pycc_stencil.emit.c66x_tile_model import tiled_time
+from pycc_stencil.emit.tile_geometry import TileShape, choose_tile, optimal_tile_rows
 from pycc_stencil.frontend import lower_file
 from pycc_stencil.polyhedral.image_stencil import Halo, image_kernel
 from pycc_stencil.runtime.emitted import HEADER_DIRS, STRICT_FLAGS, runtime_sources
@@ -242,3 +245,29 @@ def test_row_aligned_kernel_keeps_its_alignment_in_tiles():
             text = {k: str(v) for k, v in sizes.items()}
             result = unit.check("MeanFilter3x3", text, corpus_extents(entry, variant, sizes))
             assert result.status == "OK", f"tile {tile}, {sizes}: {result}"
+
+
+def _table52():
+    sys.path.insert(0, str(Path(__file__).parent.parent / "scripts"))
+    try:
+        import table52
+    finally:
+        sys.path.pop(0)
+    return table52
+
+
+def test_tile_model_calibration_and_trend():
+    """The one bandwidth constant reproduces the entry it was calibrated on (Table 5.2, Mean
+    Filter (H) 3x, 13.2 %), and the saving grows with the stencil's width (T10)."""
+    table52 = _table52()
+    e_db = [table52.modelled_e_db(table52.source_of("Mean Filter (H)", w)) for w in (3, 7, 11)]
+    assert abs(e_db[0] - 0.132) < 0.001
+    assert e_db[0] < e_db[1] < e_db[2]
+
+
+def test_one_tile_hides_nothing():
+    kernel = _kernel("c66x/jacobi.c", "Jacobi")
+    whole = TileShape(2000, 2000, 0)
+    assert tiled_time(kernel, whole, 3.0, 20.0).e_db == 0.0
+    split = tiled_time(kernel, TileShape(16, 64, 0), 3.0, 20.0)
+    assert 0.0 < split.e_db < 1.0 and split.double < split.single
