@@ -67,12 +67,12 @@ def tiled_time(
     """The model's cycles for `kernel` over `image` (rows, columns) in tiles of `tile`, at
     `ii` cycles per output and `row_fill` cycles of pipeline fill per tile row."""
     e = kernel.element_bytes
-    out_rows = image[0] - kernel.top - kernel.bottom
-    out_cols = image[1] - kernel.left - kernel.right
+    out_rows = image[0] - kernel.region.top - kernel.region.bottom
+    out_cols = image[1] - kernel.region.left - kernel.region.right
     rows, cols = min(tile.rows, out_rows), min(tile.cols, out_cols)
     count = -(-out_rows // rows) * -(-out_cols // cols)
     inputs = sum(
-        transfer_cycles((cols + h.left + h.right) * e, rows + h.up + h.down)
+        transfer_cycles((cols + h.left + h.right) * e, rows + h.top + h.bottom)
         for h in kernel.inputs.values()
     )
     outputs = len(kernel.outputs) * transfer_cycles(cols * e, rows)

@@ -1,10 +1,13 @@
 """The C66x's tiled image kernels: the function the user calls runs the (optimized) kernel
 tile by tile out of L2 SRAM, double-buffered through the EDMA.
 
-For an image kernel (`polyhedral.image_stencil`) the emitter writes the optimized body as a
-`static` function and, under the kernel's own name and prototype, a wrapper that describes
-the images, the margins, each input's halo and the tile to the runtime (`runtime/c66x/
-pycc_tiles.c`, Algorithm 4), with a callback that runs the body on one tile's buffers. The
+For an image kernel (`polyhedral.image_stencil`: one stage or a pipeline of them) the
+emitter writes the optimized body as a `static` function and, under the kernel's own name and
+prototype, a wrapper that describes the images, the region of outputs, the view a tile needs,
+each input's halo and each output's margins to the runtime (`runtime/c66x/pycc_tiles.c`,
+Algorithm 4), with a callback that runs the body on one tile's view in L2. A pipeline's
+intermediate images are computed in the view (around the tile as far as later stages read
+them) and written back at the tile's points: one transfer per image in or out per tile. The
 tile comes from the geometry model (`tile_geometry.choose_tile`) and is a pair of exported
 variables (`pycc_tile_rows_<kernel>`, `pycc_tile_cols_<kernel>`) a program or a test may
 change. Images the runtime cannot tile (an output overlapping another image, rows too long
@@ -17,7 +20,7 @@ from dataclasses import dataclass
 
 from llvmlite import ir
 
-from ..polyhedral.image_stencil import ImageKernel, image_kernel
+from ..polyhedral.image_stencil import ImageKernel, Sides, image_kernel
 from .tile_geometry import TileShape, choose_tile
 
 
@@ -39,7 +42,10 @@ def tiled_kernels(
         kernel = image_kernel(function)
         if isinstance(kernel, str):
             continue
-        tile = choose_tile(kernel, budget, alignment.get(function.name, 1))
+        aligned = alignment.get(function.name, 1)
+        if aligned > kernel.element_bytes and kernel.view != kernel.region:
+            continue  # a pipeline's views at the images' edges are narrower: rows unaligned
+        tile = choose_tile(kernel, budget, aligned)
         if tile is not None:
             found[function.name] = TiledKernel(kernel, tile)
     return found
@@ -68,10 +74,8 @@ def wrapper(
     setup = [
         f"t.rows = {c_names[k.height]};",
         f"t.cols = {c_names[k.width]};",
-        f"t.top = {k.top};",
-        f"t.bottom = {k.bottom};",
-        f"t.left = {k.left};",
-        f"t.right = {k.right};",
+        f"t.region = (pycc_sides){{{_sides(k.region)}}};",
+        f"t.view = (pycc_sides){{{_sides(k.view)}}};",
         f"t.tile_rows = pycc_tile_rows_{name};",
         f"t.tile_cols = pycc_tile_cols_{name};",
         f"t.element = {k.element_bytes};",
@@ -81,14 +85,13 @@ def wrapper(
         f"t.output = &call.arrays[{len(k.inputs)}];",
     ]
     for n, image in enumerate(images):
-        h = k.inputs.get(image)
-        halo = "0, 0, 0, 0" if h is None else f"{h.up}, {h.down}, {h.left}, {h.right}"
-        literal = f"(pycc_tile_array){{(char *){c_names[image]}, {halo}, {{NULL, NULL}}}}"
+        sides = _sides(k.inputs[image] if image in k.inputs else k.outputs[image])
+        literal = f"(pycc_tile_array){{(char *){c_names[image]}, {{{sides}}}, {{NULL, NULL}}}}"
         setup.append(f"call.arrays[{n}] = {literal};")
     setup += [f"call.{c} = {c};" for c, _ in scalars]
     direct = ", ".join(c for _, c, _ in params)
     lines = [
-        f"/* {name} over tiles of {tile.rows} x {tile.cols} outputs in L2 SRAM, double-buffered",
+        f"/* {name} over tiles of {tile.rows} x {tile.cols} points in L2 SRAM, double-buffered",
         " * through the EDMA (pycc_tiles.c): the tile is these two variables */",
         f"int pycc_tile_rows_{name} = {tile.rows};",
         f"int pycc_tile_cols_{name} = {tile.cols};",
@@ -124,3 +127,7 @@ def wrapper(
         "}",
     ]
     return "\n".join(lines)
+
+
+def _sides(sides: Sides) -> str:
+    return ", ".join(str(n) for n in sides.astuple())

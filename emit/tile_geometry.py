@@ -13,7 +13,7 @@ The transfer time of a tiled image is the data moved over the DMA's bandwidth:
 its table for 1024 x 1024). `choose_tile` sizes the tiles of one kernel for a scratchpad
 budget: the same F with S_t counted per array (each input with its own halo, each output
 without one), over every t_y < 100 with the widest t_x whose double buffers (two per array,
-of the shape the kernel runs on: the tile plus the loops' margins) fit the budget; for a
+of the shape the kernel runs on: the tile and its view around it) fit the budget; for a
 nominal 1024 x 1024 image (the tile only shapes transfers; any image size runs). The model's
 constants are the dissertation's; nothing is fitted here.
 """
@@ -64,8 +64,8 @@ def choose_tile(kernel: ImageKernel, budget: int, alignment: int = 1) -> TileSha
     alignment). None if not even one row of one column fits."""
     e = kernel.element_bytes
     arrays = len(kernel.inputs) + len(kernel.outputs)
-    margin_cols = kernel.left + kernel.right
-    margin_rows = kernel.top + kernel.bottom
+    margin_cols = kernel.view.left + kernel.view.right
+    margin_rows = kernel.view.top + kernel.view.bottom
     best: tuple[float, TileShape] | None = None
     for rows in range(1, MAX_TILE_ROWS + 1):
         row_bytes = budget // (2 * arrays * (rows + margin_rows))
@@ -83,8 +83,9 @@ def choose_tile(kernel: ImageKernel, budget: int, alignment: int = 1) -> TileSha
 
 def _kernel_transfer(kernel: ImageKernel, rows: int, cols: int) -> float:
     """Elements moved for a nominal image: each input tile with its halo, each output tile."""
-    moved = sum((cols + h.left + h.right) * (rows + h.up + h.down) for h in kernel.inputs.values())
+    halos = kernel.inputs.values()
+    moved = sum((cols + h.left + h.right) * (rows + h.top + h.bottom) for h in halos)
     moved += len(kernel.outputs) * cols * rows
-    out_rows = NOMINAL_IMAGE - kernel.top - kernel.bottom
-    out_cols = NOMINAL_IMAGE - kernel.left - kernel.right
+    out_rows = NOMINAL_IMAGE - kernel.region.top - kernel.region.bottom
+    out_cols = NOMINAL_IMAGE - kernel.region.left - kernel.region.right
     return moved * (out_rows * out_cols) / (rows * cols)

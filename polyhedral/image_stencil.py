@@ -1,18 +1,26 @@
 """Image kernels: the shape a back end can tile into a scratchpad without changing the kernel.
 
-An image kernel (the C66x dissertation's Appendix A, and most filters of legacy C) is one
-2-deep loop nest `for i in [top, H - bottom) for j in [left, W - right)` over images of W
-columns (row-major, row stride W elements, the same element type), reading its inputs at
-constant offsets `in[i + di][j + dj]` and writing each output at `[i][j]` only, no array both
-read and written, nothing else with an effect. Then the kernel, called on a W' x H' view of
-a tile (its own parameters W and H set to the view's size), computes exactly the view's
-interior: a tile is `(tile rows + top + bottom) x (tile columns + left + right)` elements of
-which the kernel reads each input's halo (the largest offsets, which never exceed the
-margins) and writes the interior. The C66x back end runs such kernels tile by tile out of L2
-SRAM through the EDMA (`runtime/c66x/pycc_tiles.c`).
+An image kernel (the C66x dissertation's Appendix A, most filters of legacy C, and their
+pipelines) is one or several 2-deep loop nests (stages), each `for i in [top, H - bottom)
+for j in [left, W - right)` with its own margins, over images of W columns (row-major, row
+stride W elements, one element type), reading at constant offsets `a[i + di][j + dj]` and
+writing its outputs at `[i][j]` only; an image another stage reads is written by one stage
+before it, and read only where that stage wrote it; nothing else has an effect. Then the
+kernel, called on a view of a tile (its W and H set to the view's size), computes the
+tile's points as on the whole images, if the view reaches far enough around the tile:
 
-The facts come from the SCoP (`polyhedral.scop`): its domain gives the margins (checked equal
-to the box they describe), its access relations the offsets.
+- a stage is needed around the tile as far as later stages read it (`needed`, chained back
+  from the last stage; 0 for one that only the tile's points are needed of);
+- the view reaches, on each side, the farthest a stage is needed plus that stage's margin (its
+  loops skip the margin of whatever view they run on); since a stage reads another only where
+  that one writes, this is the widest margin of the last stages;
+- an input is transferred as far around the tile as a stage reads it where that stage is
+  needed (its halo: for a single stage, the access offsets, which may be less than the
+  margins: GaussianX7 reads no other row but skips 3).
+
+The C66x back end runs such kernels tile by tile out of L2 SRAM through the EDMA
+(`runtime/c66x/pycc_tiles.c`). The facts come from the SCoP (`polyhedral.scop`): its domains
+give the margins (checked equal to the boxes they describe), its access relations the offsets.
 """
 
 from __future__ import annotations
@@ -24,17 +32,23 @@ import islpy as isl
 from llvmlite import ir
 from llvmlite.ir import instructions as ins
 
-from .scop import Scop, extract_scops
+from .scop import Scop, Statement, extract_scops
 
 
 @dataclass(frozen=True)
-class Halo:
-    """Rows above/below and columns left/right of an output an input is read at."""
+class Sides:
+    """Rows above and below, columns left and right (a margin, a halo, a reach)."""
 
-    up: int
-    down: int
-    left: int
-    right: int
+    top: int = 0
+    bottom: int = 0
+    left: int = 0
+    right: int = 0
+
+    def widest(self, other: Sides) -> Sides:
+        return Sides(*(max(a, b) for a, b in zip(self.astuple(), other.astuple())))
+
+    def astuple(self) -> tuple[int, int, int, int]:
+        return self.top, self.bottom, self.left, self.right
 
 
 @dataclass(frozen=True)
@@ -44,16 +58,22 @@ class ImageKernel:
     function: str
     width: str  # W: the parameter giving the images' columns (and row stride)
     height: str  # H: the parameter giving their rows
-    top: int
-    bottom: int
-    left: int
-    right: int
-    inputs: dict[str, Halo]  # pointer parameter -> where it is read
-    outputs: list[str]  # pointer parameters written
+    region: Sides  # the margins of the region where outputs are written
+    view: Sides  # how far around a tile the kernel must run
+    inputs: dict[str, Sides]  # images only read -> how far around a tile they are read
+    outputs: dict[str, Sides]  # images written -> the margins they are written inside
     element_bytes: int
+    stages: int
 
 
 _BOUND = re.compile(r"^(\w+) (>=|<) \(?([^()]+?)\)?$")
+
+
+@dataclass
+class _Stage:
+    margins: Sides
+    reads: list[tuple[str, int, int]]  # (image, di, dj)
+    writes: set[str]
 
 
 def image_kernel(function: ir.Function) -> ImageKernel | str:
@@ -62,11 +82,45 @@ def image_kernel(function: ir.Function) -> ImageKernel | str:
     if len(scops) != 1:
         return rejected[0].reason if rejected else "no loop nest of affine accesses"
     scop = scops[0]
-    if len(scop.statements) != 1 or len(scop.statements[0].iterators) != 2:
-        return "not one statement in a 2-deep loop nest"
     if _other_effects(function, scop):
-        return "the function does more than its loop nest (a call or another store)"
-    statement = scop.statements[0]
+        return "the function does more than its loop nests (a call or another store)"
+    params = ", ".join(scop.params)
+    stages, sizes, elements = [], set(), set()
+    for statement in scop.statements:
+        stage = _stage(scop, statement, params, sizes, elements)
+        if isinstance(stage, str):
+            return stage
+        stages.append(stage)
+    if len(sizes) != 1:
+        return "the stages do not share the images' width and height"
+    height, width = sizes.pop()
+    if len(elements) != 1 or None in elements:
+        return "the images do not share one element type"
+    found = _reach(stages)
+    if isinstance(found, str):
+        return found
+    view, inputs, outputs = found
+    pointers = {a.name for a in function.args if isinstance(a.type, ir.PointerType)}
+    if pointers != set(inputs) | set(outputs):
+        return "a pointer parameter is not one of the images"
+    region = Sides(*(min(m) for m in zip(*(o.astuple() for o in outputs.values()))))
+    return ImageKernel(
+        function.name,
+        scop.params[width].name,
+        scop.params[height].name,
+        region,
+        view,
+        inputs,
+        outputs,
+        elements.pop(),
+        len(stages),
+    )
+
+
+def _stage(scop: Scop, statement: Statement, params: str, sizes: set, elements: set):
+    """One statement as a stage, or why it is not one."""
+    if len(statement.iterators) != 2:
+        return "not a 2-deep loop nest"
     outer, inner = statement.iterators
     bounds = _bounds(statement.constraints, outer, inner)
     if isinstance(bounds, str):
@@ -75,35 +129,73 @@ def image_kernel(function: ir.Function) -> ImageKernel | str:
     for name in (height, width):
         if not isinstance(scop.params.get(name), ir.Argument):
             return f"the loop bound '{name}' is not a parameter"
+    sizes.add((height, width))
     box = f"{top} <= {outer} < {height} - {bottom} and {left} <= {inner} < {width} - {right}"
-    params = ", ".join(scop.params)
     wanted = isl.Set(f"[{params}] -> {{ [{outer}, {inner}] : {box} }}")
     constraints = " and ".join(statement.constraints)
     actual = isl.Set(f"[{params}] -> {{ [{outer}, {inner}] : {constraints} }}")
     if not wanted.is_equal(actual):
-        return "the iteration domain is not a box inside the images' margins"
-    arrays = _arrays(scop, statement, width, (outer, inner), params)
-    if isinstance(arrays, str):
-        return arrays
-    inputs, outputs, element = arrays
-    for name, halo in inputs.items():
-        if halo.up > top or halo.down > bottom or halo.left > left or halo.right > right:
-            return f"'{name}' is read beyond the loops' margins"
-    pointers = {a.name for a in function.args if isinstance(a.type, ir.PointerType)}
-    if pointers != set(inputs) | set(outputs):
-        return "a pointer parameter is not one of the images"
-    return ImageKernel(
-        function.name,
-        scop.params[width].name,
-        scop.params[height].name,
-        top,
-        bottom,
-        left,
-        right,
-        inputs,
-        outputs,
-        element,
-    )
+        return "an iteration domain is not a box inside the images' margins"
+    stage = _Stage(Sides(top, bottom, left, right), [], set())
+    for access in statement.accesses:
+        array = access.array
+        if array.sizes != [width] or not isinstance(array.base, ir.Argument):
+            return f"'{array.name}' is not a parameter image of '{width}' columns"
+        elements.add(_bytes(array.element))
+        offset = _offset(access.subscripts, (outer, inner), params)
+        if offset is None:
+            return f"'{array.name}' is not accessed at a constant offset"
+        if access.is_write:
+            if offset != (0, 0):
+                return f"'{array.name}' is written away from the output point"
+            stage.writes.add(array.base.name)
+        else:
+            di, dj = offset
+            if -di > top or di > bottom or -dj > left or dj > right:
+                return f"'{array.name}' is read beyond the loops' margins"
+            stage.reads.append((array.base.name, di, dj))
+    if not stage.writes:
+        return "a loop nest writes no image"
+    return stage
+
+
+def _reach(stages: list[_Stage]):
+    """(view, {input: halo}, {output: margins}) from the stages, or why they do not chain."""
+    writer: dict[str, int] = {}
+    for k, stage in enumerate(stages):
+        for image in stage.writes:
+            if image in writer:
+                return f"'{image}' is written by two loop nests"
+            writer[image] = k
+    needed = [Sides() for _ in stages]
+    halos: dict[str, Sides] = {}
+    for k in reversed(range(len(stages))):
+        n = needed[k]
+        for image, di, dj in stages[k].reads:
+            reach = Sides(max(0, n.top - di), max(0, n.bottom + di),
+                          max(0, n.left - dj), max(0, n.right + dj))  # fmt: skip
+            if image not in writer:
+                halos[image] = halos.get(image, Sides()).widest(reach)
+                continue
+            q = writer[image]
+            m, own = stages[q].margins, stages[k].margins
+            if q >= k:
+                return f"'{image}' is read before (or where) it is written"
+            if (
+                m.top > own.top + di
+                or m.bottom > own.bottom - di
+                or (m.left > own.left + dj or m.right > own.right - dj)
+            ):
+                return f"'{image}' is read where no loop nest writes it"
+            needed[q] = needed[q].widest(reach)
+    view = Sides()
+    for stage, n in zip(stages, needed):
+        m = stage.margins
+        view = view.widest(
+            Sides(n.top + m.top, n.bottom + m.bottom, n.left + m.left, n.right + m.right)
+        )
+    outputs = {image: stages[q].margins for image, q in writer.items()}
+    return view, halos, outputs
 
 
 def _other_effects(function: ir.Function, scop: Scop) -> bool:
@@ -135,41 +227,6 @@ def _bounds(constraints: list[str], outer: str, inner: str):
             return "the loops do not end at a parameter minus a margin"
         out.append((int(low), size, int(margin or 0)))
     return out[0], out[1]
-
-
-def _arrays(scop: Scop, statement, width: str, iterators: tuple[str, str], params: str):
-    """({input: halo}, [outputs], element bytes) or why the accesses do not fit."""
-    reads: dict[str, list[tuple[int, int]]] = {}
-    writes: set[str] = set()
-    elements = set()
-    for access in statement.accesses:
-        array = access.array
-        if array.sizes != [width] or not isinstance(array.base, ir.Argument):
-            return f"'{array.name}' is not a parameter image of '{width}' columns"
-        elements.add(_bytes(array.element))
-        offset = _offset(access.subscripts, iterators, params)
-        if offset is None:
-            return f"'{array.name}' is not accessed at a constant offset"
-        if access.is_write:
-            if offset != (0, 0):
-                return f"'{array.name}' is written away from the output point"
-            writes.add(array.base.name)
-        else:
-            reads.setdefault(array.base.name, []).append(offset)
-    if writes & set(reads):
-        return "an image is both read and written"
-    if len(elements) != 1 or None in elements:
-        return "the images do not share one element type"
-    halos = {
-        name: Halo(
-            max(0, -min(d for d, _ in offs)),
-            max(0, max(d for d, _ in offs)),
-            max(0, -min(d for _, d in offs)),
-            max(0, max(d for _, d in offs)),
-        )
-        for name, offs in reads.items()
-    }
-    return halos, sorted(writes), elements.pop()
 
 
 def _offset(subscripts: list[str], iterators: tuple[str, str], params: str):

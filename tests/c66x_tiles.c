@@ -63,10 +63,10 @@ int main(int argc, char **argv)
     memset(&t, 0, sizeof t);
     t.rows = rows;
     t.cols = cols;
-    t.top = TOP;
-    t.bottom = BOTTOM;
-    t.left = LEFT;
-    t.right = RIGHT;
+    t.region.top = t.view.top = TOP;
+    t.region.bottom = t.view.bottom = BOTTOM;
+    t.region.left = t.view.left = LEFT;
+    t.region.right = t.view.right = RIGHT;
     t.tile_rows = atoi(argv[3]);
     t.tile_cols = atoi(argv[4]);
     t.element = sizeof(float);
@@ -74,8 +74,10 @@ int main(int argc, char **argv)
     t.input = &arrays[0];
     t.output = &arrays[1];
     arrays[0].image = (char *)in;
-    arrays[0].up = arrays[0].down = arrays[0].left = arrays[0].right = 1;
+    arrays[0].sides.top = arrays[0].sides.bottom = 1; /* read one row and column around */
+    arrays[0].sides.left = arrays[0].sides.right = 1;
     arrays[1].image = (char *)out;
+    arrays[1].sides = t.region;
     pycc_spm_reset();
     for (k = 0; k < 4; k++)
         arrays[k / 2].buffer[k % 2] = pycc_spm_alloc(pycc_tile_buffer_bytes(&t));

@@ -21,7 +21,7 @@ from corpus_check import case_label, compiled, corpus_cflags, corpus_extents, on
 from pycc_stencil.emit.c66x_tile_model import tiled_time
 from pycc_stencil.emit.tile_geometry import TileShape, choose_tile, optimal_tile_rows
 from pycc_stencil.frontend import lower_file
-from pycc_stencil.polyhedral.image_stencil import Halo, image_kernel
+from pycc_stencil.polyhedral.image_stencil import Sides, image_kernel
 from pycc_stencil.runtime.emitted import HEADER_DIRS, STRICT_FLAGS, runtime_sources
 from pycc_stencil.runtime.reference import compiler
 
@@ -39,12 +39,13 @@ def test_image_kernels_of_the_dissertation():
     """Margins from the loop bounds, halos from the access offsets: GaussianX7's loops skip 3
     rows at the top and bottom but read no other row (section 1.5 of the reference)."""
     gauss = _kernel("c66x/gaussian_x7.c", "GaussianX7")
-    assert (gauss.top, gauss.bottom, gauss.left, gauss.right) == (3, 3, 3, 3)
-    assert gauss.inputs == {"input": Halo(0, 0, 3, 3)} and gauss.outputs == ["output"]
+    assert gauss.region == gauss.view == Sides(3, 3, 3, 3)
+    assert gauss.inputs == {"input": Sides(0, 0, 3, 3)}
+    assert gauss.outputs == {"output": Sides(3, 3, 3, 3)}
     mean = _kernel("c66x/mean_filter_1x3.c", "MeanFilter1x3")
-    assert (mean.top, mean.bottom, mean.left, mean.right) == (0, 0, 1, 1)
+    assert mean.view == Sides(0, 0, 1, 1)
     lk = _kernel("c66x/lucas_kanade.c", "LucasKanade")
-    assert sorted(lk.inputs) == ["dt", "dx", "dy"] and lk.outputs == ["vx", "vy"]
+    assert sorted(lk.inputs) == ["dt", "dx", "dy"] and sorted(lk.outputs) == ["vx", "vy"]
     assert (lk.width, lk.height, lk.element_bytes) == ("size_x", "size_y", 4)
 
 
@@ -52,7 +53,8 @@ def test_image_kernels_of_the_dissertation():
     "path, name, reason",
     [
         ("polybench/jacobi_2d_ptr.c", "kernel_jacobi_2d_ptr", "2-deep"),  # a time loop
-        ("pipelines/in_place.c", "in_place", "2-deep"),
+        ("pipelines/in_place.c", "in_place", "where no loop nest writes it"),
+        ("pipelines/reads_later_write.c", "reads_later_write", "read before"),
         ("legacy/gauss5x5.c", "gauss5x5_f32", "carried"),
     ],
 )
@@ -187,8 +189,8 @@ def test_emitted_kernels_run_tile_by_tile(entry, variant):
     assert f"pycc_tiles_run(&t, pycc_{name}_tile, &call);" in unit.emitted.emitted.text
     unit.emitted.set_tile(name, 2, 3)
     computed = [s for s in _traced_steps(unit, name, 13, 11) if s.startswith("compute")]
-    k = _kernel(entry["file"], name)
-    across, down = 13 - k.left - k.right, 11 - k.top - k.bottom
+    region = _kernel(entry["file"], name).region
+    across, down = 13 - region.left - region.right, 11 - region.top - region.bottom
     assert len(computed) == -(-down // 2) * -(-across // 3), "not run tile by tile"
     for tile in ((1, 1), (2, 3), (5, 4), (1000, 1000)):
         unit.emitted.set_tile(name, *tile)
@@ -271,3 +273,30 @@ def test_one_tile_hides_nothing():
     assert tiled_time(kernel, whole, 3.0, 20.0).e_db == 0.0
     split = tiled_time(kernel, TileShape(16, 64, 0), 3.0, 20.0)
     assert 0.0 < split.e_db < 1.0 and split.double < split.single
+
+
+#: multi-stage image kernels (tests/corpus/pipelines): their intermediate images are
+#: computed in each tile's view (recomputed around it as far as later stages read them) and
+#: written back at the tile's points, one EDMA transfer in and out per image and tile
+_PIPELINES = {
+    "harris": Sides(2, 2, 2, 2),  # Sobel then 3x3 sums: the view reaches 2 around a tile
+    "unsharp4": Sides(2, 2, 2, 2),
+    "side": Sides(1, 1, 0, 0),
+    "pointwise": Sides(0, 0, 0, 0),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_PIPELINES))
+def test_pipelines_run_tile_by_tile(name):
+    path = os.path.join(CORPUS_DIR, "pipelines", f"{name}.c")
+    kernel = image_kernel(lower_file(path, []).module.get_global(name))
+    assert kernel.view == _PIPELINES[name] and kernel.stages > 1
+    unit = compiled(path, [], "", target="c66x")
+    assert unit.setup_error is None, unit.setup_error
+    assert name in unit.emitted.emitted.tiled
+    for tile in ((1, 1), (2, 3), (5, 4), (1000, 1000)):
+        unit.emitted.set_tile(name, *tile)
+        for h, w in ((23, 19), (7, 9), (4, 4)):
+            result = unit.check(name, {"h": str(h), "w": str(w)})
+            assert result.status == "OK", f"tile {tile}, {h} x {w}: {result}"
+            assert result.message.endswith("tiled: EDMA immediate, deferred, checking")

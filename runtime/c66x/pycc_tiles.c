@@ -45,87 +45,121 @@ void pycc_spm_reset(void)
 
 long pycc_tile_buffer_bytes(const pycc_tiling *t)
 {
-    long pitch = (long)t->tile_cols + t->left + t->right;
-    long rows = (long)t->tile_rows + t->top + t->bottom;
-    return (pitch * rows * t->element + 7) & ~7L;
+    long cols = (long)t->tile_cols + t->view.left + t->view.right;
+    long rows = (long)t->tile_rows + t->view.top + t->view.bottom;
+    return cols * rows * t->element;
 }
 
-/* where tile k lies: its first output row and column in the images, its size */
+/* rows [row, row + rows) x columns [col, col + cols) of the images */
 typedef struct {
     int row, col, rows, cols;
-} pycc_tile_place;
+} pycc_box;
 
-/* Every tile has the same size (the tile size, or the whole region where it is smaller): a
- * tile that would cross the region's last row or column is moved back inside it, so its
- * first outputs are computed a second time, with the same values. The view's pitch is then
- * the same for every tile, and a declared row alignment holds in the buffers too. */
-static pycc_tile_place pycc_tile_at(const pycc_tiling *t, int k)
+static int pycc_min(int a, int b)
 {
-    int out_cols = t->cols - t->left - t->right;
-    int out_rows = t->rows - t->top - t->bottom;
-    int across = (out_cols + t->tile_cols - 1) / t->tile_cols;
-    pycc_tile_place p;
-    p.rows = out_rows < t->tile_rows ? out_rows : t->tile_rows;
-    p.cols = out_cols < t->tile_cols ? out_cols : t->tile_cols;
-    p.row = (k / across) * t->tile_rows;
-    p.col = (k % across) * t->tile_cols;
-    if (p.row + p.rows > out_rows)
-        p.row = out_rows - p.rows;
-    if (p.col + p.cols > out_cols)
-        p.col = out_cols - p.cols;
-    p.row += t->top;
-    p.col += t->left;
+    return a < b ? a : b;
+}
+
+static int pycc_max(int a, int b)
+{
+    return a > b ? a : b;
+}
+
+/* `box` grown by `sides` (negative: shrunk), clipped to the images */
+static pycc_box pycc_grown(const pycc_tiling *t, pycc_box box, pycc_sides sides)
+{
+    pycc_box g;
+    g.row = pycc_max(0, box.row - sides.top);
+    g.col = pycc_max(0, box.col - sides.left);
+    g.rows = pycc_min(t->rows, box.row + box.rows + sides.bottom) - g.row;
+    g.cols = pycc_min(t->cols, box.col + box.cols + sides.right) - g.col;
+    return g;
+}
+
+/* `box` inside the margins `sides` of the images (possibly empty) */
+static pycc_box pycc_inside(const pycc_tiling *t, pycc_box box, pycc_sides sides)
+{
+    pycc_box g;
+    g.row = pycc_max(box.row, sides.top);
+    g.col = pycc_max(box.col, sides.left);
+    g.rows = pycc_max(0, pycc_min(box.row + box.rows, t->rows - sides.bottom) - g.row);
+    g.cols = pycc_max(0, pycc_min(box.col + box.cols, t->cols - sides.right) - g.col);
+    return g;
+}
+
+static pycc_box pycc_region(const pycc_tiling *t)
+{
+    pycc_box whole = {0, 0, t->rows, t->cols};
+    return pycc_inside(t, whole, t->region);
+}
+
+/* Tile k. Every tile has the same size (the tile size, or the whole region where it is
+ * smaller): a tile that would cross the region's last row or column is moved back inside
+ * it, so its first points are computed a second time, with the same values; inside the
+ * images' margins every view then has the same pitch, and a declared row alignment holds in
+ * the buffers too. */
+static pycc_box pycc_tile_at(const pycc_tiling *t, int k)
+{
+    pycc_box region = pycc_region(t), p;
+    int across = (region.cols + t->tile_cols - 1) / t->tile_cols;
+    p.rows = pycc_min(region.rows, t->tile_rows);
+    p.cols = pycc_min(region.cols, t->tile_cols);
+    p.row = pycc_min((k / across) * t->tile_rows, region.rows - p.rows) + region.row;
+    p.col = pycc_min((k % across) * t->tile_cols, region.cols - p.cols) + region.col;
     return p;
 }
 
-static int pycc_view_cols(const pycc_tiling *t, const pycc_tile_place *p)
+/* `part` of the images, as an address in `base` (an image: its pitch is the images' width,
+ * else a buffer holding `view`) */
+static char *pycc_at(const pycc_tiling *t, char *base, pycc_box part, const pycc_box *view)
 {
-    return p->cols + t->left + t->right;
+    long row = view ? part.row - view->row : part.row;
+    long col = view ? part.col - view->col : part.col;
+    return base + (row * (view ? view->cols : t->cols) + col) * t->element;
 }
 
-/* tile k's inputs (the rows and columns each is read at) into buffer[which] */
+/* tile k's inputs (as far around it as each is read) into buffer[which] */
 static void pycc_tile_in(const pycc_tiling *t, int k, int which)
 {
-    pycc_tile_place p = pycc_tile_at(t, k);
-    int pitch = pycc_view_cols(t, &p), e = t->element, a;
+    pycc_box tile = pycc_tile_at(t, k), view = pycc_grown(t, tile, t->view);
+    int e = t->element, a;
     pycc_trace("in", k);
     for (a = 0; a < t->inputs; a++) {
         const pycc_tile_array *in = &t->input[a];
-        long from = ((long)(p.row - in->up) * t->cols + (p.col - in->left)) * e;
-        long to = ((long)(t->top - in->up) * pitch + (t->left - in->left)) * e;
-        pycc_edma_copy_2d(in->buffer[which] + to, in->image + from,
-                          (unsigned)((p.cols + in->left + in->right) * e),
-                          (unsigned)(p.rows + in->up + in->down), t->cols * e, pitch * e, k);
+        pycc_box part = pycc_grown(t, tile, in->sides);
+        pycc_edma_copy_2d(pycc_at(t, in->buffer[which], part, &view),
+                          pycc_at(t, in->image, part, NULL), (unsigned)(part.cols * e),
+                          (unsigned)part.rows, t->cols * e, view.cols * e, k);
     }
 }
 
-/* tile k's outputs from buffer[which] to the images */
+/* tile k's outputs (its points inside each output's margins) from buffer[which] */
 static void pycc_tile_out(const pycc_tiling *t, int k, int which)
 {
-    pycc_tile_place p = pycc_tile_at(t, k);
-    int pitch = pycc_view_cols(t, &p), e = t->element, a;
+    pycc_box tile = pycc_tile_at(t, k), view = pycc_grown(t, tile, t->view);
+    int e = t->element, a;
     pycc_trace("out", k);
     for (a = 0; a < t->outputs; a++) {
         const pycc_tile_array *out = &t->output[a];
-        long from = ((long)t->top * pitch + t->left) * e;
-        long to = ((long)p.row * t->cols + p.col) * e;
-        pycc_edma_copy_2d(out->image + to, out->buffer[which] + from, (unsigned)(p.cols * e),
-                          (unsigned)p.rows, pitch * e, t->cols * e, k);
+        pycc_box part = pycc_inside(t, tile, out->sides);
+        pycc_edma_copy_2d(pycc_at(t, out->image, part, NULL),
+                          pycc_at(t, out->buffer[which], part, &view), (unsigned)(part.cols * e),
+                          (unsigned)part.rows, view.cols * e, t->cols * e, k);
     }
 }
 
 static void pycc_tile_compute(const pycc_tiling *t, int k, int which, pycc_tile_kernel kernel,
                               void *context)
 {
-    pycc_tile_place p = pycc_tile_at(t, k);
-    int view_cols = pycc_view_cols(t, &p), view_rows = p.rows + t->top + t->bottom, a;
-    size_t bytes = (size_t)view_cols * (size_t)view_rows * (size_t)t->element;
+    pycc_box view = pycc_grown(t, pycc_tile_at(t, k), t->view);
+    size_t bytes = (size_t)view.cols * (size_t)view.rows * (size_t)t->element;
+    int a;
     for (a = 0; a < t->inputs; a++)
         pycc_edma_cpu_uses(t->input[a].buffer[which], bytes, k);
     for (a = 0; a < t->outputs; a++)
         pycc_edma_cpu_uses(t->output[a].buffer[which], bytes, k);
     pycc_trace("compute", k);
-    kernel(context, which, view_cols, view_rows);
+    kernel(context, which, view.cols, view.rows);
 }
 
 /* whether the images can be run tile by tile: buffers allocated, every transfer one PaRAM
@@ -160,12 +194,12 @@ static void pycc_wait(void)
 
 void pycc_tiles_run(const pycc_tiling *t, pycc_tile_kernel kernel, void *context)
 {
-    int out_rows = t->rows - t->top - t->bottom, out_cols = t->cols - t->left - t->right;
+    pycc_box region = pycc_region(t);
     int n, i;
-    if (out_rows <= 0 || out_cols <= 0)
+    if (region.rows <= 0 || region.cols <= 0)
         return; /* the kernel's loops run zero times */
-    n = ((out_rows + t->tile_rows - 1) / t->tile_rows) *
-        ((out_cols + t->tile_cols - 1) / t->tile_cols);
+    n = ((region.rows + t->tile_rows - 1) / t->tile_rows) *
+        ((region.cols + t->tile_cols - 1) / t->tile_cols);
     pycc_edma_init();
     pycc_tile_in(t, 0, 0);
     if (n > 1)

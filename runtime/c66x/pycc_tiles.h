@@ -2,32 +2,43 @@
  * EDMA (Algorithm 4 of the C66x dissertation: while tile i is computed, the inputs of tile
  * i+1 come in and the outputs of tile i-1 go out), pycc-stencil runtime.
  *
- * The kernel computes output rows [top, rows - bottom) x columns [left, cols - right) of
- * images `cols` elements wide; the region is cut into tiles of tile_rows x tile_cols outputs
- * (a tile at the right or bottom edge is moved back inside the region). A tile's buffers are views of the same shape as
- * the kernel's images, (tile rows + top + bottom) x (tile columns + left + right) with that
- * pitch, so the kernel itself runs on them unchanged: its loops then cover exactly the
- * tile. Only the rows and columns an input is read at (its halo, from the access offsets,
- * never beyond the margins) are transferred in, and only the tile's outputs out.
+ * The kernel works on images `cols` elements wide (the row stride) and `rows` high, in one
+ * or several stages (loop nests), each writing its outputs inside margins of the images and
+ * reading at constant offsets. The region where some output is written is cut into tiles of
+ * tile_rows x tile_cols points (a tile that would cross the region's last row or column is
+ * moved back inside it, so all tiles have one size). For each tile the kernel itself runs,
+ * unchanged, on a view: the tile grown by `view` on each side (clipped to the images), with
+ * the view's width as the kernel's width parameter and its height as the height; `view` is
+ * what the stages need around a tile for the tile's points to come out as in the whole
+ * images (a single stage: its margins; a pipeline: its stages' margins and halos chained).
+ * Each input is transferred in around the tile as far as it is read (`sides`: its halo),
+ * each output out at the tile's points inside its own margins (`sides`).
  */
 #ifndef PYCC_TILES_H
 #define PYCC_TILES_H
 
 #include "pycc_edma.h"
 
+/* rows above and below, columns left and right */
+typedef struct {
+    int top, bottom, left, right;
+} pycc_sides;
+
 typedef struct {
     char *image;
-    int up, down, left, right; /* rows/columns read around an output (inputs; 0 for outputs) */
-    char *buffer[2];           /* the two tile buffers (ping-pong) */
+    pycc_sides sides;  /* an input: how far around a tile it is read; an output: the margins
+                          of the images it is written inside */
+    char *buffer[2];   /* the two tile buffers (ping-pong) */
 } pycc_tile_array;
 
 typedef struct {
-    int rows, cols;                   /* the images */
-    int top, bottom, left, right;     /* the margins the kernel's loops leave out */
-    int tile_rows, tile_cols;         /* outputs per full tile */
-    int element;                      /* bytes per element */
+    int rows, cols;                  /* the images */
+    pycc_sides region;               /* the margins of the region where outputs are written */
+    pycc_sides view;                 /* what the kernel needs around a tile */
+    int tile_rows, tile_cols;        /* points per tile */
+    int element;                     /* bytes per element */
     int inputs, outputs;
-    pycc_tile_array *input, *output;  /* input[0..inputs), output[0..outputs) */
+    pycc_tile_array *input, *output; /* input[0..inputs), output[0..outputs) */
 } pycc_tiling;
 
 /* computes one tile: the kernel on buffer[which] of every array, viewed as images
