@@ -390,10 +390,10 @@ def _checkable_target(name: str) -> str:
     target = _target(name)
     if target.name != "host" and not target.c_dialect:
         raise _UsageError(
-            f"check runs code on this machine: --target host, or a C target (c), not "
+            f"check runs code on this machine: --target host, or a C target (c, c66x), not "
             f"'{target.name}'"
         )
-    return target.name
+    return name
 
 
 def _run_emit(args: argparse.Namespace, cflags: list[str]) -> int:
@@ -453,7 +453,8 @@ def _write_bundle(args: argparse.Namespace, target, text: str) -> None:
     if os.path.exists(args.output) and not os.path.isdir(args.output):
         raise _UsageError(f"'{args.output}' is not a directory (a '.c' output is one file)")
     stem = os.path.splitext(os.path.basename(args.file))[0]
-    files = bundle_files(target.c_dialect, stem, os.path.basename(args.file), text)
+    source = os.path.basename(args.file)
+    files = bundle_files(target.c_dialect, stem, source, text, target.runtime_defines())
     write_bundle(args.output, files)
 
 
@@ -503,12 +504,12 @@ def _run_tune(args: argparse.Namespace, cflags: list[str]) -> int:
     return 0
 
 
-def _target(name: str):
-    """The registered target `name` (`--target`)."""
-    from .emit.targets import target_named
+def _target(spec: str):
+    """The target `--target` names (`NAME[:KEY=VALUE,...]`)."""
+    from .emit.targets import target_from_spec
 
     try:
-        return target_named(name)
+        return target_from_spec(spec)
     except ValueError as exc:
         raise _UsageError(str(exc)) from None
 

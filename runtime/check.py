@@ -20,7 +20,7 @@ from llvmlite import ir
 
 from ..emit.c_module import emit_c
 from ..emit.host_jit import IRVerificationError, JitModule, compile_module
-from ..emit.targets import host_target, target_named
+from ..emit.targets import target_from_spec
 from ..frontend.c_types import (
     ArrayType,
     CType,
@@ -273,7 +273,7 @@ class CompiledUnit:
         #: a C target's emitted C, built (None: JIT-compiled)
         self.emitted: EmittedLibrary | None = None
         self.setup_error: str | None = None
-        machine = host_target() if target == "host" else target_named(target)
+        machine = target_from_spec(target)
         #: what runs the transformed code, in messages
         self.runner = "emitted C" if machine.c_dialect else "JIT code"
         try:
@@ -284,7 +284,8 @@ class CompiledUnit:
             module = self.module = result.module
             if machine.c_dialect:
                 emitted = emit_c(module, machine.c_dialect, tiled=tiled)
-                self.emitted = EmittedLibrary(emitted, source.lowered.globals.values())
+                variables = source.lowered.globals.values()
+                self.emitted = EmittedLibrary(emitted, variables, machine.runtime_defines())
                 return
             if any(name == "align" for name, _ in steps):
                 self.alignment_check = AlignmentCheck(module)

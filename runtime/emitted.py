@@ -39,7 +39,10 @@ class EmittedBuildError(ReferenceBuildError):
 class EmittedLibrary:
     """The emitted C of one module, compiled and loaded."""
 
-    def __init__(self, emitted: EmittedC, variables: Iterable[GlobalInfo] = ()):
+    def __init__(
+        self, emitted: EmittedC, variables: Iterable[GlobalInfo] = (), defines: list[str] = ()
+    ):
+        """`defines`: the `-D` flags of the target's runtime (`Target.runtime_defines`)."""
         self.emitted = emitted
         variables = [v for v in variables if v.size is not None]
         with tempfile.TemporaryDirectory(prefix="pycc-stencil-") as scratch:
@@ -51,7 +54,7 @@ class EmittedLibrary:
             library = directory / "emitted.so"
             runtime = runtime_sources(emitted.dialect) if emitted.tiled else []
             _run(
-                [*compiler(), *STRICT_FLAGS, *include_flags(emitted.dialect), "-fPIC",
+                [*compiler(), *STRICT_FLAGS, *include_flags(emitted.dialect), *defines, "-fPIC",
                  "-shared", str(source), str(storage), *map(str, runtime), "-o", str(library),
                  "-lm"]
             )  # fmt: skip

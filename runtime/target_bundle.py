@@ -34,6 +34,9 @@ AR6X ?= $(C6000_CGT)/bin/ar6x
 # -mv6600: C66x instructions (DADDSP, DMPYSP, LDNDW); -mw: software-pipelining report per loop
 C66X_CFLAGS ?= -mv6600 --abi=eabi --c99 -O3 -mw --include_path=$(C6000_CGT)/include
 
+# the runtime's configuration, as the kernel's tiles were sized for it
+RUNTIME_DEFINES = {defines}
+
 SOURCES = {sources}
 HEADERS = {headers}
 
@@ -62,8 +65,11 @@ clean:
 """
 
 
-def bundle_files(dialect: str, stem: str, source_name: str, text: str) -> dict[str, bytes]:
-    """{file name: content} of the directory for emitted C `text` in `dialect`."""
+def bundle_files(
+    dialect: str, stem: str, source_name: str, text: str, defines: list[str]
+) -> dict[str, bytes]:
+    """{file name: content} of the directory for emitted C `text` in `dialect`; `defines`:
+    the `-D` flags of the target's runtime."""
     headers = sorted(p for p in HEADER_DIRS[dialect].iterdir() if p.suffix in (".h", ".c"))
     files = {f"{stem}.c": text.encode()}
     for path in headers:
@@ -74,6 +80,7 @@ def bundle_files(dialect: str, stem: str, source_name: str, text: str) -> dict[s
         source=source_name,
         target=dialect,
         host_flags=" ".join(STRICT_FLAGS),
+        defines=" ".join(defines),
         sources=" ".join(sources),
         headers=" ".join(sorted(name for name in files if name.endswith(".h"))),
     )

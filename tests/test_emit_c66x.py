@@ -161,3 +161,20 @@ def test_check_target_c66x_from_the_command_line(capsys):
     argv = ["check", source, "--target", "c66x", "--remarks", "none"]
     assert main([*argv, "--param", "size_x=17", "--param", "size_y=5"]) == 0
     assert "OK MatrixAdd: bit-exact" in capsys.readouterr().out
+
+
+def test_l2_budget_is_a_target_option(tmp_path, capsys):
+    """`--target c66x:l2=16K`: smaller tiles, and the runtime's arena built for that size."""
+    source = os.path.join(CORPUS_DIR, "c66x/sobel.c")
+    sizes = {}
+    for spec in ("c66x", "c66x:l2=16K"):
+        out = tmp_path / spec.replace(":", "_")
+        assert main(["emit", source, "--target", spec, "--remarks", "none", "-o", str(out)]) == 0
+        found = re.search(r"over tiles of (\d+) x (\d+) points", (out / "sobel.c").read_text())
+        rows, cols = found.groups()
+        sizes[spec] = int(rows) * int(cols)
+    assert sizes["c66x:l2=16K"] * 16 < sizes["c66x"]
+    assert "RUNTIME_DEFINES = -DPYCC_SPM_BYTES=16384" in (out / "Makefile").read_text()
+    for bad in ("c66x:l2=1G", "c66x:speed=3", "c66x:l2"):
+        assert main(["emit", source, "--target", bad, "-o", str(tmp_path / "x")]) == 1
+        assert "error:" in capsys.readouterr().err and not (tmp_path / "x").exists()

@@ -38,6 +38,24 @@ def target_named(name: str, **options: object) -> Target:
     return classes[name](**options)
 
 
+def target_from_spec(spec: str) -> Target:
+    """The target a `--target` value names: `NAME` or `NAME:KEY=VALUE,...` (its options, e.g.
+    `c66x:l2=256K`)."""
+    name, _, options = spec.partition(":")
+    values = {}
+    for option in filter(None, options.split(",")):
+        key, equals, value = option.partition("=")
+        if not equals or not key:
+            raise ValueError(f"bad target option {option!r} (expected KEY=VALUE)")
+        values[key.strip()] = value.strip()
+    if name == "host" and not values:
+        return host_target()
+    try:
+        return target_named(name, **values)
+    except TypeError:
+        raise ValueError(f"target {name!r} has no option among {sorted(values)}") from None
+
+
 def host_target(cpu: str | None = None, features: str | None = None, **model: object) -> Target:
     """The host x86-64 target: this CPU, or the `cpu`/`features` a command line selects (and
     the `caches`, `parallel_runtime` and `parallel_team` of its flags: `emit.cc_machine`)."""

@@ -7,11 +7,14 @@ from __future__ import annotations
 from llvmlite import ir
 
 from ...ir_passes.core.alignment import row_alignment
+from ...ir_passes.core.machine_model import parse_size
 from ...ir_passes.core.target import Cost, Target
 from .. import c66x_model
 from ..c66x_tiling import tiled_kernels
 
-#: a C6678 core's 512 KiB of L2: 384 KiB for tile buffers, the rest left to the program
+#: a C6678 core's L2 (configurable as SRAM or cache)
+L2_BYTES = 512 * 1024
+#: of which tile buffers get 384 KiB by default, the rest left to the program (stack, data)
 TILE_BUFFER_BYTES = 384 * 1024
 
 
@@ -26,9 +29,17 @@ class C66x(Target):
     def vector_bytes(self) -> int:
         return 8
 
-    def __init__(self, l2_bytes: int = TILE_BUFFER_BYTES):
-        #: L2 SRAM given to tile buffers (`runtime/c66x/pycc_tiles.c`'s PYCC_SPM_BYTES)
-        self.l2_bytes = l2_bytes
+    def __init__(self, l2: int | str = TILE_BUFFER_BYTES):
+        """`l2`: the L2 SRAM given to tile buffers (`--target c66x:l2=256K`)."""
+        self.l2_bytes = parse_size(l2) if isinstance(l2, str) else l2
+        if not 0 < self.l2_bytes <= L2_BYTES:
+            raise ValueError(f"l2={l2}: the tile buffers need 1 byte to {L2_BYTES // 1024}K")
+
+    def runtime_defines(self) -> list[str]:
+        return [f"-DPYCC_SPM_BYTES={self.l2_bytes}"]
+
+    def describe(self) -> str:
+        return f"{super().describe()}, {self.l2_bytes // 1024} KiB of L2 SRAM for tiles"
 
     def c_tiling(self, module: ir.Module) -> dict[str, object]:
         """The image kernels, run out of L2 SRAM tile by tile, double-buffered by the EDMA."""

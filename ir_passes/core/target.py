@@ -89,6 +89,10 @@ class Target(ABC):
         tile through its runtime, by name (C66x: `emit.c66x_tiling.TiledKernel`)."""
         return {}
 
+    def runtime_defines(self) -> list[str]:
+        """`-D` flags the target's runtime C is built with (its configuration)."""
+        return []
+
     def cache_bytes(self, level: int) -> int:
         """The data cache size of `level` (1, 2, 3), or its `PYCC_CACHE_L<level>` override."""
         override = os.environ.get(CACHE_OVERRIDE[level], "").strip()
