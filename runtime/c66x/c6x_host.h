@@ -16,10 +16,13 @@
  *  - _amem8/_amem8_f2 (LDDW/STDW) need an 8-byte aligned address: a misaligned one aborts
  *    with the address and the source line (the DSP would silently drop the low address bits),
  *    as does a false _nassert; _mem8/_mem8_f2 (LDNDW/STNDW) take any address.
- * Not modelled: the C66x floating-point unit treats denormal operands and results as zero;
- * the emulation keeps IEEE denormals, as the host reference does (define
- * PYCC_C66X_DENORMALS_ARE_ZERO to flush the SIMD intrinsics' operands and results as the DSP
- * does). cl6x's pragmas (MUST_ITERATE, UNROLL) mean nothing to the host and are ignored.
+ * Not modelled: the C6000 floating-point unit treats denormal operands as zero and flushes
+ * denormal results to zero, and its arithmetic on a NaN gives the one NaN 0x7fffffff (the
+ * C67x rules, SPRU733; assumed for the C66x); the emulation keeps IEEE denormals and NaNs, as
+ * the host reference does (define PYCC_C66X_DENORMALS_ARE_ZERO to flush the SIMD intrinsics'
+ * operands and results as the DSP does). Moving a float through a register pair (_ftof2,
+ * _hif2, _lof2, the loads and stores) keeps its bits on both. cl6x's pragmas (MUST_ITERATE,
+ * UNROLL) mean nothing to the host and are ignored.
  */
 #ifndef PYCC_C6X_HOST_H
 #define PYCC_C6X_HOST_H
@@ -140,17 +143,17 @@ PYCC_C6X_INLINE long long _itoll(unsigned hi, unsigned lo)
     return (long long)(((uint64_t)hi << 32) | lo);
 }
 
-PYCC_C6X_INLINE int _hill(long long v) { return (int)(uint32_t)((uint64_t)v >> 32); }
+PYCC_C6X_INLINE unsigned _hill(long long v) { return (unsigned)((uint64_t)v >> 32); }
 PYCC_C6X_INLINE unsigned _loll(long long v) { return (unsigned)(uint32_t)(uint64_t)v; }
 
 PYCC_C6X_INLINE long long _dadd(long long a, long long b)
 {
-    return _itoll((unsigned)_hill(a) + (unsigned)_hill(b), _loll(a) + _loll(b));
+    return _itoll(_hill(a) + _hill(b), _loll(a) + _loll(b));
 }
 
 PYCC_C6X_INLINE long long _dsub(long long a, long long b)
 {
-    return _itoll((unsigned)_hill(a) - (unsigned)_hill(b), _loll(a) - _loll(b));
+    return _itoll(_hill(a) - _hill(b), _loll(a) - _loll(b));
 }
 
 #endif
