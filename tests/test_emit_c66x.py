@@ -24,7 +24,9 @@ _DISSERTATION = {
     "unroll(2),simd(2),align": r"#pragma UNROLL\(1\)",
     "unroll(4)": r"#pragma UNROLL\(1\)\n\s*for .*\n(.*\n)*\s*#pragma MUST_ITERATE\(0, 3\)",
 }
-_POLYBENCH = {"": None, "auto,align": None}
+#: double precision: `<2 x double>` has no C66x register form (structs of lanes); the default
+#: pipeline on them (time tiling, seconds each) is in the sweep (scripts/check_emitted_c.py)
+_POLYBENCH = {"": None, "simd(2),align": None}
 
 
 def _entries(prefix: str, suffix: str = ".c"):
@@ -71,9 +73,10 @@ def test_c66x_c_is_bit_exact(entry, variant, passes, shows):
     if "simd" in passes:
         assert "_amem8_f2(" not in text  # nothing is declared aligned
         assert "vector_size" not in text  # no GCC vectors: cl6x has none
-        if entry["function"] != "GaussianX7":  # its sum is in double: no float SIMD op
+        double = entry["file"].startswith("polybench/") or entry["function"] == "GaussianX7"
+        if not double:  # (GaussianX7 sums in double) a float SIMD operation
             assert re.search(r"_daddsp\(|_dmpysp\(|_dsubsp\(", text), "no DADDSP/DMPYSP"
-    if passes == "simd(2),align":
+    if passes == "simd(2),align" and entry["file"].startswith("c66x/"):  # one loop each
         checked = any("overlap check" in r.message for r in unit.remarks)
         # when the overlap check fails the scalar remainder runs every iteration: no bound
         assert checked == (not re.search(r"MUST_ITERATE\(0, \d+\)", text))
