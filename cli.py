@@ -416,9 +416,10 @@ def _run_emit(args: argparse.Namespace, cflags: list[str]) -> int:
     apply_row_align(lowered, args.row_align)
     module = lowered.module
     set_target(module, target)
-    tiled = target.c_tiling(module) if target.c_dialect else {}
+    tiling: list = []
+    tiled = target.c_tiling(module, tiling) if target.c_dialect else {}
     result = run_passes(module, steps, verify=True)
-    _print_remarks(result.remarks, args.remarks)
+    _print_remarks(tiling + result.remarks, args.remarks)
     kind = args.emit or ("c" if target.c_dialect else "llvm")
     if kind == "c":
         text = _emitted_c(args, target, result.module, tiled)
@@ -448,14 +449,18 @@ def _writes_bundle(target, output: str) -> bool:
 
 
 def _write_bundle(args: argparse.Namespace, target, text: str) -> None:
-    from .runtime.target_bundle import bundle_files, write_bundle
+    from .runtime.target_bundle import BundleError, bundle_files, write_bundle
 
-    if os.path.exists(args.output) and not os.path.isdir(args.output):
-        raise _UsageError(f"'{args.output}' is not a directory (a '.c' output is one file)")
+    directory = args.output.rstrip("/") or "/"
+    if os.path.exists(directory) and not os.path.isdir(directory):
+        raise _UsageError(f"'{directory}' is not a directory (a '.c' output is one file)")
     stem = os.path.splitext(os.path.basename(args.file))[0]
     source = os.path.basename(args.file)
     files = bundle_files(target.c_dialect, stem, source, text, target.runtime_defines())
-    write_bundle(args.output, files)
+    try:
+        write_bundle(directory, files)
+    except BundleError as exc:
+        raise _UsageError(str(exc)) from None
 
 
 def _emitted_c(args: argparse.Namespace, target, module, tiled: dict) -> str:

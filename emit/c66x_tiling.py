@@ -20,6 +20,8 @@ from dataclasses import dataclass
 
 from llvmlite import ir
 
+from ..ir_passes.core.analyses import loops_of
+from ..ir_passes.registry import PassContext
 from ..polyhedral.image_stencil import ImageKernel, Sides, image_kernel
 from .tile_geometry import TileShape, choose_tile
 
@@ -28,26 +30,39 @@ from .tile_geometry import TileShape, choose_tile
 class TiledKernel:
     kernel: ImageKernel
     tile: TileShape
+    row_align: int  # the declared row alignment in bytes (1: none)
 
 
 def tiled_kernels(
-    module: ir.Module, budget: int, alignment: dict[str, int]
+    module: ir.Module, budget: int, alignment: dict[str, int], context: PassContext
 ) -> dict[str, TiledKernel]:
     """The functions of `module` (before the passes) to run tile by tile, by name, with
-    their tiles for `budget` bytes of scratchpad (`alignment`: declared row alignments)."""
+    their tiles for `budget` bytes of scratchpad (`alignment`: declared row alignments); a
+    remark for each function with a loop says whether it is tiled, or why not."""
     found = {}
     for function in module.functions:
-        if not function.blocks:
+        if not function.blocks or not loops_of(function).loops:
             continue
         kernel = image_kernel(function)
         if isinstance(kernel, str):
+            context.analysis(f"not run in L2 tiles: {kernel}", at=function)
             continue
         aligned = alignment.get(function.name, 1)
         if aligned > kernel.element_bytes and kernel.view != kernel.region:
-            continue  # a pipeline's views at the images' edges are narrower: rows unaligned
+            # a pipeline's views at the images' edges are narrower: their rows unaligned
+            context.analysis("not run in L2 tiles: a pipeline with a row alignment", at=function)
+            continue
         tile = choose_tile(kernel, budget, aligned)
-        if tile is not None:
-            found[function.name] = TiledKernel(kernel, tile)
+        if tile is None:
+            context.analysis(f"not run in L2 tiles: no tile fits {budget} bytes", at=function)
+            continue
+        found[function.name] = TiledKernel(kernel, tile, aligned)
+        stages = f", {kernel.stages} stages" if kernel.stages > 1 else ""
+        context.passed(
+            f"run tile by tile out of L2 SRAM through the EDMA, double-buffered: tiles of "
+            f"{tile.rows} x {tile.cols} points{stages}",
+            at=function,
+        )
     return found
 
 
@@ -72,23 +87,24 @@ def wrapper(
         else:
             in_tile.append(f"call->{c}")
     setup = [
-        f"t.rows = {c_names[k.height]};",
-        f"t.cols = {c_names[k.width]};",
-        f"t.region = (pycc_sides){{{_sides(k.region)}}};",
-        f"t.view = (pycc_sides){{{_sides(k.view)}}};",
-        f"t.tile_rows = pycc_tile_rows_{name};",
-        f"t.tile_cols = pycc_tile_cols_{name};",
-        f"t.element = {k.element_bytes};",
-        f"t.inputs = {len(k.inputs)};",
-        f"t.outputs = {len(k.outputs)};",
-        "t.input = &call.arrays[0];",
-        f"t.output = &call.arrays[{len(k.inputs)}];",
+        f"pycc_t.rows = {c_names[k.height]};",
+        f"pycc_t.cols = {c_names[k.width]};",
+        f"pycc_t.region = (pycc_sides){{{_sides(k.region)}}};",
+        f"pycc_t.view = (pycc_sides){{{_sides(k.view)}}};",
+        f"pycc_t.tile_rows = pycc_tile_rows_{name};",
+        f"pycc_t.tile_cols = pycc_tile_cols_{name};",
+        f"pycc_t.row_align = {tiled.row_align};",
+        f"pycc_t.element = {k.element_bytes};",
+        f"pycc_t.inputs = {len(k.inputs)};",
+        f"pycc_t.outputs = {len(k.outputs)};",
+        "pycc_t.input = &pycc_call.arrays[0];",
+        f"pycc_t.output = &pycc_call.arrays[{len(k.inputs)}];",
     ]
     for n, image in enumerate(images):
         sides = _sides(k.inputs[image] if image in k.inputs else k.outputs[image])
         literal = f"(pycc_tile_array){{(char *){c_names[image]}, {{{sides}}}, {{NULL, NULL}}}}"
-        setup.append(f"call.arrays[{n}] = {literal};")
-    setup += [f"call.{c} = {c};" for c, _ in scalars]
+        setup.append(f"pycc_call.arrays[{n}] = {literal};")
+    setup += [f"pycc_call.{c} = {c};" for c, _ in scalars]
     direct = ", ".join(c for _, c, _ in params)
     lines = [
         f"/* {name} over tiles of {tile.rows} x {tile.cols} points in L2 SRAM, double-buffered",
@@ -109,21 +125,21 @@ def wrapper(
         "",
         prototype,
         "{",
-        f"    struct pycc_{name}_call call;",
-        "    pycc_tiling t;",
-        "    long bytes;",
-        "    int k;",
+        f"    struct pycc_{name}_call pycc_call;",
+        "    pycc_tiling pycc_t;",
+        "    long pycc_bytes;",
+        "    int pycc_k;",
         "",
         *(f"    {line}" for line in setup),
         "    pycc_spm_reset();",
-        "    bytes = pycc_tile_buffer_bytes(&t);",
-        f"    for (k = 0; k < {2 * len(images)}; k++)",
-        "        call.arrays[k / 2].buffer[k % 2] = pycc_spm_alloc(bytes);",
-        "    if (!pycc_tiles_possible(&t)) {",
+        "    pycc_bytes = pycc_tile_buffer_bytes(&pycc_t);",
+        f"    for (pycc_k = 0; pycc_k < {2 * len(images)}; pycc_k++)",
+        "        pycc_call.arrays[pycc_k / 2].buffer[pycc_k % 2] = pycc_spm_alloc(pycc_bytes);",
+        "    if (!pycc_tiles_possible(&pycc_t)) {",
         f"        {body}({direct});",
         "        return;",
         "    }",
-        f"    pycc_tiles_run(&t, pycc_{name}_tile, &call);",
+        f"    pycc_tiles_run(&pycc_t, pycc_{name}_tile, &pycc_call);",
         "}",
     ]
     return "\n".join(lines)

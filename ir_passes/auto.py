@@ -1,5 +1,5 @@
-"""`auto`: time-tile the iterated stencils, then apply to each other function the strategy
-`tune --target host` chooses for it.
+"""`auto`: time-tile the iterated stencils (on a target with caches), then apply to each other
+function the strategy `tune` chooses for it on the module's target.
 
 The one pass driven by back-end feedback: for every function with a loop it runs the strategy
 search (`ir_passes.strategy`) with the cycles of the module's Target (the host's: llvm-mca, or its
@@ -76,7 +76,7 @@ def _as_built(module: ir.Module, functions: list[ir.Function], target: Target) -
     return target.original_loop_cycles(text, steps)
 
 
-def _choose(tuner, name: str, built: float | None) -> tuple[str | None, str]:
+def _choose(tuner, name: str, built: float | None, target: str) -> tuple[str | None, str]:
     """(pipeline to apply or None, the analysis remark saying why)."""
     best = tuner.tune(name, OPTIONS).best
     if best is None:
@@ -87,7 +87,8 @@ def _choose(tuner, name: str, built: float | None) -> tuple[str | None, str]:
             f"iteration, the best strategy ({best.strategy.pipeline}) {best.cost.ii:.3g}"
         )
     return best.strategy.pipeline, (
-        f"tuned for the host: {best.strategy.pipeline} ({best.cost.ii:.3g} cycles per iteration)"
+        f"tuned for {'the host' if target == 'host' else target}: {best.strategy.pipeline} "
+        f"({best.cost.ii:.3g} cycles per iteration)"
     )
 
 
@@ -110,7 +111,7 @@ def auto(module: ir.Module, *, context: PassContext) -> ir.Module:
     target = context.target
     module = fresh_copy(module)
     originals = {f.name for f in module.functions if f.blocks}
-    tiled = _tile_for_locality(module, context)
+    tiled = _tile_for_locality(module, context) if target.cache_tiling else set()
     tuner = None
     looping = [
         f
@@ -126,7 +127,8 @@ def auto(module: ir.Module, *, context: PassContext) -> ir.Module:
         key = keys[function.name]
         if key not in _chosen:
             tuner = tuner or Tuner(module, target, verify=False)
-            _chosen[key] = _choose(tuner, function.name, built_cycles.get(function.name))
+            built = built_cycles.get(function.name)
+            _chosen[key] = _choose(tuner, function.name, built, target.name)
         pipeline, reason = _chosen[key]
         context.analysis(reason, at=function)
         if pipeline is None or pipeline == "unroll(1)":

@@ -4,7 +4,8 @@ An image kernel (the C66x dissertation's Appendix A, most filters of legacy C, a
 pipelines) is one or several 2-deep loop nests (stages), each `for i in [top, H - bottom)
 for j in [left, W - right)` with its own margins, over images of W columns (row-major, row
 stride W elements, one element type), reading at constant offsets `a[i + di][j + dj]` and
-writing its outputs at `[i][j]` only; an image another stage reads is written by one stage
+writing its outputs at `[i][j]` only, values that do not depend on i, j, W or H (a tile's
+view has other ones); an image another stage reads is written by one stage
 before it, and read only where that stage wrote it; nothing else has an effect. Then the
 kernel, called on a view of a tile (its W and H set to the view's size), computes the
 tile's points as on the whole images, if the view reaches far enough around the tile:
@@ -136,6 +137,13 @@ def _stage(scop: Scop, statement: Statement, params: str, sizes: set, elements: 
     actual = isl.Set(f"[{params}] -> {{ [{outer}, {inner}] : {constraints} }}")
     if not wanted.is_equal(actual):
         return "an iteration domain is not a box inside the images' margins"
+    sizes_and_position = {scop.params[height], scop.params[width], *statement.phis}
+    for access in statement.accesses:
+        if access.is_write and _depends_on(access.instruction.operands[0], sizes_and_position):
+            return (
+                f"the value written to '{access.array.name}' depends on the position or the "
+                "images' size (it would change on a tile)"
+            )
     stage = _Stage(Sides(top, bottom, left, right), [], set())
     for access in statement.accesses:
         array = access.array
@@ -196,6 +204,23 @@ def _reach(stages: list[_Stage]):
         )
     outputs = {image: stages[q].margins for image, q in writer.items()}
     return view, halos, outputs
+
+
+def _depends_on(value: ir.Value, forbidden: set) -> bool:
+    """Whether `value` is computed from one of `forbidden` (loaded values are data: the
+    addresses they are loaded from do not count); any other phi counts as dependent."""
+    seen: set[int] = set()
+    work = [value]
+    while work:
+        v = work.pop()
+        if id(v) in seen:
+            continue
+        seen.add(id(v))
+        if v in forbidden or isinstance(v, ins.PhiInstr):
+            return True
+        if isinstance(v, ins.Instruction) and not isinstance(v, ins.LoadInstr):
+            work.extend(v.operands)
+    return False
 
 
 def _other_effects(function: ir.Function, scop: Scop) -> bool:

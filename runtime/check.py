@@ -278,9 +278,10 @@ class CompiledUnit:
         self.runner = "emitted C" if machine.c_dialect else "JIT code"
         try:
             module = source.take_module()
-            tiled = machine.c_tiling(module)  # what the back end tiles, seen before the passes
+            tiling: list[Remark] = []
+            tiled = machine.c_tiling(module, tiling)  # what the back end tiles, before the passes
             result = run_passes(module, steps, target=machine)
-            self.remarks = result.remarks
+            self.remarks = tiling + result.remarks
             module = self.module = result.module
             if machine.c_dialect:
                 emitted = emit_c(module, machine.c_dialect, tiled=tiled)

@@ -186,7 +186,7 @@ def test_emitted_kernels_run_tile_by_tile(entry, variant):
     assert unit.setup_error is None, unit.setup_error
     name = entry["function"]
     assert name in unit.emitted.emitted.tiled
-    assert f"pycc_tiles_run(&t, pycc_{name}_tile, &call);" in unit.emitted.emitted.text
+    assert f"pycc_tiles_run(&pycc_t, pycc_{name}_tile, &pycc_call);" in unit.emitted.emitted.text
     unit.emitted.set_tile(name, 2, 3)
     computed = [s for s in _traced_steps(unit, name, 13, 11) if s.startswith("compute")]
     region = _kernel(entry["file"], name).region
@@ -300,3 +300,78 @@ def test_pipelines_run_tile_by_tile(name):
             result = unit.check(name, {"h": str(h), "w": str(w)})
             assert result.status == "OK", f"tile {tile}, {h} x {w}: {result}"
             assert result.message.endswith("tiled: EDMA immediate, deferred, checking")
+
+
+def test_images_packed_as_check_packs_them_are_still_tiled():
+    """Images whose rows x cols spans overlap but whose used parts do not (a buffer sized by
+    the kernel's footprint, as `check` allocates them) run tile by tile, bit for bit."""
+    entry = next(e for e in KERNELS if e["function"] == "Jacobi")
+    path = os.path.join(CORPUS_DIR, entry["file"])
+    unit = compiled(path, [], "auto,align", target="c66x")
+    rows, cols = 11, 13
+    memory = np.zeros(2 * rows * cols, np.float32)
+    image = np.random.default_rng(5).random(rows * cols, dtype=np.float32)
+    memory[: rows * cols] = image
+    output_at = rows * cols - (cols + 1)  # its first written element follows the input
+    library = unit.emitted._library
+    steps: list[str] = []
+    trace = ctypes.CFUNCTYPE(None, ctypes.c_char_p, ctypes.c_int)(
+        lambda step, tile: steps.append(step.decode())
+    )
+    hook = ctypes.c_void_p.in_dll(library, "pycc_tiles_trace")
+    signature = (ctypes.c_void_p, ctypes.c_int32, ctypes.c_int32, ctypes.c_void_p)
+    function = ctypes.CFUNCTYPE(None, *signature)(unit.emitted.function_address("Jacobi"))
+    unit.emitted.set_tile("Jacobi", 2, 3)
+    hook.value = ctypes.cast(trace, ctypes.c_void_p).value
+    try:
+        function(memory.ctypes.data, cols, rows, memory.ctypes.data + 4 * output_at)
+    finally:
+        hook.value = None
+    assert steps.count("compute") == 5 * 4, "not tiled"
+    grid = image.reshape(rows, cols).astype(np.float64)
+    expected = ((grid[:-2, 1:-1] + grid[2:, 1:-1]).astype(np.float32) + grid[1:-1, :-2]).astype(
+        np.float32
+    )
+    expected = ((expected + grid[1:-1, 2:]).astype(np.float32) * 0.25).astype(np.float32)
+    written = memory[output_at:][: rows * cols].reshape(rows, cols)[1:-1, 1:-1]
+    assert np.array_equal(written, expected)
+
+
+_NOT_IMAGE_KERNELS = """
+void Position(const float *in, int w, int h, float *out) {
+  for (int i = 0; i < h; i++)
+    for (int j = 1; j < w; j++)
+      out[i * w + j] = in[i * w + j - 1] + (float)j + 100.0f * (float)i;
+}
+void Size(const float *in, int w, int h, float *out) {
+  float s = 1.0f / w;
+  for (int i = 0; i < h; i++)
+    for (int j = 0; j < w; j++)
+      out[i * w + j] = in[i * w + j] * s;
+}
+void Named(const float *in, int w, int h, float k, float t, int call, int bytes, float *out) {
+  for (int i = 1; i < h - 1; i++)
+    for (int j = 1; j < w - 1; j++)
+      out[i * w + j] = (in[(i - 1) * w + j] + in[(i + 1) * w + j]) * k + t * (call + bytes);
+}
+"""
+
+
+def test_values_of_the_position_or_size_are_not_tiled(tmp_path):
+    """A tile's view has other i, j, W and H: a kernel whose values use them is left whole;
+    a kernel whose parameters are named like the wrapper's locals is still tiled."""
+    source = tmp_path / "k.c"
+    source.write_text(_NOT_IMAGE_KERNELS)
+    module = lower_file(str(source), []).module
+    for name in ("Position", "Size"):
+        assert "depends on the position or the images' size" in image_kernel(
+            module.get_global(name)
+        )
+    unit = compiled(source, [], "", target="c66x")
+    assert unit.emitted.emitted.tiled == ["Named"]
+    unit.emitted.set_tile("Named", 2, 3)
+    params = {"w": "17", "h": "9", "k": "1.5", "t": "0.25", "call": "3", "bytes": "-2"}
+    for name in ("Position", "Size", "Named"):
+        subset = {k: v for k, v in params.items() if name == "Named" or k in "wh"}
+        result = unit.check(name, subset)
+        assert result.status == "OK", result

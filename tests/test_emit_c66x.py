@@ -181,3 +181,30 @@ def test_l2_budget_is_a_target_option(tmp_path, capsys):
     for bad in ("c66x:l2=1G", "c66x:speed=3", "c66x:l2"):
         assert main(["emit", source, "--target", bad, "-o", str(tmp_path / "x")]) == 1
         assert "error:" in capsys.readouterr().err and not (tmp_path / "x").exists()
+
+
+def test_output_directory_keeps_user_files_and_odd_names(tmp_path, capsys):
+    """A Makefile of the user's in the directory stops the command (nothing written); a
+    source named like a runtime file, or with a space, still gives a directory that builds."""
+    source = tmp_path / "my kernel.c"
+    source.write_text(open(os.path.join(CORPUS_DIR, "c66x/jacobi.c")).read())
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "Makefile").write_text("all:\n\techo mine\n")
+    argv = ["emit", str(source), "--target", "c66x", "--passes", "", "--remarks", "none"]
+    assert main([*argv, "-o", str(mine)]) == 1
+    assert "was not written by pycc-stencil" in capsys.readouterr().err
+    assert sorted(p.name for p in mine.iterdir()) == ["Makefile"]
+    out = tmp_path / "out"
+    assert main([*argv, "-o", str(out)]) == 0
+    assert (out / "my_kernel.c").is_file()
+    assert main([*argv, "-o", str(out)]) == 0  # its own files are replaced
+    clash = tmp_path / "pycc_tiles.c"
+    clash.write_text(source.read_text())
+    argv[1] = str(clash)
+    assert main([*argv, "-o", str(tmp_path / "clash")]) == 0
+    assert (tmp_path / "clash" / "kernel_pycc_tiles.c").is_file()
+    if shutil.which("make"):
+        for directory in (out, tmp_path / "clash"):
+            built = subprocess.run(["make", "-C", str(directory), "host"], capture_output=True)
+            assert built.returncode == 0, built.stderr

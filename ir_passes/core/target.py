@@ -49,6 +49,9 @@ class Target(ABC):
     runtime: str | None = None
     #: the pass pipeline `emit` and `check` run for this target when none is given
     default_passes: str = ""
+    #: whether `auto` tiles for the data caches (not where the back end tiles into a
+    #: scratchpad itself: the C66x's EDMA tiles)
+    cache_tiling: bool = True
     #: how tiled code's parallel loops run (`PARALLEL_RUNTIMES`, polyhedral/parallel.py): one thread
     #: unless whoever builds the module for this target asks for threads
     parallel_runtime: str = SERIAL
@@ -84,9 +87,10 @@ class Target(ABC):
         `steps` gives each function's loop step."""
         return {}
 
-    def c_tiling(self, module: ir.Module) -> dict[str, object]:
+    def c_tiling(self, module: ir.Module, remarks: list) -> dict[str, object]:
         """The functions of `module` (before the passes) that the target's C runs tile by
-        tile through its runtime, by name (C66x: `emit.c66x_tiling.TiledKernel`)."""
+        tile through its runtime, by name (C66x: `emit.c66x_tiling.TiledKernel`); the
+        remarks saying which and why are added to `remarks`."""
         return {}
 
     def runtime_defines(self) -> list[str]:

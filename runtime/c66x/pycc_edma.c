@@ -1,4 +1,5 @@
-/* pycc_edma.c: the EDMA manager of pycc_edma.h, for the C66x and for the host.
+/* pycc_edma.c: the EDMA manager of pycc_edma.h, for the C66x and for the host (pycc-stencil
+ * runtime).
  *
  * Device backend (built by cl6x, or by any compiler with PYCC_EDMA_DEVICE defined; it has
  * never run here: no C66x on this machine). Register level, after the EDMA3 channel
@@ -9,7 +10,14 @@
  * through DCHMAP (CC + 0x100 + 4 n). Each transfer is one AB-synchronized set (OPT.SYNCDIM),
  * CCNT = 1, a null link, completion code = its channel with TCINTEN so that IPR records it.
  * Core-local L2 addresses (0x00800000..) are given to the EDMA as their global alias
- * (0x10000000 + core << 24), since the EDMA is not inside the core.
+ * (0x10000000 + core << 24), since the EDMA is not inside the core. The EDMA does not see
+ * the caches: before a transfer the rows it reads from cached (external) memory are written
+ * back and the rows it writes there written back and invalidated, and after its wait those
+ * are invalidated again (the CorePac's L2 block coherence operations, SPRUGW0: base address
+ * and word count registers, polled until the count is 0; they also cover L1D).
+ * The channels are CC1's FIRST_CHANNEL.. through the global ESR/IPR/ICR: no shadow region or
+ * resource manager, so another user of those channels (another core, TI's EDMA3 LLD) must be
+ * kept off them; the manager's state is global (one kernel call at a time).
  *
  * Host backends: see pycc_edma.h.
  */
@@ -53,8 +61,11 @@ static void pycc_edma_validate(unsigned acnt, unsigned bcnt, int src_bidx, int d
 #ifndef PYCC_EDMA_FIRST_CHANNEL
 #define PYCC_EDMA_FIRST_CHANNEL 0u /* channels FIRST .. FIRST + MAX_FLIGHT - 1 are ours */
 #endif
+#if PYCC_EDMA_FIRST_CHANNEL + PYCC_EDMA_MAX_FLIGHT > 32
+#error "the manager's channels must be among the first 32 (ESR, IPR, ICR)"
+#endif
 #if defined(__TI_COMPILER_VERSION__)
-extern cregister volatile unsigned int DNUM; /* this core's number */
+extern __cregister volatile unsigned int DNUM; /* this core's number */
 #define PYCC_CORE DNUM
 #else
 #define PYCC_CORE 0u
@@ -73,6 +84,41 @@ extern cregister volatile unsigned int DNUM; /* this core's number */
 
 static uint32_t pycc_edma_pending; /* bit per channel in flight */
 static unsigned pycc_edma_next;
+static const char *pycc_edma_written[PYCC_EDMA_MAX_FLIGHT]; /* span each transfer writes */
+static size_t pycc_edma_written_bytes[PYCC_EDMA_MAX_FLIGHT];
+
+/* L2 block coherence operations (CorePac registers): base address, word count */
+#define PYCC_CACHE(offset) (*(volatile uint32_t *)(uintptr_t)(0x01840000u + (offset)))
+#define PYCC_L2WB 0x4000u   /* L2WBAR, L2WWC: write back */
+#define PYCC_L2WBINV 0x4010u /* L2WIBAR, L2WIWC: write back and invalidate */
+#define PYCC_L2INV 0x4018u  /* L2IBAR, L2IWC: invalidate */
+
+/* core-local memory (L1D, L2 SRAM) is not cached: nothing to keep coherent */
+static int pycc_cached(const void *p)
+{
+    return ((uint32_t)(uintptr_t)p & 0xff000000u) != 0u;
+}
+
+static void pycc_cache_block(uint32_t operation, const void *p, size_t bytes)
+{
+    uint32_t start = (uint32_t)(uintptr_t)p & ~127u, end = (uint32_t)(uintptr_t)p + bytes;
+    while (start < end) {
+        uint32_t words = (end - start + 3u) / 4u;
+        if (words > 65408u)
+            words = 65408u; /* the count is 16 bits; a whole number of 128-byte lines */
+        PYCC_CACHE(operation) = start;
+        PYCC_CACHE(operation + 4u) = words;
+        while (PYCC_CACHE(operation + 4u) != 0u)
+            ;
+        start += words * 4u;
+    }
+}
+
+/* the bytes from the first to the last of BCNT rows of ACNT bytes, BIDX apart */
+static size_t pycc_span(unsigned acnt, unsigned bcnt, int bidx)
+{
+    return (size_t)(bcnt - 1u) * (size_t)(bidx < 0 ? -bidx : bidx) + acnt;
+}
 
 static uint32_t pycc_edma_global(const void *p)
 {
@@ -97,6 +143,14 @@ void pycc_edma_copy_2d(void *dst, const void *src, unsigned acnt, unsigned bcnt,
         return;
     if (pycc_edma_next == PYCC_EDMA_MAX_FLIGHT)
         pycc_edma_fail(tile, "more transfers in flight than channels");
+    if (pycc_cached(src))
+        pycc_cache_block(PYCC_L2WB, src, pycc_span(acnt, bcnt, src_bidx));
+    pycc_edma_written[pycc_edma_next] = NULL;
+    if (pycc_cached(dst)) {
+        pycc_edma_written[pycc_edma_next] = dst;
+        pycc_edma_written_bytes[pycc_edma_next] = pycc_span(acnt, bcnt, dst_bidx);
+        pycc_cache_block(PYCC_L2WBINV, dst, pycc_edma_written_bytes[pycc_edma_next]);
+    }
     channel = PYCC_EDMA_FIRST_CHANNEL + pycc_edma_next++;
     PYCC_DCHMAP(channel) = channel << 5; /* channel n -> PaRAM set n */
     PYCC_PARAM(channel, 0) = PYCC_OPT_SYNCDIM_AB | PYCC_OPT_TCC(channel) | PYCC_OPT_TCINTEN;
@@ -113,9 +167,13 @@ void pycc_edma_copy_2d(void *dst, const void *src, unsigned acnt, unsigned bcnt,
 
 void pycc_edma_wait_all(void)
 {
+    unsigned k;
     while ((PYCC_IPR & pycc_edma_pending) != pycc_edma_pending)
         ;
     PYCC_ICR = pycc_edma_pending;
+    for (k = 0; k < pycc_edma_next; k++) /* lines fetched while the transfer ran are stale */
+        if (pycc_edma_written[k] != NULL)
+            pycc_cache_block(PYCC_L2INV, pycc_edma_written[k], pycc_edma_written_bytes[k]);
     pycc_edma_pending = 0u;
     pycc_edma_next = 0u;
 }

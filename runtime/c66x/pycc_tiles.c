@@ -1,4 +1,5 @@
-/* pycc_tiles.c: Algorithm 4 (double-buffer rotation) over the tiles of pycc_tiles.h. */
+/* pycc_tiles.c: Algorithm 4 (double-buffer rotation) over the tiles of pycc_tiles.h
+ * (pycc-stencil runtime). */
 #include "pycc_tiles.h"
 
 #include <stddef.h>
@@ -162,24 +163,48 @@ static void pycc_tile_compute(const pycc_tiling *t, int k, int which, pycc_tile_
     kernel(context, which, view.cols, view.rows);
 }
 
-/* whether the images can be run tile by tile: buffers allocated, every transfer one PaRAM
- * set, no output image overlapping another image (then the kernel runs on the images) */
+/* the bytes of `t`'s images that array `a` is read or written at: [*first, *end) */
+static void pycc_extent(const pycc_tiling *t, int a, char **first, char **end)
+{
+    const pycc_tile_array *x = a < t->inputs ? &t->input[a] : &t->output[a - t->inputs];
+    pycc_box whole = {0, 0, t->rows, t->cols};
+    pycc_box part = a < t->inputs ? pycc_grown(t, pycc_region(t), x->sides)
+                                   : pycc_inside(t, whole, x->sides);
+    *first = x->image + ((long)part.row * t->cols + part.col) * t->element;
+    *end = *first + ((long)(part.rows - 1) * t->cols + part.cols) * t->element;
+}
+
+/* Whether the images can be run tile by tile: a tile of at least one point, every transfer
+ * one PaRAM set, the buffers allocated, a declared row alignment kept in them, and no
+ * output overlapping another image where they are used (else the kernel runs on the
+ * images). */
 int pycc_tiles_possible(const pycc_tiling *t)
 {
-    long image = (long)t->rows * t->cols * t->element;
-    int a, b, k;
+    pycc_box region = pycc_region(t);
+    long pitch = ((long)t->tile_cols + t->view.left + t->view.right) * t->element;
+    int n = t->inputs + t->outputs, a, b, k;
+    char *first_a, *end_a, *first_b, *end_b;
+    if (t->tile_rows < 1 || t->tile_cols < 1 || pitch > 32767 || t->tile_rows > 65535)
+        return 0;
     if ((long)t->cols * t->element > 32767) /* SRCBIDX/DSTBIDX: 16 bits, signed */
         return 0;
-    for (a = 0; a < t->inputs + t->outputs; a++) {
+    if (t->row_align > 1 && (pitch % t->row_align || (long)t->cols * t->element % t->row_align))
+        return 0;
+    for (a = 0; a < n; a++) {
         const pycc_tile_array *x = a < t->inputs ? &t->input[a] : &t->output[a - t->inputs];
         for (k = 0; k < 2; k++)
             if (x->buffer[k] == NULL)
                 return 0;
-        if (a < t->inputs)
-            continue;
-        for (b = 0; b < t->inputs + t->outputs; b++) {
-            const pycc_tile_array *y = b < t->inputs ? &t->input[b] : &t->output[b - t->inputs];
-            if (y != x && x->image < y->image + image && y->image < x->image + image)
+    }
+    if (region.rows <= 0 || region.cols <= 0)
+        return 1;
+    for (a = t->inputs; a < n; a++) {
+        pycc_extent(t, a, &first_a, &end_a);
+        for (b = 0; b < n; b++) {
+            if (b == a)
+                continue;
+            pycc_extent(t, b, &first_b, &end_b);
+            if (first_a < end_a && first_b < end_b && first_a < end_b && first_b < end_a)
                 return 0;
         }
     }

@@ -36,6 +36,7 @@ typedef struct {
     pycc_sides region;               /* the margins of the region where outputs are written */
     pycc_sides view;                 /* what the kernel needs around a tile */
     int tile_rows, tile_cols;        /* points per tile */
+    int row_align;                   /* bytes every row must start at a multiple of (0: none) */
     int element;                     /* bytes per element */
     int inputs, outputs;
     pycc_tile_array *input, *output; /* input[0..inputs), output[0..outputs) */
