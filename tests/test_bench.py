@@ -69,6 +69,7 @@ def test_pass_variants_per_pipeline_and_thread_count():
     assert "-fpycc-parallel" in vs[1].command
 
 
+@pytest.mark.sweep  # a run of the benchmark script: scripts/run_sweeps.sh (docs/testing.md)
 @pytest.mark.skipif(not shutil.which("gcc"), reason="needs gcc")
 def test_quick_run_of_the_issue5_kernels(tmp_path):
     """pycc-stencil (compiler mode) computes gcc's results on the new kernels; a pipeline this

@@ -14,6 +14,7 @@ import pytest
 SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "bench_polybench.py"
 
 
+@pytest.mark.sweep  # a run of the benchmark script: scripts/run_sweeps.sh (docs/testing.md)
 @pytest.mark.skipif(not shutil.which("gcc"), reason="needs gcc")
 def test_one_round_of_spmv_and_gemm(tmp_path):
     markdown = tmp_path / "table.md"

@@ -6,9 +6,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "bench_simd.py"
 
 
+@pytest.mark.sweep  # a run of the benchmark script: scripts/run_sweeps.sh (docs/testing.md)
 def test_quick_run_lists_every_variant_and_all_outputs_match(tmp_path):
     markdown = tmp_path / "simd.md"
     done = subprocess.run(

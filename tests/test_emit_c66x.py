@@ -13,7 +13,7 @@ import subprocess
 
 import pytest
 from corpus.manifest import CORPUS_DIR, KERNELS
-from corpus_check import case_label, compiled, corpus_cflags, corpus_extents, on_entry
+from corpus_check import case_label, compiled, corpus_cflags, corpus_extents, on_entry, sweep_if
 from pycc_stencil.cli import main
 
 #: pipeline -> what its C66x C must contain (None: nothing in particular)
@@ -38,16 +38,21 @@ def _entries(prefix: str, suffix: str = ".c"):
                 yield entry
 
 
+#: each dissertation kernel keeps one of these (rotating); both run in the sweep
+_ROTATED = ("unroll(2),simd(2),align", "unroll(4)")
+
+
 def _cases():
     for prefix, suffix, pipelines in (
         ("c66x/", ".c", _DISSERTATION),
         ("polybench/", "_ptr.c", _POLYBENCH),
     ):
-        for entry in _entries(prefix, suffix):
+        for index, entry in enumerate(_entries(prefix, suffix)):
             variant = entry["variants"][0]
             for passes, shows in pipelines.items():
                 label = case_label(entry, variant, {}, passes or "no-passes")
-                marks = on_entry(entry, variant)
+                sweep = passes in _ROTATED and passes != _ROTATED[index % 2]
+                marks = [on_entry(entry, variant), *sweep_if(sweep)]
                 yield pytest.param(entry, variant, passes, shows, id=label, marks=marks)
 
 
