@@ -174,11 +174,9 @@ def on_source(name: str, cflags: list[str] | tuple[str, ...] = ()) -> pytest.Mar
     return pytest.mark.xdist_group(":".join([name, *defines]))
 
 
-def on_entry(entry: dict, variant: list[str], lane: str = "") -> pytest.MarkDecorator:
-    """`on_source` of a manifest kernel at a variant; `lane` names a group of its own for one
-    kind of test (they then share a worker with each other, not with the source's others:
-    several heavy kinds of one source spread over the workers)."""
-    return on_source(entry["file"] + lane, corpus_cflags(entry, variant))
+def on_entry(entry: dict, variant: list[str]) -> pytest.MarkDecorator:
+    """`on_source` of a manifest kernel at a variant."""
+    return on_source(entry["file"], corpus_cflags(entry, variant))
 
 
 def corpus_params(kernels: list[tuple[str, list[dict]]], pipelines: list[str]) -> list:

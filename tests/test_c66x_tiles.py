@@ -173,7 +173,7 @@ def _tiled_cases():
         if entry["file"].startswith("c66x/"):
             variant = entry["variants"][0]
             label = case_label(entry, variant, {}, "tiled")
-            yield pytest.param(entry, variant, id=label, marks=on_entry(entry, variant, "@c66x"))
+            yield pytest.param(entry, variant, id=label, marks=on_entry(entry, variant))
 
 
 @pytest.mark.parametrize("entry, variant", list(_tiled_cases()))

@@ -52,7 +52,7 @@ def _cases():
             for passes, shows in pipelines.items():
                 label = case_label(entry, variant, {}, passes or "no-passes")
                 sweep = passes in _ROTATED and passes != _ROTATED[index % 2]
-                marks = [on_entry(entry, variant, "@c66x"), *sweep_if(sweep)]
+                marks = [on_entry(entry, variant), *sweep_if(sweep)]
                 yield pytest.param(entry, variant, passes, shows, id=label, marks=marks)
 
 
@@ -91,7 +91,7 @@ def _row_aligned_cases():
     for index, entry in enumerate(_entries("c66x/")):  # half of them in the sweep, alternating
         variant = entry["variants"][0]
         label = case_label(entry, variant, {}, "row-align-8")
-        marks = [on_entry(entry, variant, "@c66x"), *sweep_if(index % 2 == 1)]
+        marks = [on_entry(entry, variant), *sweep_if(index % 2 == 1)]
         yield pytest.param(entry, variant, id=label, marks=marks)
 
 
