@@ -346,7 +346,7 @@ class CompiledUnit:
                 where = f" (EDMA backend {EDMA_BACKENDS[backend]})"
                 return CheckResult(failure.status, info.name, f"{failure}{where}")
         names = ", ".join(EDMA_BACKENDS[b] for b in backends)
-        return replace(result, message=f"{result.message}, tiled: EDMA {names}")
+        return replace(result, message=f"{result.message}, under EDMA backends {names}")
 
     def buffer_specs(self, info: FunctionInfo, scalars: dict, run: _Run) -> list[BufferSpec]:
         """Extents from --extent, declared array types, or the measured footprint, which must

@@ -198,10 +198,12 @@ def test_emitted_kernels_run_tile_by_tile(entry, variant):
             text = {k: repr(v) for k, v in params.items()}
             result = unit.check(name, text, corpus_extents(entry, variant, params))
             assert result.status == "OK", f"tile {tile}, {params}: {result}"
-            assert result.message.endswith("tiled: EDMA immediate, deferred, checking")
+            assert result.message.endswith("under EDMA backends immediate, deferred, checking")
 
 
-def _traced_steps(unit, name: str, cols: int, rows: int) -> list[str]:
+def _traced_steps(
+    unit, name: str, cols: int, rows: int, width: str = "size_x", height: str = "size_y"
+) -> list[str]:
     """The tile driver's steps when the emitted `name` runs in this process on rows x cols
     images (every pointer parameter an image, every integer one a size)."""
     library = unit.emitted._library
@@ -214,10 +216,10 @@ def _traced_steps(unit, name: str, cols: int, rows: int) -> list[str]:
     images = [np.zeros(rows * cols, np.float32) for _ in params]
     args, types = [], []
     for param, image in zip(params, images):
-        if param.name == "size_x":
+        if param.name == width:
             args.append(cols)
             types.append(ctypes.c_int32)
-        elif param.name == "size_y":
+        elif param.name == height:
             args.append(rows)
             types.append(ctypes.c_int32)
         else:
@@ -294,12 +296,15 @@ def test_pipelines_run_tile_by_tile(name):
     unit = compiled(path, [], "", target="c66x")
     assert unit.setup_error is None, unit.setup_error
     assert name in unit.emitted.emitted.tiled
+    unit.emitted.set_tile(name, 2, 3)
+    computed = [s for s in _traced_steps(unit, name, 19, 23, "w", "h") if "compute" in s]
+    assert len(computed) > 1, "not run tile by tile"
     for tile in ((1, 1), (2, 3), (1000, 1000)):
         unit.emitted.set_tile(name, *tile)
         for h, w in ((23, 19), (4, 4)):
             result = unit.check(name, {"h": str(h), "w": str(w)})
             assert result.status == "OK", f"tile {tile}, {h} x {w}: {result}"
-            assert result.message.endswith("tiled: EDMA immediate, deferred, checking")
+            assert result.message.endswith("under EDMA backends immediate, deferred, checking")
 
 
 def test_images_packed_as_check_packs_them_are_still_tiled():
