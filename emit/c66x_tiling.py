@@ -57,7 +57,7 @@ def tiled_kernels(
             context.analysis(f"not run in L2 tiles: no tile fits {budget} bytes", at=function)
             continue
         found[function.name] = TiledKernel(kernel, tile, aligned)
-        stages = f", {kernel.stages} stages" if kernel.stages > 1 else ""
+        stages = f", {len(kernel.stages)} stages" if len(kernel.stages) > 1 else ""
         context.passed(
             f"run tile by tile out of L2 SRAM through the EDMA, double-buffered: tiles of "
             f"{tile.rows} x {tile.cols} points{stages}",

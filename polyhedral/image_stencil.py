@@ -64,17 +64,19 @@ class ImageKernel:
     inputs: dict[str, Sides]  # images only read -> how far around a tile they are read
     outputs: dict[str, Sides]  # images written -> the margins they are written inside
     element_bytes: int
-    stages: int
+    stages: tuple[Stage, ...]  # the loop nests in program order (what a cache model replays)
 
 
 _BOUND = re.compile(r"^(\w+) (>=|<) \(?([^()]+?)\)?$")
 
 
-@dataclass
-class _Stage:
+@dataclass(frozen=True)
+class Stage:
+    """One loop nest: its margins, its reads in program order, the images it writes."""
+
     margins: Sides
-    reads: list[tuple[str, int, int]]  # (image, di, dj)
-    writes: set[str]
+    reads: tuple[tuple[str, int, int], ...]  # (image, di, dj)
+    writes: frozenset[str]
 
 
 def image_kernel(function: ir.Function) -> ImageKernel | str:
@@ -114,7 +116,7 @@ def image_kernel(function: ir.Function) -> ImageKernel | str:
         inputs,
         outputs,
         elements.pop(),
-        len(stages),
+        tuple(stages),
     )
 
 
@@ -144,7 +146,7 @@ def _stage(scop: Scop, statement: Statement, params: str, sizes: set, elements: 
                 f"the value written to '{access.array.name}' depends on the position or the "
                 "images' size (it would change on a tile)"
             )
-    stage = _Stage(Sides(top, bottom, left, right), [], set())
+    reads, writes = [], set()
     for access in statement.accesses:
         array = access.array
         if array.sizes != [width] or not isinstance(array.base, ir.Argument):
@@ -156,18 +158,18 @@ def _stage(scop: Scop, statement: Statement, params: str, sizes: set, elements: 
         if access.is_write:
             if offset != (0, 0):
                 return f"'{array.name}' is written away from the output point"
-            stage.writes.add(array.base.name)
+            writes.add(array.base.name)
         else:
             di, dj = offset
             if -di > top or di > bottom or -dj > left or dj > right:
                 return f"'{array.name}' is read beyond the loops' margins"
-            stage.reads.append((array.base.name, di, dj))
-    if not stage.writes:
+            reads.append((array.base.name, di, dj))
+    if not writes:
         return "a loop nest writes no image"
-    return stage
+    return Stage(Sides(top, bottom, left, right), tuple(reads), frozenset(writes))
 
 
-def _reach(stages: list[_Stage]):
+def _reach(stages: list[Stage]):
     """(view, {input: halo}, {output: margins}) from the stages, or why they do not chain."""
     writer: dict[str, int] = {}
     for k, stage in enumerate(stages):
