@@ -28,7 +28,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..polyhedral.image_stencil import ImageKernel, Stage
-from .tile_geometry import NOMINAL_IMAGE
+from .tile_geometry import NOMINAL_IMAGE, allocated_bytes
 
 
 @dataclass(frozen=True)
@@ -186,7 +186,7 @@ def tile_stalls(kernel: ImageKernel, rows: int, cols: int) -> Stalls:
     view = kernel.view
     view_rows, stride = rows + view.top + view.bottom, cols + view.left + view.right
     e = kernel.element_bytes
-    step = -(-view_rows * stride * e // 64) * 64  # pycc_spm_alloc rounds to 64 bytes
+    step = allocated_bytes(view_rows * stride * e)
     images = [*kernel.inputs, *kernel.outputs]
     base = {name: 2 * k * step for k, name in enumerate(images)}  # buffer[0] of each
     total = Stalls(0, 0, 0)

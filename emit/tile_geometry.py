@@ -13,8 +13,10 @@ The transfer time of a tiled image is the data moved over the DMA's bandwidth:
 its table for 1024 x 1024). `choose_tile` sizes the tiles of one kernel for a scratchpad
 budget: the same F with S_t counted per array (each input with its own halo, each output
 without one), over every t_y < 100 with the widest t_x whose double buffers (two per array,
-of the shape the kernel runs on: the tile and its view around it) fit the budget; for a
-nominal 1024 x 1024 image (the tile only shapes transfers; any image size runs). The model's
+of the shape the kernel runs on: the tile and its view around it) fit the budget, as the
+runtime allocates them (`allocated_bytes`), and whose rows are not a multiple of 1 KiB apart
+(rows would share L1D's sets: `c66x_cache_model`); for a nominal 1024 x 1024 image (the tile
+only shapes transfers; any image size runs). The model's
 constants are the dissertation's; nothing is fitted here.
 """
 
@@ -28,6 +30,19 @@ from ..polyhedral.image_stencil import ImageKernel
 NOMINAL_IMAGE = 1024
 #: eq. 4.3 holds for t_y below this
 MAX_TILE_ROWS = 99
+#: bytes between one tile buffer and the next (`pycc_spm_alloc`): 3 cache lines, so that
+#: buffers whose sizes are multiples of L1D's 16 KiB way do not share its sets
+BUFFER_STAGGER = 192
+
+
+#: buffer rows this many bytes apart (or a multiple) share an L1D set every 16 rows or
+#: fewer (4 KiB: every 4), and a tall stencil's rows then thrash its 2 ways
+ALIASING_PITCH = 1024
+
+
+def allocated_bytes(buffer_bytes: int) -> int:
+    """What `pycc_spm_alloc` takes for a buffer: rounded up to 64 bytes, then the stagger."""
+    return -(-buffer_bytes // 64) * 64 + BUFFER_STAGGER
 
 
 def bandwidth(tile_rows: int) -> float:
@@ -66,11 +81,12 @@ def choose_tile(kernel: ImageKernel, budget: int, alignment: int = 1) -> TileSha
     arrays = len(kernel.inputs) + len(kernel.outputs)
     margin_cols = kernel.view.left + kernel.view.right
     margin_rows = kernel.view.top + kernel.view.bottom
+    usable = budget - 2 * arrays * (63 + BUFFER_STAGGER)  # what the allocator may add
     best: tuple[float, TileShape] | None = None
     for rows in range(1, MAX_TILE_ROWS + 1):
-        row_bytes = budget // (2 * arrays * (rows + margin_rows))
+        row_bytes = max(0, usable) // (2 * arrays * (rows + margin_rows))
         cols = row_bytes // e - margin_cols
-        while cols > 0 and ((cols + margin_cols) * e) % alignment:
+        while cols > 0 and not _good_pitch((cols + margin_cols) * e, alignment):
             cols -= 1
         if cols < 1:
             break
@@ -79,6 +95,13 @@ def choose_tile(kernel: ImageKernel, budget: int, alignment: int = 1) -> TileSha
             shape = TileShape(rows, cols, (cols + margin_cols) * (rows + margin_rows) * e)
             best = (cost, shape)
     return None if best is None else best[1]
+
+
+def _good_pitch(pitch: int, alignment: int) -> bool:
+    """A multiple of the declared alignment, and not of `ALIASING_PITCH` unless that is."""
+    return pitch % alignment == 0 and (
+        pitch % ALIASING_PITCH != 0 or alignment % ALIASING_PITCH == 0
+    )
 
 
 def _kernel_transfer(kernel: ImageKernel, rows: int, cols: int) -> float:

@@ -4,6 +4,8 @@
 
 #include <stddef.h>
 
+#define PYCC_SPM_STAGGER 192L /* bytes between buffers (pycc_spm_alloc) */
+
 /* L2 SRAM for tile buffers: a C6678 core has 512 KiB of L2; 384 KiB are taken for tiles by
  * default, the rest left to the program (stack, data, code). Link the section `.pycc_l2`
  * into L2 SRAM on the device. */
@@ -31,7 +33,10 @@ static void pycc_trace(const char *step, int tile)
 void *pycc_spm_alloc(long bytes)
 {
     void *p;
-    bytes = (bytes + 63) & ~63L; /* every buffer 64-byte aligned (a declared row_align) */
+    /* every buffer 64-byte aligned (a declared row_align) and 3 cache lines after the one
+     * before: buffers whose sizes are multiples of L1D's 16 KiB way would otherwise share
+     * its sets (tile_geometry.BUFFER_STAGGER) */
+    bytes = ((bytes + 63) & ~63L) + PYCC_SPM_STAGGER;
     if (bytes > PYCC_SPM_BYTES - pycc_spm_used)
         return NULL;
     p = pycc_spm_arena + pycc_spm_used;
