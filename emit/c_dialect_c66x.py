@@ -7,13 +7,17 @@ SPRUI04, "Using intrinsics"):
 - `<2 x float>` is a `__float2_t`: `_daddsp`, `_dsubsp`, `_dmpysp` (DADDSP, DSUBSP, DMPYSP),
   built by `_ftof2(high, low)` and read by `_hif2`/`_lof2`;
 - `<2 x i32>` is a `long long`: `_dadd`, `_dsub` (DADD, DSUB: two wrapping 32-bit lanes),
-  built by `_itoll(high, low)` and read by `_hill`/`_loll`.
+  built by `_itoll(high, low)` and read by `_hill`/`_loll`;
+- `<4 x i16>` is a `long long` of four halfwords (`_dadd2`, `_dsub2`), `<2 x i16>` and
+  `<4 x i8>` one 32-bit word (`_add2`/`_sub2`, `_add4`/`_sub4`), built by `_pack2` (and
+  `_packl4` for bytes), read by `_extu`, and accessed by `_amem4`/`_mem4` (LDW/LDNW).
 
 Lane 0 is the low word, the one at the lower address (little-endian C66x, the usual
 configuration; `pycc_c66x.h` refuses a big-endian build). 64-bit loads and stores are
 `_amem8_f2`/`_amem8` (LDDW/STDW) where the IR proves the access 8-byte aligned (`align` >= 8,
-from the `align` pass's facts) and `_mem8_f2`/`_mem8` (LDNDW/STNDW) otherwise.
-Every other vector (`<2 x double>`, masks, narrow integer lanes, wider vectors) has no C66x
+from the `align` pass's facts) and `_mem8_f2`/`_mem8` (LDNDW/STNDW) otherwise (4 bytes and
+`_amem4`/`_mem4` for a one-word vector).
+Every other vector (`<2 x double>`, masks, wider vectors) has no C66x
 register form: it is a struct of its lanes, operated on lane by lane by `static inline`
 helpers, which cl6x scalarizes; operations the two SIMD types lack (division, comparisons,
 conversions) go lane by lane too.
@@ -43,28 +47,51 @@ from .c_types import TypeTable, lane_suffix
 
 
 @dataclass(frozen=True)
-class _Pair:
-    """A two-lane vector the C66x holds in a register pair."""
+class _Packed:
+    """A small vector the C66x holds in one register or a register pair."""
 
     c_type: str
-    make: str  # make(high, low)
-    high: str
-    low: str
-    aligned: str  # the 8-byte aligned access (an lvalue)
+    bytes: int  # 8: a register pair (LDDW/LDNDW), 4: one register (LDW/LDNW)
+    make: Callable[[list[str]], str]  # the vector of the lanes (lane 0 first)
+    lane: Callable[[str, int], str]  # lane k of a vector, as stored
+    aligned: str  # the aligned access (an lvalue)
     unaligned: str
     operations: dict[str, str]
-    lane_cast: str  # the stored form of a lane read by high/low
     tag: str  # its short name in helper names
 
 
-_PAIRS = {
-    "<2 x float>": _Pair(
-        "__float2_t", "_ftof2", "_hif2", "_lof2", "_amem8_f2", "_mem8_f2",
-        {"fadd": "_daddsp", "fsub": "_dsubsp", "fmul": "_dmpysp"}, "", "f2",
+def _halves(word: str, k: int) -> str:
+    """Halfword k of a 32-bit word (EXTU: low half shifted up first)."""
+    return f"(uint16_t)_extu({word}, {16 - 16 * k}, 16)"
+
+
+def _bytes(word: str, k: int) -> str:
+    return f"(uint8_t)_extu({word}, {24 - 8 * k}, 24)"
+
+
+_PACKED = {
+    "<2 x float>": _Packed(
+        "__float2_t", 8, lambda x: f"_ftof2({x[1]}, {x[0]})",
+        lambda v, k: f"{'_hif2' if k else '_lof2'}({v})", "_amem8_f2", "_mem8_f2",
+        {"fadd": "_daddsp", "fsub": "_dsubsp", "fmul": "_dmpysp"}, "f2",
     ),
-    "<2 x i32>": _Pair(
-        "long long", "_itoll", "_hill", "_loll", "_amem8", "_mem8",
-        {"add": "_dadd", "sub": "_dsub"}, "(uint32_t)", "ll",
+    "<2 x i32>": _Packed(
+        "long long", 8, lambda x: f"_itoll({x[1]}, {x[0]})",
+        lambda v, k: f"(uint32_t){'_hill' if k else '_loll'}({v})", "_amem8", "_mem8",
+        {"add": "_dadd", "sub": "_dsub"}, "ll",
+    ),
+    "<4 x i16>": _Packed(
+        "long long", 8, lambda x: f"_itoll(_pack2({x[3]}, {x[2]}), _pack2({x[1]}, {x[0]}))",
+        lambda v, k: _halves(f"{'_hill' if k > 1 else '_loll'}({v})", k % 2), "_amem8",
+        "_mem8", {"add": "_dadd2", "sub": "_dsub2"}, "h4",
+    ),
+    "<2 x i16>": _Packed(
+        "int32_t", 4, lambda x: f"_pack2({x[1]}, {x[0]})", _halves, "_amem4", "_mem4",
+        {"add": "_add2", "sub": "_sub2"}, "h2",
+    ),
+    "<4 x i8>": _Packed(
+        "int32_t", 4, lambda x: f"_packl4(_pack2({x[3]}, {x[2]}), _pack2({x[1]}, {x[0]}))",
+        _bytes, "_amem4", "_mem4", {"add": "_add4", "sub": "_sub4"}, "b4",
     ),
 }  # fmt: skip
 
@@ -84,14 +111,14 @@ class C66xDialect(PortableDialect):
         types.vector_spelling = self._spelling
 
     def _spelling(self, t: ir.VectorType) -> tuple[str, str | None]:
-        pair = _PAIRS.get(str(t))
+        pair = _PACKED.get(str(t))
         if pair is not None:
             return pair.c_type, None
         name = f"pycc_v{t.count}{lane_suffix(t.element)}"
         return name, f"typedef struct {{\n    {self.types.lane(t)} v[{t.count}];\n}} {name};"
 
     def tag(self, t: ir.Type) -> str:
-        pair = _PAIRS.get(str(t))
+        pair = _PACKED.get(str(t))
         return super().tag(t) if pair is None else pair.tag
 
     def prelude(self) -> str:
@@ -100,52 +127,51 @@ class C66xDialect(PortableDialect):
     # memory
 
     def vector_load(self, t: ir.VectorType, pointer: Expr, align: int) -> Expr:
-        pair = _PAIRS.get(str(t))
+        pair = _PACKED.get(str(t))
         if pair is None:
             return super().vector_load(t, pointer, align)
-        return call(pair.aligned if align >= 8 else pair.unaligned, pointer)
+        return call(pair.aligned if align >= pair.bytes else pair.unaligned, pointer)
 
     def vector_store(self, t: ir.VectorType, pointer: Expr, value: Expr, align: int) -> str:
-        pair = _PAIRS.get(str(t))
+        pair = _PACKED.get(str(t))
         if pair is None:
             return super().vector_store(t, pointer, value, align)
-        access = pair.aligned if align >= 8 else pair.unaligned
+        access = pair.aligned if align >= pair.bytes else pair.unaligned
         return f"{access}({pointer.text}) = {value.text};"
 
     # lanes
 
     def lane_text(self, t: ir.VectorType, vector: Expr, index: str) -> str:
-        pair = _PAIRS.get(str(t))
-        if pair is None:
+        packed = _PACKED.get(str(t))
+        if packed is None:
             return f"{vector.at(16)}.v[{index}]"
-        high = f"{pair.lane_cast}{pair.high}({vector.text})"
-        low = f"{pair.lane_cast}{pair.low}({vector.text})"
+        lanes = [packed.lane(vector.text, k) for k in range(t.count)]
         if index.isdigit():
-            return high if int(index) else low
-        return f"({index} ? {high} : {low})"
+            return lanes[int(index)]
+        return _choose(index, lanes)
 
     def insert(self, t: ir.VectorType, name: str, index: Expr, lane: Expr) -> str:
-        pair = _PAIRS.get(str(t))
-        if pair is None:
+        packed = _PACKED.get(str(t))
+        if packed is None:
             return f"{name}.v[{index.text}] = {lane.text};"
-        high = f"{pair.make}({lane.text}, {pair.low}({name}))"
-        low = f"{pair.make}({pair.high}({name}), {lane.text})"
+        kept = [packed.lane(name, k) for k in range(t.count)]
+        made = [packed.make([*kept[:k], lane.text, *kept[k + 1 :]]) for k in range(t.count)]
         if index.text.isdigit():
-            return f"{name} = {high if int(index.text) else low};"
-        return f"{name} = {index.text} ? {high} : {low};"
+            return f"{name} = {made[int(index.text)]};"
+        return f"{name} = {_choose(index.text, made)};"
 
     def vector_literal(self, t: ir.VectorType, lanes: list[str]) -> Expr:
-        pair = _PAIRS.get(str(t))
-        if pair is None:
+        packed = _PACKED.get(str(t))
+        if packed is None:
             return atom(f"({self.types.name(t)}){{{{{', '.join(lanes)}}}}}")
-        return call(pair.make, atom(lanes[1]), atom(lanes[0]))
+        return atom(packed.make(lanes))
 
     def zero(self, t: ir.VectorType) -> str:
-        pair = _PAIRS.get(str(t))
-        return "{0}" if pair is None else self.vector_literal(t, ["0", "0"]).text
+        packed = _PACKED.get(str(t))
+        return "{0}" if packed is None else packed.make(["0"] * t.count)
 
     def vector_operator(self, opname: str, t: ir.VectorType, a: Expr, b: Expr) -> Expr | None:
-        pair = _PAIRS.get(str(t))
+        pair = _PACKED.get(str(t))
         if pair is None or opname not in pair.operations:
             return None
         return call(pair.operations[opname], a, b)
@@ -168,7 +194,7 @@ class C66xDialect(PortableDialect):
                 for i, t in enumerate(operands)
             ]  # fmt: skip
             lanes.append(lane(reads).text)
-        if str(result) in _PAIRS:
+        if str(result) in _PACKED:
             return f"return {self.vector_literal(result, lanes).text};"
         sets = "".join(f"r.v[{k}] = {text};\n" for k, text in enumerate(lanes))
         return f"{self.types.name(result)} r;\n{sets}return r;"
@@ -205,6 +231,14 @@ class C66xDialect(PortableDialect):
     def function_prologue(self, parameters: list[tuple[str, int]]) -> list[str]:
         """`_nassert` of each pointer parameter's declared alignment (name, bytes)."""
         return [f"_nassert(((uintptr_t){name} & {align - 1}) == 0);" for name, align in parameters]
+
+
+def _choose(index: str, lanes: list[str]) -> str:
+    """`lanes[index]` for an index known only at run time."""
+    text = lanes[0]
+    for k in range(1, len(lanes)):
+        text = f"{index} == {k} ? {lanes[k]} : ({text})"
+    return f"({text})"
 
 
 def _iteration_bounds(loop: Loop) -> tuple[int, int | None] | None:

@@ -73,5 +73,18 @@ int main(void)
     printf("mem8_store %08x %08x\n", (unsigned)w[1], (unsigned)w[2]);
     printf("amem4_load %08x\n", (unsigned)_amem4(&w[0]));
     printf("mem4_load %08x\n", (unsigned)_mem4((char *)w + 2));
+
+    /* packed halfwords and bytes: lane 0 in the low bits, each lane wrapping on its own */
+    printf("extu_low_half %08x\n", _extu(0x12345678u, 16, 16));
+    printf("extu_high_half %08x\n", _extu(0x12345678u, 0, 16));
+    printf("extu_byte1 %08x\n", _extu(0x12345678u, 16, 24));
+    printf("pack2 %08x\n", (unsigned)_pack2(0x1234abcdu, 0x5678ef01u));
+    printf("packl4 %08x\n", _packl4(0x11223344u, 0x55667788u));
+    printf("add2 %08x\n", (unsigned)_add2((int)0x7fffffff, 0x00010001));
+    printf("sub2 %08x\n", (unsigned)_sub2(0, 0x00010001));
+    printf("add4 %08x\n", (unsigned)_add4((int)0xff7f0180u, 0x01010180));
+    printf("sub4 %08x\n", (unsigned)_sub4(0, 0x01010101));
+    wide("dadd2", _dadd2(_itoll(0xffff0001u, 0x7fff8000u), _itoll(0x00010001u, 0x00018000u)));
+    wide("dsub2", _dsub2(_itoll(0u, 0u), _itoll(0x00010002u, 0x00030004u)));
     return 0;
 }

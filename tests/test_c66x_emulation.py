@@ -41,6 +41,17 @@ EXPECTED = {
     "mem8_store": "44444444 33333333",  # _itoll(0x33333333, 0x44444444) at w[1]
     "amem4_load": "00000001",
     "mem4_load": "44440000",  # bytes 2..5 of 01 00 00 00 44 44 44 44 (little-endian)
+    "extu_low_half": "00005678",  # EXTU(x, 16, 16): lane 0 of two halfwords
+    "extu_high_half": "00001234",  # EXTU(x, 0, 16): lane 1
+    "extu_byte1": "00000056",  # EXTU(x, 16, 24): byte 1
+    "pack2": "abcdef01",  # the low halves, the first operand's on top
+    "packl4": "22446688",  # bytes 2 and 0 of each operand
+    "add2": "80000000",  # 0x7fff + 1 wraps to 0x8000; 0xffff + 1 does not carry
+    "sub2": "ffffffff",  # 0 - 1 in each halfword, no borrow
+    "add4": "00800200",  # ff+01, 7f+01, 01+01, 80+80 byte by byte
+    "sub4": "ffffffff",
+    "dadd2": "0000000280000000",  # four halfword lanes: ffff+1, 1+1 | 7fff+1, 8000+8000
+    "dsub2": "fffffffefffdfffc",  # 0 - 1, 0 - 2 | 0 - 3, 0 - 4
 }
 #: the DSP's floating-point unit reads and makes denormals as zero (signs kept)
 FLUSHED = {

@@ -110,16 +110,28 @@ def test_declared_rows_give_aligned_accesses(entry, variant):
     assert re.search(r"_nassert\(\(\(uintptr_t\)\w+ & 7\) == 0\);", text)
 
 
-def test_integer_lanes_use_the_pair_intrinsics():
-    """`<2 x i32>` is a `long long` pair: DADD/DSUB (`_dadd`, `_dsub`), lanes by `_hill`/
-    `_loll`; narrower lanes are structs of their lanes."""
-    entry = next(e for e in KERNELS if e["file"] == "legacy/box_blur_u8.c")
+@pytest.mark.parametrize(
+    "file, passes, shows",
+    [
+        # <2 x i32>: a `long long` pair, DADD (`_dadd`), lanes by `_hill`/`_loll`
+        ("legacy/box_blur_u8.c", "simd(2)", [r"long long", r"_dadd\(", r"_loll\("]),
+        # <4 x i8>: one word (LDNW `_mem4`), bytes by `_extu`, packed by PACKL4
+        ("legacy/box_blur_u8.c", "simd(4)", [r"_mem4\(&src", r"_extu\(", r"_packl4\("]),
+        # <2 x i16>: one word of halfwords, packed by PACK2
+        ("legacy/sobel_s16.c", "simd(2)", [r"_mem4\(&", r"_extu\(\w+, 16, 16\)"]),
+    ],
+)
+def test_integer_lanes_use_the_packed_intrinsics(file, passes, shows):
+    """Integer vectors the C66x holds in a register or a pair are kept there and operated
+    on with its intrinsics (no struct of lanes, no memcpy)."""
+    entry = next(e for e in KERNELS if e["file"] == file)
     variant = entry["variants"][0]
     path = os.path.join(CORPUS_DIR, entry["file"])
-    unit = compiled(path, corpus_cflags(entry, variant), "simd(2)", target="c66x")
+    unit = compiled(path, corpus_cflags(entry, variant), passes, target="c66x")
     _check_all(unit, entry, variant, entry["params"])
     text = unit.emitted.emitted.text
-    assert "_dadd(" in text and "_loll(" in text and "long long" in text
+    for pattern in shows:
+        assert re.search(pattern, text), f"{passes} on {file} does not show {pattern}"
 
 
 _CONSTANT_TRIPS = """

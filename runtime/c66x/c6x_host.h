@@ -156,4 +156,62 @@ PYCC_C6X_INLINE long long _dsub(long long a, long long b)
     return _itoll(_hill(a) - _hill(b), _loll(a) - _loll(b));
 }
 
+/* -------------------------------------------------------------------------------------- */
+/* packed halfwords and bytes: lanes of 16 or 8 bits in a 32-bit word (or a pair of them),  */
+/* lane 0 in the low bits; every lane wraps, with no carry or borrow into the next          */
+
+/* EXTU: shift left by csta, then logically right by cstb (both 0..31) */
+PYCC_C6X_INLINE unsigned _extu(unsigned src, unsigned csta, unsigned cstb)
+{
+    return (uint32_t)(src << (csta & 31u)) >> (cstb & 31u);
+}
+
+/* PACK2: the low halfword of a over the low halfword of b */
+PYCC_C6X_INLINE int _pack2(unsigned a, unsigned b)
+{
+    return (int)(((uint32_t)a << 16) | (b & 0xffffu));
+}
+
+/* PACKL4: bytes 2 and 0 of a over bytes 2 and 0 of b */
+PYCC_C6X_INLINE unsigned _packl4(unsigned a, unsigned b)
+{
+    return ((a >> 16 & 0xffu) << 24) | ((a & 0xffu) << 16) | ((b >> 16 & 0xffu) << 8) |
+           (b & 0xffu);
+}
+
+PYCC_C6X_INLINE uint32_t pycc_c6x_lanes(uint32_t a, uint32_t b, int bits, int subtract)
+{
+    uint32_t mask = bits == 16 ? 0xffffu : 0xffu, r = 0;
+    int shift;
+    for (shift = 0; shift < 32; shift += bits) {
+        uint32_t x = a >> shift & mask, y = b >> shift & mask;
+        r |= ((subtract ? x - y : x + y) & mask) << shift;
+    }
+    return r;
+}
+
+#define PYCC_C6X_PACKED(name, bits, subtract)                                             \
+    PYCC_C6X_INLINE int name(int a, int b)                                               \
+    {                                                                                    \
+        return (int)pycc_c6x_lanes((uint32_t)a, (uint32_t)b, bits, subtract);            \
+    }
+PYCC_C6X_PACKED(_add2, 16, 0)
+PYCC_C6X_PACKED(_sub2, 16, 1)
+PYCC_C6X_PACKED(_add4, 8, 0)
+PYCC_C6X_PACKED(_sub4, 8, 1)
+#undef PYCC_C6X_PACKED
+
+/* DADD2/DSUB2: four halfword lanes in a register pair */
+PYCC_C6X_INLINE long long _dadd2(long long a, long long b)
+{
+    return _itoll((unsigned)_add2((int)_hill(a), (int)_hill(b)),
+                  (unsigned)_add2((int)_loll(a), (int)_loll(b)));
+}
+
+PYCC_C6X_INLINE long long _dsub2(long long a, long long b)
+{
+    return _itoll((unsigned)_sub2((int)_hill(a), (int)_hill(b)),
+                  (unsigned)_sub2((int)_loll(a), (int)_loll(b)));
+}
+
 #endif
