@@ -105,6 +105,13 @@ class PortableDialect:
 
     # lanes
 
+    def vector_instruction(
+        self, instr: ir.Instruction, expr: Callable[[ir.Value], Expr]
+    ) -> Expr | None:
+        """The dialect's own form of a vector instruction together with its operands' (an
+        intrinsic doing what several IR operations do), or None."""
+        return None
+
     def vector_operator(self, opname: str, t: ir.VectorType, a: Expr, b: Expr) -> Expr | None:
         """`a op b` as a GCC vector operator, where the operator means LLVM's operation on
         every lane; None where it does not (the caller then goes lane by lane)."""

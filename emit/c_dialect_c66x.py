@@ -10,7 +10,8 @@ SPRUI04, "Using intrinsics"):
   built by `_itoll(high, low)` and read by `_hill`/`_loll`;
 - `<4 x i16>` is a `long long` of four halfwords (`_dadd2`, `_dsub2`), `<2 x i16>` and
   `<4 x i8>` one 32-bit word (`_add2`/`_sub2`, `_add4`/`_sub4`), built by `_pack2` (and
-  `_packl4` for bytes), read by `_extu`, and accessed by `_amem4`/`_mem4` (LDW/LDNW).
+  `_packl4` for bytes), read by `_extu`, and accessed by `_amem4`/`_mem4` (LDW/LDNW); a
+  `<2 x i32>` product of two sign-extended halfword pairs is one `_mpy2ll` (MPY2).
 
 Lane 0 is the low word, the one at the lower address (little-endian C66x, the usual
 configuration; `pycc_c66x.h` refuses a big-endian build). 64-bit loads and stores are
@@ -38,6 +39,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from llvmlite import ir
+from llvmlite.ir import instructions as ins
 
 from ..ir_passes.core.loops import Loop
 from ..ir_passes.unroll import is_remainder, unrolled_loops
@@ -176,6 +178,18 @@ class C66xDialect(PortableDialect):
             return None
         return call(pair.operations[opname], a, b)
 
+    def vector_instruction(
+        self, instr: ir.Instruction, expr: Callable[[ir.Value], Expr]
+    ) -> Expr | None:
+        """`_mpy2ll` (MPY2: two 16 x 16-bit products, each a 32-bit lane) for a `<2 x i32>`
+        product of sign-extended halfword pairs or constants that fit a halfword."""
+        if instr.opname != "mul" or str(instr.type) != "<2 x i32>":
+            return None
+        pairs = [_halfword_pair(value, expr) for value in instr.operands]
+        if pairs[0] is None or pairs[1] is None:
+            return None
+        return call("_mpy2ll", pairs[0], pairs[1])
+
     def negate(self, t: ir.VectorType, a: Expr) -> Expr:
         return self.lanewise("fneg", t, [t], lambda lanes: Expr(f"-{lanes[0].at(15)}", 15), [a])
 
@@ -231,6 +245,22 @@ class C66xDialect(PortableDialect):
     def function_prologue(self, parameters: list[tuple[str, int]]) -> list[str]:
         """`_nassert` of each pointer parameter's declared alignment (name, bytes)."""
         return [f"_nassert(((uintptr_t){name} & {align - 1}) == 0);" for name, align in parameters]
+
+
+def _halfword_pair(value: ir.Value, expr: Callable[[ir.Value], Expr]) -> Expr | None:
+    """`value`, a `<2 x i32>`, as the packed `<2 x i16>` it sign-extends, if it is one."""
+    if isinstance(value, ins.CastInstr) and value.opname == "sext":
+        source = value.operands[0]
+        return expr(source) if str(source.type) == "<2 x i16>" else None
+    if isinstance(value, ir.Constant) and isinstance(value.constant, (list, tuple)):
+        lanes = [lane.constant for lane in value.constant]
+        if all(isinstance(v, int) and -(2**15) <= _signed32(v) < 2**15 for v in lanes):
+            return atom(f"_pack2({_signed32(lanes[1])}, {_signed32(lanes[0])})")
+    return None
+
+
+def _signed32(v: int) -> int:
+    return v - 2**32 if v >= 2**31 else v
 
 
 def _choose(index: str, lanes: list[str]) -> str:

@@ -339,6 +339,9 @@ class FunctionWriter:
         return cx.integer_binary(op, list(instr.flags), e, *lanes)
 
     def vector_binary(self, instr: ins.Instruction) -> Expr:
+        fused = self.dialect.vector_instruction(instr, self.expr)
+        if fused is not None:
+            return fused
         a, b = (self.expr(v) for v in instr.operands)
         simple = self.dialect.vector_operator(instr.opname, instr.type, a, b)
         if simple is not None:

@@ -86,5 +86,6 @@ int main(void)
     printf("sub4 %08x\n", (unsigned)_sub4(0, 0x01010101));
     wide("dadd2", _dadd2(_itoll(0xffff0001u, 0x7fff8000u), _itoll(0x00010001u, 0x00018000u)));
     wide("dsub2", _dsub2(_itoll(0u, 0u), _itoll(0x00010002u, 0x00030004u)));
+    wide("mpy2ll", _mpy2ll((int)0x8000ffffu, (int)0x80000002u));
     return 0;
 }

@@ -52,6 +52,7 @@ EXPECTED = {
     "sub4": "ffffffff",
     "dadd2": "0000000280000000",  # four halfword lanes: ffff+1, 1+1 | 7fff+1, 8000+8000
     "dsub2": "fffffffefffdfffc",  # 0 - 1, 0 - 2 | 0 - 3, 0 - 4
+    "mpy2ll": "40000000fffffffe",  # -32768 * -32768 = 2^30 (high); -1 * 2 = -2 (low)
 }
 #: the DSP's floating-point unit reads and makes denormals as zero (signs kept)
 FLUSHED = {

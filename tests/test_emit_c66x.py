@@ -118,7 +118,12 @@ def test_declared_rows_give_aligned_accesses(entry, variant):
         # <4 x i8>: one word (LDNW `_mem4`), bytes by `_extu`, packed by PACKL4
         ("legacy/box_blur_u8.c", "simd(4)", [r"_mem4\(&src", r"_extu\(", r"_packl4\("]),
         # <2 x i16>: one word of halfwords, packed by PACK2
-        ("legacy/sobel_s16.c", "simd(2)", [r"_mem4\(&", r"_extu\(\w+, 16, 16\)"]),
+        # ... whose products by 2 (sign-extended to int) are MPY2s
+        (
+            "legacy/sobel_s16.c",
+            "simd(2)",
+            [r"_mem4\(&", r"_extu\(\w+, 16, 16\)", r"_mpy2ll\(_pack2\(2, 2\), _mem4"],
+        ),
     ],
 )
 def test_integer_lanes_use_the_packed_intrinsics(file, passes, shows):

@@ -214,4 +214,12 @@ PYCC_C6X_INLINE long long _dsub2(long long a, long long b)
                   (unsigned)_sub2((int)_loll(a), (int)_loll(b)));
 }
 
+/* MPY2: the products of the signed halfwords, high and low, each a 32-bit lane */
+PYCC_C6X_INLINE long long _mpy2ll(int a, int b)
+{
+    int32_t high = (int32_t)(int16_t)((uint32_t)a >> 16) * (int16_t)((uint32_t)b >> 16);
+    int32_t low = (int32_t)(int16_t)(uint32_t)a * (int16_t)(uint32_t)b;
+    return _itoll((unsigned)high, (unsigned)low);
+}
+
 #endif
