@@ -142,7 +142,10 @@ def _candidate_bodies(
             continue
         end = _closing(tokens, start)
         if _has_candidate(tokens, start, end, _Body(tokens, start, end, macros)):
-            yield start, end
+            hidden = macros & set(tokens[start:end])  # a macro may expand to any access
+            touched = None if hidden else _literal_bytes(tokens, start, end)
+            if touched is None or touched > TINY_NEST_BYTES:
+                yield start, end
 
 
 #: statements the front end refuses a function for (`frontend/statements.py`)
@@ -331,15 +334,33 @@ _ANY_ARRAY = b"*"
 Flow = tuple[set[bytes], set[bytes]]
 
 
-def _has_candidate(tokens: list[bytes], start: int, end: int, body: _Body) -> bool:
+def _has_candidate(
+    tokens: list[bytes], start: int, end: int, body: _Body, earlier: list[Flow] | None = None
+) -> bool:
     """Does `tokens[start..end]` (a function body) have a nest of two loops whose arrays carry
     data across its iterations, or two nests, a later one reading what an earlier one writes,
     that the model may accept? Inside a loop it does not accept, its inner nests are looked
-    at."""
-    earlier: list[Flow] = []
+    at; nests in the two branches of an `if` are no pipeline (one of them runs)."""
+    earlier = [] if earlier is None else earlier
     index = start
     while index <= end:
-        if tokens[index] not in _LOOPS:
+        token = tokens[index]
+        if token == b"if" and tokens[index + 1 : index + 2] == [b"("]:
+            then_start = _closing(tokens, index + 1) + 1
+            then_end = _statement_end(tokens, then_start)
+            branches = [(then_start, then_end)]
+            if tokens[then_end + 1 : then_end + 2] == [b"else"]:
+                branches.append((then_end + 2, _statement_end(tokens, then_end + 2)))
+            after = list(earlier)
+            for first, last in branches:
+                flows = list(earlier)
+                if _has_candidate(tokens, first, last, body, flows):
+                    return True
+                after += flows[len(earlier) :]
+            earlier[:] = after
+            index = branches[-1][1] + 1
+            continue
+        if token not in _LOOPS:
             index += 1
             continue
         nest_end = _statement_end(tokens, index)
@@ -357,6 +378,95 @@ def _has_candidate(tokens: list[bytes], start: int, end: int, body: _Body) -> bo
                 return True
         index = nest_end + 1
     return False
+
+
+#: a body whose loops all have literal bounds and touch at most this many bytes (each access
+#: 16 bytes per run) is no candidate: the -large passes refuse a SCoP whose arrays are known
+#: to span less than the L2 cache (`polyhedral.codegen.constant_footprint`), none this small
+TINY_NEST_BYTES = 4096
+#: a literal bound: integer literals and the operators C folds them with
+_LITERAL = re.compile(rb"^(?:\d+[uUlL]*|[-+*/()])$")
+
+
+def _literal_bytes(tokens: list[bytes], start: int, end: int) -> int | None:
+    """At most the bytes the accesses (subscripts, dereferences) of `tokens[start..end]` touch,
+    16 per access and run of its loops, when every loop there has literal bounds; else None."""
+    total, index = 0, start
+    while index <= end:
+        token = tokens[index]
+        if token in (b"while", b"do"):
+            return None
+        if token == b"for" and tokens[index + 1 : index + 2] == [b"("]:
+            header_end = _closing(tokens, index + 1)
+            trips = _literal_trips(tokens[index + 2 : header_end])
+            body_end = _statement_end(tokens, header_end + 1)
+            inner = _literal_bytes(tokens, header_end + 1, body_end)
+            if trips is None or inner is None:
+                return None
+            total += trips * inner
+            index = body_end + 1
+            continue
+        if token == b"[" and tokens[index - 1] != b"]" or _unary_star(tokens, index):
+            total += 16
+        index += 1
+    return total
+
+
+def _literal_trips(header: list[bytes]) -> int | None:
+    """The trip count of `for (header)` when it is `[T] i = A; i < B; ++i` (or `<=`, `>`,
+    `>=`, a step of `i += k`, `i--`, ...) with literal A, B and k; else None."""
+    parts = _split(header, b";")
+    if len(parts) != 3 or len(parts[1]) < 3:
+        return None
+    counter, test, *bound = parts[1]
+    first = None
+    for part in _split(parts[0], b","):
+        if b"=" in part and part[part.index(b"=") - 1] == counter:
+            first = _value(part[part.index(b"=") + 1 :])
+    last, step = _value(bound), _step(parts[2], counter)
+    if first is None or last is None or not step:
+        return None
+    spans = {b"<": last - first, b"<=": last - first + 1, b">": first - last,
+             b">=": first - last + 1}  # fmt: skip
+    if test not in spans or (step > 0) != (test in (b"<", b"<=")):
+        return None
+    return max(0, -(-spans[test] // abs(step)))
+
+
+def _split(tokens: list[bytes], separator: bytes) -> list[list[bytes]]:
+    """`tokens` split at `separator` outside brackets."""
+    parts: list[list[bytes]] = [[]]
+    depth = 0
+    for token in tokens:
+        depth += {b"(": 1, b"[": 1, b")": -1, b"]": -1}.get(token, 0)
+        if token == separator and depth == 0:
+            parts.append([])
+        else:
+            parts[-1].append(token)
+    return parts
+
+
+def _step(tokens: list[bytes], counter: bytes) -> int | None:
+    """+k or -k for `++i`, `i++`, `i += k`, `--i`, `i--`, `i -= k` (literal k)."""
+    if tokens in ([b"++", counter], [counter, b"++"]):
+        return 1
+    if tokens in ([b"--", counter], [counter, b"--"]):
+        return -1
+    if len(tokens) == 3 and tokens[0] == counter and tokens[1] in (b"+=", b"-="):
+        k = _value(tokens[2:])
+        return None if k is None else (k if tokens[1] == b"+=" else -k)
+    return None
+
+
+def _value(tokens: list[bytes]) -> int | None:
+    """The value of a literal integer expression (`16`, `16 + 4`, `2 * 8u`), else None."""
+    if not tokens or not all(_LITERAL.match(t) for t in tokens):
+        return None
+    text = " ".join(t.rstrip(b"uUlL").decode() for t in tokens).replace("/", "//")
+    try:
+        return int(eval(text, {"__builtins__": {}}))  # noqa: S307 - digits and operators only
+    except (SyntaxError, ZeroDivisionError):
+        return None
 
 
 def _meets(written: set[bytes], read: set[bytes]) -> bool:

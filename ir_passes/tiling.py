@@ -21,7 +21,7 @@ from llvmlite import ir
 
 from ..polyhedral.analysis import scop_analysis
 from ..polyhedral.budget import BudgetExceeded, isl_budget
-from ..polyhedral.codegen import generate
+from ..polyhedral.codegen import constant_footprint, generate
 from ..polyhedral.schedule.fuse_tile import fuse_tile as fuse_tile_schedule
 from ..polyhedral.schedule.outcome import Outcome
 from ..polyhedral.schedule.overlap_tile import overlap_tile as overlap_tile_schedule
@@ -68,6 +68,14 @@ def _run(
             if swaps and scop.entry in remainder_blocks(function):
                 continue  # a remainder sweep of a swap loop: no time loop
             at = scop.entry.terminator
+            fixed = constant_footprint(scop) if large else None
+            if fixed is not None and fixed < l2:
+                context.missed(
+                    f"refused: its arrays span {fixed} bytes, within the L2 cache ({l2}"
+                    " bytes): the tiled code would never run",
+                    at=at,
+                )
+                continue
             try:
                 with isl_budget():  # the code generator runs unbounded: it edits the IR
                     outcome = transform(scop, analysis.dependences(scop), wanted, l2=l2)

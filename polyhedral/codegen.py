@@ -683,6 +683,34 @@ def _clone(instr: ir.Instruction, block: ir.Block, values: dict) -> ir.Instructi
     return new
 
 
+def constant_footprint(scop: Scop) -> int | None:
+    """The bytes of the caller's arrays the SCoP touches, as `entry_condition` adds them up
+    at run time, when they are known before it runs (no parameter in its bounds)."""
+    if scop.params:
+        return None
+    accessed = scop.reads().union(scop.writes()).range()
+    sets: list[isl.Set] = []
+    accessed.foreach_set(sets.append)
+    total = 0
+    for array in scop.arrays:
+        cells = next((c for c in sets if c.get_tuple_name() == array.name), None)
+        if not _outside(array.base) or cells is None or cells.is_empty():
+            continue
+        if not all(size.isdigit() for size in array.sizes):
+            return None
+        strides = [1]
+        for size in array.sizes:  # innermost extent first (scop.py)
+            strides.insert(0, strides[0] * int(size))
+        low = [cells.dim_min_val(k) for k in range(array.rank)]
+        high = [cells.dim_max_val(k) for k in range(array.rank)]
+        if any(v.is_infty() or v.is_neginfty() or not v.is_int() for v in low + high):
+            return None
+        first = sum(v.to_python() * stride for v, stride in zip(low, strides))
+        last = sum(v.to_python() * stride for v, stride in zip(high, strides))
+        total += (last + 1 - first) * size_of(array.element)
+    return total
+
+
 def _outside(base: ir.Value) -> bool:
     """Is the array's memory the caller's: a pointer argument or a mutable global (a
     constant table is the module's own, read-only)?"""

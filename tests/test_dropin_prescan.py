@@ -107,6 +107,20 @@ void jacobi(int T, int n, double *a, double *b) {
         (ITERATED.replace("{\n", "{\n if (!n) goto out;\n", 1).replace("\n}\n", "out:;}"),
          False),
         (ITERATED.replace("{\n", '{\n __asm__ volatile("" ::: "memory");\n', 1), False),
+        # nests in the two branches of an `if` are no pipeline (one of them runs) ...
+        ("void f(int n, int c, float *a, float *b) { int i; if (c) {\n"
+         " for (i = 0; i < n; i++) a[i] = b[i] * 2; } else {\n"
+         " for (i = 1; i < n; i++) b[i] = a[i] + a[i-1]; } }", False),
+        # ... but a nest after the `if` may read what a branch wrote
+        ("void f(int n, int c, float *a, float *b) { int i; if (c) {\n"
+         " for (i = 0; i < n; i++) a[i] = b[i] * 2; }\n"
+         " for (i = 1; i < n; i++) b[i] = a[i] + a[i-1]; }", True),
+        # loops of literal bounds touching a few KiB at most: their arrays fit any L2
+        (ITERATED.replace("t < T", "t < 4").replace("i < n - 1", "i < 4 + 4"), False),
+        ("void f(float *a, float *b) { int i, s;\n for (s = 0, i = 2; i <= 15; i += 1)"
+         " a[i] = a[1];\n for (i = 15; i >= 0; --i) b[i] = a[i] * 2; }", False),
+        (ITERATED.replace("t < T", "t < 4").replace("i < n - 1", "i < 1000"), True),
+        (ITERATED.replace("t < T", "t < 4"), True),
         # a system header's functions are never kernels
         ('# 1 "/usr/include/x.h" 1 3 4\n' + ITERATED + '# 3 "k.c" 2\nint x;', False),
         ('# 1 "k.h" 1\n' + ITERATED + '# 3 "k.c" 2\nint x;', True),
@@ -114,6 +128,25 @@ void jacobi(int T, int n, double *a, double *b) {
 )  # fmt: skip
 def test_scan(code, candidate):
     assert has_locality_nest(code.encode()) is candidate
+
+
+def test_the_large_passes_refuse_arrays_known_to_fit_the_l2(tmp_path):
+    """What makes the scan's literal-bounds rule sound: a SCoP whose bounds are constants and
+    whose arrays span less than the L2 is refused (its tiled code could never run), the same
+    nest over parameters is transformed."""
+    constant = ITERATED.replace("int T, int n, ", "").replace("t < T", "t < 4")
+    constant = constant.replace("n - 1", "15").replace(
+        "double *a, double *b", "double a[16], double b[16]"
+    )
+    for code, transformed in ((constant, False), (ITERATED, True)):
+        path = tmp_path / "k.c"
+        path.write_text(code)
+        module = lower_file(str(path)).module
+        applied = run_passes(module, parse_pipeline("time-tile-large"), target=HOST)
+        kinds = {r.kind for r in applied.remarks}
+        assert ("passed" in kinds) is transformed, applied.remarks
+        if not transformed:
+            assert any("within the L2 cache" in r.message for r in applied.remarks)
 
 
 def _preprocessed(path: Path) -> bytes | None:
