@@ -75,6 +75,7 @@ class LruCache:
         self.dirty: set[int] = set()
         self.misses = 0
         self.writebacks = 0
+        self.victims: list[int] = []  # addresses of the dirty lines evicted, for the next level
 
     def access(self, address: int, write: bool = False) -> bool:
         """Whether `address` hits; a miss allocates unless it is a store that does not."""
@@ -97,6 +98,7 @@ class LruCache:
                 if victim in self.dirty:
                     self.dirty.remove(victim)
                     self.writebacks += 1
+                    self.victims.append(victim << self.shift)
         if write:
             self.dirty.add(line)
         return hit
@@ -149,6 +151,11 @@ def _replay_row(stage: Stage, row: int, cols: range, base: dict[str, int], strid
             address = base[image] + (row * stride + j) * element
             if not l1d.access(address, write=True) and l2:
                 l2.access(address, write=True)
+        if l2:  # L1D's dirty victims are written to L2 (L2's own go to DDR3: counted)
+            for victim in l1d.victims:
+                l2.access(victim, write=True)
+            l2.victims.clear()
+        l1d.victims.clear()
     l2_after = l2.counts() if l2 else (0, 0)
     return Stalls(read_misses, l2_after[0] - l2_before[0], l2_after[1] - l2_before[1])
 

@@ -182,7 +182,14 @@ class C66xDialect(PortableDialect):
         self, instr: ir.Instruction, expr: Callable[[ir.Value], Expr]
     ) -> Expr | None:
         """`_mpy2ll` (MPY2: two 16 x 16-bit products, each a 32-bit lane) for a `<2 x i32>`
-        product of sign-extended halfword pairs or constants that fit a halfword."""
+        product of sign-extended halfword pairs or constants that fit a halfword; packed
+        `_add4`, `_add2`, ... for sums and differences of extended narrow lanes truncated back
+        to them (C computes `a[i] + b[i]` of bytes in `int`: its low byte is the bytes' sum)."""
+        if instr.opname == "trunc":
+            packed = _PACKED.get(str(instr.type))
+            if packed is None or "add" not in packed.operations:
+                return None
+            return _narrowed(instr.operands[0], instr.type, packed, expr)
         if instr.opname != "mul" or str(instr.type) != "<2 x i32>":
             return None
         pairs = [_halfword_pair(value, expr) for value in instr.operands]
@@ -245,6 +252,28 @@ class C66xDialect(PortableDialect):
     def function_prologue(self, parameters: list[tuple[str, int]]) -> list[str]:
         """`_nassert` of each pointer parameter's declared alignment (name, bytes)."""
         return [f"_nassert(((uintptr_t){name} & {align - 1}) == 0);" for name, align in parameters]
+
+
+def _narrowed(
+    value: ir.Value, t: ir.VectorType, packed: _Packed, expr: Callable[[ir.Value], Expr]
+) -> Expr | None:
+    """`value` (wider lanes) truncated to `t`, computed in `t`'s packed form, if it is a tree
+    of additions and subtractions of values extended from `t` and constants (wrapping sums
+    and differences keep their low bits), else None."""
+    if isinstance(value, ins.CastInstr) and value.opname in ("zext", "sext"):
+        source = value.operands[0]
+        return expr(source) if str(source.type) == str(t) else None
+    if isinstance(value, ir.Constant) and isinstance(value.constant, (list, tuple)):
+        lanes = [lane.constant for lane in value.constant]
+        if not all(isinstance(v, int) for v in lanes):
+            return None
+        mask = (1 << t.element.width) - 1
+        return atom(packed.make([f"{v & mask}u" for v in lanes]))
+    if isinstance(value, ins.Instruction) and value.opname in ("add", "sub"):
+        a, b = (_narrowed(v, t, packed, expr) for v in value.operands)
+        if a is not None and b is not None:
+            return call(packed.operations[value.opname], a, b)
+    return None
 
 
 def _halfword_pair(value: ir.Value, expr: Callable[[ir.Value], Expr]) -> Expr | None:

@@ -391,7 +391,8 @@ class FunctionWriter:
                 raise Unexpressible(f"bitcast from '{source}' to '{t}'")
             return self.dialect.bitcast(source, t, a)
         if isinstance(t, ir.VectorType):
-            return self.lanes(instr, [a])
+            fused = self.dialect.vector_instruction(instr, self.expr)
+            return fused if fused is not None else self.lanes(instr, [a])
         c_type = self.pointer_type(instr) if isinstance(t, ir.PointerType) else self.types.name(t)
         return cx.convert(instr.opname, source, t, a, c_type)
 

@@ -112,7 +112,6 @@ def auto(module: ir.Module, *, context: PassContext) -> ir.Module:
     module = fresh_copy(module)
     originals = {f.name for f in module.functions if f.blocks}
     tiled = _tile_for_locality(module, context) if target.cache_tiling else set()
-    tuner = None
     looping = [
         f
         for f in module.functions
@@ -123,10 +122,11 @@ def auto(module: ir.Module, *, context: PassContext) -> ir.Module:
         forget_strings(function)  # printed by _key
     todo = [f for f in looping if keys[f.name] not in _chosen]
     built_cycles = _as_built(module, todo, target) if todo else {}
+    # strategies are tried on the module as it was: not on functions already given theirs
+    tuner = Tuner(fresh_copy(module), target, verify=False) if todo else None
     for function in looping:
         key = keys[function.name]
         if key not in _chosen:
-            tuner = tuner or Tuner(module, target, verify=False)
             built = built_cycles.get(function.name)
             _chosen[key] = _choose(tuner, function.name, built, target.name)
         pipeline, reason = _chosen[key]

@@ -644,6 +644,9 @@ def _bind(function: ir.Function, plan: _Plan, record: UnrolledLoop, width: int) 
         if isinstance(a.stride, int) and a.stride != 0 and a.stride == b.stride
     ]
     varying = [pair for pair in plan.runtime_checks if pair not in invariant]
+    # a failed check, before the loop or in it, sends the iterations left to the remainder
+    record.checked = bool(plan.runtime_checks)
+    record.vectorized = True
     # shuffled rows load lanes of later groups early: the tested window grows by a vector
     window = record.factor + width if plan.neighbours else width
     if invariant:
@@ -777,7 +780,6 @@ def _guard_before_loop(
     guard = builder.and_(term.operands[0], apart, name="simd.guard")
     term.operands = [guard, *term.operands[1:]]
     term._clear_string_cache()
-    record.checked = True
 
 
 #: how `simd` reads the neighbours `x-1, x, x+1` of a row
@@ -932,6 +934,9 @@ def simd(
             if not loop.innermost or is_remainder(loop):
                 continue
             record = records.get(loop.header)
+            if record is not None and record.vectorized:
+                context.missed("loop not vectorized: it is already", at=loop.header)
+                continue
             try:
                 scalar_loop = record.original if record is not None else loop
                 if if_convert(scalar_loop):

@@ -85,9 +85,12 @@ class UnrolledLoop:
     body: list[ir.Block]
     entry: ir.Block
     latch: ir.Block
-    #: a run-time test besides the trip count guards the unrolled loop (SIMD binding's
-    #: overlap check): when it fails, the remainder runs every iteration
+    #: a run-time test besides the trip count guards the unrolled loop or one of its
+    #: iterations (SIMD binding's overlap check): when it fails, the remainder runs the
+    #: iterations left, possibly every one
     checked: bool = False
+    #: its copies were bound into vectors (SIMD binding): nothing left to bind
+    vectorized: bool = False
 
     def replace_body(self, first: ir.Block, last: ir.Block, back: dict[ir.Value, ir.Value]) -> None:
         """Make `first`..`last` (already in the function, `last` branching to `header`) the

@@ -139,6 +139,37 @@ def test_integer_lanes_use_the_packed_intrinsics(file, passes, shows):
         assert re.search(pattern, text), f"{passes} on {file} does not show {pattern}"
 
 
+_NARROW_SUMS = """
+#include <stdint.h>
+void add_u8(const uint8_t *a, const uint8_t *b, uint8_t *c, int n)
+{
+    for (int i = 0; i < n; i++)
+        c[i] = a[i] + b[i];
+}
+void sub_s16(const int16_t *a, const int16_t *b, int16_t *c, int n)
+{
+    for (int i = 0; i < n; i++)
+        c[i] = (int16_t)(a[i] - b[i] + 3);
+}
+"""
+
+
+@pytest.mark.parametrize(
+    "passes, shows", [("simd(2)", [r"_sub2\(", r"_add2\("]), ("simd(4)", [r"_add4\(", r"_dsub2\("])]
+)
+def test_narrow_sums_are_packed_adds(tmp_path, capsys, passes, shows):
+    """C adds bytes and halfwords in `int` and truncates the result: the low bits of a sum are
+    the sum of the low bits, so the C66x adds the packed lanes (ADD4, ADD2, DADD2...)."""
+    source = tmp_path / "sums.c"
+    source.write_text(_NARROW_SUMS)
+    assert main(["emit", str(source), "--target", "c66x", "--passes", passes, "-o", "-"]) == 0
+    text = capsys.readouterr().out
+    for pattern in shows:
+        assert re.search(pattern, text), f"{passes} does not show {pattern}"
+    assert main(["check", str(source), "--target", "c66x", "--passes", passes]) == 0
+    assert "2 OK, 0 MISMATCH" in capsys.readouterr().out
+
+
 _CONSTANT_TRIPS = """
 void taps(const float *in, const float *w, float *out, int n) {
   int i, k;
@@ -158,6 +189,61 @@ def test_must_iterate_from_a_constant_trip_count(tmp_path, capsys):
     text = capsys.readouterr().out
     assert re.search(r"#pragma MUST_ITERATE\(3, 3\)\n\s*for \([^;]*k = 0; k < 3;", text)
     assert main(["check", str(source), "--target", "c66x", "--passes", ""]) == 0
+
+
+_MIXED_WIDTHS = """
+#include <stdint.h>
+void grad_u8_s16(const uint8_t *src, int16_t *dst, int n)
+{
+    for (int i = 1; i < n - 3; i++)
+        dst[i] = (int16_t)(src[i + 1] - src[i - 1]);
+}
+"""
+
+
+def test_no_iteration_bound_where_a_check_in_the_loop_can_fail(tmp_path, capsys):
+    """Arrays of two element widths are checked for overlap in each vector iteration; a
+    failed check leaves the remainder every iteration left, so it gets no MUST_ITERATE (a
+    false one is a licence for cl6x to miscompile)."""
+    source = tmp_path / "grad.c"
+    source.write_text(_MIXED_WIDTHS)
+    assert main(["emit", str(source), "--target", "c66x", "--passes", "simd(2)", "-o", "-"]) == 0
+    captured = capsys.readouterr()
+    assert "with a run-time overlap check" in captured.err
+    assert "MUST_ITERATE(0" not in captured.out
+
+
+_TWO_REDUCTIONS = """
+#include <stdint.h>
+int sum_u8(const uint8_t *a, int n)
+{
+    int s = 0;
+    for (int i = 0; i < n; i++)
+        s += a[i];
+    return s;
+}
+int16_t sum_s16_wrap(const int16_t *a, int n)
+{
+    int16_t s = 0;
+    for (int i = 0; i < n; i++)
+        s = (int16_t)(s + a[i]);
+    return s;
+}
+"""
+
+
+def test_the_default_pipeline_tunes_each_function_on_the_original_module(tmp_path, capsys):
+    """`auto` tries strategies for the second function on the module as it was, not on one
+    whose first function it already vectorized (which `simd` would bind again: it declines
+    a vectorized loop instead)."""
+    source = tmp_path / "sums.c"
+    source.write_text(_TWO_REDUCTIONS)
+    assert main(["check", str(source), "--target", "c66x"]) == 0
+    assert "2 OK, 0 MISMATCH" in capsys.readouterr().out
+    assert main(["check", str(source), "--target", "c66x", "--passes", "simd(4),simd(4)"]) == 0
+    captured = capsys.readouterr()
+    assert "loop not vectorized: it is already" in captured.err
+    assert "2 OK, 0 MISMATCH" in captured.out
 
 
 def test_emit_writes_a_directory_that_builds(tmp_path, capsys):
