@@ -32,7 +32,8 @@ from ..frontend.c_types import (
 )
 from ..frontend.declarations import apply_row_align
 from ..frontend.signature import FunctionInfo, GlobalInfo, LoweredModule
-from ..ir_passes.core.alignment import declared_pointer_alignment
+from ..ir_passes.core.alignment import declared_pointer_alignment, row_alignment
+from ..ir_passes.core.copying import fresh_copy
 from ..ir_passes.pipeline import PassVerificationError, parse_pipeline, run_passes
 from ..ir_passes.registry import Remark
 from .align_check import AlignmentCheck
@@ -272,6 +273,9 @@ class CompiledUnit:
         self.jit: JitModule | None = None
         #: a C target's emitted C, built (None: JIT-compiled)
         self.emitted: EmittedLibrary | None = None
+        #: a C target's module JIT-compiled with the alignment check, where a declared row
+        #: alignment is relied on: it says which declaration fails, not just where the C stops
+        self.alignment_probe: JitModule | None = None
         self.setup_error: str | None = None
         machine = target_from_spec(target)
         #: what runs the transformed code, in messages
@@ -283,12 +287,19 @@ class CompiledUnit:
             result = run_passes(module, steps, target=machine)
             self.remarks = tiling + result.remarks
             module = self.module = result.module
+            relied_on = any(name == "align" for name, _ in steps)
             if machine.c_dialect:
+                if relied_on and any(row_alignment(f) for f in module.functions if f.blocks):
+                    probe = fresh_copy(module)
+                    self.alignment_check = AlignmentCheck(probe)
+                    self.alignment_probe = compile_module(
+                        probe, source.lowered.functions, opt_level, symbols=source.home.symbols()
+                    )
                 emitted = emit_c(module, machine.c_dialect, tiled=tiled)
                 variables = source.lowered.globals.values()
                 self.emitted = EmittedLibrary(emitted, variables, machine.runtime_defines())
                 return
-            if any(name == "align" for name, _ in steps):
+            if relied_on:
                 self.alignment_check = AlignmentCheck(module)
             self.jit = compile_module(
                 module, source.lowered.functions, opt_level, symbols=source.home.symbols()
@@ -426,6 +437,8 @@ class CompiledUnit:
             except FootprintError as exc:
                 raise _Failed("ERROR", str(exc)) from None
         inputs = _Memory(jit_buffers, global_inputs)
+        if self.alignment_probe is not None:
+            self._probe_alignment(info, inputs, scalars, run)
         jit_memory, ref_memory = inputs.copy(), inputs.copy()
         jit_fn = self._bound(info, jit_memory.globals)
         ref_storage = {g: reference.global_address(info.name, g) for g in info.globals}
@@ -458,6 +471,22 @@ class CompiledUnit:
             changed_elements(inputs.buffers, ref_buffers)
             + changed_elements(inputs.globals, ref_memory.globals),
         )
+
+    def _probe_alignment(self, info: FunctionInfo, inputs: _Memory, scalars: dict, run: _Run):
+        """Run the instrumented JIT code on `inputs` first: a declared row alignment these
+        arguments break is the error, named as on the host (the emitted C would stop at the
+        first aligned access it breaks, with only its line)."""
+        memory = inputs.copy()
+        address = self.alignment_probe.function_address(info.name)
+        function = self.source.home.bind(prototype(info)(address), memory.globals)
+        self.alignment_check.reset()
+        try:
+            call_isolated(function, info, scalars, memory.buffers, run.timeout)
+        except ChildFailure:
+            pass  # the emitted C's own run says what fails
+        violation = self.alignment_check.violation()
+        if violation is not None:
+            raise _Failed("ERROR", violation)
 
     def _global_inputs(self, info: FunctionInfo, reference: Reference, run: _Run) -> BufferSet:
         """The globals a run starts from (runtime/globals.py), the same for both sides."""

@@ -170,6 +170,30 @@ def test_narrow_sums_are_packed_adds(tmp_path, capsys, passes, shows):
     assert "2 OK, 0 MISMATCH" in capsys.readouterr().out
 
 
+_HDIFF = """
+#include <stdint.h>
+void hdiff_s16(const int16_t *src, int16_t *dst, int width, int height)
+{
+    for (int y = 0; y < height; y++)
+        for (int x = 0; x < width - 2; x++)
+            dst[y * width + x] = (int16_t)(src[y * width + x + 2] - src[y * width + x]);
+}
+"""
+
+
+def test_a_broken_row_alignment_is_named_not_a_crash(tmp_path, capsys):
+    """With `--row-align 8` and rows of 17 halfwords the declaration is false: check says so
+    (as on the host) before the emitted C stops at the first `_amem4` it breaks."""
+    source = tmp_path / "hdiff.c"
+    source.write_text(_HDIFF)
+    argv = ["check", str(source), "--target", "c66x", "--passes", "simd(2),align"]
+    argv += ["--row-align", "8", "--remarks", "none", "--param", "height=3", "--param"]
+    assert main([*argv, "width=17"]) != 0
+    assert "declared row_align(8) does not hold" in capsys.readouterr().out
+    assert main([*argv, "width=16"]) == 0
+    assert "OK hdiff_s16: bit-exact" in capsys.readouterr().out
+
+
 _CONSTANT_TRIPS = """
 void taps(const float *in, const float *w, float *out, int n) {
   int i, k;
