@@ -43,6 +43,7 @@ def test_generated_programs_are_warning_free_c(tmp_path, seed):
     assert [line.split()[0] for line in run.stdout.splitlines()[-4:]] == ["A", "B", "C", "P"]
 
 
+@pytest.mark.sweep  # 10 s; the harness's verdicts are tested below with stand-in compilers
 @needs_pycc
 def test_stencil_programs_are_taken_over_and_match_cc(tmp_path):
     """Both programs build and run as with cc at -O2 and under their forced pipeline, every
