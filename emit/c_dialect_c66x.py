@@ -263,10 +263,8 @@ def _narrowed(
     if isinstance(value, ins.CastInstr) and value.opname in ("zext", "sext"):
         source = value.operands[0]
         return expr(source) if str(source.type) == str(t) else None
-    if isinstance(value, ir.Constant) and isinstance(value.constant, (list, tuple)):
-        lanes = [lane.constant for lane in value.constant]
-        if not all(isinstance(v, int) for v in lanes):
-            return None
+    lanes = _integer_lanes(value)
+    if lanes is not None:
         mask = (1 << t.element.width) - 1
         return atom(packed.make([f"{v & mask}u" for v in lanes]))
     if isinstance(value, ins.Instruction) and value.opname in ("add", "sub"):
@@ -281,11 +279,22 @@ def _halfword_pair(value: ir.Value, expr: Callable[[ir.Value], Expr]) -> Expr | 
     if isinstance(value, ins.CastInstr) and value.opname == "sext":
         source = value.operands[0]
         return expr(source) if str(source.type) == "<2 x i16>" else None
-    if isinstance(value, ir.Constant) and isinstance(value.constant, (list, tuple)):
-        lanes = [lane.constant for lane in value.constant]
-        if all(isinstance(v, int) and -(2**15) <= _signed32(v) < 2**15 for v in lanes):
-            return atom(f"_pack2({_signed32(lanes[1])}, {_signed32(lanes[0])})")
+    lanes = _integer_lanes(value)
+    if lanes is not None and all(-(2**15) <= _signed32(v) < 2**15 for v in lanes):
+        return atom(f"_pack2({_signed32(lanes[1])}, {_signed32(lanes[0])})")
     return None
+
+
+def _integer_lanes(value: ir.Value) -> list[int] | None:
+    """The lanes of a vector constant of integers (listed or a splat), None for anything
+    else (an undefined lane included)."""
+    if not isinstance(value, ir.Constant) or not isinstance(value.type, ir.VectorType):
+        return None
+    listed = value.constant
+    if not isinstance(listed, (list, tuple)):
+        listed = [listed] * value.type.count
+    lanes = [lane.constant if isinstance(lane, ir.Constant) else lane for lane in listed]
+    return lanes if all(isinstance(v, int) and not isinstance(v, bool) for v in lanes) else None
 
 
 def _signed32(v: int) -> int:

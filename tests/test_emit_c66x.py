@@ -14,7 +14,9 @@ import subprocess
 import pytest
 from corpus.manifest import CORPUS_DIR, KERNELS
 from corpus_check import case_label, compiled, corpus_cflags, corpus_extents, on_entry, sweep_if
+from llvmlite import ir
 from pycc_stencil.cli import main
+from pycc_stencil.emit.c_dialect_c66x import _integer_lanes
 
 #: pipeline -> what its C66x C must contain (None: nothing in particular)
 _DISSERTATION = {
@@ -192,6 +194,17 @@ def test_a_broken_row_alignment_is_named_not_a_crash(tmp_path, capsys):
     assert "declared row_align(8) does not hold" in capsys.readouterr().out
     assert main([*argv, "width=16"]) == 0
     assert "OK hdiff_s16: bit-exact" in capsys.readouterr().out
+
+
+def test_constant_lanes_in_any_form_of_llvmlite():
+    """A pass may build a vector constant from lane Constants, plain ints or one splat value:
+    the packed patterns read all three (and give up on an undefined lane)."""
+    i32 = ir.IntType(32)
+    pair = ir.VectorType(i32, 2)
+    assert _integer_lanes(ir.Constant(pair, [ir.Constant(i32, 2), ir.Constant(i32, -3)])) == [2, -3]
+    assert _integer_lanes(ir.Constant(pair, [2, 3])) == [2, 3]
+    assert _integer_lanes(ir.Constant(pair, 5)) == [5, 5]
+    assert _integer_lanes(ir.Constant(pair, [ir.Constant(i32, ir.Undefined), 2])) is None
 
 
 _CONSTANT_TRIPS = """
