@@ -96,6 +96,8 @@ CORPUS_SWEEP = {
     ("kernel_jacobi_2d_vla", "diamond-tile(4,0,3)"),
     ("kernel_jacobi_2d_vla", "diamond-tile(3,0,7)"),
     ("kernel_heat_3d_vla", "diamond-tile(4,0,2,3)"),
+    # the default sizes on a 2-D grid: -O3's own tiles run them (test_large_tiles)
+    ("kernel_jacobi_2d_vla", "diamond-tile"),
 }
 
 
