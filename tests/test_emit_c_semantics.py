@@ -7,7 +7,9 @@ from __future__ import annotations
 import ctypes
 import itertools
 import math
-from functools import partial
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 import pytest
@@ -39,46 +41,82 @@ def _edges(t: ir.Type) -> list:
     return [0.0, -0.0, 1.0, -1.5, 2.5, math.inf, -math.inf, math.nan, 1e-30, 3.0e38]
 
 
-def _run_both(build, operand_types: list[ir.Type], result: ir.Type, rows: list[tuple]):
-    """`build(builder, operands) -> value` over every row, run by the JIT and by the emitted
-    C: (jit output, C output, emitted text)."""
-    module = ir.Module(name="ops")
+@dataclass(frozen=True)
+class Operation:
+    """One function to build: `build(builder, operands) -> value` over every row."""
+
+    name: str  # a C identifier
+    build: Callable[[ir.IRBuilder, list[ir.Value]], ir.Value]
+    operand_types: tuple[ir.Type, ...]
+    result: ir.Type
+    rows: list[tuple]
+
+
+def _define(module: ir.Module, operation: Operation) -> list[np.ndarray]:
+    """Add `operation` to `module` as `void name(in..., out)`; its input columns."""
     ptr = ir.PointerType()
-    function = ir.Function(
-        module, ir.FunctionType(ir.VoidType(), [ptr] * (len(operand_types) + 1)), "f"
-    )
+    arguments = [ptr] * (len(operation.operand_types) + 1)
+    function = ir.Function(module, ir.FunctionType(ir.VoidType(), arguments), operation.name)
     b = ir.IRBuilder(function.append_basic_block("entry"))
     *inputs, out = function.args
-    stored = I8 if result == I1 else result
-    for k in range(len(rows)):
+    stored = I8 if operation.result == I1 else operation.result
+    for k in range(len(operation.rows)):
         index = ir.Constant(I64, k)
         ops = []
-        for arg, t in zip(inputs, operand_types):
+        for arg, t in zip(inputs, operation.operand_types):
             memory = I8 if t == I1 else t
             value = b.load(b.gep(arg, [index], source_etype=memory), typ=memory)
             ops.append(b.trunc(value, I1) if t == I1 else value)
-        value = build(b, ops)
-        if result == I1:
+        value = operation.build(b, ops)
+        if operation.result == I1:
             value = b.zext(value, I8)
         b.store(value, b.gep(out, [index], source_etype=stored))
     b.ret_void()
-    columns = [
-        np.array([row[i] for row in rows], dtype=_dtype(t)) for i, t in enumerate(operand_types)
+    return [
+        np.array([row[i] for row in operation.rows], dtype=_dtype(t))
+        for i, t in enumerate(operation.operand_types)
     ]
-    emitted = emit_c(module)
-    assert emitted.functions == ["f"], emitted.skipped
-    library = EmittedLibrary(emitted)
-    jit = compile_module(module, ["f"], opt_level=0)
 
-    def run(address: int) -> bytes:
-        outputs = np.zeros(len(rows), dtype=_dtype(stored))
-        args = [c.ctypes.data for c in columns] + [outputs.ctypes.data]
+
+def _run_all(operations: list[Operation]) -> tuple[dict[str, tuple[bytes, bytes]], str]:
+    """Every operation, each a function of one module, run by the JIT and by the emitted C
+    (one cc build and one child for all): {name: (jit output, C output)}, the emitted text."""
+    module = ir.Module(name="ops")
+    columns = {op.name: _define(module, op) for op in operations}
+    emitted = emit_c(module)
+    assert emitted.functions == [op.name for op in operations], emitted.skipped
+    library = EmittedLibrary(emitted)
+    jit = compile_module(module, list(columns), opt_level=0)
+
+    def run(address: int, operation: Operation) -> bytes:
+        stored = I8 if operation.result == I1 else operation.result
+        outputs = np.zeros(len(operation.rows), dtype=_dtype(stored))
+        args = [c.ctypes.data for c in columns[operation.name]] + [outputs.ctypes.data]
         ctypes.CFUNCTYPE(None, *[ctypes.c_void_p] * len(args))(address)(*args)
         return outputs.tobytes()
 
-    return in_child(
-        lambda: (run(jit.function_address("f")), run(library.function_address("f")))
-    ), emitted.text
+    def run_every() -> dict[str, tuple[bytes, bytes]]:
+        return {
+            op.name: (
+                run(jit.function_address(op.name), op),
+                run(library.function_address(op.name), op),
+            )
+            for op in operations
+        }
+
+    return in_child(run_every), emitted.text
+
+
+def _differing(outputs: dict[str, tuple[bytes, bytes]]) -> list[str]:
+    """The operations whose JIT and C outputs differ."""
+    return [name for name, (jit, c) in outputs.items() if jit != c]
+
+
+def _definition(text: str, name: str) -> str:
+    """The C definition of function `name` in the emitted `text`."""
+    match = re.search(rf"^[^\n]*\b{name}\([^\n]*\)\n{{.*?^}}$", text, re.MULTILINE | re.DOTALL)
+    assert match, f"no definition of {name}"
+    return match.group(0)
 
 
 def _pairs(t: ir.Type, keep=lambda a, b: True) -> list[tuple]:
@@ -86,57 +124,79 @@ def _pairs(t: ir.Type, keep=lambda a, b: True) -> list[tuple]:
 
 
 INT_TYPES = [I8, I16, I32, I64]
-_WRAPPING = ["add", "sub", "mul", "and", "or", "xor"]
+_INTEGER_OPERATIONS = [
+    "add", "sub", "mul", "and", "or", "xor", "sdiv", "srem", "udiv", "urem", "shl", "lshr", "ashr"
+]  # fmt: skip
+_BUILDER = {"and": "and_", "or": "or_"}
+
+
+def _operands_defined(op: str, width: int) -> Callable[[int, int], bool]:
+    """Which operand pairs `op` is defined on at this width (no division by zero or overflow,
+    shift counts below the width)."""
+    lo = -(1 << (width - 1))
+    if op in ("sdiv", "srem"):
+        return lambda a, b: b != 0 and not (a == lo and b == -1)
+    if op in ("udiv", "urem"):
+        return lambda a, b: b != 0
+    if op in ("shl", "lshr", "ashr"):
+        return lambda a, b: 0 <= b < width
+    return lambda a, b: True
+
+
+def _binary(op: str, t: ir.Type, rows: list[tuple]) -> Operation:
+    method = _BUILDER.get(op, op)
+    return Operation(f"{op}_{t}", lambda b, o: getattr(b, method)(*o), (t, t), t, rows)
 
 
 @pytest.mark.parametrize("t", INT_TYPES, ids=str)
-@pytest.mark.parametrize("op", [*_WRAPPING, "sdiv", "srem", "udiv", "urem", "shl", "lshr", "ashr"])
-def test_integer_operation(op, t):
-    lo = -(1 << (t.width - 1))
-
-    def keep(a, b):
-        if op in ("sdiv", "srem"):
-            return b != 0 and not (a == lo and b == -1)
-        if op in ("udiv", "urem"):
-            return b != 0
-        if op in ("shl", "lshr", "ashr"):
-            return 0 <= b < t.width
-        return True
-
-    rows = _pairs(t, keep)
-    (jit, c), text = _run_both(lambda b, o: getattr(b, _BUILDER.get(op, op))(*o), [t, t], t, rows)
-    assert jit == c
-    if op in ("add", "sub", "mul", "shl") and t.width >= 32:
+def test_integer_operations(t):
+    """Every integer operation at this width, on every defined pair of edge values."""
+    operations = [
+        _binary(op, t, _pairs(t, _operands_defined(op, t.width))) for op in _INTEGER_OPERATIONS
+    ]
+    outputs, text = _run_all(operations)
+    assert not _differing(outputs)
+    if t.width >= 32:
         # signed overflow is undefined in C (cc happens to wrap here, an optimizer may not):
         # without `nsw` the operation must go through the unsigned type
-        assert f"(uint{t.width}_t)" in text
+        for op in ("add", "sub", "mul", "shl"):
+            assert f"(uint{t.width}_t)" in _definition(text, f"{op}_{t}"), op
 
 
-_BUILDER = {"and": "and_", "or": "or_", "sdiv": "sdiv", "udiv": "udiv", "lshr": "lshr"}
+_PREDICATES = {
+    "icmp_signed": ["==", "!=", "<", "<=", ">", ">="],
+    "icmp_unsigned": ["==", "!=", "<", "<=", ">", ">="],
+    "fcmp_ordered": ["==", "!=", "<", "<=", ">", ">=", "ord", "uno"],
+    "fcmp_unordered": ["==", "!=", "<", "<=", ">", ">=", "ord", "uno"],
+}
+_PREDICATE_NAMES = {"==": "eq", "!=": "ne", "<": "lt", "<=": "le", ">": "gt", ">=": "ge"}
 
 
-_COMPARISONS = [
-    *((t, p, kind) for t in INT_TYPES for p in ["==", "!=", "<", "<=", ">", ">="]
-      for kind in ("icmp_signed", "icmp_unsigned")),
-    *((t, p, kind) for t in (F32, F64) for p in ["==", "!=", "<", "<=", ">", ">=", "ord", "uno"]
-      for kind in ("fcmp_ordered", "fcmp_unordered")),
-]  # fmt: skip
+def _comparison(t: ir.Type, kind: str, predicate: str) -> Operation:
+    compare = getattr(ir.IRBuilder, kind)
+    name = f"{kind}_{_PREDICATE_NAMES.get(predicate, predicate)}_{t}"
+    return Operation(name, lambda b, o: compare(b, predicate, *o), (t, t), I1, _pairs(t))
 
 
-@pytest.mark.parametrize("t, predicate, kind", _COMPARISONS, ids=str)
-def test_comparison(t, predicate, kind):
+@pytest.mark.parametrize("t", [*INT_TYPES, F32, F64], ids=str)
+def test_comparisons(t):
     """Every integer predicate signed and unsigned; every float one ordered and unordered,
     with NaN among the operands."""
-    compare = getattr(ir.IRBuilder, kind)
-    (jit, c), _ = _run_both(lambda b, o: compare(b, predicate, *o), [t, t], I1, _pairs(t))
-    assert jit == c
+    kinds = (
+        ("icmp_signed", "icmp_unsigned")
+        if isinstance(t, ir.IntType)
+        else ("fcmp_ordered", "fcmp_unordered")
+    )
+    operations = [_comparison(t, kind, p) for kind in kinds for p in _PREDICATES[kind]]
+    outputs, _ = _run_all(operations)
+    assert not _differing(outputs)
 
 
 @pytest.mark.parametrize("t", [F32, F64], ids=str)
-@pytest.mark.parametrize("op", ["fadd", "fsub", "fmul", "fdiv", "frem"])
-def test_float_operation(t, op):
-    (jit, c), _ = _run_both(lambda b, o: getattr(b, op)(*o), [t, t], t, _pairs(t))
-    assert jit == c
+def test_float_operations(t):
+    operations = [_binary(op, t, _pairs(t)) for op in ("fadd", "fsub", "fmul", "fdiv", "frem")]
+    outputs, _ = _run_all(operations)
+    assert not _differing(outputs)
 
 
 _CONVERSIONS = [
@@ -148,26 +208,29 @@ _CONVERSIONS = [
 ]  # fmt: skip
 
 
-@pytest.mark.parametrize("op, source, target", _CONVERSIONS, ids=lambda v: str(v))
-def test_conversion(op, source, target):
-    rows = [(v,) for v in _edges(source)]
-    (jit, c), _ = _run_both(lambda b, o: getattr(b, op)(o[0], target), [source], target, rows)
-    assert jit == c
+def _conversion(op: str, source: ir.Type, target: ir.Type, values: list) -> Operation:
+    rows = [(v,) for v in values]
+    build = lambda b, o: getattr(b, op)(o[0], target)  # noqa: E731
+    return Operation(f"{op}_{source}_{target}", build, (source,), target, rows)
 
 
-@pytest.mark.parametrize("op, source, target", [("fptosi", F64, I32), ("fptoui", F32, I16)])
-def test_float_to_integer_in_range(op, source, target):
-    rows = [(v,) for v in (0.0, -0.0, 1.5, 2.9, 100.25, 65000.0 if op == "fptoui" else -7.5)]
-    (jit, c), _ = _run_both(lambda b, o: getattr(b, op)(o[0], target), [source], target, rows)
-    assert jit == c
+def test_conversions():
+    """Every conversion on the source type's edge values, and the float-to-integer ones on
+    values in range."""
+    operations = [_conversion(op, s, t, _edges(s)) for op, s, t in _CONVERSIONS]
+    operations += [
+        _conversion("fptosi", F64, I32, [0.0, -0.0, 1.5, 2.9, 100.25, -7.5]),
+        _conversion("fptoui", F32, I16, [0.0, -0.0, 1.5, 2.9, 100.25, 65000.0]),
+    ]
+    outputs, _ = _run_all(operations)
+    assert not _differing(outputs)
 
 
 def test_select_and_negation():
     rows = [(c, a, b) for c in (0, 1) for a, b in _pairs(F32)[:20]]
-    (jit, c), _ = _run_both(
-        lambda b, o: b.select(o[0], b.fneg(o[1]), o[2]), [I1, F32, F32], F32, rows
-    )
-    assert jit == c
+    build = lambda b, o: b.select(o[0], b.fneg(o[1]), o[2])  # noqa: E731
+    outputs, _ = _run_all([Operation("select_fneg", build, (I1, F32, F32), F32, rows)])
+    assert not _differing(outputs)
 
 
 V4I32, V4F32, V8I16 = ir.VectorType(I32, 4), ir.VectorType(F32, 4), ir.VectorType(I16, 8)
@@ -180,10 +243,11 @@ def _vector_rows(t: ir.VectorType, count: int) -> list[tuple]:
     return [(values[k % len(values)], values[(3 * k + 1) % len(values)]) for k in range(count)]
 
 
-def _vector_function(t: ir.VectorType, result: ir.VectorType, operation):
-    module = ir.Module(name="vectors")
+def _vector_function(
+    module: ir.Module, name: str, t: ir.VectorType, result: ir.VectorType, operation
+) -> None:
     ptr = ir.PointerType()
-    function = ir.Function(module, ir.FunctionType(ir.VoidType(), [ptr, ptr, ptr]), "f")
+    function = ir.Function(module, ir.FunctionType(ir.VoidType(), [ptr, ptr, ptr]), name)
     b = ir.IRBuilder(function.append_basic_block("entry"))
     x, y, out = function.args
     a, c = b.load(x, typ=t), b.load(y, typ=t)
@@ -192,7 +256,6 @@ def _vector_function(t: ir.VectorType, result: ir.VectorType, operation):
         value = b.zext(value, ir.VectorType(I8, result.count))
     b.store(value, out)
     b.ret_void()
-    return module
 
 
 _VECTOR_OPERATIONS = {
@@ -222,26 +285,40 @@ _VECTOR_OPERATIONS = {
 }
 
 
-@pytest.mark.parametrize("name", list(_VECTOR_OPERATIONS))
-def test_vector_operation(name):
-    t, result, operation = _VECTOR_OPERATIONS[name]
-    module = _vector_function(t, result, operation)
+def test_vector_operations():
+    """Each vector operation (a function of one module) on lanes of edge values in eight
+    shuffled orders."""
+    module = ir.Module(name="vectors")
+    for name, (t, result, operation) in _VECTOR_OPERATIONS.items():
+        _vector_function(module, f"v_{name}", t, result, operation)
     emitted = emit_c(module)
-    assert emitted.functions == ["f"], emitted.skipped
+    names = [f"v_{name}" for name in _VECTOR_OPERATIONS]  # `v_`: no libc function's name
+    assert emitted.functions == names, emitted.skipped
     library = EmittedLibrary(emitted)
-    jit = compile_module(module, ["f"], opt_level=0)
+    jit = compile_module(module, names, opt_level=0)
     rng = np.random.default_rng(7)
-    for trial in range(8):
-        rows = _vector_rows(t, t.count)
-        rng.shuffle(rows)
-        x = np.array([r[0] for r in rows], dtype=_dtype(t))
-        y = np.array([r[1] for r in rows], dtype=_dtype(t))
-
+    calls = []
+    for name, (t, result, _) in _VECTOR_OPERATIONS.items():
         out_dtype = _dtype(I8 if result.element == I1 else result.element)
-        operands = (x, y, result.count, out_dtype)
-        jit_out = in_child(partial(_call_vector, jit.function_address("f"), *operands))
-        c_out = in_child(partial(_call_vector, library.function_address("f"), *operands))
-        assert jit_out == c_out, (trial, x, y)
+        for _ in range(8):
+            rows = _vector_rows(t, t.count)
+            rng.shuffle(rows)
+            x = np.array([r[0] for r in rows], dtype=_dtype(t))
+            y = np.array([r[1] for r in rows], dtype=_dtype(t))
+            calls.append((f"v_{name}", x, y, result.count, out_dtype))
+
+    def run_every() -> list[tuple[bytes, bytes]]:
+        return [
+            (
+                _call_vector(jit.function_address(name), *operands),
+                _call_vector(library.function_address(name), *operands),
+            )
+            for name, *operands in calls
+        ]
+
+    outputs = in_child(run_every)
+    differing = [call[:3] for call, (a, b) in zip(calls, outputs) if a != b]
+    assert not differing
 
 
 def _call_vector(address: int, x: np.ndarray, y: np.ndarray, count: int, dtype) -> bytes:
