@@ -25,6 +25,8 @@ from __future__ import annotations
 import ctypes
 from dataclasses import dataclass
 
+import numpy as np
+
 from ..emit.host_jit import JitModule, compile_module
 from ..frontend.abi import function_abi
 from ..frontend.signature import FunctionInfo, LoweredModule, Param
@@ -74,11 +76,6 @@ class ParamFootprint:
 
 
 _FAR = 1 << 49  # bytes: farther from a buffer than any plausible kernel access
-
-
-def _recorded(row: list[int]) -> list[tuple[int, int]]:
-    """The (lo, end) byte ranges a table row recorded: read first, then written."""
-    return [(lo, end) for lo, end in (row[0:2], row[2:4]) if lo <= end]
 
 
 def _element_range(lo: int, end: int, size: int) -> tuple[int, int] | None:
@@ -177,8 +174,11 @@ class FootprintProbe:
             for g in (probe.SHADOWING, probe.COUNTER, probe.BUDGET)
         )
 
-        def run() -> list[int]:
-            table[:] = [(1 << 63) - 1, -(1 << 63)] * (2 * probe.REGION_COUNT)
+        def run() -> tuple[list[list[int]], bool]:
+            """The table's rows of the buffers (row k for buffer k, from 1), and whether any
+            other row recorded an access."""
+            rows = np.frombuffer(table, dtype=np.int64).reshape(probe.REGION_COUNT, 4)
+            rows[:, 0::2], rows[:, 1::2] = (1 << 63) - 1, -(1 << 63)  # (lo, end): none yet
             counter.value, budget.value = 0, self.budget
             shadowing.value = real is None
             if real is not None:
@@ -191,11 +191,13 @@ class FootprintProbe:
                         spec.hi * size,
                     ]
             function(*args)
-            return list(table)
+            recorded = (rows[:, 0] <= rows[:, 1]) | (rows[:, 2] <= rows[:, 3])
+            stray = bool(recorded[0] or recorded[len(buffers) + 1 :].any())
+            return rows[: len(buffers) + 1].tolist(), stray
 
         what = "dry run" if real is None else "traced run"
         try:
-            raw = run_isolated(run, self.timeout)
+            rows, stray = run_isolated(run, self.timeout)
         except ChildFailure as failure:
             if failure.exit_status == probe.BUDGET_EXIT_STATUS:
                 raise FootprintError(
@@ -203,8 +205,7 @@ class FootprintProbe:
                     "pass the extents explicitly"
                 ) from None
             raise FootprintError(f"{what} {failure}") from None
-        rows = [raw[4 * r : 4 * r + 4] for r in range(probe.REGION_COUNT)]
-        if any(_recorded(row) for r, row in enumerate(rows) if not 0 < r <= len(buffers)):
+        if stray:
             raise FootprintError(
                 f"{what} accessed memory more than 2**49 bytes away from a buffer parameter"
             )

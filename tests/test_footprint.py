@@ -167,3 +167,14 @@ def test_data_dependence_is_located(probe, function, line, column, reason):
 def test_access_budget_stops_a_runaway_dry_run(probe):
     with pytest.raises(FootprintError, match="stopped after 100000 memory accesses"):
         probe.measure("forever", {"n": 1})
+
+
+def test_an_access_far_from_every_buffer_is_refused(tmp_path):
+    """An address in no buffer's region (2**52 bytes past the only buffer) cannot be sized:
+    the dry run says so instead of reporting the buffer's own range alone."""
+    path = tmp_path / "far.c"
+    path.write_text("void poke(float *a, long k) { a[0] = 0.0f; a[k] = 1.0f; }\n")
+    probe = FootprintProbe(lower_file(str(path)))
+    assert probe.measure("poke", {"k": 5})["a"].written == (0, 6)
+    with pytest.raises(FootprintError, match="away from a buffer parameter"):
+        probe.measure("poke", {"k": 1 << 50})
