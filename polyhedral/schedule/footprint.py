@@ -15,6 +15,7 @@ def box(relation: isl.UnionMap, exact: int = 0) -> isl.UnionMap:
     relation.foreach_map(maps.append)
     out = isl.UnionMap.empty(relation.get_space())
     for m in maps:
+        m = m.coalesce()
         n = m.dim(isl.dim_type.out)
         widened = m
         if n > exact:

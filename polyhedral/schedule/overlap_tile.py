@@ -234,7 +234,7 @@ class _Plan:
             # planes): a box across planes would take in elements no plane touches
             lead = next((k for k, d in enumerate(owners[array.name]) if d), array.rank)
             whole = box(isl.UnionMap.from_range(isl.UnionSet.from_set(accessed)), lead).range()
-            (whole,) = _sets(whole)
+            (whole,) = _sets(whole.coalesce())
             footprint = run.apply_range(mine)
             lows, extents = [], []
             for k, d in enumerate(owners[array.name]):
