@@ -22,6 +22,7 @@ from pycc_stencil.emit.targets import host_target
 from pycc_stencil.frontend import lower_file
 from pycc_stencil.ir_passes.core.analyses import loops_of
 from pycc_stencil.polyhedral.deps import compute_dependences
+from pycc_stencil.polyhedral.schedule import bands
 from pycc_stencil.polyhedral.schedule.fuse_tile import fuse_tile
 from pycc_stencil.polyhedral.schedule.time_tile import time_tile
 from pycc_stencil.polyhedral.scop import extract_scops
@@ -237,3 +238,24 @@ def test_separated_tiles_are_bit_exact(kernel, monkeypatch, function, params, pa
 def test_fused_separated_tiles_are_bit_exact(h, w):
     remarks = _check(BLUR_SHARPEN, "kernel_blur_sharpen_f32", {"h": h, "w": w}, "fuse-tile(8,16)")
     assert any(r.message.startswith("fused") for r in remarks), [str(r) for r in remarks]
+
+
+@pytest.mark.parametrize(
+    "text, largest",
+    [
+        # the largest in the first piece (an integer division, as skewed bands have), in the
+        # second, and unbounded
+        ("[n] -> { [] -> [(floor(n/2))] : 0 <= n <= 9; [] -> [(3)] : 9 < n <= 20 }", 4),
+        (
+            "[n, m] -> { [] -> [(n - m)] : 0 <= m <= n <= 7; [] -> [(2m)] : 0 <= m < n - 7 <= 9 }",
+            16,
+        ),
+        ("[n] -> { [] -> [(n)] : n >= 0 }", math.inf),
+    ],
+)
+def test_the_longest_extent_is_the_largest_over_all_parameters(text, largest):
+    """`_maximum` (per piece) gives what the range's dim_max_val gives."""
+    value = isl.PwAff(text)
+    got = bands._maximum(value)
+    assert got.eq(isl.Map.from_pw_aff(value).range().dim_max_val(0))
+    assert (got.is_infty() and largest == math.inf) or got.to_python() == largest
