@@ -28,6 +28,10 @@ STRICT_FLAGS = ["-std=c99", "-Wall", "-Wextra", "-Werror", "-O2", "-ffp-contract
 HEADER_DIRS = {"c66x": Path(__file__).parent / "c66x"}
 #: pycc_edma.h's host backends, by the value of `pycc_edma_backend`
 EDMA_BACKENDS = {0: "immediate", 1: "deferred", 2: "checking"}
+#: the library's references to its own functions and globals bind to its own definitions: a
+#: kernel named like a libc function (`select`, `index`) is the kernel, as in the user's
+#: program, not the libc function already loaded in the process (ELF interposition)
+SELF_BOUND = ["-Wl,-Bsymbolic"]
 _FUNCTION = "__pycc_emitted_fn_"
 _GLOBAL = "__pycc_emitted_gv_"
 
@@ -55,8 +59,8 @@ class EmittedLibrary:
             runtime = runtime_sources(emitted.dialect) if emitted.tiled else []
             _run(
                 [*compiler(), *STRICT_FLAGS, *include_flags(emitted.dialect), *defines, "-fPIC",
-                 "-shared", str(source), str(storage), *map(str, runtime), "-o", str(library),
-                 "-lm"]
+                 "-shared", *SELF_BOUND, str(source), str(storage), *map(str, runtime), "-o",
+                 str(library), "-lm"]
             )  # fmt: skip
             self._library = ctypes.CDLL(str(library))
 

@@ -265,3 +265,19 @@ def test_names_the_emitted_file_uses_are_not_taken(tmp_path, capsys):
     argv = ["check", str(path), "--target", "c", "--passes", "simd", "--param", "int64_t=29"]
     assert main(argv) == 0
     assert "OK g: bit-exact" in capsys.readouterr().out
+
+
+def test_kernels_named_like_libc_functions_are_the_kernels(tmp_path, capsys):
+    """`select` and `index` are libc functions already loaded in the process: the emitted
+    library must call its own (as the user's program does), not libc's (ELF interposition
+    gave a crash and a wrong sum)."""
+    path = tmp_path / "k.c"
+    path.write_text(
+        "void select(float *out, const float *a, int n) {\n"
+        "  for (int i = 0; i < n; i++) out[i] = a[i] * 2.0f + 1.0f;\n}\n"
+        "float index(const float *a, int n) {\n"
+        "  float s = 0; for (int i = 0; i < n; i++) s += a[i]; return s;\n}\n"
+    )
+    assert main(["check", str(path), "--target", "c", "--param", "n=17"]) == 0
+    out = capsys.readouterr().out
+    assert "OK select: bit-exact" in out and "OK index: bit-exact" in out
