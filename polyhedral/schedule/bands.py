@@ -192,9 +192,10 @@ def _full_tiles(node: isl.ScheduleNode) -> isl.Set:
 
 def _maximum(value: isl.PwAff) -> isl.Val:
     """The largest value of `value` over all parameters: the largest of its pieces' maxima
-    (PwAff.max_val refuses the integer divisions of skewed bands; a piece with no integer
-    point isl has not seen is empty gives NaN and is left out), or, where a piece fails, of
-    its range as a set (the same value, up to 100x slower: fdtd-2d's time tiles 0.6 s)."""
+    (PwAff.max_val refuses the integer divisions of skewed bands; a piece with rational
+    points only, which isl has not found empty, has a NaN maximum and is left out), or, where
+    a piece fails, of its range as a set (the same value, up to 100x slower: fdtd-2d's time
+    tiles 0.6 s)."""
     maxima: list[isl.Val] = []
     try:
         for where, aff in value.get_pieces():  # not in a callback: its errors print
