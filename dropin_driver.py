@@ -231,7 +231,9 @@ class Driver:
         key = None if preprocessed is None else self._key(item.path, text, stage, preprocessed)
         outputs = None
         if key is not None and preprocessed is not None:
-            outputs = replay_key(key, original, self.flags, preprocessed)
+            # a link's temporary object has a new name every run, which its bytes do not hold
+            named = original if not output.startswith(scratch) else original[:-1]
+            outputs = replay_key(key, named, self.flags, preprocessed)
         replayed = None if outputs is None else self._replay(key, outputs, unit)
         if replayed is not None:
             data, failure = replayed

@@ -21,9 +21,14 @@ KERNEL = '#include "k.h"\n' + _split_functions(STENCILS_C)["jacobi2d_two"].repla
 ).replace("0.2 *", "SCALE *")
 
 
-def _compile(directory: Path, flags: list[str], tools: Path) -> tuple[list[str], dict, str]:
-    """k.c compiled (`-O3 -MD`, `flags`) with the logging cc and the cache in `tools`: (the
-    compiles of k.c that ran, the report, stderr)."""
+def _compile(
+    directory: Path,
+    flags: list[str],
+    tools: Path,
+    tail: tuple[str, ...] = ("-c", "k.c", "-o", "k.o"),
+) -> tuple[list[str], dict, str]:
+    """k.c compiled (`-O3 -MD`, `flags`, `tail`) with the logging cc and the cache in `tools`:
+    (the compiles of k.c that ran, k.c's report, stderr)."""
     wrapper, log = logging_cc(tools)
     cache = tools / "cache"
     log.unlink(missing_ok=True)
@@ -31,11 +36,12 @@ def _compile(directory: Path, flags: list[str], tools: Path) -> tuple[list[str],
     report.unlink(missing_ok=True)
     env = clean_env(cache, PYCC_TAKEOVER="", PYCC_REPORT=str(report), PYCC_CC=str(wrapper))
     done = subprocess.run(
-        [PYCC, "-O3", "-MD", *flags, "-c", "k.c", "-o", "k.o"], cwd=directory, env=env,
-        capture_output=True, text=True,
+        [PYCC, "-O3", "-MD", *flags, *tail], cwd=directory, env=env, capture_output=True,
+        text=True,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
-    return compiles_of(log, "k.c"), json.loads(report.read_text()), done.stderr
+    units = [json.loads(line) for line in report.read_text().splitlines()]
+    return compiles_of(log, "k.c"), next(u for u in units if u["source"] == "k.c"), done.stderr
 
 
 def _project(directory: Path) -> Path:
@@ -55,6 +61,21 @@ def test_a_warm_compile_gives_the_outputs_back_without_compiling(tmp_path):
     assert ran == [] and unit["cache"] == "hit" and unit["status"] == "pycc", ran
     assert again == printed
     assert [(project / name).read_bytes() for name in ("k.o", "k.d")] == first
+
+
+def test_a_compile_and_link_gives_the_object_back_too(tmp_path):
+    """`cc k.c main.c -o app` compiles k.c to a temporary object whose name changes every
+    run: the warm build gives it back all the same, and links the same program."""
+    project = _project(tmp_path / "p")
+    (project / "main.c").write_text("int main(void) { return 0; }\n")
+    tail = ("k.c", "main.c", "-o", "app")
+    ran, unit, printed = _compile(project, [], tmp_path, tail)
+    assert ran and unit["status"] == "pycc", unit
+    first = (project / "app").read_bytes()
+    (project / "app").unlink()
+    ran, unit, again = _compile(project, [], tmp_path, tail)
+    assert ran == [] and unit["cache"] == "hit" and unit["status"] == "pycc", ran
+    assert again == printed and (project / "app").read_bytes() == first
 
 
 def test_a_changed_header_compiles_again(tmp_path):
