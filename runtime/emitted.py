@@ -23,9 +23,9 @@ from .reference import ReferenceBuildError, compiler
 
 #: how emitted C is compiled: as strict as a user's build may be, and optimized
 STRICT_FLAGS = ["-std=c99", "-Wall", "-Wextra", "-Werror", "-O2", "-ffp-contract=off"]
-#: the headers a dialect's C includes on the host (C66x: the emulation of TI's intrinsics)
-#: and its runtime's sources (the EDMA manager)
-HEADER_DIRS = {"c66x": Path(__file__).parent / "c66x"}
+#: the headers a dialect's C includes on the host (C66x: the emulation of TI's intrinsics;
+#: HLS: the ship runtime) and its runtime's sources (the EDMA manager)
+HEADER_DIRS = {"c66x": Path(__file__).parent / "c66x", "hls": Path(__file__).parent / "hls"}
 #: pycc_edma.h's host backends, by the value of `pycc_edma_backend`
 EDMA_BACKENDS = {0: "immediate", 1: "deferred", 2: "checking"}
 #: the library's references to its own functions and globals bind to its own definitions: a
