@@ -14,11 +14,13 @@ from dataclasses import dataclass, field
 from llvmlite import ir
 from llvmlite.ir import instructions as ins
 
+from ..polyhedral.hls_buffers import NotPlannable
 from .c66x_tiling import TiledKernel, wrapper
 from .c_dialect import Helpers, PortableDialect
 from .c_dialect_c66x import C66xDialect
 from .c_function import FunctionWriter, c_identifier
 from .c_types import TypeTable, Unexpressible, float_literal, int_literal
+from .hls_kernel import HlsKernelWriter, HlsOptions, hls_kernel
 
 _PRELUDE = """\
 #include <math.h>
@@ -29,7 +31,7 @@ _PRELUDE = """\
 #include <string.h>"""
 
 #: the C dialects by name (a Target's `c_dialect`)
-DIALECTS = {"c": PortableDialect, "c66x": C66xDialect}
+DIALECTS = {"c": PortableDialect, "c66x": C66xDialect, "hls": PortableDialect}
 
 _BITS_HELPERS = {
     "pycc_bits_f32": "static inline float pycc_bits_f32(uint32_t b)\n"
@@ -60,22 +62,27 @@ class EmittedC:
     dialect: str = "c"
     #: the functions run tile by tile through the target's runtime (C66x: EDMA)
     tiled: list[str] = field(default_factory=list)
+    #: the functions written as FPGA kernels with stencil caches (`hls_kernel`)
+    hls: list[str] = field(default_factory=list)
 
 
 def emit_c(
     module: ir.Module,
     dialect: str = "c",
     header: str = "",
-    tiled: dict[str, TiledKernel] | None = None,
+    tiled: dict[str, TiledKernel | HlsOptions] | None = None,
 ) -> EmittedC:
     """The C of every function definition of `module` in `dialect` (`c`: portable C99 with
-    GCC vectors; `c66x`); `header` is a comment put first (what the file was made from);
-    `tiled`: the image kernels to run tile by tile (C66x: `c66x_tiling`)."""
+    GCC vectors; `c66x`; `hls`); `header` is a comment put first (what the file was made
+    from); `tiled`: the image kernels to run tile by tile (C66x: `c66x_tiling`), or the
+    functions to write as FPGA kernels and how (`HlsOptions`)."""
     types, helpers = TypeTable(), Helpers()
     writer_dialect = DIALECTS[dialect](types, helpers)
-    tiled = {
+    chosen = {
         f.name: tiled[f.name] for f in module.functions if f.blocks and f.name in (tiled or {})
     }
+    fpga = {name: value for name, value in chosen.items() if isinstance(value, HlsOptions)}
+    tiled = {name: value for name, value in chosen.items() if name not in fpga}
     taken: set[str] = set()
     names: dict[ir.GlobalValue, str] = {}
     for value in module.global_values:
@@ -89,9 +96,19 @@ def emit_c(
     bodies: dict[str, tuple[str, str]] = {}
     called = {callee for f in definitions for callee in _callees(f)}
     wrappers: dict[str, str] = {}
+    written_for_fpga: list[str] = []
     for function in definitions:
         storage = "static" if function.name in tiled else _storage(function, called)
-        writer = FunctionWriter(function, names[function], names, types, writer_dialect, storage)
+        arguments = (function, names[function], names, types, writer_dialect, storage)
+        writer = FunctionWriter(*arguments)
+        if function.name in fpga:
+            try:
+                kernel = hls_kernel(function, fpga[function.name])
+            except NotPlannable:
+                pass  # written as plain C (the target's remark said why)
+            else:
+                writer = HlsKernelWriter(*arguments, kernel=kernel)
+                written_for_fpga.append(function.name)
         try:
             bodies[function.name] = (writer.prototype(), writer.definition())
         except Unexpressible as exc:
@@ -118,6 +135,8 @@ def emit_c(
             del bodies[name]
     text_parts = [header.rstrip()] if header else []
     tiles_header = '\n#include "pycc_tiles.h"' if wrappers else ""
+    if written_for_fpga:
+        tiles_header += '\n#include "pycc_ship.h"'
     text_parts.append(_PRELUDE + "\n" + writer_dialect.prelude() + tiles_header)
     body_text = "\n".join(b for _, b in bodies.values())
     for name, helper in _BITS_HELPERS.items():
@@ -150,6 +169,7 @@ def emit_c(
         defined,
         dialect,
         [f.name for f in kept if f.name in wrappers],
+        [name for name in written_for_fpga if name not in skipped],
     )
 
 

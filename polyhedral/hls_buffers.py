@@ -495,3 +495,61 @@ def choose_order(
         for order in itertools.permutations(range(nest.depth))
     ]
     return min(plans, key=Plan.rank), plans
+
+
+# ------------------------------------------------------------------------------ placement
+
+
+@dataclass(eq=False)
+class Placement:
+    """Where one buffer's data lives, for the code generator: its box's lowest element per
+    array dimension (in the parameters, the tile origins `__tile<k>` and, for a chunk or
+    line, the outermost intra-tile index `__step`); the window of elements its accesses touch
+    over the whole domain (what a fill may read) and of those it writes (what a flush may
+    write; None: not written); and whether it must be filled before use (all but one write
+    that is a translation of the tile: it sets every element of its box the tile owns)."""
+
+    corner: list[isl.Aff]
+    read_window: list[tuple[isl.PwAff, isl.PwAff]]
+    write_window: list[tuple[isl.PwAff, isl.PwAff]] | None
+    filled: bool
+
+
+def placements(nest: Nest, chosen: Plan) -> list[Placement | None]:
+    """The placement of each of the plan's buffers (None for an nc one)."""
+    geometry = _Geometry(nest, chosen.sizes)
+    found: list[Placement | None] = []
+    for buffer in chosen.buffers:
+        if buffer.kind == "nc":
+            found.append(None)
+            continue
+        fixed = chosen.order[0] if buffer.kind in ("chunk", "line") else None
+        corner = geometry.lows(geometry.working_set(buffer.accesses, fixed))
+        writes = [k for k in buffer.accesses if nest.accesses[k].is_write]
+        write_window = _window(nest, writes) if writes else None
+        only_write = len(buffer.accesses) == 1 and writes
+        translation = only_write and _is_translation(geometry, buffer.accesses[0])
+        found.append(
+            Placement(corner, _window(nest, buffer.accesses), write_window, not translation)
+        )
+    return found
+
+
+def _window(nest: Nest, group: list[int] | tuple[int, ...]) -> list[tuple[isl.PwAff, isl.PwAff]]:
+    touched = None
+    for index in group:
+        part = _touched(nest, index)
+        touched = part if touched is None else touched.union(part)
+    touched = touched.coalesce()
+    return [
+        (touched.dim_min(k).coalesce(), touched.dim_max(k).coalesce())
+        for k in range(touched.dim(isl.dim_type.set))
+    ]
+
+
+def _is_translation(geometry: _Geometry, index: int) -> bool:
+    """Does the access map a full tile one to one onto its bounding box?"""
+    region = geometry.region()
+    access = geometry.maps[index].intersect_domain(region)
+    box = geometry.box(region.apply(geometry.maps[index]))
+    return access.is_injective() and box is not None and _product(box) == _product(geometry.sizes)

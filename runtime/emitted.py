@@ -26,6 +26,8 @@ STRICT_FLAGS = ["-std=c99", "-Wall", "-Wextra", "-Werror", "-O2", "-ffp-contract
 #: the headers a dialect's C includes on the host (C66x: the emulation of TI's intrinsics;
 #: HLS: the ship runtime) and its runtime's sources (the EDMA manager)
 HEADER_DIRS = {"c66x": Path(__file__).parent / "c66x", "hls": Path(__file__).parent / "hls"}
+#: flags a dialect's C needs besides the strict ones (the HLS pragmas are unknown to cc)
+DIALECT_FLAGS = {"hls": ["-Wno-unknown-pragmas"]}
 #: pycc_edma.h's host backends, by the value of `pycc_edma_backend`
 EDMA_BACKENDS = {0: "immediate", 1: "deferred", 2: "checking"}
 #: the library's references to its own functions and globals bind to its own definitions: a
@@ -58,7 +60,8 @@ class EmittedLibrary:
             library = directory / "emitted.so"
             runtime = runtime_sources(emitted.dialect) if emitted.tiled else []
             _run(
-                [*compiler(), *STRICT_FLAGS, *include_flags(emitted.dialect), *defines, "-fPIC",
+                [*compiler(), *STRICT_FLAGS, *DIALECT_FLAGS.get(emitted.dialect, []),
+                 *include_flags(emitted.dialect), *defines, "-fPIC",
                  "-shared", *SELF_BOUND, str(source), str(storage), *map(str, runtime), "-o",
                  str(library), "-lm"]
             )  # fmt: skip

@@ -81,6 +81,8 @@ static inline void pycc_ship_box(pycc_array *dst, const long *dst_at, const pycc
     long rows = 1, row, step;
     int k, rank = dst->rank, backward;
     size_t bytes;
+    if (rank < 1 || rank > PYCC_SHIP_MAX_RANK || src->rank != rank)
+        return;
     for (k = 0; k < rank; k++) {
         long low = 0, high = size[k] - 1;
         if (src->lo[k] - src_at[k] > low) low = src->lo[k] - src_at[k];

@@ -1,0 +1,100 @@
+"""An FPGA through HLS (`--target hls`): each perfect loop nest becomes an HLS C kernel with
+on-chip stencil caches and `ship` data movement (IMPACT'24; `emit.hls_kernel`), in Vitis
+HLS's conventions. There is no FPGA here: the kernels are compiled for the host against the
+plain-C ship runtime and checked bit for bit (C simulation)."""
+
+from __future__ import annotations
+
+from llvmlite import ir
+
+from ...ir_passes.core.analyses import loops_of
+from ...ir_passes.core.target import Target
+from ...ir_passes.registry import PassContext
+from ...polyhedral.hls_buffers import NotPlannable
+from ..hls_kernel import HlsOptions, hls_kernel
+
+
+def _switch(value: str, name: str) -> bool:
+    if value not in ("on", "off"):
+        raise ValueError(f"{name}={value}: expected on or off")
+    return value == "on"
+
+
+def _numbers(value: str, name: str) -> tuple[int, ...] | None:
+    """`32x32` as (32, 32); "" as None."""
+    if not value:
+        return None
+    try:
+        numbers = tuple(int(v) for v in value.split("x"))
+    except ValueError:
+        raise ValueError(f"{name}={value}: expected numbers joined by x, such as 32x32") from None
+    return numbers
+
+
+class Hls(Target):
+    name = "hls"
+    c_dialect = "hls"
+    #: the kernels are planned on the front end's IR, as written
+    default_passes = ""
+    cache_tiling = False
+
+    def __init__(
+        self,
+        tile: str = "",
+        order: str = "",
+        burst: int | str = 1,
+        padding: str = "on",
+        fusion: str = "on",
+    ):
+        """`tile=SZ1xSZ2...` (default: the paper's large tiles by depth), `order=0x1...`
+        (the intra-tile loops, outermost first, by their original position; default: the
+        order of fewest on-chip words), `burst=W` (elements per DDR burst word: 1, 2, 4, 8,
+        16), `padding=off` (keep `min` in the innermost loop), `fusion=off`."""
+        sizes = _numbers(tile, "tile")
+        if sizes is not None and min(sizes) < 1:
+            raise ValueError(f"tile={tile}: tile sizes are positive")
+        try:
+            width = int(burst)
+        except ValueError:
+            raise ValueError(f"burst={burst}: expected 1, 2, 4, 8 or 16") from None
+        if width not in (1, 2, 4, 8, 16):
+            raise ValueError(f"burst={burst}: expected 1, 2, 4, 8 or 16")
+        self.options = HlsOptions(
+            sizes, _numbers(order, "order"), width, _switch(padding, "padding"),
+            _switch(fusion, "fusion"),
+        )  # fmt: skip
+
+    @property
+    def vector_bytes(self) -> int:
+        return 4  # the HLS tool unrolls; no SIMD binding here
+
+    def neighbour_costs(self, vector_size: int) -> tuple[float, float]:
+        return 1.0, 1.0
+
+    def describe(self) -> str:
+        return "FPGA through HLS (Vitis conventions; C simulation on this host)"
+
+    def c_tiling(self, module: ir.Module, remarks: list) -> dict[str, object]:
+        """Every function that is one perfect loop nest, with the remark of its buffers."""
+        context = PassContext("hls-buffers", remarks)
+        found: dict[str, object] = {}
+        for function in module.functions:
+            if not function.blocks or not loops_of(function).loops:
+                continue
+            try:
+                kernel = hls_kernel(function, self.options)
+            except NotPlannable as exc:
+                context.missed(f"not tiled for the FPGA: {exc}", at=function)
+                continue
+            plan = kernel.plan
+            names = kernel.nest.iterators
+            order = ",".join(names[x] for x in plan.order)
+            buffers = "; ".join(b.describe() for b in plan.buffers)
+            sizes = "x".join(map(str, plan.sizes))
+            context.passed(
+                f"tiled {sizes} for the FPGA, intra-tile order ({order}): {buffers} "
+                f"({plan.words} on-chip words)",
+                at=function,
+            )
+            found[function.name] = self.options
+        return found

@@ -1,0 +1,224 @@
+"""`--target hls`: the IMPACT'24 paper's ten benchmarks (tests/corpus/hls) written as HLS C with
+stencil caches and ships, built by cc against the plain-C ship runtime and run against the
+original C bit for bit (F12, F13: guard zones and every element compared) at sizes that do not
+divide the tiles, sizes smaller than a tile, burst widths whose halos apply, every intra-tile
+order and the ablation switches (F15); the text shows the HLS form (F3, F14), so a kernel that
+silently stayed plain C fails; out-of-scope nests get a remark and stay correct (F16)."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+from corpus_check import compiled
+from pycc_stencil.runtime.emitted import HEADER_DIRS
+from pycc_stencil.runtime.reference import compiler
+
+HLS_CORPUS = Path(__file__).parent / "corpus" / "hls"
+DEPTH = {
+    "jacobi_1d": 1, "stencil5": 2, "stencil9": 2, "jacobi_2d": 2, "fdtd0": 2, "fdtd1": 2,
+    "fdtd2": 2, "stencil19": 3, "stencil27": 3, "heat_3d": 3,
+}  # fmt: skip
+#: (N, tiles, burst) by depth: N - 2 (or N - 1) points not a multiple of the tile; smaller
+#: than one tile; rows a multiple of the burst, so that the halos apply
+SHAPES = {
+    "odd": {1: (37, "16", 1), 2: (21, "8x8", 1), 3: (11, "4x4x4", 1)},
+    "small": {1: (9, "16", 1), 2: (6, "8x8", 1), 3: (5, "4x4x8", 1)},
+    "burst": {1: (64, "16", 16), 2: (20, "8x8", 4), 3: (12, "4x4x8", 4)},
+}
+
+
+def _unit(name: str, n: int, target: str):
+    unit = compiled(HLS_CORPUS / f"{name}.c", [f"-DN={n}"], target=target)
+    assert unit.setup_error is None, unit.setup_error
+    return unit
+
+
+def _bit_exact(unit, name: str) -> str:
+    """The kernel's HLS C, after checking that it is the HLS form and runs bit-exact."""
+    assert name in unit.emitted.emitted.hls, [r.message for r in unit.remarks]
+    result = unit.check(name, {})
+    assert result.status == "OK" and result.message.startswith("bit-exact"), result
+    return unit.emitted.emitted.text
+
+
+@pytest.mark.parametrize("shape", sorted(SHAPES))
+@pytest.mark.parametrize("name", sorted(DEPTH))
+def test_the_papers_benchmarks_are_bit_exact(name, shape):
+    n, tiles, burst = SHAPES[shape][DEPTH[name]]
+    unit = _unit(name, n, f"hls:tile={tiles},burst={burst}")
+    text = _bit_exact(unit, name)
+    sizes = [int(s) for s in tiles.split("x")]
+    # F3: the innermost intra-tile loop is padded to a literal trip count, no min in it
+    innermost = re.findall(r"for \(long pycc_l(\d) = 0; pycc_l\1 < (\w+);", text)[-1]
+    assert innermost[1] == str(sizes[int(innermost[0])]), innermost
+    # F14: a static, completely partitioned buffer per array; AXI ports widened to the burst
+    buffers = re.findall(r"static float (pycc_b\d+)((?:\[\d+\])+);", text)
+    assert len(buffers) == (3 if name == "fdtd2" else 2)
+    for buffer, _ in buffers:
+        assert f"#pragma HLS ARRAY_PARTITION variable={buffer} complete dim=0" in text
+    assert f"max_widen_bitwidth={32 * burst}" in text
+    if burst > 1:  # F11: rows rounded to the burst (the halo added)
+        assert all(int(re.findall(r"\d+", shape_)[-1]) % burst == 0 for _, shape_ in buffers)
+
+
+def test_the_pipelined_loop_encloses_the_padded_one():
+    """F14: PIPELINE in the loop around the innermost (Fig. 5), ships of the chunk around."""
+    text = _bit_exact(_unit("heat_3d", 11, "hls:tile=4x4x4"), "heat_3d")
+    loops = re.findall(r"for \(long pycc_l(\d) = 0; [^{]*\{\n\s*(#pragma HLS PIPELINE II=1)?", text)
+    assert [pipelined for _, pipelined in loops] == ["", "#pragma HLS PIPELINE II=1", ""]
+    assert "pycc_ship_box(&pycc_buf0, pycc_to, &pycc_buf0, pycc_from, pycc_size);" in text
+
+
+@pytest.mark.parametrize("order", ["0x1", "1x0"])
+@pytest.mark.parametrize("padding", ["on", "off"])
+@pytest.mark.parametrize("fusion", ["on", "off"])
+def test_ablations_stay_bit_exact(order, padding, fusion):
+    """F15: forced orders (full buffers for (j,i)), no padding (min in the innermost loop),
+    no fusion (a buffer per access), on the in-place fdtd2."""
+    target = f"hls:tile=4x8,order={order},padding={padding},fusion={fusion}"
+    text = _bit_exact(_unit("fdtd2", 21, target), "fdtd2")
+    innermost = re.findall(r"for \(long pycc_l\d = 0; pycc_l\d < (\w+);", text)[-1]
+    assert (innermost == "pycc_n" + order[-1]) == (padding == "off"), innermost
+    buffers = len(re.findall(r"static float pycc_b\d+", text))
+    assert buffers == (3 if fusion == "on" else 5)
+
+
+@pytest.mark.parametrize("order", ["0x1x2", "0x2x1", "1x0x2", "1x2x0", "2x0x1", "2x1x0"])
+def test_every_order_of_a_3d_stencil_is_bit_exact(order):
+    """Chunks that shift along any dimension, full buffers where no chunk applies."""
+    _bit_exact(_unit("stencil19", 11, f"hls:tile=4x3x5,order={order}"), "stencil19")
+
+
+@pytest.mark.parametrize("name, n", [("stencil5", 300), ("fdtd0", 300), ("heat_3d", 70)])
+def test_the_papers_tile_sizes_at_moderate_sizes(name, n):
+    """The default tiles (128x128, 32x32x32) over grids a few tiles wide, not multiples."""
+    _bit_exact(_unit(name, n, "hls"), name)
+
+
+OUT_OF_SCOPE_C = r"""
+void seidel(int T, int n, double A[n][n]) {
+  for (int t = 0; t < T; t++)
+    for (int i = 1; i < n - 1; i++)
+      for (int j = 1; j < n - 1; j++)
+        A[i][j] = (A[i - 1][j] + A[i][j + 1] + A[i + 1][j] + A[i][j - 1]) / 4.0;
+}
+void two_nests(int n, double A[n], double B[n]) {
+  for (int i = 0; i < n; i++)
+    A[i] = 1.0;
+  for (int i = 1; i < n; i++)
+    B[i] = A[i - 1];
+}
+void clipped(int n, double *A, const double *B) {
+  for (int i = 0; i < n; i++)
+    if (B[i] > 0.0)
+      A[i] = B[i];
+}
+"""
+
+
+@pytest.mark.parametrize(
+    "function, reason",
+    [
+        ("seidel", "rectangular tiles are illegal"),
+        ("two_nests", "2 loop nests"),
+        ("clipped", "not a SCoP"),
+    ],
+)
+def test_nests_outside_the_model_are_named_and_stay_correct(kernel_file, function, reason):
+    """F16: Gauss-Seidel over time (distance (1,-1,0): no legal rectangular tiling), several
+    nests (adi), a condition in the body: a remark saying why, and the C as written,
+    bit-exact."""
+    unit = compiled(kernel_file("out_of_scope", OUT_OF_SCOPE_C), target="hls")
+    assert unit.setup_error is None, unit.setup_error
+    remarks = [r.message for r in unit.remarks if r.function == function]
+    assert any(reason in m and "not tiled for the FPGA" in m for m in remarks), remarks
+    assert function not in unit.emitted.emitted.hls
+    result = unit.check(function, {"n": "13", "T": "3"} if function == "seidel" else {"n": "13"})
+    assert result.status == "OK", result
+
+
+def test_one_gauss_seidel_sweep_is_tiled_in_place(kernel_file):
+    """Without its time loop a Gauss-Seidel sweep is fully permutable (distances (0,1) and
+    (1,0)): its five accesses share one chunk buffer, written back slice by slice."""
+    sweep = OUT_OF_SCOPE_C.split("void two_nests")[0].replace("for (int t = 0; t < T; t++)", "")
+    unit = compiled(kernel_file("sweep", sweep), target="hls:tile=4x8")
+    assert "seidel" in unit.emitted.emitted.hls
+    remarks = [r.message for r in unit.remarks if r.function == "seidel"]
+    assert any("A: chunk [3,10]" in m for m in remarks), remarks
+    for n in ("13", "5", "30"):
+        result = unit.check("seidel", {"n": n, "T": "1"})
+        assert result.status == "OK", result
+
+
+_DRIVER = r"""
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+void {name}({parameters});
+void reference_{name}({parameters});
+int main(void)
+{{
+    unsigned seed = 12345;
+{allocations}
+    {name}({kernel_arguments});
+    reference_{name}({reference_arguments});
+{comparisons}
+    puts("same");
+    return 0;
+}}
+"""
+
+
+@pytest.mark.parametrize("name, n, tiles", [("fdtd2", 21, "4x8"), ("heat_3d", 12, "4x4x8")])
+def test_the_kernel_is_clean_under_address_and_undefined_sanitizers(tmp_path, name, n, tiles):
+    """F12/F13: the emitted kernel and the original, built with ASan and UBSan, on arrays
+    of exactly their size (a ship past an end is a report), give the same bytes."""
+    unit = _unit(name, n, f"hls:tile={tiles},burst=4")
+    (tmp_path / "kernel.c").write_text(unit.emitted.emitted.text)
+    source = (HLS_CORPUS / f"{name}.c").read_text()
+    parameters = re.search(rf"void {name}\(([^)]*)\)", source).group(1)
+    arrays = re.findall(r"float (\w+)((?:\[N\])+)", parameters)
+    scalars = re.findall(r"float (\w+)(?=,|$)", parameters)
+    lines, kernel_args, reference_args, compare = [], [], [], []
+    for array, dims in arrays:
+        count = f"{n}" + f" * {n}" * (dims.count("[") - 1)
+        for copy in ("k", "r"):
+            lines.append(f"    float *{array}_{copy} = malloc(sizeof(float) * {count});")
+        lines.append(
+            f"    for (long e = 0; e < {count}; e++) {{ seed = seed * 1103515245u + 12345u;"
+            f" {array}_k[e] = {array}_r[e] = (float)(seed >> 8) / 16777216.0f; }}"
+        )
+        kernel_args.append(f"(void *){array}_k")
+        reference_args.append(f"(void *){array}_r")
+        compare.append(
+            f"    if (memcmp({array}_k, {array}_r, sizeof(float) * {count})) "
+            f'{{ puts("{array} differs"); return 1; }}\n    free({array}_k);\n    free({array}_r);'
+        )
+    kernel_args += ["0.375f"] * len(scalars)
+    reference_args += ["0.375f"] * len(scalars)
+    (tmp_path / "driver.c").write_text(
+        _DRIVER.format(
+            name=name, parameters=parameters.replace("N", str(n)), allocations="\n".join(lines),
+            kernel_arguments=", ".join(kernel_args),
+            reference_arguments=", ".join(reference_args), comparisons="\n".join(compare),
+        )
+    )  # fmt: skip
+    flags = ["-std=c99", "-Wno-unknown-pragmas", "-ffp-contract=off", f"-DN={n}", "-g", "-O1",
+             "-fsanitize=address,undefined", "-fno-sanitize-recover=all"]  # fmt: skip
+    reference = tmp_path / "reference.o"
+    subprocess.run(
+        [*compiler(), *flags, f"-D{name}=reference_{name}", "-c", str(HLS_CORPUS / f"{name}.c"),
+         "-o", str(reference)],
+        check=True,
+    )  # fmt: skip
+    program = tmp_path / "csim"
+    subprocess.run(
+        [*compiler(), *flags, f"-I{HEADER_DIRS['hls']}", str(tmp_path / "kernel.c"),
+         str(tmp_path / "driver.c"), str(reference), "-o", str(program)],
+        check=True,
+    )  # fmt: skip
+    done = subprocess.run([str(program)], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and done.stdout.strip() == "same", done.stdout + done.stderr
