@@ -421,8 +421,10 @@ def _run_emit(args: argparse.Namespace, cflags: list[str]) -> int:
     result = run_passes(module, steps, verify=True)
     _print_remarks(tiling + result.remarks, args.remarks)
     kind = args.emit or ("c" if target.c_dialect else "llvm")
+    emitted = None
     if kind == "c":
-        text = _emitted_c(args, target, result.module, tiled)
+        emitted = _emitted_c(args, target, result.module, tiled)
+        text = emitted.text
     else:
         text = "\n".join([*describe(result.module), str(result.module)])
         parse_verified(text)
@@ -431,8 +433,9 @@ def _run_emit(args: argparse.Namespace, cflags: list[str]) -> int:
             sys.stdout.write(text)
         return 0
     try:
-        if kind == "c" and _writes_bundle(target, args.output):
-            _write_bundle(args, target, text)
+        if emitted is not None and _writes_bundle(target, args.output):
+            kernels = [lowered.functions[name] for name in emitted.hls]
+            _write_bundle(args, target, text, cflags, kernels)
         else:
             write_atomically(args.output, text.encode(), mode=output_mode())
     except OSError as exc:
@@ -448,7 +451,10 @@ def _writes_bundle(target, output: str) -> bool:
     return target.c_dialect in HEADER_DIRS and not output.endswith(".c") and output != os.devnull
 
 
-def _write_bundle(args: argparse.Namespace, target, text: str) -> None:
+def _write_bundle(
+    args: argparse.Namespace, target, text: str, cflags: list[str], kernels: list
+) -> None:
+    from .runtime.hls_bundle import hls_bundle_files
     from .runtime.target_bundle import BundleError, bundle_files, write_bundle
 
     directory = args.output.rstrip("/") or "/"
@@ -456,14 +462,17 @@ def _write_bundle(args: argparse.Namespace, target, text: str) -> None:
         raise _UsageError(f"'{directory}' is not a directory (a '.c' output is one file)")
     stem = os.path.splitext(os.path.basename(args.file))[0]
     source = os.path.basename(args.file)
-    files = bundle_files(target.c_dialect, stem, source, text, target.runtime_defines())
+    if target.c_dialect == "hls":
+        files = hls_bundle_files(stem, args.file, text, cflags, kernels)
+    else:
+        files = bundle_files(target.c_dialect, stem, source, text, target.runtime_defines())
     try:
         write_bundle(directory, files)
     except BundleError as exc:
         raise _UsageError(str(exc)) from None
 
 
-def _emitted_c(args: argparse.Namespace, target, module, tiled: dict) -> str:
+def _emitted_c(args: argparse.Namespace, target, module, tiled: dict):
     """The C of `module` in the target's dialect; each function left out is a warning."""
     from .emit.c_module import emit_c
 
@@ -477,7 +486,7 @@ def _emitted_c(args: argparse.Namespace, target, module, tiled: dict) -> str:
         print_diagnostics(
             [Diagnostic("warning", f"function '{name}' is not written as C: {reason}")]
         )
-    return emitted.text
+    return emitted
 
 
 def _run_tune(args: argparse.Namespace, cflags: list[str]) -> int:
