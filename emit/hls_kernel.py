@@ -241,7 +241,7 @@ class HlsKernelWriter(FunctionWriter):
     def statement_lines(self) -> list[str]:
         lines = []
         for statement in self.kernel.nest.scop.statements:
-            needed = _value_slice(statement.block)
+            needed = value_slice(statement.block)
             for instr in statement.block.instructions:
                 if instr not in needed or instr in self.inline:
                     continue
@@ -336,7 +336,7 @@ class HlsKernelWriter(FunctionWriter):
         statements = self.statement_lines()  # first: it decides whether pycc_inside is used
         cached = [b for b in plan.buffers if b.kind != "nc"]
         sliced = [b for b in cached if b.kind in ("chunk", "line")]
-        domain = _bounds(kernel.nest)
+        domain = loop_bounds(kernel.nest)
         lines = self.prologue() + self.interfaces() + self.descriptors(domain)
         depth = self.depth
         for x in range(depth):
@@ -499,14 +499,14 @@ class HlsKernelWriter(FunctionWriter):
                     f"const long pycc_{side}_lo{g}[{rank}] = {{{', '.join(lows)}}}, "
                     f"pycc_{side}_hi{g}[{rank}] = {{{', '.join(highs)}}}, "
                     f"pycc_{side}_extent{g}[{rank}] = {{{', '.join(extents)}}};",
-                    f"pycc_array pycc_{side}{g} = pycc_array_window(pycc_array_of("
+                    f"pycc_array pycc_{side}{g} = pycc_array_window(pycc_memory_of("
                     f"{self.ddr_name(array)}, sizeof({element}), {rank}, pycc_{side}_extent{g}), "
                     f"pycc_{side}_lo{g}, pycc_{side}_hi{g});",
                 ]
         return lines
 
 
-def _bounds(nest: Nest) -> list[tuple[isl.PwAff, isl.PwAff]]:
+def loop_bounds(nest: Nest) -> list[tuple[isl.PwAff, isl.PwAff]]:
     """Each loop's first and last iteration (the domain is rectangular)."""
     statement = nest.scop.statements[0]
     constraints = " and ".join(statement.constraints) or "0 = 0"
@@ -516,7 +516,7 @@ def _bounds(nest: Nest) -> list[tuple[isl.PwAff, isl.PwAff]]:
     return [(domain.dim_min(x).coalesce(), domain.dim_max(x).coalesce()) for x in range(nest.depth)]
 
 
-def _value_slice(block: ir.Block) -> set[ins.Instruction]:
+def value_slice(block: ir.Block) -> set[ins.Instruction]:
     """The instructions of a statement that compute what it stores (not its addresses)."""
     needed: set[ins.Instruction] = set()
     work = [i for i in block.instructions if isinstance(i, ins.StoreInstr)]
@@ -541,7 +541,7 @@ def _outside_values(nest: Nest) -> set[ins.Instruction]:
     phis = {s.phis[k] for s in nest.scop.statements for k in range(nest.depth)}
     work = [v for v in nest.scop.params.values() if isinstance(v, ins.Instruction)]
     for statement in nest.scop.statements:
-        for instr in _value_slice(statement.block):
+        for instr in value_slice(statement.block):
             if not isinstance(instr, ins.LoadInstr):
                 work += [op for op in instr.operands if isinstance(op, ins.Instruction)]
     for array in nest.scop.arrays:

@@ -154,7 +154,7 @@ def hls_nest(scop: Scop) -> Nest:
     if not _is_rectangular(domain):
         raise NotPlannable("the iteration domain is not rectangular (a bound depends on a loop)")
     accesses = tuple(NestAccess(s, a) for s in scop.statements for a in s.accesses)
-    lows = tuple(_constant(domain.dim_min(k)) for k in range(len(iterators)))
+    lows = tuple(constant_value(domain.dim_min(k)) for k in range(len(iterators)))
     return Nest(scop, tuple(iterators), accesses, lows)
 
 
@@ -182,7 +182,8 @@ def _is_rectangular(domain: isl.Set) -> bool:
     return True
 
 
-def _constant(value: isl.PwAff) -> int | None:
+def constant_value(value: isl.PwAff) -> int | None:
+    """The value of an expression that is one constant, else None."""
     pieces = value.coalesce().get_pieces()
     if len(pieces) != 1 or not pieces[0][1].is_cst():
         return None
@@ -250,7 +251,7 @@ class _Geometry:
         """Constant extents of the bounding box, or None."""
         extents = []
         for k in range(working_set.dim(isl.dim_type.set)):
-            extent = _constant(working_set.dim_max(k).sub(working_set.dim_min(k)))
+            extent = constant_value(working_set.dim_max(k).sub(working_set.dim_min(k)))
             if extent is None:
                 return None
             extents.append(extent + 1)

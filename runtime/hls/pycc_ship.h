@@ -23,12 +23,13 @@
 #endif
 
 /* An array ships read or write: its elements' size, its extents (outermost first; the last
- * one is the row) and the window of elements a ship may touch (lo..hi, inclusive, per
- * dimension). */
+ * one is the row), the window of elements a ship may touch (lo..hi, inclusive, per
+ * dimension), and whether it is in memory (DDR) rather than on chip. */
 typedef struct {
     void *base;
     size_t element;
     int rank;
+    int memory;
     long extent[PYCC_SHIP_MAX_RANK];
     long lo[PYCC_SHIP_MAX_RANK];
     long hi[PYCC_SHIP_MAX_RANK];
@@ -43,6 +44,7 @@ static inline pycc_array pycc_array_of(void *base, size_t element, int rank, con
     a.base = base;
     a.element = element;
     a.rank = rank;
+    a.memory = 0;
     for (k = 0; k < rank; k++) {
         a.extent[k] = extent[k];
         a.lo[k] = 0;
@@ -50,6 +52,20 @@ static inline pycc_array pycc_array_of(void *base, size_t element, int rank, con
     }
     return a;
 }
+
+/* An array in memory (DDR): what a ship reads from it or writes to it is traffic. */
+static inline pycc_array pycc_memory_of(void *base, size_t element, int rank, const long *extent)
+{
+    pycc_array a = pycc_array_of(base, element, rank, extent);
+    a.memory = 1;
+    return a;
+}
+
+#ifdef PYCC_SHIP_COUNT
+/* with -DPYCC_SHIP_COUNT: the words read from memory, written to it, and the bursts (rows)
+ * of either, as the traffic model counts them (emit/hls_model.py) */
+static unsigned long pycc_ship_counted[3];
+#endif
 
 /* The same array with its window narrowed to lo..hi (inclusive, per dimension). */
 static inline pycc_array pycc_array_window(pycc_array a, const long *lo, const long *hi)
@@ -109,6 +125,11 @@ static inline void pycc_ship_box(pycc_array *dst, const long *dst_at, const pycc
         const char *from =
             (const char *)src->base + (size_t)pycc_ship_offset(src, src_at, index) * src->element;
         memmove(to, from, bytes);
+#ifdef PYCC_SHIP_COUNT
+        pycc_ship_counted[0] += src->memory ? bytes / src->element : 0;
+        pycc_ship_counted[1] += dst->memory ? bytes / dst->element : 0;
+        pycc_ship_counted[2] += src->memory || dst->memory;
+#endif
         step = backward ? -1 : 1;
         for (k = rank - 2; k >= 0; k--) {  /* the next row: an odometer over the outer dims */
             index[k] += step;
