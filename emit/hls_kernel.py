@@ -1,8 +1,10 @@
 """The kernels of `--target hls`: a loop nest tiled with on-chip stencil caches, written as
 HLS C (Vitis conventions) whose data movement is `ship` (runtime/hls/pycc_ship.h).
 
-For a function that is one perfect rectangular SCoP (`polyhedral.hls_buffers`), the writer
-replaces the function's body by the shape of Fig. 5 of the IMPACT'24 paper:
+For a function that is one SCoP whose loops are perfect rectangular nests, alone or in
+loops kept around them (a time loop: `polyhedral.hls_buffers.nest_tree`), the writer
+replaces the function's body by the loops kept and, for each nest, the shape of Fig. 5 of
+the IMPACT'24 paper:
 
 - the tile loops, in the original loop order, start at each loop's lower bound (the outer
   shift δᵒ = −lb: no `max`) and step by the tile size;
@@ -35,21 +37,24 @@ import islpy as isl
 from llvmlite import ir
 from llvmlite.ir import instructions as ins
 
+from ..ir_passes.core.affine import size_of
 from ..ir_passes.core.analyses import loops_of
 from ..polyhedral.hls_buffers import (
     Buffer,
     Nest,
     NotPlannable,
+    OuterLoop,
     Placement,
     Plan,
     choose_order,
-    hls_nest,
+    nest_tree,
     placements,
 )
 from ..polyhedral.scop import extract_scops
 from . import c_expressions as cx
 from .c_expressions import Expr, atom
 from .c_function import FunctionWriter
+from .c_types import TypeTable
 
 _INDENT = "    "
 #: the paper's large tiles (its §4, Step 1), by the nest's depth
@@ -60,7 +65,9 @@ _PURE = re.compile(r"llvm\.")
 
 @dataclass(frozen=True)
 class HlsOptions:
-    """What `--target hls:...` asks of every kernel (None: chosen by the analysis)."""
+    """What `--target hls:...` asks of every kernel (None: chosen by the analysis). Tile
+    sizes and an order are for nests of their length; a shallower nest takes the innermost
+    sizes, another order is ignored for it."""
 
     sizes: tuple[int, ...] | None = None
     order: tuple[int, ...] | None = None
@@ -70,42 +77,73 @@ class HlsOptions:
 
 
 @dataclass(frozen=True)
-class HlsKernel:
+class TiledNest:
+    """One nest of a kernel with its buffers."""
+
     nest: Nest
     plan: Plan
     placements: list[Placement | None]
+
+
+@dataclass(frozen=True)
+class HlsKernel:
+    """A function's loops kept (`OuterLoop`s, their bodies of the same kinds) and tiled
+    nests, in order."""
+
+    body: tuple[OuterLoop | TiledNest, ...]
     options: HlsOptions
+
+    def nests(self) -> list[TiledNest]:
+        found: list[TiledNest] = []
+
+        def walk(items) -> None:
+            for item in items:
+                if isinstance(item, OuterLoop):
+                    walk(item.body)
+                else:
+                    found.append(item)
+
+        walk(self.body)
+        return found
 
 
 def hls_kernel(function: ir.Function, options: HlsOptions) -> HlsKernel:
-    """The function's nest and buffer plan, or NotPlannable saying why it has none."""
-    scops, rejected = extract_scops(function, merge=False)
+    """The function's nests and buffer plans, or NotPlannable saying why it has none."""
+    scops, rejected = extract_scops(function)
     if rejected:
         raise NotPlannable(f"a loop nest is not a SCoP: {rejected[0].reason}")
     if len(scops) != 1:
-        raise NotPlannable(f"{len(scops)} loop nests (one is tiled)")
+        raise NotPlannable(f"{len(scops)} runs of loop nests (one is planned)")
     scop = scops[0]
     if scop.assumed is not None:
         raise NotPlannable("the model of its subscripts holds only under a run-time assumption")
     _check_surroundings(function, scop)
-    nest = hls_nest(scop)
+    return HlsKernel(tuple(_planned(item, options) for item in nest_tree(scop)), options)
+
+
+def _planned(item: OuterLoop | Nest, options: HlsOptions) -> OuterLoop | TiledNest:
+    if isinstance(item, OuterLoop):
+        body = tuple(_planned(child, options) for child in item.body)
+        return OuterLoop(item.iterator, item.position, body)  # type: ignore[arg-type]
+    nest = item
     sizes = options.sizes or DEFAULT_SIZES[nest.depth]
-    if len(sizes) != nest.depth:
+    if len(sizes) < nest.depth:
         raise NotPlannable(f"{len(sizes)} tile sizes for {nest.depth} loops")
+    sizes = sizes[len(sizes) - nest.depth :]
     best, plans = choose_order(nest, sizes, options.burst, options.fusion)
-    if options.order is not None:
+    if options.order is not None and len(options.order) == nest.depth:
         if sorted(options.order) != list(range(nest.depth)):
             raise NotPlannable(f"order {options.order} is not an order of {nest.depth} loops")
         best = next(p for p in plans if p.order == options.order)
     for buffer in best.buffers:
         if len(buffer.extent) > 8:
             raise NotPlannable(f"{buffer.array} has more than 8 dimensions")
-    return HlsKernel(nest, best, placements(nest, best), options)
+    return TiledNest(nest, best, placements(nest, best))
 
 
 def _check_surroundings(function: ir.Function, scop) -> None:
-    """The function is a straight run of side-effect-free code into the nest, and returns
-    after it: the kernel is the nest."""
+    """The function is a straight run of side-effect-free code into the nests, and returns
+    after them: the kernel is the nests."""
     nest_blocks = {b for loop in loops_of(function).loops for b in loop.blocks}
     for block in function.blocks:
         if block in nest_blocks or block is scop.entry:
@@ -114,64 +152,228 @@ def _check_surroundings(function: ir.Function, scop) -> None:
             if isinstance(instr, ins.StoreInstr) or (
                 isinstance(instr, ins.CallInstr) and not _PURE.match(instr.callee.name)
             ):
-                raise NotPlannable("the function does more than the loop nest")
+                raise NotPlannable("the function does more than the loop nests")
         terminator = block.terminator
         if isinstance(terminator, ins.Ret) and terminator.operands:
             raise NotPlannable("the function returns a value")
         if not isinstance(terminator, ins.Ret) and (
             not isinstance(terminator, ins.Branch) or len(terminator.operands) != 1
         ):
-            raise NotPlannable("the function branches outside the loop nest")
+            raise NotPlannable("the function branches outside the loop nests")
 
 
 # ------------------------------------------------------------------------------ the writer
 
 
 class HlsKernelWriter(FunctionWriter):
-    """The function's C with its nest replaced by the tiled, buffered HLS form."""
+    """The function's C with its nests replaced by the tiled, buffered HLS form."""
 
     def __init__(self, *args, kernel: HlsKernel, **kwargs):
         super().__init__(*args, **kwargs)
         self.kernel = kernel
-        nest = kernel.nest
-        self.depth = nest.depth
-        self.redirect: dict[ins.Instruction, int] = {
-            item.access.instruction: k for k, item in enumerate(nest.accesses)
-        }
-        self.buffer_of = {k: b for b in kernel.plan.buffers for k in b.accesses}
-        loops = nest.scop.statements[0].loops
-        for x, loop in enumerate(loops):
-            self.names[loop.trip_count_iv.phi] = (
-                f"(({self.types.name(loop.trip_count_iv.phi.type)})({self._index(x)}))"
-            )
-        self.isl_names = {name: self.expr(value).text for name, value in nest.scop.params.items()}
+        scop = kernel.nests()[0].nest.scop
+        self.scop = scop
+        self.param_names = {name: self.expr(value).text for name, value in scop.params.items()}
+        outer = _outer_iterators(kernel.body)
+        self.outer_names = {name: f"pycc_o{k}" for k, name in enumerate(outer)}
+        statement = scop.statements[0]
+        for position in outer.values():
+            phi = statement.phis[position]
+            self.names[phi] = f"(({self.types.name(phi.type)})pycc_o{position})"
+        single = len(kernel.nests()) == 1
+        self.writers = [
+            _NestWriter(self, tiled, "" if single else f"{q}_")
+            for q, tiled in enumerate(kernel.nests())
+        ]
+        self.owner: dict[ins.Instruction, tuple[_NestWriter, int]] = {}
+        for nest_writer in self.writers:
+            for k, item in enumerate(nest_writer.nest.accesses):
+                self.owner[item.access.instruction] = (nest_writer, k)
+
+    def load(self, instr: ins.LoadInstr) -> Expr:
+        if instr not in self.owner:
+            return super().load(instr)
+        writer, index = self.owner[instr]
+        return writer.read(index, instr.type)
+
+    def store(self, instr: ins.StoreInstr) -> str:
+        if instr not in self.owner:
+            return super().store(instr)
+        writer, index = self.owner[instr]
+        return writer.write(index, self.expr(instr.operands[0]).text)
+
+    def statement_lines(self, nest: Nest) -> list[str]:
+        lines = []
+        for statement in nest.statements:
+            needed = value_slice(statement.block)
+            for instr in statement.block.instructions:
+                if instr not in needed or instr in self.inline:
+                    continue
+                if isinstance(instr, ins.StoreInstr):
+                    lines.append(self.store(instr))
+                elif instr in self.names:
+                    expr = self.instruction(instr)
+                    lines.append(f"{self.declared_type(instr)} {self.names[instr]} = {expr.text};")
+        return lines
+
+    def definition(self) -> str:
+        lines = self.prologue() + self.interfaces()
+        for array in self.scop.arrays:
+            element = self.types.name(array.element)
+            base = self.expr(array.base).text
+            lines.append(f"{element} *const pycc_{array.name} = ({element} *)({base});")
+        for nest_writer in self.writers:
+            lines += nest_writer.descriptors()
+        lines += self.items(self.kernel.body, outer=[])
+        text = "\n".join(lines)
+        used = set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", text))
+        unused = [
+            f"(void){self.names[a]};" for a in self.function.args if self.names[a] not in used
+        ]
+        body = [*unused, *lines]
+        return "\n".join([self.prototype(), "{", *(_INDENT + x if x else "" for x in body), "}"])
+
+    def items(self, items, outer: list[str]) -> list[str]:
+        """The loops kept, around the tiled nests."""
+        lines: list[str] = []
+        for item in items:
+            if isinstance(item, OuterLoop):
+                low, high = self.outer_bounds(item, outer)
+                name = f"pycc_o{item.position}"
+                lines.append(f"for (long {name} = {low}; {name} <= {high}; {name}++) {{")
+                inner = self.items(item.body, [*outer, item.iterator])
+                lines += [_INDENT + x if x else "" for x in inner]
+                lines.append("}")
+            else:
+                lines += next(w for w in self.writers if w.tiled is item).code()
+        return lines
+
+    def outer_bounds(self, loop: OuterLoop, outer: list[str]) -> tuple[str, str]:
+        """The first and last iteration of a loop kept, in the parameters and the loops
+        around it, over the points of the statements it runs."""
+        statements = [
+            s
+            for w in self.writers
+            for s in w.nest.statements
+            if w.nest.outer[: len(outer) + 1] == (*outer, loop.iterator)
+        ]
+        params = [*self.scop.params, *outer]
+        prefix = f"[{', '.join(params)}] -> "
+        domain = None
+        for statement in statements:
+            constraints = " and ".join(statement.constraints) or "0 = 0"
+            rest = ", ".join(statement.iterators[len(outer) :])
+            part = isl.Set(f"{prefix}{{ [{rest}] : {constraints} }}")
+            part = part.project_out(isl.dim_type.set, 1, part.dim(isl.dim_type.set) - 1)
+            domain = part if domain is None else domain.union(part)
+        build = isl.AstBuild.from_context(isl.Set(prefix + "{ : }"))
+        names = {**self.param_names, **self.outer_names}
+        return tuple(
+            _c(build, bound.coalesce(), names) for bound in (domain.dim_min(0), domain.dim_max(0))
+        )  # type: ignore[return-value]
+
+    def prologue(self) -> list[str]:
+        """The values the nests use that the function computes before them, in order."""
+        needed: set[ins.Instruction] = set()
+        for nest_writer in self.writers:
+            needed |= _outside_values(nest_writer.nest)
+        lines = []
+        for block in self.function.blocks:
+            for instr in block.instructions:
+                if instr in needed and instr in self.names and instr not in self.inline:
+                    expr = self.instruction(instr)
+                    lines.append(f"{self.declared_type(instr)} {self.names[instr]} = {expr.text};")
+        return lines
+
+    def interfaces(self) -> list[str]:
+        """An AXI master port per array argument, widened to the burst."""
+        lines = []
+        arrays = {id(a.base): a for a in self.scop.arrays}
+        bundle = 0
+        for arg in self.function.args:
+            if id(arg) in arrays:
+                bits = 8 * size_of(arrays[id(arg)].element) * self.kernel.options.burst
+                lines.append(
+                    f"#pragma HLS INTERFACE m_axi port={self.names[arg]} offset=slave "
+                    f"bundle=gmem{bundle} max_widen_bitwidth={bits}"
+                )
+                bundle += 1
+        return lines
+
+
+def _outer_iterators(items) -> dict[str, int]:
+    """The iterators of the loops kept, by their position among a statement's iterators."""
+    found: dict[str, int] = {}
+    for item in items:
+        if isinstance(item, OuterLoop):
+            found[item.iterator] = item.position
+            found.update(_outer_iterators(item.body))
+    return found
+
+
+def _c(build: isl.AstBuild, value: isl.PwAff, names: dict[str, str]) -> str:
+    """C text of an isl expression (in some of the build's parameters), its names replaced
+    by the C of `names`."""
+    value = value.align_params(build.get_schedule_space())
+    text = build.expr_from_pw_aff(value).to_C_str()
+    text = re.sub(r"[A-Za-z_][A-Za-z0-9_]*", lambda m: names.get(m.group(0), m.group(0)), text)
+    # a piecewise value (`N >= 3 ? N - 2 : 0`) is an operand of the `+ 1`s written after it
+    return f"({text})" if re.search(r"[?<>=&|]", text) else text
+
+
+class _NestWriter:
+    """The C of one tiled nest: its tile loops, buffers, ships and statements. Its names
+    carry `tag` when the kernel has several nests."""
+
+    def __init__(self, function: HlsKernelWriter, tiled: TiledNest, tag: str):
+        self.function, self.tiled, self.tag = function, tiled, tag
+        self.nest, self.plan = tiled.nest, tiled.plan
+        self.types: TypeTable = function.types
+        self.depth = self.nest.depth
+        self.padded = function.kernel.options.padding
+        self.buffer_of = {k: b for b in self.plan.buffers for k in b.accesses}
+        statement = self.nest.statements[0]
+        outer = len(self.nest.outer)
+        for x in range(self.depth):
+            phi = statement.phis[outer + x]
+            function.names[phi] = f"(({self.types.name(phi.type)})({self.t(x)} + {self.l(x)}))"
         tiles = [f"__tile{x}" for x in range(self.depth)]
         locals_ = [f"__local{x}" for x in range(self.depth)]
-        self.isl_names.update({t: f"pycc_t{x}" for x, t in enumerate(tiles)})
-        self.isl_names.update({t: f"pycc_l{x}" for x, t in enumerate(locals_)})
-        self.isl_names["__step"] = f"pycc_l{kernel.plan.order[0]}"
-        self.isl_prefix = f"[{', '.join([*nest.scop.params, *tiles, *locals_, '__step'])}] -> "
+        self.isl_names = {**function.param_names, **function.outer_names}
+        self.isl_names.update({t: self.t(x) for x, t in enumerate(tiles)})
+        self.isl_names.update({t: self.l(x) for x, t in enumerate(locals_)})
+        self.isl_names["__step"] = self.l(self.plan.order[0])
+        self.isl_prefix = f"[{', '.join([*self.nest.params, *tiles, *locals_, '__step'])}] -> "
         self.build = isl.AstBuild.from_context(isl.Set(self.isl_prefix + "{ : }"))
         self.global_index = {
-            iterator: f"(__tile{x} + __local{x})" for x, iterator in enumerate(nest.iterators)
+            iterator: f"(__tile{x} + __local{x})" for x, iterator in enumerate(self.nest.iterators)
         }
-        outermost = kernel.plan.order[0]  # a chunk's corner moves with its index, `__step`
-        self.global_index[nest.iterators[outermost]] = f"(__tile{outermost} + __step)"
+        outermost = self.plan.order[0]  # a chunk's corner moves with its index, `__step`
+        self.global_index[self.nest.iterators[outermost]] = f"(__tile{outermost} + __step)"
         self.used_inside = False
 
-    def _index(self, x: int) -> str:
-        return f"pycc_t{x} + pycc_l{x}"
+    # -- names ------------------------------------------------------------------------------
+
+    def t(self, x: int) -> str:
+        return f"pycc_t{self.tag}{x}"
+
+    def l(self, x: int) -> str:  # noqa: E743 - the paper's l_1 .. l_d
+        return f"pycc_l{self.tag}{x}"
+
+    def n(self, x: int) -> str:
+        return f"pycc_n{self.tag}{x}"
+
+    def name(self, kind: str, buffer: Buffer) -> str:
+        return f"pycc_{kind}{self.tag}{self.plan.buffers.index(buffer)}"
 
     # -- isl expressions as C ---------------------------------------------------------------
 
     def c_of(self, value: isl.PwAff | isl.Aff, overrides: dict[str, str] | None = None) -> str:
-        """C text of an isl expression in the parameters, iterators and tile origins (names
+        """C text of an isl expression in the parameters, tile origins and indices (names
         in `overrides` stand for the C given there)."""
         if isinstance(value, isl.Aff):
             value = isl.PwAff.from_aff(value)
-        text = self.build.expr_from_pw_aff(value.coalesce()).to_C_str()
-        names = {**self.isl_names, **(overrides or {})}
-        return re.sub(r"[A-Za-z_][A-Za-z0-9_]*", lambda m: names.get(m.group(0), m.group(0)), text)
+        return _c(self.build, value.coalesce(), {**self.isl_names, **(overrides or {})})
 
     def isl_of(self, expression: str) -> isl.PwAff:
         """An isl expression (text) in the parameters, tile origins and iterators, each
@@ -186,51 +388,40 @@ class HlsKernelWriter(FunctionWriter):
     def c_text(self, expression: str) -> str:
         return self.c_of(self.isl_of(expression))
 
-    # -- the statements ---------------------------------------------------------------------
+    # -- the statements' accesses -----------------------------------------------------------
 
-    def load(self, instr: ins.LoadInstr) -> Expr:
-        if instr not in self.redirect:
-            return super().load(instr)
-        index = self.redirect[instr]
-        place = self.access_place(index)
+    def read(self, index: int, t: ir.Type) -> Expr:
+        place = self.place(index)
         if self.buffer_of[index].kind == "nc" and self.padded:
             self.used_inside = True
-            zero = "0" if isinstance(instr.type, ir.IntType) else "0.0"
+            zero = "0" if isinstance(t, ir.IntType) else "0.0"
             return cx.conditional(atom("pycc_inside"), place, atom(zero))
         return place
 
-    def store(self, instr: ins.StoreInstr) -> str:
-        if instr not in self.redirect:
-            return super().store(instr)
-        text = (
-            f"{self.access_place(self.redirect[instr]).text} = {self.expr(instr.operands[0]).text};"
-        )
+    def write(self, index: int, value: str) -> str:
+        text = f"{self.place(index).text} = {value};"
         if not self.padded:
             return text
         self.used_inside = True
         return f"if (pycc_inside) {text}"
 
-    @property
-    def padded(self) -> bool:
-        return self.kernel.options.padding
-
-    def access_place(self, index: int) -> Expr:
+    def place(self, index: int) -> Expr:
         """The lvalue an access reads or writes: its buffer at the subscript minus the box's
         corner, or memory itself."""
-        item = self.kernel.nest.accesses[index]
+        item = self.nest.accesses[index]
         buffer = self.buffer_of[index]
         subscripts = item.access.subscripts
         if buffer.kind == "nc":
             return atom(
-                f"{self.ddr_name(item.access.array)}[{self.flat(item.access.array, subscripts)}]"
+                f"{self.memory(item.access.array)}[{self.flat(item.access.array, subscripts)}]"
             )
         places = []
         for k, subscript in enumerate(subscripts):
             halo = buffer.left_halo if k == len(subscripts) - 1 else 0
-            corner = isl.PwAff.from_aff(self._placement(buffer).corner[k])
+            corner = isl.PwAff.from_aff(self.placement(buffer).corner[k])
             position = self.isl_of(f"({subscript}) + {halo}").sub(corner)
             places.append(f"[{self.c_of(position)}]")
-        return atom(f"{self.buffer_name(buffer)}{''.join(places)}")
+        return atom(f"{self.name('b', buffer)}{''.join(places)}")
 
     def flat(self, array, subscripts: list[str]) -> str:
         text = self.c_text(subscripts[0])
@@ -238,34 +429,22 @@ class HlsKernelWriter(FunctionWriter):
             text = f"({text}) * ({self.c_text(size)}) + ({self.c_text(subscript)})"
         return text
 
-    def statement_lines(self) -> list[str]:
-        lines = []
-        for statement in self.kernel.nest.scop.statements:
-            needed = value_slice(statement.block)
-            for instr in statement.block.instructions:
-                if instr not in needed or instr in self.inline:
-                    continue
-                if isinstance(instr, ins.StoreInstr):
-                    lines.append(self.store(instr))
-                elif instr in self.names:
-                    expr = self.instruction(instr)
-                    lines.append(f"{self.declared_type(instr)} {self.names[instr]} = {expr.text};")
-        return lines
-
-    # -- buffers and ships ------------------------------------------------------------------
-
-    def buffer_name(self, buffer: Buffer) -> str:
-        return f"pycc_b{self.kernel.plan.buffers.index(buffer)}"
-
-    def ddr_name(self, array) -> str:
+    def memory(self, array) -> str:
         return f"pycc_{array.name}"
+
+    def placement(self, buffer: Buffer) -> Placement:
+        return self.tiled.placements[self.plan.buffers.index(buffer)]
+
+    def array_of(self, buffer: Buffer):
+        return self.nest.accesses[buffer.accesses[0]].access.array
+
+    # -- ships ------------------------------------------------------------------------------
 
     def corner(self, buffer: Buffer, step: str | None = None) -> list[str]:
         """C text of the box's lowest element per dimension (a chunk's at `step` of the
         outermost intra-tile loop, its current iteration by default)."""
-        placement = self.kernel.placements[self.kernel.plan.buffers.index(buffer)]
         overrides = {} if step is None else {"__step": step}
-        return [self.c_of(aff, overrides) for aff in placement.corner]
+        return [self.c_of(aff, overrides) for aff in self.placement(buffer).corner]
 
     def ship(
         self, dst: str, dst_at: list[str], src: str, src_at: list[str], size: list
@@ -284,235 +463,167 @@ class HlsKernelWriter(FunctionWriter):
             "}",
         ]
 
-    def at_memory(self, buffer: Buffer, corner: list[str], halo: bool) -> list[str]:
-        """The array element of the buffer's first slot (with the left halo, or of the box's
-        first element without it)."""
-        at = list(corner)
-        if halo and buffer.left_halo:
-            at[-1] = f"{at[-1]} - {buffer.left_halo}"
-        return at
-
     def fill(
         self, buffer: Buffer, step: str | None = None, first: int = 0, count: int | None = None
     ) -> list[str]:
         """Fill the buffer (a chunk: slices first..first+count-1 along its shift) from memory."""
-        g = self.kernel.plan.buffers.index(buffer)
-        corner = self.at_memory(buffer, self.corner(buffer, step), halo=True)
+        corner = self.corner(buffer, step)
+        if buffer.left_halo:
+            corner[-1] = f"{corner[-1]} - {buffer.left_halo}"
         size: list = list(buffer.extent)
         start = ["0"] * len(size)
         if count is not None:
             s = buffer.shift_dim
             corner[s] = f"{corner[s]} + {first}"
             start[s], size[s] = str(first), count
-        return self.ship(f"pycc_buf{g}", start, f"pycc_in{g}", corner, size)
+        return self.ship(self.name("buf", buffer), start, self.name("in", buffer), corner, size)
 
     def flush(self, buffer: Buffer, step: str | None = None, count: int | None = None) -> list[str]:
         """Write the box (not the halo) back, trimmed to the elements the nest writes (a
         chunk: its first `count` slices)."""
-        g = self.kernel.plan.buffers.index(buffer)
         corner = self.corner(buffer, step)
         size: list = list(buffer.box)
         start = ["0"] * len(size)
         start[-1] = str(buffer.left_halo)
         if count is not None:
             size[buffer.shift_dim] = count
-        return self.ship(f"pycc_out{g}", corner, f"pycc_buf{g}", start, size)
+        return self.ship(self.name("out", buffer), corner, self.name("buf", buffer), start, size)
 
     def shift(self, buffer: Buffer) -> list[str]:
         """Slices 1.. of a chunk down to 0.. (on chip)."""
-        g = self.kernel.plan.buffers.index(buffer)
         s = buffer.shift_dim
         size: list = list(buffer.extent)
         size[s] = size[s] - 1
         to, frm = ["0"] * len(size), ["0"] * len(size)
         frm[s] = "1"
-        return self.ship(f"pycc_buf{g}", to, f"pycc_buf{g}", frm, size)
+        name = self.name("buf", buffer)
+        return self.ship(name, to, name, frm, size)
 
-    # -- the function -----------------------------------------------------------------------
+    # -- the nest ---------------------------------------------------------------------------
 
-    def definition(self) -> str:
-        kernel, plan = self.kernel, self.kernel.plan
+    def code(self) -> list[str]:
+        plan = self.plan
         order, sizes = plan.order, plan.sizes
-        statements = self.statement_lines()  # first: it decides whether pycc_inside is used
+        statements = self.function.statement_lines(self.nest)  # decides on pycc_inside
         cached = [b for b in plan.buffers if b.kind != "nc"]
         sliced = [b for b in cached if b.kind in ("chunk", "line")]
-        domain = loop_bounds(kernel.nest)
-        lines = self.prologue() + self.interfaces() + self.descriptors(domain)
+        domain = loop_bounds(self.nest)
         depth = self.depth
+        lines = []
         for x in range(depth):
             low, high = (self.c_of(v) for v in domain[x])
+            t = self.t(x)
             lines.append(
-                f"{_INDENT * x}for (long pycc_t{x} = {low}; pycc_t{x} <= {high}; "
-                f"pycc_t{x} += {sizes[x]}) {{"
+                f"{_INDENT * x}for (long {t} = {low}; {t} <= {high}; {t} += {sizes[x]}) {{"
             )
         body: list[str] = []
         for x in range(depth):
             high = self.c_of(domain[x][1])
-            body.append(
-                f"const long pycc_n{x} = {high} - pycc_t{x} + 1 < {sizes[x]} ? "
-                f"{high} - pycc_t{x} + 1 : {sizes[x]};"
-            )
+            rest = f"{high} - {self.t(x)} + 1"
+            body.append(f"const long {self.n(x)} = {rest} < {sizes[x]} ? {rest} : {sizes[x]};")
         for buffer in cached:
-            g = plan.buffers.index(buffer)
             element = self.types.name(self.array_of(buffer).element)
             extents = "".join(f"[{e}]" for e in buffer.extent)
+            b, rank = self.name("b", buffer), len(buffer.extent)
             body += [
-                f"static {element} pycc_b{g}{extents};",
-                f"#pragma HLS ARRAY_PARTITION variable=pycc_b{g} complete dim=0",
-                f"pycc_array pycc_buf{g} = pycc_array_of(pycc_b{g}, sizeof(pycc_b{g}"
-                f"{'[0]' * len(buffer.extent)}), {len(buffer.extent)}, pycc_shape{g});",
+                f"static {element} {b}{extents};",
+                f"#pragma HLS ARRAY_PARTITION variable={b} complete dim=0",
+                f"pycc_array {self.name('buf', buffer)} = pycc_array_of({b}, sizeof({b}"
+                f"{'[0]' * rank}), {rank}, {self.name('shape', buffer)});",
             ]
         for buffer in cached:
-            placement = self._placement(buffer)
+            placement = self.placement(buffer)
             if placement.filled and buffer.kind == "full":
                 body += self.fill(buffer)
             elif placement.filled and buffer.extent[buffer.shift_dim] > 1:
                 body += self.fill(buffer, "0", 0, buffer.extent[buffer.shift_dim] - 1)
-        body += self.intra_tile_loops(order, sizes, statements, sliced)
+        body += self.intra_tile_loops(statements, sliced)
         for buffer in sliced:
             rest = buffer.extent[buffer.shift_dim] - 1
-            if self._placement(buffer).write_window is not None and rest:
-                body += self.flush(buffer, f"pycc_n{order[0]}", rest)
+            if self.placement(buffer).write_window is not None and rest:
+                body += self.flush(buffer, self.n(order[0]), rest)
         for buffer in cached:
-            if buffer.kind == "full" and self._placement(buffer).write_window is not None:
+            if buffer.kind == "full" and self.placement(buffer).write_window is not None:
                 body += self.flush(buffer)
         lines += [_INDENT * depth + line if line else "" for line in body]
         for x in reversed(range(depth)):
             lines.append(f"{_INDENT * x}}}")
-        text = "\n".join(lines)
-        used = set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", text))
-        unused = [
-            f"(void){self.names[a]};" for a in self.function.args if self.names[a] not in used
-        ]
-        return "\n".join(
-            [
-                self.prototype(),
-                "{",
-                *(_INDENT + u for u in unused),
-                *(_INDENT + line if line else "" for line in lines),
-                "}",
-            ]
-        )
+        return lines
 
-    def _placement(self, buffer: Buffer) -> Placement:
-        return self.kernel.placements[self.kernel.plan.buffers.index(buffer)]
-
-    def array_of(self, buffer: Buffer):
-        return self.kernel.nest.accesses[buffer.accesses[0]].access.array
-
-    def intra_tile_loops(
-        self, order, sizes, statements: list[str], sliced: list[Buffer]
-    ) -> list[str]:
-        """The intra-tile loops in `order` around the statements, the innermost padded, the
-        one around it pipelined, a chunk's slices shipped around the outermost one's body."""
+    def intra_tile_loops(self, statements: list[str], sliced: list[Buffer]) -> list[str]:
+        """The intra-tile loops in the plan's order around the statements, the innermost
+        padded, the one around it pipelined, a chunk's slices shipped around the outermost
+        one's body."""
+        order, sizes = self.plan.order, self.plan.sizes
         depth = len(order)
         innermost = order[-1]
-        inner = (
-            [f"const int pycc_inside = pycc_l{innermost} < pycc_n{innermost};"]
-            if self.used_inside
-            else []
-        ) + statements
+        inside = f"const int pycc_inside = {self.l(innermost)} < {self.n(innermost)};"
+        inner = ([inside] if self.used_inside else []) + statements
         for level in reversed(range(depth)):
             x = order[level]
-            bound = sizes[x] if level == depth - 1 and self.padded else f"pycc_n{x}"
+            bound = sizes[x] if level == depth - 1 and self.padded else self.n(x)
             pipelined = level == depth - 2 or depth == 1
             head = ["#pragma HLS PIPELINE II=1"] if pipelined else []
             if level == 0 and sliced:
                 before = [
                     line
                     for b in sliced
-                    if self._placement(b).filled
+                    if self.placement(b).filled
                     for line in self.fill(b, None, b.extent[b.shift_dim] - 1, 1)
                 ]
                 after = []
                 for b in sliced:
-                    if self._placement(b).write_window is not None:
+                    if self.placement(b).write_window is not None:
                         after += self.flush(b, None, 1)
                     if b.extent[b.shift_dim] > 1:
                         after += self.shift(b)
                 inner = before + inner + after
+            index = self.l(x)
             inner = [
-                f"for (long pycc_l{x} = 0; pycc_l{x} < {bound}; pycc_l{x}++) {{",
+                f"for (long {index} = 0; {index} < {bound}; {index}++) {{",
                 *(_INDENT + line if line else "" for line in head + inner),
                 "}",
             ]
         return inner
 
-    def prologue(self) -> list[str]:
-        """The values the nest uses that the function computes before it, in order."""
-        needed = _outside_values(self.kernel.nest)
-        lines = []
-        for block in self.function.blocks:
-            for instr in block.instructions:
-                if instr in needed and instr in self.names and instr not in self.inline:
-                    expr = self.instruction(instr)
-                    lines.append(f"{self.declared_type(instr)} {self.names[instr]} = {expr.text};")
-        return lines
-
-    def interfaces(self) -> list[str]:
-        """An AXI master port per array argument, widened to the burst."""
-        lines = []
-        arrays = {id(a.base): a for a in self.kernel.nest.scop.arrays}
-        bundle = 0
-        for arg in self.function.args:
-            if id(arg) in arrays:
-                bits = 8 * self.element_bytes(arrays[id(arg)]) * self.kernel.options.burst
-                lines.append(
-                    f"#pragma HLS INTERFACE m_axi port={self.names[arg]} offset=slave "
-                    f"bundle=gmem{bundle} max_widen_bitwidth={bits}"
-                )
-                bundle += 1
-        return lines
-
-    def element_bytes(self, array) -> int:
-        from ..ir_passes.core.affine import size_of
-
-        return size_of(array.element)
-
-    def descriptors(self, domain) -> list[str]:
+    def descriptors(self) -> list[str]:
         """Each array as the C pointer the accesses use, and each buffer's memory side as
         the ship runtime sees it: its shape and the windows of elements read and written."""
         lines = []
-        for array in self.kernel.nest.scop.arrays:
-            element = self.types.name(array.element)
-            base = self.expr(array.base).text
-            lines.append(f"{element} *const {self.ddr_name(array)} = ({element} *)({base});")
-        for buffer in self.kernel.plan.buffers:
+        for buffer in self.plan.buffers:
             if buffer.kind == "nc":
                 continue
-            g = self.kernel.plan.buffers.index(buffer)
-            array, placement = self.array_of(buffer), self._placement(buffer)
+            array, placement = self.array_of(buffer), self.placement(buffer)
             rank = len(buffer.extent)
-            lines.append(
-                f"const long pycc_shape{g}[{rank}] = {{{', '.join(map(str, buffer.extent))}}};"
-            )
+            shape = ", ".join(map(str, buffer.extent))
+            lines.append(f"const long {self.name('shape', buffer)}[{rank}] = {{{shape}}};")
             read = placement.read_window if placement.filled else None
-            windows = [("in", read), ("out", placement.write_window)]
-            for side, window in windows:
+            for side, window in (("in", read), ("out", placement.write_window)):
                 if window is None:
                     continue
                 lows = [self.c_of(low) for low, _ in window]
                 highs = [self.c_of(high) for _, high in window]
                 extents = [f"{highs[0]} + 1", *(self.c_text(size) for size in array.sizes)]
                 element = self.types.name(array.element)
+                name = self.name(side, buffer)
                 lines += [
-                    f"const long pycc_{side}_lo{g}[{rank}] = {{{', '.join(lows)}}}, "
-                    f"pycc_{side}_hi{g}[{rank}] = {{{', '.join(highs)}}}, "
-                    f"pycc_{side}_extent{g}[{rank}] = {{{', '.join(extents)}}};",
-                    f"pycc_array pycc_{side}{g} = pycc_array_window(pycc_memory_of("
-                    f"{self.ddr_name(array)}, sizeof({element}), {rank}, pycc_{side}_extent{g}), "
-                    f"pycc_{side}_lo{g}, pycc_{side}_hi{g});",
+                    f"const long {name}_lo[{rank}] = {{{', '.join(lows)}}}, "
+                    f"{name}_hi[{rank}] = {{{', '.join(highs)}}}, "
+                    f"{name}_extent[{rank}] = {{{', '.join(extents)}}};",
+                    f"pycc_array {name} = pycc_array_window(pycc_memory_of("
+                    f"{self.memory(array)}, sizeof({element}), {rank}, {name}_extent), "
+                    f"{name}_lo, {name}_hi);",
                 ]
         return lines
 
 
 def loop_bounds(nest: Nest) -> list[tuple[isl.PwAff, isl.PwAff]]:
-    """Each loop's first and last iteration (the domain is rectangular)."""
-    statement = nest.scop.statements[0]
+    """Each loop's first and last iteration, in the parameters and the loops around the
+    nest (the domain is rectangular)."""
+    statement = nest.statements[0]
     constraints = " and ".join(statement.constraints) or "0 = 0"
-    domain = isl.Set(
-        f"{nest.scop.param_prefix}{{ [{', '.join(statement.iterators)}] : {constraints} }}"
-    )
+    iterators = ", ".join(statement.iterators[len(nest.outer) :])
+    domain = isl.Set(f"[{', '.join(nest.params)}] -> {{ [{iterators}] : {constraints} }}")
     return [(domain.dim_min(x).coalesce(), domain.dim_max(x).coalesce()) for x in range(nest.depth)]
 
 
@@ -538,7 +649,7 @@ def value_slice(block: ir.Block) -> set[ins.Instruction]:
 def _outside_values(nest: Nest) -> set[ins.Instruction]:
     """The instructions before the nest that its statements and parameters use."""
     blocks = {s.block for s in nest.scop.statements}
-    phis = {s.phis[k] for s in nest.scop.statements for k in range(nest.depth)}
+    phis = {phi for s in nest.scop.statements for phi in s.phis}
     work = [v for v in nest.scop.params.values() if isinstance(v, ins.Instruction)]
     for statement in nest.scop.statements:
         for instr in value_slice(statement.block):

@@ -38,7 +38,7 @@ from llvmlite import ir
 from llvmlite.ir import instructions as ins
 
 from ..polyhedral.hls_buffers import constant_value
-from .hls_kernel import HlsKernel, loop_bounds, value_slice
+from .hls_kernel import HlsOptions, TiledNest, loop_bounds, value_slice
 
 #: cycles from a burst's request to its first word (calibrated: 2D-5p's 70x against 21x)
 BURST_LATENCY = 20.0
@@ -68,15 +68,15 @@ class KernelModel:
         return self.baseline_cycles / self.cycles
 
 
-def kernel_model(kernel: HlsKernel, extents: list[int]) -> KernelModel:
-    """The model of `kernel` over a domain of `extents` points per loop."""
-    plan, options = kernel.plan, kernel.options
+def kernel_model(kernel: TiledNest, options: HlsOptions, extents: list[int]) -> KernelModel:
+    """The model of a tiled nest over a domain of `extents` points per loop."""
+    plan = kernel.plan
     sizes, order, burst = plan.sizes, plan.order, options.burst
     tiles = math.prod(math.ceil(e / s) for e, s in zip(extents, sizes))
     points = math.prod(sizes)
     accesses = [a.is_write for a in kernel.nest.accesses]
     reads, writes = accesses.count(False), accesses.count(True)
-    latency = sum(_critical_path(s.block) for s in kernel.nest.scop.statements)
+    latency = sum(_critical_path(s.block) for s in kernel.nest.statements)
     before = after = per_step = 0.0  # cycles around the loops, and per iteration of l_1
     moved = [0, 0, 0]  # reads, writes, bursts of a tile
     uncached = 0
@@ -119,7 +119,7 @@ def kernel_model(kernel: HlsKernel, extents: list[int]) -> KernelModel:
     )
 
 
-def constant_extents(kernel: HlsKernel) -> list[int]:
+def constant_extents(kernel: TiledNest) -> list[int]:
     """Each loop's trip count, when its bounds are constants (the sizes are macros)."""
     extents = []
     for low, high in loop_bounds(kernel.nest):

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 import islpy as isl
 
 from .deps import compute_dependences
-from .scop import Access, Scop, Statement
+from .scop import Access, LoopNode, Scop, Statement
 
 #: deepest nest planned: the orders tried are d!
 MAX_DEPTH = 4
@@ -67,16 +67,34 @@ class NestAccess:
 @dataclass(frozen=True)
 class Nest:
     """A perfect nest of `depth` loops over a rectangular domain (the loops' iterators are
-    those of every statement) and its accesses, in program order."""
+    those of every statement after the `outer` ones, the iterators of the loops around it,
+    which are parameters here) and its accesses, in program order."""
 
     scop: Scop
     iterators: tuple[str, ...]
     accesses: tuple[NestAccess, ...]
     lower_bounds: tuple[int | None, ...]  # constant lower bound of each loop, if any
+    statements: tuple[Statement, ...] = ()
+    outer: tuple[str, ...] = ()
 
     @property
     def depth(self) -> int:
         return len(self.iterators)
+
+    @property
+    def params(self) -> list[str]:
+        """The SCoP's parameters and the iterators of the loops around the nest."""
+        return [*self.scop.params, *self.outer]
+
+
+@dataclass(frozen=True)
+class OuterLoop:
+    """A loop kept as it is around nests that are tiled (a time loop): its iterator, its
+    position among the statements' iterators, and what it runs, in order."""
+
+    iterator: str
+    position: int
+    body: tuple[OuterLoop | Nest, ...]
 
 
 @dataclass(frozen=True)
@@ -132,37 +150,71 @@ class NotPlannable(Exception):
 # ------------------------------------------------------------------------------ the nest
 
 
-def hls_nest(scop: Scop) -> Nest:
-    """The SCoP as a perfect rectangular nest, or NotPlannable saying why not."""
-    if len(scop.nests) != 1:
-        raise NotPlannable(f"{len(scop.nests)} loop nests, not one")
-    node, iterators = scop.nests[0], []
+def nest_tree(scop: Scop) -> list[OuterLoop | Nest]:
+    """The SCoP's loops as perfect rectangular nests to tile, in the loops around them
+    (kept), or NotPlannable saying why not."""
+    return [_node(scop, node, ()) for node in scop.nests]
+
+
+def _node(scop: Scop, node: LoopNode, outer: tuple[str, ...]) -> OuterLoop | Nest:
+    """A perfect nest, tiled if rectangular tiles are legal; if they are not, and the loops
+    inside its outermost one are two or more (a time loop around a sweep: star-3d), that
+    loop is kept and the sweep tiled alone."""
+    if _is_perfect(node):
+        nest = _perfect_nest(scop, node, outer)
+        if fully_permutable(nest):
+            return nest
+        if nest.depth < 3:
+            raise NotPlannable(
+                "a dependence distance is negative in a loop: rectangular tiles are illegal"
+            )
+    if any(isinstance(child, Statement) for child in node.children):
+        raise NotPlannable("not a perfect loop nest (statements between its loops)")
+    inner = (*outer, node.iterator)
+    body = tuple(_node(scop, child, inner) for child in node.children)
+    return OuterLoop(node.iterator, len(outer), body)
+
+
+def _is_perfect(node: LoopNode) -> bool:
+    while True:
+        loops = [c for c in node.children if isinstance(c, LoopNode)]
+        if not loops:
+            return True
+        if len(node.children) != 1:
+            return False
+        node = loops[0]
+
+
+def _perfect_nest(scop: Scop, node: LoopNode, outer: tuple[str, ...]) -> Nest:
+    iterators = []
     while True:
         iterators.append(node.iterator)
-        inner = [c for c in node.children if not isinstance(c, Statement)]
-        if not inner:
+        loops = [c for c in node.children if isinstance(c, LoopNode)]
+        if not loops:
             break
-        if len(node.children) != 1:
-            raise NotPlannable("not a perfect loop nest (statements between its loops)")
-        node = inner[0]
+        node = loops[0]
     if len(iterators) > MAX_DEPTH:
         raise NotPlannable(f"{len(iterators)} nested loops (at most {MAX_DEPTH} are planned)")
-    domain = _loop_domain(scop, scop.statements[0])
-    for statement in scop.statements:
-        if statement.iterators != iterators or not _loop_domain(scop, statement).is_equal(domain):
+    statements = node.statements()
+    domain = _leaf_domain(scop, outer, statements[0])
+    for statement in statements:
+        mine = statement.iterators[len(outer) :]
+        if mine != iterators or not _leaf_domain(scop, outer, statement).is_equal(domain):
             raise NotPlannable("its statements run over different domains")
     if not _is_rectangular(domain):
         raise NotPlannable("the iteration domain is not rectangular (a bound depends on a loop)")
-    accesses = tuple(NestAccess(s, a) for s in scop.statements for a in s.accesses)
+    accesses = tuple(NestAccess(s, a) for s in statements for a in s.accesses)
     lows = tuple(constant_value(domain.dim_min(k)) for k in range(len(iterators)))
-    return Nest(scop, tuple(iterators), accesses, lows)
+    return Nest(scop, tuple(iterators), accesses, lows, tuple(statements), outer)
 
 
-def _loop_domain(scop: Scop, statement: Statement) -> isl.Set:
-    """The statement's domain in an anonymous space (statements compared by their points)."""
+def _leaf_domain(scop: Scop, outer: tuple[str, ...], statement: Statement) -> isl.Set:
+    """The statement's points for one iteration of the loops around its nest, in an
+    anonymous space (statements compared by their points)."""
     constraints = " and ".join(statement.constraints) or "0 = 0"
-    text = f"{scop.param_prefix}{{ [{', '.join(statement.iterators)}] : {constraints} }}"
-    return isl.Set(text).coalesce()
+    params = ", ".join([*scop.params, *outer])
+    iterators = ", ".join(statement.iterators[len(outer) :])
+    return isl.Set(f"[{params}] -> {{ [{iterators}] : {constraints} }}").coalesce()
 
 
 def _is_rectangular(domain: isl.Set) -> bool:
@@ -191,15 +243,17 @@ def constant_value(value: isl.PwAff) -> int | None:
 
 
 def fully_permutable(nest: Nest) -> bool:
-    """Every dependence distance is non-negative in every loop: rectangular tiles are legal,
-    in any intra-tile order."""
-    names = ", ".join(nest.iterators)
-    parts = [f"{s.tuple_text()} -> [{names}]" for s in nest.scop.statements]
+    """Every dependence distance between the nest's points in one iteration of the loops
+    around it is non-negative in every loop: rectangular tiles are legal, in any intra-tile
+    order."""
+    names = ", ".join([*nest.outer, *nest.iterators])
+    parts = [f"{s.tuple_text()} -> [{names}]" for s in nest.statements]
     loops = isl.UnionMap(f"{{ {'; '.join(parts)} }}")
     dependences = compute_dependences(nest.scop).all
     distances = dependences.apply_domain(loops).apply_range(loops).deltas()
-    for k in range(nest.depth):
-        negative = isl.UnionSet(f"{{ [{names}] : {nest.iterators[k]} < 0 }}")
+    same = " and ".join(f"{o} = 0" for o in nest.outer) or "0 = 0"
+    for k in range(len(nest.outer), len(nest.outer) + nest.depth):
+        negative = isl.UnionSet(f"{{ [{names}] : {same} and {names.split(', ')[k]} < 0 }}")
         if not distances.intersect(negative).is_empty():
             return False
     return True
@@ -215,7 +269,7 @@ class _Geometry:
     def __init__(self, nest: Nest, sizes: tuple[int, ...]):
         self.nest, self.sizes = nest, sizes
         self.origins = [f"{_ORIGIN}{k}" for k in range(nest.depth)]
-        params = [*nest.scop.params, *self.origins, _STEP]
+        params = [*nest.params, *self.origins, _STEP]
         self.prefix = f"[{', '.join(params)}] -> "
         self.maps = [self._access_map(a) for a in nest.accesses]
 
@@ -327,14 +381,17 @@ def _dependent_components(nest: Nest, members: list[int]) -> list[tuple[int, ...
     return [tuple(c) for c in components.values()]
 
 
-def _touched(nest: Nest, index: int) -> isl.Set:
-    """The elements the access touches over the whole domain."""
+def _touched(nest: Nest, index: int, one_step: bool = True) -> isl.Set:
+    """The elements the access touches over the nest's domain: for one iteration of the
+    loops around it (their iterators as parameters), or over all of them."""
     item = nest.accesses[index]
-    scop = nest.scop
+    outer = nest.outer if one_step else ()
     constraints = " and ".join(item.statement.constraints) or "0 = 0"
+    iterators = ", ".join(item.statement.iterators[len(outer) :])
+    params = ", ".join([*nest.scop.params, *outer])
     text = (
-        f"{scop.param_prefix}{{ [{', '.join(item.statement.iterators)}] -> "
-        f"{item.array}[{', '.join(item.access.subscripts)}] : {constraints} }}"
+        f"[{params}] -> {{ [{iterators}] -> {item.array}[{', '.join(item.access.subscripts)}]"
+        f" : {constraints} }}"
     )
     return isl.Map(text).range()
 
@@ -537,9 +594,11 @@ def placements(nest: Nest, chosen: Plan) -> list[Placement | None]:
 
 
 def _window(nest: Nest, group: list[int] | tuple[int, ...]) -> list[tuple[isl.PwAff, isl.PwAff]]:
+    """Per array dimension, the lowest and highest element the group touches in the whole
+    domain (what a ship may read or write in any tile)."""
     touched = None
     for index in group:
-        part = _touched(nest, index)
+        part = _touched(nest, index, one_step=False)
         touched = part if touched is None else touched.union(part)
     touched = touched.coalesce()
     return [

@@ -50,8 +50,8 @@ def _depth(name: str) -> int:
 def _model(name: str, sizes, burst: int, **changes):
     depth = _depth(name)
     options = replace(HlsOptions(sizes=sizes[depth], burst=burst), **changes)
-    kernel = _kernel(name, options, depth)
-    return kernel, hls_model.kernel_model(kernel, hls_model.constant_extents(kernel))
+    (nest,) = _kernel(name, options, depth).nests()
+    return nest, hls_model.kernel_model(nest, options, hls_model.constant_extents(nest))
 
 
 def _calibrate() -> None:

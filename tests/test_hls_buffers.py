@@ -11,11 +11,12 @@ from pycc_stencil.frontend import lower_file
 from pycc_stencil.polyhedral.hls_buffers import (
     Buffer,
     NotPlannable,
+    OuterLoop,
     Plan,
     access_groups,
     choose_order,
     fully_permutable,
-    hls_nest,
+    nest_tree,
     plan,
 )
 from pycc_stencil.polyhedral.scop import extract_scops
@@ -65,6 +66,12 @@ void downward(int n, float A[n][n]) {
     for (int j = 0; j < n; j++)
       A[i][j] = A[i - 1][j] + 1.0f;
 }
+void timed(int T, int n, float A[2][n][n]) {
+  for (int t = 0; t < T; t++)
+    for (int i = 1; i < n - 1; i++)
+      for (int j = 1; j < n - 1; j++)
+        A[(t + 1) % 2][i][j] = A[t % 2][i - 1][j] + A[t % 2][i + 1][j] + A[t % 2][i][j];
+}
 void triangle(int n, float A[n][n]) {
   for (int i = 0; i < n; i++)
     for (int j = 0; j < i; j++)
@@ -94,7 +101,8 @@ def nests(kernel_file):
 
 
 def _nest(module, name):
-    return hls_nest(_only_scop(module, name))
+    (nest,) = nest_tree(_only_scop(module, name))
+    return nest
 
 
 def _shapes(found: Plan) -> list[str]:
@@ -170,13 +178,23 @@ def test_dependent_accesses_sharing_nothing_in_a_tile_are_not_cached(nests):
 
 def test_a_negative_distance_makes_rectangular_tiles_illegal(nests):
     """F7: distance (1,-1) refuses the nest; (1,0) keeps both orders."""
-    skewed = _nest(nests, "skewed")
-    assert not fully_permutable(skewed)
     with pytest.raises(NotPlannable, match="rectangular tiles are illegal"):
-        choose_order(skewed, (32, 32))
+        nest_tree(_only_scop(nests, "skewed"))
     downward = _nest(nests, "downward")
     assert fully_permutable(downward)
     assert len(choose_order(downward, (32, 32))[1]) == 2
+
+
+def test_a_time_loop_is_kept_around_its_sweep(nests):
+    """(t,i,j) is not fully permutable (distance (1,-1,0)): t is kept, its sweep (i,j) is a
+    nest in which t is a parameter; the planes t % 2 and (t + 1) % 2 do not meet in a step,
+    so the read and the write are not dependent there (no nc)."""
+    (loop,) = nest_tree(_only_scop(nests, "timed"))
+    assert isinstance(loop, OuterLoop) and loop.iterator == "t" and loop.position == 0
+    (sweep,) = loop.body
+    assert sweep.iterators == ("i", "j") and sweep.outer == ("t",)
+    found = plan(sweep, (8, 8), (0, 1))
+    assert _shapes(found) == ["A: chunk [1,3,8]", "A: line [1,1,8]"]
 
 
 @pytest.mark.parametrize(
@@ -185,7 +203,7 @@ def test_a_negative_distance_makes_rectangular_tiles_illegal(nests):
 def test_nests_outside_the_model_are_named(nests, name, words):
     (scop,), _ = extract_scops(nests.get_global(name))
     with pytest.raises(NotPlannable, match=words):
-        hls_nest(scop)
+        nest_tree(scop)
 
 
 def test_equal_sizes_prefer_the_faster_buffers():
@@ -202,7 +220,7 @@ def test_the_papers_benchmarks_get_table_1s_buffers(name):
     nc; the natural order walks the rows (chunks and lines), the worst needs full buffers."""
     path = HLS_CORPUS / f"{name}.c"
     (scop,), _ = extract_scops(lower_file(str(path)).module.get_global(name))
-    nest = hls_nest(scop)
+    (nest,) = nest_tree(scop)
     best, plans = choose_order(nest, LARGE[nest.depth])
     assert len(best.buffers) == TABLE1_BUFFERS[name]
     assert all(b.kind != "nc" for b in best.buffers)

@@ -22,9 +22,12 @@ HLS_CORPUS = Path(__file__).parent / "corpus" / "hls"
 _COUNTS = "\nunsigned long pycc_counted(int k) { return pycc_ship_counted[k]; }\n"
 
 
-def _kernel(name: str, n: int, **options):
+def _model(name: str, n: int, extents=None, **settings):
+    """The model of the benchmark's nest (over `extents`, or its own constant bounds)."""
     lowered = lower_file(str(HLS_CORPUS / f"{name}.c"), [f"-DN={n}"])
-    return hls_kernel(lowered.module.get_global(name), HlsOptions(**options))
+    options = HlsOptions(**settings)
+    (nest,) = hls_kernel(lowered.module.get_global(name), options).nests()
+    return kernel_model(nest, options, extents or constant_extents(nest))
 
 
 @pytest.mark.parametrize(
@@ -59,7 +62,7 @@ def test_the_modelled_traffic_is_what_the_kernel_ships(tmp_path, name, n, tiles,
         arguments.append(ctypes.c_float(0.25))
     getattr(loaded, name)(*arguments)
     counted = [loaded.pycc_counted(k) for k in range(3)]
-    model = kernel_model(_kernel(name, n, sizes=tiles), [t for t in tiles])
+    model = _model(name, n, list(tiles), sizes=tiles)
     assert model.tiles == 1
     assert counted == [model.reads_per_tile, model.writes_per_tile, model.bursts_per_tile]
 
@@ -74,9 +77,10 @@ def test_the_running_example_reads_a_33_cubed_times_a_tile(kernel_file):
         "        V[i][k][j] = V[i][k][j] + A[i][j][k] + A[i + 1][j + 1][k + 1];\n}\n"
     )
     lowered = lower_file(kernel_file("running", text))
-    kernel = hls_kernel(lowered.module.get_global("running"), HlsOptions(sizes=(32, 32, 32)))
-    assert kernel.plan.order == (0, 1, 2)
-    model = kernel_model(kernel, constant_extents(kernel))
+    options = HlsOptions(sizes=(32, 32, 32))
+    (nest,) = hls_kernel(lowered.module.get_global("running"), options).nests()
+    assert nest.plan.order == (0, 1, 2)
+    model = kernel_model(nest, options, constant_extents(nest))
     assert model.reads_per_tile == 33**3 + 32**3
     assert model.writes_per_tile == 32**3
     assert model.tiles == 4**3
@@ -88,9 +92,7 @@ def test_the_papers_rankings_come_out_of_the_model():
     than the default kernel (predicted), small tiles and w = 8 slower (predicted)."""
 
     def speedup(**options) -> float:
-        settings = {"sizes": (128, 128), "burst": 16, **options}
-        kernel = _kernel("stencil5", 4096, **settings)
-        return kernel_model(kernel, constant_extents(kernel)).speedup
+        return _model("stencil5", 4096, **{"sizes": (128, 128), "burst": 16, **options}).speedup
 
     best = speedup()
     assert best == pytest.approx(70, rel=0.05)

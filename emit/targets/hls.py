@@ -86,15 +86,16 @@ class Hls(Target):
             except NotPlannable as exc:
                 context.missed(f"not tiled for the FPGA: {exc}", at=function)
                 continue
-            plan = kernel.plan
-            names = kernel.nest.iterators
-            order = ",".join(names[x] for x in plan.order)
-            buffers = "; ".join(b.describe() for b in plan.buffers)
-            sizes = "x".join(map(str, plan.sizes))
-            context.passed(
-                f"tiled {sizes} for the FPGA, intra-tile order ({order}): {buffers} "
-                f"({plan.words} on-chip words)",
-                at=function,
-            )
+            for tiled in kernel.nests():
+                plan, names = tiled.plan, tiled.nest.iterators
+                order = ",".join(names[x] for x in plan.order)
+                buffers = "; ".join(b.describe() for b in plan.buffers)
+                sizes = "x".join(map(str, plan.sizes))
+                at = tiled.nest.statements[0].block.terminator
+                context.passed(
+                    f"tiled {sizes} for the FPGA, intra-tile order ({order}): {buffers} "
+                    f"({plan.words} on-chip words)",
+                    at=at,
+                )
             found[function.name] = self.options
         return found
