@@ -435,7 +435,7 @@ def _run_emit(args: argparse.Namespace, cflags: list[str]) -> int:
     try:
         if emitted is not None and _writes_bundle(target, args.output):
             kernels = [lowered.functions[name] for name in emitted.hls]
-            _write_bundle(args, target, text, cflags, kernels)
+            _write_bundle(args, target, text, cflags, kernels, emitted.burst)
         else:
             write_atomically(args.output, text.encode(), mode=output_mode())
     except OSError as exc:
@@ -452,7 +452,7 @@ def _writes_bundle(target, output: str) -> bool:
 
 
 def _write_bundle(
-    args: argparse.Namespace, target, text: str, cflags: list[str], kernels: list
+    args: argparse.Namespace, target, text: str, cflags: list[str], kernels: list, burst: int
 ) -> None:
     from .runtime.hls_bundle import hls_bundle_files
     from .runtime.target_bundle import BundleError, bundle_files, write_bundle
@@ -463,7 +463,7 @@ def _write_bundle(
     stem = os.path.splitext(os.path.basename(args.file))[0]
     source = os.path.basename(args.file)
     if target.c_dialect == "hls":
-        files = hls_bundle_files(stem, args.file, text, cflags, kernels)
+        files = hls_bundle_files(stem, args.file, text, cflags, kernels, burst)
     else:
         files = bundle_files(target.c_dialect, stem, source, text, target.runtime_defines())
     try:

@@ -64,6 +64,8 @@ class EmittedC:
     tiled: list[str] = field(default_factory=list)
     #: the functions written as FPGA kernels with stencil caches (`hls_kernel`)
     hls: list[str] = field(default_factory=list)
+    #: their DDR words' width in elements (`--target hls:burst=W`)
+    burst: int = 1
 
 
 def emit_c(
@@ -151,6 +153,9 @@ def emit_c(
     prototypes = [bodies[f.name][0] + ";" for f in kept]
     declared = _external_prototypes(module, kept, names, types)
     if prototypes or declared:
+        if written_for_fpga:  # built as C++ too (Vitis HLS's C simulation): C's names
+            prototypes = ["#ifdef __cplusplus", 'extern "C" {', "#endif", *prototypes,
+                          "#ifdef __cplusplus", "}", "#endif"]  # fmt: skip
         text_parts.append("\n".join([*declared, *prototypes]))
     text_parts += [bodies[f.name][1] for f in kept]
     text_parts += [wrappers[f.name] for f in kept if f.name in wrappers]
@@ -170,6 +175,7 @@ def emit_c(
         dialect,
         [f.name for f in kept if f.name in wrappers],
         [name for name in written_for_fpga if name not in skipped],
+        max((fpga[name].burst for name in written_for_fpga), default=1),
     )
 
 

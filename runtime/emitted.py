@@ -19,6 +19,7 @@ from pathlib import Path
 
 from ..emit.c_module import EmittedC
 from ..frontend.signature import GlobalInfo
+from .hls_vendor import ap_types_dir
 from .reference import ReferenceBuildError, compiler
 
 #: how emitted C is compiled: as strict as a user's build may be, and optimized
@@ -34,6 +35,14 @@ EDMA_BACKENDS = {0: "immediate", 1: "deferred", 2: "checking"}
 #: kernel named like a libc function (`select`, `index`) is the kernel, as in the user's
 #: program, not the libc function already loaded in the process (ELF interposition)
 SELF_BOUND = ["-Wl,-Bsymbolic"]
+#: ap_private.h's templates, instantiated in the kernel's file, read words their
+#: constructors leave unset (gcc 12 -O2 says so): those warnings are the vendor's
+VENDOR_QUIET = ["-Wno-uninitialized", "-Wno-maybe-uninitialized"]
+#: the accessors keep C's names when the file is built as C++
+_C_LINKAGE = (
+    ["#ifdef __cplusplus", 'extern "C" {', "#endif"],
+    ["#ifdef __cplusplus", "}", "#endif"],
+)
 _FUNCTION = "__pycc_emitted_fn_"
 _GLOBAL = "__pycc_emitted_gv_"
 
@@ -60,17 +69,31 @@ class EmittedLibrary:
             library = directory / "emitted.so"
             runtime = runtime_sources(emitted.dialect) if emitted.tiled else []
             _run(
-                [*compiler(), *STRICT_FLAGS, *DIALECT_FLAGS.get(emitted.dialect, []),
+                [*self._language(), *DIALECT_FLAGS.get(emitted.dialect, []),
                  *include_flags(emitted.dialect), *defines, "-fPIC",
                  "-shared", *SELF_BOUND, str(source), str(storage), *map(str, runtime), "-o",
                  str(library), "-lm"]
             )  # fmt: skip
             self._library = ctypes.CDLL(str(library))
 
+    def _language(self) -> list[str]:
+        """The compiler and its strict flags: C, or for FPGA kernels with wide DDR words
+        C++ against Vitis HLS's own ap_int.h (as its C simulation builds them), where a
+        package ships it (`hls_vendor`); `self.vendor_types` says which."""
+        headers = (
+            ap_types_dir() if self.emitted.dialect == "hls" and self.emitted.burst > 1 else None
+        )
+        self.vendor_types = headers is not None
+        if headers is None:
+            return [*compiler(), *STRICT_FLAGS]
+        strict = [f for f in STRICT_FLAGS if not f.startswith("-std=")]
+        return ["c++", "-x", "c++", "-std=c++14", *strict, *VENDOR_QUIET, f"-isystem{headers}",
+                f"-DPYCC_SHIP_BURST={self.emitted.burst}"]  # fmt: skip
+
     def _exports(self, variables: list[GlobalInfo]) -> str:
         """Accessors of every function's and defined global's address, appended to the
         emitted text (so `static` ones are reachable)."""
-        lines = [""]
+        lines = ["", *_C_LINKAGE[0]]
         for name in self.emitted.functions:
             c_name = self.emitted.c_names[name]
             lines.append(f"void *{_FUNCTION}{c_name}(void) {{ return (void *)&{c_name}; }}")
@@ -78,17 +101,17 @@ class EmittedLibrary:
             if info.name in self.emitted.defined_globals:
                 c_name = self.emitted.c_names[info.name]
                 lines.append(f"void *{_GLOBAL}{c_name}(void) {{ return (void *)&{c_name}; }}")
-        return "\n".join(lines) + "\n"
+        return "\n".join([*lines, *_C_LINKAGE[1]]) + "\n"
 
     def _storage(self, variables: list[GlobalInfo]) -> str:
-        lines = []
+        lines = list(_C_LINKAGE[0])
         for info in variables:
             if info.name not in self.emitted.defined_globals:
                 name = info.name  # external linkage: a C identifier
                 size = max(1, info.size or 0)
                 lines.append(f"unsigned char {name}[{size}] __attribute__((aligned(64)));")
                 lines.append(f"void *{_GLOBAL}{name}(void) {{ return {name}; }}")
-        return "\n".join(lines) + "\n"
+        return "\n".join([*lines, *_C_LINKAGE[1]]) + "\n"
 
     def edma_backends(self, function: str) -> list[int]:
         """The host EDMA backends `function` is to be checked under (none if not tiled)."""

@@ -10,8 +10,9 @@ import re
 import shlex
 
 from ..frontend.signature import FunctionInfo
-from .emitted import DIALECT_FLAGS, HEADER_DIRS, STRICT_FLAGS
+from .emitted import DIALECT_FLAGS, HEADER_DIRS, STRICT_FLAGS, VENDOR_QUIET
 from .hls_testbench import testbench
+from .hls_vendor import ap_types_dir
 
 _MAKEFILE = """\
 # {stem}: built from {source} by `pycc-stencil emit --target hls`.
@@ -27,6 +28,11 @@ CFLAGS ?= {c_flags}
 CXXFLAGS ?= -std=c++11 -Wall -Wextra -Werror -Wno-unknown-pragmas -O2 -ffp-contract=off
 SANITIZE ?= -fsanitize=address,undefined -fno-sanitize-recover=all -g -O1
 VITIS_HLS ?= vitis_hls
+# Vitis HLS's ap_int.h, for the C++ build to move DDR rows as ap_uint words of {burst}
+# elements, as the kernel was planned (hls4ml's templates/vivado/ap_types, or Vitis's
+# include directory); empty: the plain C form of the ships
+AP_TYPES ?= {ap_types}
+WIDE = $(if $(AP_TYPES),-isystem $(AP_TYPES) -DPYCC_SHIP_BURST={burst} {quiet})
 # the original C and the flags it was emitted with (its testbench's reference)
 ORIGINAL ?= {original}
 ORIGINAL_FLAGS ?= {original_flags}
@@ -41,7 +47,7 @@ csim/{stem}.o: {stem}.c pycc_ship.h
 
 csim/{stem}.cpp.o: {stem}.c pycc_ship.h
 \tmkdir -p csim
-\t$(CXX) $(CXXFLAGS) -I. -x c++ -c {stem}.c -o $@
+\t$(CXX) $(CXXFLAGS) $(WIDE) -I. -x c++ -c {stem}.c -o $@
 
 hls: {stem}.tcl {stem}.c pycc_ship.h
 \t$(VITIS_HLS) -f {stem}.tcl
@@ -55,8 +61,10 @@ csim/tb_{stem}: {stem}.c tb_{stem}.c pycc_ship.h $(ORIGINAL)
 \tmkdir -p csim
 \t$(CC) -std=c99 $(ORIGINAL_FLAGS) $(SANITIZE) -ffp-contract=off -D{top}={top}_original \\
 \t\t-c $(ORIGINAL) -o csim/original.o
-\t$(CC) -std=c99 -Wno-unknown-pragmas -ffp-contract=off $(SANITIZE) -I. {stem}.c tb_{stem}.c \\
-\t\tcsim/original.o -o $@ -lm
+\t$(CXX) -std=c++14 -Wno-unknown-pragmas -ffp-contract=off $(SANITIZE) $(WIDE) -I. -x c++ \\
+\t\t-c {stem}.c -o csim/kernel.o
+\t$(CC) -std=c99 $(SANITIZE) -c tb_{stem}.c -o csim/tb.o
+\t$(CXX) $(SANITIZE) csim/kernel.o csim/tb.o csim/original.o -o $@ -lm
 
 run-tb: csim/tb_{stem}
 \t./csim/tb_{stem}
@@ -76,11 +84,16 @@ exit
 
 
 def hls_bundle_files(
-    stem: str, source: str, text: str, cflags: list[str], kernels: list[FunctionInfo]
+    stem: str,
+    source: str,
+    text: str,
+    cflags: list[str],
+    kernels: list[FunctionInfo],
+    burst: int = 1,
 ) -> dict[str, bytes]:
     """{file name: content} of the bundle for the HLS C `text` made from `source` (with the
     preprocessor flags `cflags`); `kernels`: the functions written as FPGA kernels (the
-    first is the top function and gets the testbench)."""
+    first is the top function and gets the testbench); `burst`: their DDR words' width."""
     stem = re.sub(r"[^A-Za-z0-9_.+-]", "_", stem) or "kernel"
     if stem in ("pycc_ship", "Makefile") or stem.startswith("tb_"):
         stem = f"kernel_{stem}"
@@ -99,7 +112,8 @@ def hls_bundle_files(
         original=shlex.quote(os.path.abspath(source)),
         original_flags=" ".join(shlex.quote(f) for f in original_flags),
         testbench_line=(
-            f"\n#               then tb_{stem}.c runs it and the original C ($(ORIGINAL)) under"
+            f"\n#               then tb_{stem}.c runs it (C++, the ships in ap_uint words when"
+            "\n#               AP_TYPES is set) and the original C ($(ORIGINAL)) under"
             "\n#               AddressSanitizer and UBSan and prints `same` when every array"
             "\n#               is the original's, bit for bit"
             if bench is not None
@@ -107,6 +121,9 @@ def hls_bundle_files(
             "`pycc-stencil check\n#               --target hls` compares it with the original)"
         ),
         testbench_target=" run-tb" if bench is not None else "",
+        burst=burst,
+        ap_types=shlex.quote(str(ap_types_dir())) if burst > 1 and ap_types_dir() else "",
+        quiet=" ".join(VENDOR_QUIET),
         testbench_rules=_TESTBENCH_RULES.format(stem=stem, top=top) if bench is not None else "",
     )
     files["Makefile"] = makefile.encode()

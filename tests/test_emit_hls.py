@@ -63,8 +63,9 @@ def test_the_papers_benchmarks_are_bit_exact(name, shape):
     for buffer, _ in buffers:
         assert f"#pragma HLS ARRAY_PARTITION variable={buffer} complete dim=0" in text
     assert f"max_widen_bitwidth={32 * burst}" in text
-    if burst > 1:  # F11: rows rounded to the burst (the halo added)
+    if burst > 1:  # F11: rows rounded to the burst (the halo added), moved as ap_uint words
         assert all(int(re.findall(r"\d+", shape_)[-1]) % burst == 0 for _, shape_ in buffers)
+        assert unit.emitted.vendor_types, "not built against Vitis HLS's ap_int.h"
 
 
 def test_the_pipelined_loop_encloses_the_padded_one():
@@ -271,6 +272,7 @@ def test_the_bundle_builds_and_runs_its_c_simulation(tmp_path, name, n):
     done = _sanitized(["make", "-s", "csim"], bundle)
     assert done.returncode == 0 and done.stdout.strip().endswith("same"), done.stdout + done.stderr
     assert (bundle / "csim" / f"{name}.cpp.o").exists()
+    assert "-DPYCC_SHIP_BURST=4" in done.stdout + (bundle / "Makefile").read_text()
 
 
 def test_a_kernel_of_run_time_sizes_gets_no_testbench(tmp_path, kernel_file):

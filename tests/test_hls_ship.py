@@ -10,7 +10,8 @@ import subprocess
 
 import numpy as np
 import pytest
-from pycc_stencil.runtime.emitted import HEADER_DIRS
+from pycc_stencil.runtime.emitted import HEADER_DIRS, VENDOR_QUIET
+from pycc_stencil.runtime.hls_vendor import ap_types_dir
 from pycc_stencil.runtime.reference import compiler
 
 _WRAPPERS = r"""
@@ -34,6 +35,15 @@ void box(float *dst, const long *dst_shape, const long *dst_lo, const long *dst_
     pycc_ship_box(&d, dst_at, &s, src_at, size);
 }
 
+void memory_box(float *dst, const long *dst_shape, int dst_memory, const long *dst_at,
+                float *src, const long *src_shape, int src_memory, const long *src_at,
+                const long *size, int rank)
+{
+    pycc_array d = (dst_memory ? pycc_memory_of : pycc_array_of)(dst, sizeof *dst, rank, dst_shape);
+    pycc_array s = (src_memory ? pycc_memory_of : pycc_array_of)(src, sizeof *src, rank, src_shape);
+    pycc_ship_box(&d, dst_at, &s, src_at, size);
+}
+
 void fig6(float *S, const long *s_shape, const long *os, float *D, const long *d_shape,
           const long *od, int di, long R, const long *segment, int rank)
 {
@@ -49,14 +59,18 @@ void fig6(float *S, const long *s_shape, const long *os, float *D, const long *d
 Longs = ctypes.c_long * 8
 
 
-@pytest.fixture(scope="module", params=["c", "c++"])
+@pytest.fixture(scope="module", params=["c", "c++", "c++ ap_uint<4 x 32>"])
 def ship(request, tmp_path_factory):
-    """The wrappers built as C (`cc -std=c99`) and as C++ (`c++`), strictly."""
+    """The wrappers built as C (`cc -std=c99`), as C++ (`c++`), strictly, and in the w-wide
+    form against Vitis HLS's ap_int.h (memory rows moved as words of 4 elements)."""
     folder = tmp_path_factory.mktemp("ship")
     source = folder / "wrappers.c"
     source.write_text(_WRAPPERS)
-    language = ["-x", "c++", "-std=c++11"] if request.param == "c++" else ["-std=c99"]
-    tool = ["c++"] if request.param == "c++" else compiler()
+    language = ["-x", "c++", "-std=c++14"] if request.param != "c" else ["-std=c99"]
+    if request.param.endswith(">"):
+        assert ap_types_dir() is not None, "hls4ml (a test dependency) ships ap_int.h"
+        language += [f"-isystem{ap_types_dir()}", "-DPYCC_SHIP_BURST=4", *VENDOR_QUIET]
+    tool = ["c++"] if request.param != "c" else compiler()
     library = folder / "ship.so"
     subprocess.run(
         [*tool, *language, "-Wall", "-Wextra", "-Werror", f"-I{HEADER_DIRS['hls']}",
@@ -171,3 +185,30 @@ def test_fig6_copies_r_segments_of_di_dimensions(ship, di):
         )  # fmt: skip
         np.testing.assert_array_equal(D, expected)
         assert (D[..., 3:] == 0).all(), "past S's rows (6 + 3 > 9): nothing copied"
+
+
+@pytest.mark.parametrize("to_memory", [False, True], ids=["fill", "flush"])
+def test_rows_of_memory_move_whole_words_bit_exact(ship, to_memory):
+    """Memory rows of 8, 12 or 16 elements (whole words of 4 in the w-wide form) and of 7 (not:
+    the plain form), boxes starting and ending inside a word: the same as numpy; a flush
+    leaves the rest of each word it rewrites as it was."""
+    rng = np.random.default_rng(11 + to_memory)
+    for _ in range(200):
+        rows = int(rng.choice([7, 8, 12, 16]))
+        memory = _random(rng, (5, rows))
+        buffer = _random(rng, (3, 9))
+        size = [int(rng.integers(1, 4)), int(rng.integers(1, 10))]
+        memory_at = [int(rng.integers(-1, 5)), int(rng.integers(-2, rows))]
+        buffer_at = [0, int(rng.integers(0, 3))]
+        if to_memory:
+            dst, dst_at, src, src_at = memory, memory_at, buffer, buffer_at
+        else:
+            dst, dst_at, src, src_at = buffer, buffer_at, memory, memory_at
+        expected = _expected_box(
+            dst, dst_at, _whole(dst.shape), src, src_at, _whole(src.shape), size
+        )
+        ship.memory_box(
+            _pointer(dst), _longs(dst.shape), int(to_memory), _longs(dst_at), _pointer(src),
+            _longs(src.shape), int(not to_memory), _longs(src_at), _longs(size), 2,
+        )  # fmt: skip
+        np.testing.assert_array_equal(dst, expected)

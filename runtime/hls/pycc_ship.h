@@ -67,6 +67,92 @@ static inline pycc_array pycc_memory_of(void *base, size_t element, int rank, co
 static unsigned long pycc_ship_counted[3];
 #endif
 
+#if defined(__cplusplus) && defined(PYCC_SHIP_BURST) && PYCC_SHIP_BURST > 1
+/* The w-wide form (C++, -DPYCC_SHIP_BURST=w, Vitis HLS's ap_int.h on the include path): a
+ * row of memory moves as ap_uint<w x element bits> words of w elements, each word read
+ * (and, for a row that ends inside it, read before it is written) whole, as an AXI master
+ * of that width moves it. Used where the rows of the array in memory are a multiple of w
+ * elements long (the halos made the copies start on a word), else the plain form. */
+#include <ap_int.h>
+#include <stdint.h>
+
+template <int BYTES> struct pycc_burst {
+    enum { BITS = 8 * BYTES * PYCC_SHIP_BURST, CHUNKS = (BITS + 63) / 64 };
+    typedef ap_uint<BITS> word;
+
+    static word load(const char *memory, long w)
+    {
+        word value = 0;
+        for (int k = 0; k < CHUNKS; k++) {
+            uint64_t chunk = 0;
+            int bytes = BITS / 8 - 8 * k < 8 ? BITS / 8 - 8 * k : 8;
+            memcpy(&chunk, memory + (w * PYCC_SHIP_BURST) * BYTES + 8 * k, bytes);
+            value.range(64 * k + 8 * bytes - 1, 64 * k) = chunk;
+        }
+        return value;
+    }
+
+    static void store(char *memory, long w, const word &value)
+    {
+        for (int k = 0; k < CHUNKS; k++) {
+            int bytes = BITS / 8 - 8 * k < 8 ? BITS / 8 - 8 * k : 8;
+            uint64_t chunk = value.range(64 * k + 8 * bytes - 1, 64 * k).to_uint64();
+            memcpy(memory + (w * PYCC_SHIP_BURST) * BYTES + 8 * k, &chunk, bytes);
+        }
+    }
+
+    /* elements [at, at + count) of memory (at: from its base) to `buffer`, or from it when
+     * `writing` (each word read first: its other elements stay as they were) */
+    static void move(char *memory, long at, char *buffer, long count, bool writing)
+    {
+        for (long w = at / PYCC_SHIP_BURST; w * PYCC_SHIP_BURST < at + count; w++) {
+            word value = load(memory, w);
+            for (int e = 0; e < PYCC_SHIP_BURST; e++) {
+                long element = w * PYCC_SHIP_BURST + e;
+                if (element < at || element >= at + count)
+                    continue;
+                char *slot = buffer + (element - at) * BYTES;
+                uint64_t bits = 0;
+                if (writing) {
+                    memcpy(&bits, slot, BYTES);
+                    value.range(8 * BYTES * (e + 1) - 1, 8 * BYTES * e) = bits;
+                } else {
+                    bits = value.range(8 * BYTES * (e + 1) - 1, 8 * BYTES * e).to_uint64();
+                    memcpy(slot, &bits, BYTES);
+                }
+            }
+            if (writing)
+                store(memory, w, value);
+        }
+    }
+};
+
+/* Move one row through the w-wide words if its memory side has them; false if not. */
+static inline bool pycc_burst_row(const pycc_array *dst, long to, const pycc_array *src,
+                                  long from, long count)
+{
+    const pycc_array *memory = src->memory ? src : dst->memory ? dst : NULL;
+    if (memory == NULL || src->memory == dst->memory ||
+        memory->extent[memory->rank - 1] % PYCC_SHIP_BURST != 0)
+        return false;
+    char *d = (char *)dst->base, *s = (char *)src->base;
+    bool writing = dst->memory;
+    char *in_memory = writing ? d : s;
+    long at = writing ? to : from;
+    char *buffer = writing ? s + from * (long)src->element : d + to * (long)dst->element;
+    switch (memory->element) {
+    case 4:
+        pycc_burst<4>::move(in_memory, at, buffer, count, writing);
+        return true;
+    case 8:
+        pycc_burst<8>::move(in_memory, at, buffer, count, writing);
+        return true;
+    default:
+        return false;
+    }
+}
+#endif
+
 /* The same array with its window narrowed to lo..hi (inclusive, per dimension). */
 static inline pycc_array pycc_array_window(pycc_array a, const long *lo, const long *hi)
 {
@@ -124,7 +210,11 @@ static inline void pycc_ship_box(pycc_array *dst, const long *dst_at, const pycc
         char *to = (char *)dst->base + (size_t)pycc_ship_offset(dst, dst_at, index) * dst->element;
         const char *from =
             (const char *)src->base + (size_t)pycc_ship_offset(src, src_at, index) * src->element;
-        memmove(to, from, bytes);
+#if defined(__cplusplus) && defined(PYCC_SHIP_BURST) && PYCC_SHIP_BURST > 1
+        if (!pycc_burst_row(dst, pycc_ship_offset(dst, dst_at, index), src,
+                            pycc_ship_offset(src, src_at, index), (long)(bytes / dst->element)))
+#endif
+            memmove(to, from, bytes);
 #ifdef PYCC_SHIP_COUNT
         pycc_ship_counted[0] += src->memory ? bytes / src->element : 0;
         pycc_ship_counted[1] += dst->memory ? bytes / dst->element : 0;
