@@ -464,18 +464,22 @@ class _NestWriter:
         ]
 
     def fill(
-        self, buffer: Buffer, step: str | None = None, first: int = 0, count: int | None = None
+        self,
+        buffer: Buffer,
+        step: str | None = None,
+        ranges: dict[int, tuple[str, int]] | None = None,
     ) -> list[str]:
-        """Fill the buffer (a chunk: slices first..first+count-1 along its shift) from memory."""
+        """Fill the buffer from memory: all of it, or per dimension in `ranges` the `count`
+        slices from `first` on (a chunk's next slice; one row of it)."""
         corner = self.corner(buffer, step)
         if buffer.left_halo:
             corner[-1] = f"{corner[-1]} - {buffer.left_halo}"
         size: list = list(buffer.extent)
         start = ["0"] * len(size)
-        if count is not None:
-            s = buffer.shift_dim
-            corner[s] = f"{corner[s]} + {first}"
-            start[s], size[s] = str(first), count
+        for dim, (first, count) in (ranges or {}).items():
+            if first != "0":
+                corner[dim] = f"{corner[dim]} + {first}"
+            start[dim], size[dim] = first, count
         return self.ship(self.name("buf", buffer), start, self.name("in", buffer), corner, size)
 
     def flush(self, buffer: Buffer, step: str | None = None, count: int | None = None) -> list[str]:
@@ -536,7 +540,8 @@ class _NestWriter:
             if placement.filled and buffer.kind == "full":
                 body += self.fill(buffer)
             elif placement.filled and buffer.extent[buffer.shift_dim] > 1:
-                body += self.fill(buffer, "0", 0, buffer.extent[buffer.shift_dim] - 1)
+                rest = buffer.extent[buffer.shift_dim] - 1
+                body += self.fill(buffer, "0", {buffer.shift_dim: ("0", rest)})
         body += self.intra_tile_loops(statements, sliced)
         for buffer in sliced:
             rest = buffer.extent[buffer.shift_dim] - 1
@@ -552,8 +557,10 @@ class _NestWriter:
 
     def intra_tile_loops(self, statements: list[str], sliced: list[Buffer]) -> list[str]:
         """The intra-tile loops in the plan's order around the statements, the innermost
-        padded, the one around it pipelined, a chunk's slices shipped around the outermost
-        one's body."""
+        padded, the one around it pipelined; a chunk's next slice shipped at the start of
+        each iteration of the outermost one (row by row in the second one's iterations,
+        where that loop walks its rows: Fig. 5), its first slice flushed and the others
+        shifted at the end."""
         order, sizes = self.plan.order, self.plan.sizes
         depth = len(order)
         innermost = order[-1]
@@ -564,13 +571,10 @@ class _NestWriter:
             bound = sizes[x] if level == depth - 1 and self.padded else self.n(x)
             pipelined = level == depth - 2 or depth == 1
             head = ["#pragma HLS PIPELINE II=1"] if pipelined else []
+            if level == 1:
+                head += [line for b in sliced for line in self.next_slice(b, by_row=True)]
             if level == 0 and sliced:
-                before = [
-                    line
-                    for b in sliced
-                    if self.placement(b).filled
-                    for line in self.fill(b, None, b.extent[b.shift_dim] - 1, 1)
-                ]
+                before = [line for b in sliced for line in self.next_slice(b, by_row=False)]
                 after = []
                 for b in sliced:
                     if self.placement(b).write_window is not None:
@@ -585,6 +589,22 @@ class _NestWriter:
                 "}",
             ]
         return inner
+
+    def next_slice(self, buffer: Buffer, by_row: bool) -> list[str]:
+        """The ships of a chunk's next slice: at the outermost loop's level, the whole slice
+        or the rows it needs before the second loop starts; at the second loop's, one row."""
+        placement = self.placement(buffer)
+        if not placement.filled:
+            return []
+        s = buffer.shift_dim
+        last = {s: (str(buffer.extent[s] - 1), 1)}
+        row, ahead = placement.row_dim, placement.rows_ahead
+        if row is None:
+            return [] if by_row else self.fill(buffer, None, last)
+        if by_row:
+            step = self.l(self.plan.order[1])
+            return self.fill(buffer, None, {**last, row: (f"{step} + {ahead}", 1)})
+        return self.fill(buffer, None, {**last, row: ("0", ahead)}) if ahead else []
 
     def descriptors(self) -> list[str]:
         """Each array as the C pointer the accesses use, and each buffer's memory side as

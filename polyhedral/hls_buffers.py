@@ -325,17 +325,36 @@ class _Geometry:
             return 0
         return aff.get_coefficient_val(isl.dim_type.param, position).to_python()
 
+    def coefficients(self, index: int, loop: int) -> list[int] | None:
+        """Per array dimension, the coefficient of `loop` in the access's subscript (None:
+        a subscript is not one affine expression)."""
+        found = []
+        subscripts = self.maps[index].as_pw_multi_aff()
+        for k in range(subscripts.dim(isl.dim_type.out)):
+            pieces = subscripts.get_pw_aff(k).get_pieces()
+            if len(pieces) != 1:
+                return None
+            found.append(pieces[0][1].get_coefficient_val(isl.dim_type.in_, loop).to_python())
+        return found
+
     def walks_rows(self, group: tuple[int, ...], loop: int) -> bool:
         """Does `loop` index the innermost (contiguous) dimension of every access of `group`?"""
         for index in group:
-            last = self.maps[index].as_pw_multi_aff()
-            pieces = last.get_pw_aff(last.dim(isl.dim_type.out) - 1).get_pieces()
-            if len(pieces) != 1:
-                return False
-            aff = pieces[0][1]
-            if aff.get_coefficient_val(isl.dim_type.in_, loop).is_zero():
+            found = self.coefficients(index, loop)
+            if found is None or found[-1] == 0:
                 return False
         return True
+
+    def row_dimension(self, group: tuple[int, ...], loop: int) -> int | None:
+        """The array dimension `loop` walks one element a step in every access of `group`
+        (and no other dimension), if there is one."""
+        dims = set()
+        for index in group:
+            found = self.coefficients(index, loop)
+            if found is None or sorted(found) != [0] * (len(found) - 1) + [1]:
+                return None
+            dims.add(found.index(1))
+        return dims.pop() if len(dims) == 1 else None
 
 
 # ------------------------------------------------------------------------------ groups
@@ -571,6 +590,10 @@ class Placement:
     read_window: list[tuple[isl.PwAff, isl.PwAff]]
     write_window: list[tuple[isl.PwAff, isl.PwAff]] | None
     filled: bool
+    #: a chunk's new slice arrives row by row along this array dimension, which the second
+    #: intra-tile loop walks (Fig. 5): `rows_ahead` rows before that loop, one a step after
+    row_dim: int | None = None
+    rows_ahead: int = 0
 
 
 def placements(nest: Nest, chosen: Plan) -> list[Placement | None]:
@@ -587,9 +610,13 @@ def placements(nest: Nest, chosen: Plan) -> list[Placement | None]:
         write_window = _window(nest, writes) if writes else None
         only_write = len(buffer.accesses) == 1 and writes
         translation = only_write and _is_translation(geometry, buffer.accesses[0])
-        found.append(
-            Placement(corner, _window(nest, buffer.accesses), write_window, not translation)
-        )
+        placement = Placement(corner, _window(nest, buffer.accesses), write_window, not translation)
+        if fixed is not None and nest.depth >= 3:
+            row = geometry.row_dimension(buffer.accesses, chosen.order[1])
+            if row is not None and row != buffer.shift_dim:
+                placement.row_dim = row
+                placement.rows_ahead = buffer.box[row] - chosen.sizes[chosen.order[1]]
+        found.append(placement)
     return found
 
 

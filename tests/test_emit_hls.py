@@ -325,3 +325,43 @@ def test_the_corpus_polybench_stencils_are_bit_exact(entry, target):
         text = {k: repr(v) for k, v in params.items()}
         result = unit.check(function, text, corpus_extents(entry, variant, params))
         assert result.status == "OK", f"{params}: {result}"
+
+
+RUNNING_C = """
+#define N 68
+void running(float V[N][N][N], float A[N][N][N]) {
+  for (int i = 1; i < N - 1; i++)
+    for (int j = 1; j < N - 1; j++)
+      for (int k = 1; k < N - 1; k++)
+        V[i][k][j] = V[i][k][j] + A[i][j][k] + A[i + 1][j + 1][k + 1];
+}
+"""
+
+
+def test_the_running_example_ships_as_fig_5_does(kernel_file):
+    """F10: SZ = 32^3, p = (i,j,k), w = 4: V in a full buffer [32,32,36] filled before the
+    tile and flushed after it; A in a chunk [2,33,36] whose slice 0 is loaded before the i
+    loop, row 0 of slice 1 in each i iteration, row j + 1 in each (pipelined) j iteration,
+    and slice 1 shifted down after the j loop; bit-exact with the vendor's types."""
+    unit = compiled(kernel_file("running", RUNNING_C), target="hls:tile=32x32x32,burst=4")
+    text = _bit_exact(unit, "running")
+    assert (
+        "static float pycc_b0[32][32][36];" in text and "static float pycc_b1[2][33][36];" in text
+    )
+    assert unit.emitted.vendor_types
+    body = text[text.index("for (long pycc_t0") :]
+    ship = (
+        r"pycc_to\[3\] = \{([^}]*)\}.*?pycc_size\[3\] = \{([^}]*)\};"
+        r"\s*pycc_ship_box\(&(\w+), pycc_to"
+    )
+    order = [m.groups() for m in re.finditer(ship, body, re.S)]
+    assert order == [
+        ("0, 0, 0", "32, 32, 36", "pycc_buf0"),  # V: the whole tile
+        ("0, 0, 0", "1, 33, 36", "pycc_buf1"),  # A: slice 0
+        ("1, 0, 0", "1, 1, 36", "pycc_buf1"),  # per i: row 0 of slice 1
+        ("1, pycc_l1 + 1, 0", "1, 1, 36", "pycc_buf1"),  # per j (pipelined): row j + 1
+        ("0, 0, 0", "1, 33, 36", "pycc_buf1"),  # per i: slice 1 down to 0
+        ("pycc_t0, pycc_t2, pycc_t1", "32, 32, 32", "pycc_out0"),  # V back, [ti,tk,tj]
+    ], order
+    pipelined = body.index("#pragma HLS PIPELINE II=1")
+    assert body.index("pycc_l1 + 1, 0}") > pipelined
