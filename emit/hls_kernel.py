@@ -59,6 +59,8 @@ from .c_types import TypeTable
 _INDENT = "    "
 #: the paper's large tiles (its §4, Step 1), by the nest's depth
 DEFAULT_SIZES = {1: (1024,), 2: (128, 128), 3: (32, 32, 32), 4: (16, 16, 16, 16)}
+#: integer divisions, which trap on a zero a padded iteration may read
+_DIVISIONS = frozenset(("sdiv", "udiv", "srem", "urem"))
 #: calls a statement may contain that do not write memory
 _PURE = re.compile(r"llvm\.")
 
@@ -126,6 +128,14 @@ def _planned(item: OuterLoop | Nest, options: HlsOptions) -> OuterLoop | TiledNe
         body = tuple(_planned(child, options) for child in item.body)
         return OuterLoop(item.iterator, item.position, body)  # type: ignore[arg-type]
     nest = item
+    if options.padding:
+        for statement in nest.statements:
+            for instr in value_slice(statement.block):
+                if instr.opname in _DIVISIONS and not isinstance(instr.operands[1], ir.Constant):
+                    raise NotPlannable(
+                        f"'{instr.opname}' by a variable in the body: a padded iteration could "
+                        "divide by zero (padding=off keeps the bounds)"
+                    )
     sizes = options.sizes or DEFAULT_SIZES[nest.depth]
     if len(sizes) < nest.depth:
         raise NotPlannable(f"{len(sizes)} tile sizes for {nest.depth} loops")

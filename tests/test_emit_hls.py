@@ -110,6 +110,11 @@ void seidel(int T, int n, double A[n][n]) {
         A[i][j] = (A[i - 1][j - 1] + A[i - 1][j] + A[i - 1][j + 1] + A[i][j - 1] + A[i][j]
                    + A[i][j + 1] + A[i + 1][j - 1] + A[i + 1][j] + A[i + 1][j + 1]) / 9.0;
 }
+void ratio(int n, int A[n][n], const int B[n][n]) {
+  for (int i = 0; i < n; i++)
+    for (int j = 0; j < n - 1; j++)
+      A[i][j] = B[i][j] / B[i][j + 1];
+}
 void backwards(int n, double A[n], double B[n]) {
   for (int i = n - 1; i >= 1; i--)
     B[i] = A[i - 1];
@@ -127,6 +132,7 @@ void clipped(int n, double *A, const double *B) {
     [
         ("seidel", "rectangular tiles are illegal"),
         ("backwards", "not a SCoP"),
+        ("ratio", "'sdiv' by a variable in the body: a padded iteration could divide by zero"),
         ("clipped", "not a SCoP"),
     ],
 )
@@ -140,7 +146,9 @@ def test_nests_outside_the_model_are_named_and_stay_correct(kernel_file, functio
     remarks = [r.message for r in unit.remarks if r.function == function]
     assert any(reason in m and "not tiled for the FPGA" in m for m in remarks), remarks
     assert function not in unit.emitted.emitted.hls
-    result = unit.check(function, {"n": "13", "T": "3"} if function == "seidel" else {"n": "13"})
+    params = {"n": "13", "T": "3"} if function == "seidel" else {"n": "13"}
+    extents = {"B": 169} if function == "ratio" else None
+    result = unit.check(function, params, extents)
     assert result.status == "OK", result
 
 
