@@ -8,7 +8,7 @@ modelled speedup with large tiles (1024, 128^2, 32^3) and w = 16 (Fig. 7), small
 no padding). There is no FPGA here: every figure is the model's. Writes docs/hls_model.md
 (or --output); `--calibrate` prints the DDR_ACCESS that makes 2D-5p's 70x exact.
 
-    python scripts/hls_model.py [--output docs/hls_model.md] [--calibrate]
+    python scripts/hls_model.py [--output docs/hls_model.md] [--clock MHZ] [--calibrate]
 """
 
 from __future__ import annotations
@@ -79,16 +79,20 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--output", default=os.path.join(HERE, "..", "docs", "hls_model.md"))
     parser.add_argument("--calibrate", action="store_true")
+    parser.add_argument(
+        "--clock", type=float, default=50.0, help="MHz the times are given at (the paper's 50)"
+    )
     args = parser.parse_args(argv)
     if args.calibrate:
         _calibrate()
         return 0
     lines = [
         "| benchmark | order | buffers (large tiles, w = 16) | on-chip words | DDR reads / writes"
-        " per tile (default) | bursts per tile | speedup large, w = 16 | small, w = 16 |"
-        " large, w = 8 |",
-        "|---|---|---|---|---|---|---|---|---|",
+        " per tile (default) | bursts per tile | ms (default), large, w = 16 |"
+        " speedup large, w = 16 | small, w = 16 | large, w = 8 |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
+    per_ms = args.clock * 1000  # cycles a millisecond
     speedups = {}
     for label, name in BENCHMARKS:
         kernel, large = _model(name, LARGE, 16)
@@ -101,6 +105,7 @@ def main(argv: list[str] | None = None) -> int:
             f"| {label} | ({order}) | {buffers} | {large.words} | {large.reads_per_tile} / "
             f"{large.writes_per_tile} ({large.baseline_reads_per_tile} / "
             f"{large.baseline_writes_per_tile}) | {large.bursts_per_tile} | "
+            f"{large.cycles / per_ms:.0f} ({large.baseline_cycles / per_ms:.0f}) | "
             f"{large.speedup:.0f}x | {small.speedup:.0f}x | {narrow.speedup:.0f}x |"
         )
     _, right = _model("stencil5", LARGE, 16)
@@ -125,7 +130,8 @@ def main(argv: list[str] | None = None) -> int:
             f"set per kernel: `DDR_ACCESS` = {hls_model.DDR_ACCESS} and `BURST_LATENCY` = "
             f"{hls_model.BURST_LATENCY} cycles, calibrated on 2D-5p's two published orders (70x,",
             f"21x; `--calibrate`); `FLOAT_LATENCY` = {hls_model.FLOAT_LATENCY} cycles, assumed.",
-            "Sizes: 64 MiB of floats per array (2^24, 4096^2, 256^3). The DDR words and bursts per",
+            f"Sizes: 64 MiB of floats per array (2^24, 4096^2, 256^3); times at {args.clock:g} MHz."
+            " The DDR words and bursts per",
             "tile are what the emitted kernel's ships move (tests/test_hls_model.py counts them);",
             "the cycles are the model's (as in Fig. 5, the emitted kernels ship a chunk's next",
             "slice row by row inside the pipelined loop, where that loop walks its rows).",
