@@ -47,15 +47,17 @@ def _bit_exact(unit, name: str) -> str:
     return unit.emitted.emitted.text
 
 
-#: the benchmarks whose w-wide form (C++ against ap_int.h: 1.6 s of g++ each) the default
-#: run builds; the sweep builds the other six
-WIDE_IN_DEFAULT_RUN = ("jacobi_1d", "stencil5", "fdtd2", "heat_3d")
+#: the benchmarks the default run builds in the w-wide form (C++ against ap_int.h: 1.6 s of
+#: g++ each) and at sizes smaller than a tile, one per dimensionality and the in-place
+#: fdtd2; the sweep builds the others (every benchmark runs at odd sizes by default)
+IN_DEFAULT_RUN = {"burst": ("jacobi_1d", "stencil5", "fdtd2", "heat_3d"),
+                  "small": ("jacobi_1d", "fdtd2", "heat_3d")}  # fmt: skip
 
 
 def _benchmark_cases():
     for name in sorted(DEPTH):
         for shape in sorted(SHAPES):
-            sweep = shape == "burst" and name not in WIDE_IN_DEFAULT_RUN
+            sweep = shape in IN_DEFAULT_RUN and name not in IN_DEFAULT_RUN[shape]
             yield pytest.param(name, shape, id=f"{name}-{shape}", marks=sweep_if(sweep))
 
 
@@ -87,9 +89,18 @@ def test_the_pipelined_loop_encloses_the_padded_one():
     assert "pycc_ship_box(&pycc_buf0, pycc_to, &pycc_buf0, pycc_from, pycc_size);" in text
 
 
-@pytest.mark.parametrize("order", ["0x1", "1x0"])
-@pytest.mark.parametrize("padding", ["on", "off"])
-@pytest.mark.parametrize("fusion", ["on", "off"])
+def _ablations():
+    """Every order, padding and fusion setting twice in the default run, the other four
+    combinations in the sweep."""
+    for order in ("0x1", "1x0"):
+        for padding in ("on", "off"):
+            for fusion in ("on", "off"):
+                sweep = (order == "0x1") != (padding == fusion)
+                label = f"{order}-padding={padding}-fusion={fusion}"
+                yield pytest.param(order, padding, fusion, id=label, marks=sweep_if(sweep))
+
+
+@pytest.mark.parametrize("order, padding, fusion", list(_ablations()))
 def test_ablations_stay_bit_exact(order, padding, fusion):
     """F15: forced orders (full buffers for (j,i)), no padding (min in the innermost loop),
     no fusion (a buffer per access), on the in-place fdtd2."""
@@ -101,7 +112,14 @@ def test_ablations_stay_bit_exact(order, padding, fusion):
     assert buffers == (3 if fusion == "on" else 5)
 
 
-@pytest.mark.parametrize("order", ["0x1x2", "0x2x1", "1x0x2", "1x2x0", "2x0x1", "2x1x0"])
+@pytest.mark.parametrize(
+    "order",
+    [
+        "0x2x1",
+        "2x1x0",
+        *(pytest.param(o, marks=pytest.mark.sweep) for o in ("1x0x2", "1x2x0", "2x0x1")),
+    ],
+)
 def test_every_order_of_a_3d_stencil_is_bit_exact(order):
     """Chunks that shift along any dimension, full buffers where no chunk applies."""
     _bit_exact(_unit("stencil19", 11, f"hls:tile=4x3x5,order={order}"), "stencil19")
@@ -315,14 +333,21 @@ def _polybench_cases():
     """The corpus's PolyBench-shaped stencils (time loops around one or more sweeps), each
     file with one of two tilings in turn (its first size variant; bursts, whose C++ build
     costs 1.6 s, are the ten benchmarks' and the running example's)."""
-    seen = set()
+    seen: set[str] = set()
+    stencils: list[str] = []
     for entry in KERNELS:
-        if not entry["file"].startswith("polybench/") or entry["file"] in seen:
+        file = entry["file"]
+        if not file.startswith("polybench/") or file in seen:
             continue
-        seen.add(entry["file"])
+        seen.add(file)
+        form = next((f for f in ("vla", "ptr") if file.endswith(f"_{f}.c")), "fixed")
+        stencil = file.removesuffix(".c").removesuffix(f"_{form}")
+        if stencil not in stencils:
+            stencils.append(stencil)
         target = ("hls:tile=4x8x8", "hls:tile=3x5x7")[len(seen) % 2]
-        label = f"{entry['file']}-{target}"
-        yield pytest.param(entry, target, id=label)
+        # one form of each stencil (fixed, VLA, pointer, in turn) in the default run
+        sweep = ("fixed", "vla", "ptr").index(form) != stencils.index(stencil) % 3
+        yield pytest.param(entry, target, id=f"{file}-{target}", marks=sweep_if(sweep))
 
 
 #: why the corpus stencils that stay plain C do, by file (still checked bit-exact)
