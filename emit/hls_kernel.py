@@ -457,21 +457,67 @@ class _NestWriter:
         return [self.c_of(aff, overrides) for aff in self.placement(buffer).corner]
 
     def ship(
-        self, dst: str, dst_at: list[str], src: str, src_at: list[str], size: list
+        self, kind: str, buffer: Buffer, dst_at: list[str], src_at: list[str], size: list
     ) -> list[str]:
-        """One clamped box copy (`pycc_ship_box`)."""
+        """One clamped box copy of `buffer`: a "fill" from memory, a "flush" to it, a
+        "shift" within the buffer. Vitis synthesizes (`__SYNTHESIS__`) typed loops over the
+        buffer and the array (its bursts inferred from them); the C simulation calls
+        `pycc_ship_box` (whose w-wide form moves ap_uint words)."""
 
         def values(items) -> str:
             return "{" + ", ".join(str(v) for v in items) + "}"
 
+        names = {"fill": ("buf", "in"), "flush": ("out", "buf"), "shift": ("buf", "buf")}[kind]
+        dst, src = (self.name(n, buffer) for n in names)
         rank = len(size)
         return [
+            "#ifdef __SYNTHESIS__",
+            *self.typed_ship(kind, buffer, dst_at, src_at, size),
+            "#else",
             "{",
             f"{_INDENT}const long pycc_to[{rank}] = {values(dst_at)}, pycc_from[{rank}] = "
             f"{values(src_at)}, pycc_size[{rank}] = {values(size)};",
             f"{_INDENT}pycc_ship_box(&{dst}, pycc_to, &{src}, pycc_from, pycc_size);",
             "}",
+            "#endif",
         ]
+
+    def typed_ship(
+        self, kind: str, buffer: Buffer, dst_at: list[str], src_at: list[str], size: list
+    ) -> list[str]:
+        """The ship as loops of constant trip counts over the box (unrolled where a
+        pipelined loop holds them, pipelined by the tool where not), each element copied if
+        it lies in the array's window."""
+        rank, b = len(size), self.name("b", buffer)
+        steps = [f"pycc_s{k}" for k in range(rank)]
+        lines = [
+            f"{_INDENT * k}for (long {step} = 0; {step} < {size[k]}; {step}++) {{"
+            for k, step in enumerate(steps)
+        ]
+
+        def in_buffer(at: list[str]) -> str:
+            return b + "".join(f"[{a} + {step}]" for a, step in zip(at, steps))
+
+        inner = _INDENT * rank
+        if kind == "shift":
+            lines.append(f"{inner}{in_buffer(dst_at)} = {in_buffer(src_at)};")
+        else:
+            window = self.name("in" if kind == "fill" else "out", buffer)
+            memory_at = src_at if kind == "fill" else dst_at
+            inside = " && ".join(
+                f"pycc_within({memory_at[k]} + {step}, {window}_lo[{k}], {window}_hi[{k}])"
+                for k, step in enumerate(steps)
+            )
+            flat = f"{memory_at[0]} + {steps[0]}"
+            for k in range(1, rank):
+                flat = f"({flat}) * {window}_extent[{k}] + {memory_at[k]} + {steps[k]}"
+            in_memory = f"{self.memory(self.array_of(buffer))}[{flat}]"
+            target, value = (
+                (in_buffer(dst_at), in_memory) if kind == "fill" else (in_memory, in_buffer(src_at))
+            )
+            lines.append(f"{inner}if ({inside}) {target} = {value};")
+        lines += [f"{_INDENT * k}}}" for k in reversed(range(rank))]
+        return lines
 
     def fill(
         self,
@@ -490,7 +536,7 @@ class _NestWriter:
             if first != "0":
                 corner[dim] = f"{corner[dim]} + {first}"
             start[dim], size[dim] = first, count
-        return self.ship(self.name("buf", buffer), start, self.name("in", buffer), corner, size)
+        return self.ship("fill", buffer, start, corner, size)
 
     def flush(self, buffer: Buffer, step: str | None = None, count: int | None = None) -> list[str]:
         """Write the box (not the halo) back, trimmed to the elements the nest writes (a
@@ -501,7 +547,7 @@ class _NestWriter:
         start[-1] = str(buffer.left_halo)
         if count is not None:
             size[buffer.shift_dim] = count
-        return self.ship(self.name("out", buffer), corner, self.name("buf", buffer), start, size)
+        return self.ship("flush", buffer, corner, start, size)
 
     def shift(self, buffer: Buffer) -> list[str]:
         """Slices 1.. of a chunk down to 0.. (on chip)."""
@@ -510,8 +556,7 @@ class _NestWriter:
         size[s] = size[s] - 1
         to, frm = ["0"] * len(size), ["0"] * len(size)
         frm[s] = "1"
-        name = self.name("buf", buffer)
-        return self.ship(name, to, name, frm, size)
+        return self.ship("shift", buffer, to, frm, size)
 
     # -- the nest ---------------------------------------------------------------------------
 
@@ -542,8 +587,10 @@ class _NestWriter:
             body += [
                 f"static {element} {b}{extents};",
                 f"#pragma HLS ARRAY_PARTITION variable={b} complete dim=0",
+                "#ifndef __SYNTHESIS__",
                 f"pycc_array {self.name('buf', buffer)} = pycc_array_of({b}, sizeof({b}"
                 f"{'[0]' * rank}), {rank}, {self.name('shape', buffer)});",
+                "#endif",
             ]
         for buffer in cached:
             placement = self.placement(buffer)
@@ -626,7 +673,11 @@ class _NestWriter:
             array, placement = self.array_of(buffer), self.placement(buffer)
             rank = len(buffer.extent)
             shape = ", ".join(map(str, buffer.extent))
-            lines.append(f"const long {self.name('shape', buffer)}[{rank}] = {{{shape}}};")
+            lines += [
+                "#ifndef __SYNTHESIS__",
+                f"const long {self.name('shape', buffer)}[{rank}] = {{{shape}}};",
+                "#endif",
+            ]
             read = placement.read_window if placement.filled else None
             for side, window in (("in", read), ("out", placement.write_window)):
                 if window is None:
@@ -636,13 +687,17 @@ class _NestWriter:
                 extents = [f"{highs[0]} + 1", *(self.c_text(size) for size in array.sizes)]
                 element = self.types.name(array.element)
                 name = self.name(side, buffer)
+                extent = f"const long {name}_extent[{rank}] = {{{', '.join(extents)}}};"
                 lines += [
                     f"const long {name}_lo[{rank}] = {{{', '.join(lows)}}}, "
-                    f"{name}_hi[{rank}] = {{{', '.join(highs)}}}, "
-                    f"{name}_extent[{rank}] = {{{', '.join(extents)}}};",
+                    f"{name}_hi[{rank}] = {{{', '.join(highs)}}};",
+                    *([extent] if rank > 1 else []),  # (a row has no pitch to find)
+                    "#ifndef __SYNTHESIS__",
+                    *([extent] if rank == 1 else []),
                     f"pycc_array {name} = pycc_array_window(pycc_memory_of("
                     f"{self.memory(array)}, sizeof({element}), {rank}, {name}_extent), "
                     f"{name}_lo, {name}_hi);",
+                    "#endif",
                 ]
         return lines
 

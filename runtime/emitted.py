@@ -69,20 +69,20 @@ class EmittedLibrary:
             library = directory / "emitted.so"
             runtime = runtime_sources(emitted.dialect) if emitted.tiled else []
             _run(
-                [*self._language(), *DIALECT_FLAGS.get(emitted.dialect, []),
+                [*self._language(defines), *DIALECT_FLAGS.get(emitted.dialect, []),
                  *include_flags(emitted.dialect), *defines, "-fPIC",
                  "-shared", *SELF_BOUND, str(source), str(storage), *map(str, runtime), "-o",
                  str(library), "-lm"]
             )  # fmt: skip
             self._library = ctypes.CDLL(str(library))
 
-    def _language(self) -> list[str]:
+    def _language(self, defines: list[str]) -> list[str]:
         """The compiler and its strict flags: C, or for FPGA kernels with wide DDR words
         C++ against Vitis HLS's own ap_int.h (as its C simulation builds them), where a
-        package ships it (`hls_vendor`); `self.vendor_types` says which."""
-        headers = (
-            ap_types_dir() if self.emitted.dialect == "hls" and self.emitted.burst > 1 else None
-        )
+        package ships it (`hls_vendor`); `self.vendor_types` says which. The code Vitis
+        synthesizes (`-D__SYNTHESIS__`) is C: its ships are typed loops."""
+        wide = self.emitted.dialect == "hls" and self.emitted.burst > 1
+        headers = ap_types_dir() if wide and "-D__SYNTHESIS__" not in defines else None
         self.vendor_types = headers is not None
         if headers is None:
             return [*compiler(), *STRICT_FLAGS]

@@ -66,8 +66,13 @@ csim/tb_{stem}: {stem}.c tb_{stem}.c pycc_ship.h $(ORIGINAL)
 \t$(CC) -std=c99 $(SANITIZE) -c tb_{stem}.c -o csim/tb.o
 \t$(CXX) $(SANITIZE) csim/kernel.o csim/tb.o csim/original.o -o $@ -lm
 
-run-tb: csim/tb_{stem}
+csim/tb_{stem}_synthesis: {stem}.c tb_{stem}.c pycc_ship.h csim/tb_{stem}
+\t$(CC) -std=c99 -Wno-unknown-pragmas -ffp-contract=off $(SANITIZE) -D__SYNTHESIS__ -I. \\
+\t\t{stem}.c tb_{stem}.c csim/original.o -o $@ -lm
+
+run-tb: csim/tb_{stem} csim/tb_{stem}_synthesis
 \t./csim/tb_{stem}
+\t./csim/tb_{stem}_synthesis
 """
 
 _TCL = """\
@@ -115,7 +120,8 @@ def hls_bundle_files(
             f"\n#               then tb_{stem}.c runs it (C++, the ships in ap_uint words when"
             "\n#               AP_TYPES is set) and the original C ($(ORIGINAL)) under"
             "\n#               AddressSanitizer and UBSan and prints `same` when every array"
-            "\n#               is the original's, bit for bit"
+            "\n#               is the original's, bit for bit; then the code Vitis synthesizes"
+            "\n#               (-D__SYNTHESIS__: the ships as typed loops) the same way"
             if bench is not None
             else "\n#               (no testbench: the kernel's sizes are not constants; "
             "`pycc-stencil check\n#               --target hls` compares it with the original)"

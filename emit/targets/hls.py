@@ -45,11 +45,15 @@ class Hls(Target):
         burst: int | str = 1,
         padding: str = "on",
         fusion: str = "on",
+        synthesis: str = "off",
     ):
         """`tile=SZ1xSZ2...` (default: the paper's large tiles by depth), `order=0x1...`
         (the intra-tile loops, outermost first, by their original position; default: the
         order of fewest on-chip words), `burst=W` (elements per DDR burst word: 1, 2, 4, 8,
-        16), `padding=off` (keep `min` in the innermost loop), `fusion=off`."""
+        16), `padding=off` (keep `min` in the innermost loop), `fusion=off`; `synthesis=on`
+        builds (`check`) the code Vitis synthesizes (`__SYNTHESIS__`: typed ship loops)
+        instead of the C simulation's."""
+        self.synthesis = _switch(synthesis, "synthesis")
         sizes = _numbers(tile, "tile")
         if sizes is not None and min(sizes) < 1:
             raise ValueError(f"tile={tile}: tile sizes are positive")
@@ -63,6 +67,9 @@ class Hls(Target):
             sizes, _numbers(order, "order"), width, _switch(padding, "padding"),
             _switch(fusion, "fusion"),
         )  # fmt: skip
+
+    def runtime_defines(self) -> list[str]:
+        return ["-D__SYNTHESIS__"] if self.synthesis else []
 
     @property
     def vector_bytes(self) -> int:

@@ -17,6 +17,13 @@
 
 #define PYCC_SHIP_MAX_RANK 8
 
+/* whether position `at` lies in the window lo..hi: the guard of a ship's element as Vitis
+ * synthesizes it (loops of constant trip counts over the box) */
+static inline int pycc_within(long at, long lo, long hi)
+{
+    return lo <= at && at <= hi;
+}
+
 /* floor division and modulo as isl's generated C uses them */
 #ifndef floord
 #define floord(n, d) (((n) < 0) ? -((-(n) + (d) - 1) / (d)) : (n) / (d))
