@@ -217,8 +217,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--target",
         default="host",
         help="the machine the passes build for: host (default, run through the JIT), or a C "
-        "target, whose C is built by cc and run: c, or c66x (with the host emulation of TI's "
-        "intrinsics)",
+        "target, whose C is built by cc and run: c, c66x (with the host emulation of TI's "
+        "intrinsics), or hls[:tile=32x32x32,order=0x1x2,burst=16,padding=off,fusion=off,"
+        "synthesis=on] (FPGA kernels with stencil caches, simulated in C)",
     )
     _add_row_align_option(check)
     _add_remarks_option(check)
@@ -270,7 +271,9 @@ def build_parser() -> argparse.ArgumentParser:
     emit.add_argument(
         "--target",
         default="host",
-        help="the machine the passes build for: host (default), c, hexagon, c66x",
+        help="the machine the passes build for: host (default), c, hexagon, c66x, or "
+        "hls[:tile=...,order=...,burst=W,padding=off,fusion=off] (HLS C for an FPGA; with "
+        "-o DIR: the kernel, ship runtime, testbench, Makefile and Vitis script)",
     )
     _add_row_align_option(emit)
     _add_remarks_option(emit)
@@ -435,7 +438,8 @@ def _run_emit(args: argparse.Namespace, cflags: list[str]) -> int:
     try:
         if emitted is not None and _writes_bundle(target, args.output):
             kernels = [lowered.functions[name] for name in emitted.hls]
-            _write_bundle(args, target, text, cflags, kernels, emitted.burst)
+            defined = [name for name, info in lowered.functions.items() if not info.is_static]
+            _write_bundle(args, target, text, cflags, kernels, emitted.burst, defined)
         else:
             write_atomically(args.output, text.encode(), mode=output_mode())
     except OSError as exc:
@@ -452,7 +456,13 @@ def _writes_bundle(target, output: str) -> bool:
 
 
 def _write_bundle(
-    args: argparse.Namespace, target, text: str, cflags: list[str], kernels: list, burst: int
+    args: argparse.Namespace,
+    target,
+    text: str,
+    cflags: list[str],
+    kernels: list,
+    burst: int,
+    defined: list[str],
 ) -> None:
     from .runtime.hls_bundle import hls_bundle_files
     from .runtime.target_bundle import BundleError, bundle_files, write_bundle
@@ -463,7 +473,7 @@ def _write_bundle(
     stem = os.path.splitext(os.path.basename(args.file))[0]
     source = os.path.basename(args.file)
     if target.c_dialect == "hls":
-        files = hls_bundle_files(stem, args.file, text, cflags, kernels, burst)
+        files = hls_bundle_files(stem, args.file, text, cflags, kernels, burst, defined)
     else:
         files = bundle_files(target.c_dialect, stem, source, text, target.runtime_defines())
     try:

@@ -118,7 +118,11 @@ def hls_kernel(function: ir.Function, options: HlsOptions) -> HlsKernel:
         raise NotPlannable(f"{len(scops)} runs of loop nests (one is planned)")
     scop = scops[0]
     if scop.assumed is not None:
-        raise NotPlannable("the model of its subscripts holds only under a run-time assumption")
+        text = str(scop.assumed)
+        condition = text[text.index(":") + 1 : text.rindex("}")].strip() if ":" in text else text
+        raise NotPlannable(
+            f"the model of its subscripts holds only when {condition} (a run-time assumption)"
+        )
     _check_surroundings(function, scop)
     return HlsKernel(tuple(_planned(item, options) for item in nest_tree(scop)), options)
 
@@ -133,8 +137,8 @@ def _planned(item: OuterLoop | Nest, options: HlsOptions) -> OuterLoop | TiledNe
             for instr in value_slice(statement.block):
                 if instr.opname in _DIVISIONS and not isinstance(instr.operands[1], ir.Constant):
                     raise NotPlannable(
-                        f"'{instr.opname}' by a variable in the body: a padded iteration could "
-                        "divide by zero (padding=off keeps the bounds)"
+                        "an integer division or remainder by a variable in the body: a padded "
+                        "iteration could divide by zero (padding=off keeps the bounds)"
                     )
     sizes = options.sizes or DEFAULT_SIZES[nest.depth]
     if len(sizes) < nest.depth:
@@ -404,7 +408,7 @@ class _NestWriter:
         place = self.place(index)
         if self.buffer_of[index].kind == "nc" and self.padded:
             self.used_inside = True
-            zero = "0" if isinstance(t, ir.IntType) else "0.0"
+            zero = f"({self.types.name(t)})0"  # (a double 0.0 would widen a float sum)
             return cx.conditional(atom("pycc_inside"), place, atom(zero))
         return place
 
@@ -435,7 +439,7 @@ class _NestWriter:
 
     def flat(self, array, subscripts: list[str]) -> str:
         text = self.c_text(subscripts[0])
-        for size, subscript in zip(array.sizes, subscripts[1:]):
+        for size, subscript in zip(reversed(array.sizes), subscripts[1:]):
             text = f"({text}) * ({self.c_text(size)}) + ({self.c_text(subscript)})"
         return text
 
@@ -684,7 +688,8 @@ class _NestWriter:
                     continue
                 lows = [self.c_of(low) for low, _ in window]
                 highs = [self.c_of(high) for _, high in window]
-                extents = [f"{highs[0]} + 1", *(self.c_text(size) for size in array.sizes)]
+                pitches = (self.c_text(size) for size in reversed(array.sizes))
+                extents = [f"{highs[0]} + 1", *pitches]
                 element = self.types.name(array.element)
                 name = self.name(side, buffer)
                 extent = f"const long {name}_extent[{rank}] = {{{', '.join(extents)}}};"

@@ -157,14 +157,15 @@ def nest_tree(scop: Scop) -> list[OuterLoop | Nest]:
 
 
 def _node(scop: Scop, node: LoopNode, outer: tuple[str, ...]) -> OuterLoop | Nest:
-    """A perfect nest, tiled if rectangular tiles are legal; if they are not, and the loops
-    inside its outermost one are two or more (a time loop around a sweep: star-3d), that
-    loop is kept and the sweep tiled alone."""
+    """A perfect nest, tiled if rectangular tiles are legal; if they are not, the outermost
+    loop of the SCoP's nest is kept (a time loop around a sweep of two loops or more:
+    star-3d) and the sweep tiled alone, if its tiles are legal. A nest of two loops is not
+    split (F7: in-place A[i][j] = A[i - 1][j + 1] is refused, not tiled row by row)."""
     if _is_perfect(node):
         nest = _perfect_nest(scop, node, outer)
         if fully_permutable(nest):
             return nest
-        if nest.depth < 3:
+        if nest.depth < 3 or outer:  # a time loop kept once, around a sweep of 2+ loops
             raise NotPlannable(
                 "a dependence distance is negative in a loop: rectangular tiles are illegal"
             )
@@ -338,10 +339,11 @@ class _Geometry:
         return found
 
     def walks_rows(self, group: tuple[int, ...], loop: int) -> bool:
-        """Does `loop` index the innermost (contiguous) dimension of every access of `group`?"""
+        """Does `loop` walk the innermost (contiguous) dimension of every access of `group`
+        one element a step (what a burst reads; not a flattened row's stride)?"""
         for index in group:
             found = self.coefficients(index, loop)
-            if found is None or found[-1] == 0:
+            if found is None or abs(found[-1]) != 1:
                 return False
         return True
 
@@ -540,7 +542,7 @@ def _left_halo(geometry: _Geometry, whole: isl.Set, burst: int) -> int | None:
     if low is None:
         return None
     array = next(a.access.array for a in nest.accesses if a.array == whole.get_tuple_name())
-    if array.sizes and not (array.sizes[-1].isdigit() and int(array.sizes[-1]) % burst == 0):
+    if array.sizes and not (array.sizes[0].isdigit() and int(array.sizes[0]) % burst == 0):
         return None
     loops = [k for k, name in enumerate(geometry.origins) if geometry.coefficient(low, name)]
     others = [p for p in nest.scop.params if geometry.coefficient(low, p)]

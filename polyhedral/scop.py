@@ -60,9 +60,10 @@ class NotAffine(Exception):
 @dataclass(eq=False)
 class Array:
     """One memory object the SCoP reads or writes: `base` (a pointer argument, a global or a
-    local array allocated before the loops) viewed as `element[?][sizes[0]]...[sizes[-1]]`;
+    local array allocated before the loops) viewed as `element[?][sizes[-1]]...[sizes[0]]`;
     `sizes` are parameter names or declared lengths (the inner extents found by
-    delinearization), outermost extent unknown."""
+    delinearization), innermost first (the row length is `sizes[0]`), the outermost extent
+    unknown."""
 
     name: str
     base: ir.Value

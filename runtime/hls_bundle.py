@@ -59,7 +59,7 @@ clean:
 _TESTBENCH_RULES = """
 csim/tb_{stem}: {stem}.c tb_{stem}.c pycc_ship.h $(ORIGINAL)
 \tmkdir -p csim
-\t$(CC) -std=c99 $(ORIGINAL_FLAGS) $(SANITIZE) -ffp-contract=off -D{top}={top}_original \\
+\t$(CC) -std=c99 $(ORIGINAL_FLAGS) $(SANITIZE) -ffp-contract=off {renames} \\
 \t\t-c $(ORIGINAL) -o csim/original.o
 \t$(CXX) -std=c++14 -Wno-unknown-pragmas -ffp-contract=off $(SANITIZE) $(WIDE) -I. -x c++ \\
 \t\t-c {stem}.c -o csim/kernel.o
@@ -95,10 +95,13 @@ def hls_bundle_files(
     cflags: list[str],
     kernels: list[FunctionInfo],
     burst: int = 1,
+    defined: list[str] = (),
 ) -> dict[str, bytes]:
     """{file name: content} of the bundle for the HLS C `text` made from `source` (with the
     preprocessor flags `cflags`); `kernels`: the functions written as FPGA kernels (the
-    first is the top function and gets the testbench); `burst`: their DDR words' width."""
+    first is the top function and gets the testbench); `burst`: their DDR words' width;
+    `defined`: the functions with external linkage both files define (the original's are
+    renamed `NAME_original` in the testbench's build)."""
     stem = re.sub(r"[^A-Za-z0-9_.+-]", "_", stem) or "kernel"
     if stem in ("pycc_ship", "Makefile") or stem.startswith("tb_"):
         stem = f"kernel_{stem}"
@@ -109,6 +112,7 @@ def hls_bundle_files(
     if bench is not None:
         files[f"tb_{stem}.c"] = bench.encode()
     original_flags = [f for f in cflags if f.startswith(("-D", "-U", "-I", "-std", "-include"))]
+    renames = " ".join(f"-D{name}={name}_original" for name in sorted({top, *defined}))
     makefile = _MAKEFILE.format(
         stem=stem,
         source=os.path.basename(source),
@@ -130,7 +134,9 @@ def hls_bundle_files(
         burst=burst,
         ap_types=shlex.quote(str(ap_types_dir())) if burst > 1 and ap_types_dir() else "",
         quiet=" ".join(VENDOR_QUIET),
-        testbench_rules=_TESTBENCH_RULES.format(stem=stem, top=top) if bench is not None else "",
+        testbench_rules=(
+            _TESTBENCH_RULES.format(stem=stem, renames=renames) if bench is not None else ""
+        ),
     )
     files["Makefile"] = makefile.encode()
     files[f"{stem}.tcl"] = _TCL.format(
@@ -138,7 +144,7 @@ def hls_bundle_files(
         top=top,
         testbench_tcl=(
             f"add_files -tb tb_{stem}.c\nadd_files -tb {shlex.quote(os.path.abspath(source))} "
-            f'-cflags "-D{top}={top}_original {" ".join(original_flags)}"\n'
+            f'-cflags "{renames} {" ".join(original_flags)}"\n'
             if bench is not None
             else ""
         ),

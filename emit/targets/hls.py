@@ -94,15 +94,33 @@ class Hls(Target):
                 context.missed(f"not tiled for the FPGA: {exc}", at=function)
                 continue
             for tiled in kernel.nests():
-                plan, names = tiled.plan, tiled.nest.iterators
-                order = ",".join(names[x] for x in plan.order)
-                buffers = "; ".join(b.describe() for b in plan.buffers)
-                sizes = "x".join(map(str, plan.sizes))
                 at = tiled.nest.statements[0].block.terminator
-                context.passed(
-                    f"tiled {sizes} for the FPGA, intra-tile order ({order}): {buffers} "
-                    f"({plan.words} on-chip words)",
-                    at=at,
-                )
+                context.passed(self._described(tiled), at=at)
             found[function.name] = self.options
         return found
+
+    def _described(self, tiled) -> str:
+        """The remark of a tiled nest: its tiles, order, buffers, and what of the options it
+        could not take (a shallower nest takes the innermost tile sizes; an order of another
+        length is not its own; rows that are no multiple of the burst keep w = 1)."""
+        plan, names, options = tiled.plan, tiled.nest.iterators, self.options
+        depth = tiled.nest.depth
+        order = ",".join(names[x] for x in plan.order)
+        text = (
+            f"tiled {'x'.join(map(str, plan.sizes))} for the FPGA, intra-tile order ({order}): "
+            f"{'; '.join(b.describe() for b in plan.buffers)} ({plan.words} on-chip words)"
+        )
+        notes = []
+        if options.sizes is not None and len(options.sizes) > depth:
+            notes.append(f"a nest of {depth} loops takes the innermost {depth} tile sizes")
+        if options.order is not None and len(options.order) != depth:
+            notes.append(f"order= names {len(options.order)} loops, not this nest's {depth}")
+        narrow = sorted(
+            {b.array for b in plan.buffers if b.kind != "nc" and b.burst < options.burst}
+        )
+        if narrow:
+            notes.append(
+                f"{', '.join(narrow)}: rows not a multiple of {options.burst} elements (or of "
+                "run-time length), shipped with w = 1"
+            )
+        return text + "".join(f"; {note}" for note in notes)
