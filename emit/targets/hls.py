@@ -103,8 +103,12 @@ class Hls(Target):
         """The remark of a tiled nest: its tiles, order, buffers, and what of the options it
         could not take (a shallower nest takes the innermost tile sizes; an order of another
         length is not its own; rows that are no multiple of the burst keep w = 1)."""
-        plan, names, options = tiled.plan, tiled.nest.iterators, self.options
-        depth = tiled.nest.depth
+        plan, options, depth = tiled.plan, self.options, tiled.nest.depth
+        # the source's names of the loops (the model's are made unique: `i_2`)
+        phis = tiled.nest.statements[0].phis[len(tiled.nest.outer) :]
+        names = [
+            phi.name.split(".")[0] or iterator for phi, iterator in zip(phis, tiled.nest.iterators)
+        ]
         order = ",".join(names[x] for x in plan.order)
         text = (
             f"tiled {'x'.join(map(str, plan.sizes))} for the FPGA, intra-tile order ({order}): "
