@@ -47,6 +47,7 @@ from ..polyhedral.hls_buffers import (
     Placement,
     Plan,
     choose_order,
+    leaf_domain,
     nest_tree,
     placements,
 )
@@ -271,13 +272,10 @@ class HlsKernelWriter(FunctionWriter):
             for s in w.nest.statements
             if w.nest.outer[: len(outer) + 1] == (*outer, loop.iterator)
         ]
-        params = [*self.scop.params, *outer]
-        prefix = f"[{', '.join(params)}] -> "
+        prefix = f"[{', '.join([*self.scop.params, *outer])}] -> "
         domain = None
         for statement in statements:
-            constraints = " and ".join(statement.constraints) or "0 = 0"
-            rest = ", ".join(statement.iterators[len(outer) :])
-            part = isl.Set(f"{prefix}{{ [{rest}] : {constraints} }}")
+            part = leaf_domain(self.scop, tuple(outer), statement)
             part = part.project_out(isl.dim_type.set, 1, part.dim(isl.dim_type.set) - 1)
             domain = part if domain is None else domain.union(part)
         build = isl.AstBuild.from_context(isl.Set(prefix + "{ : }"))
@@ -710,10 +708,7 @@ class _NestWriter:
 def loop_bounds(nest: Nest) -> list[tuple[isl.PwAff, isl.PwAff]]:
     """Each loop's first and last iteration, in the parameters and the loops around the
     nest (the domain is rectangular)."""
-    statement = nest.statements[0]
-    constraints = " and ".join(statement.constraints) or "0 = 0"
-    iterators = ", ".join(statement.iterators[len(nest.outer) :])
-    domain = isl.Set(f"[{', '.join(nest.params)}] -> {{ [{iterators}] : {constraints} }}")
+    domain = leaf_domain(nest.scop, nest.outer, nest.statements[0])
     return [(domain.dim_min(x).coalesce(), domain.dim_max(x).coalesce()) for x in range(nest.depth)]
 
 

@@ -197,10 +197,10 @@ def _perfect_nest(scop: Scop, node: LoopNode, outer: tuple[str, ...]) -> Nest:
     if len(iterators) > MAX_DEPTH:
         raise NotPlannable(f"{len(iterators)} nested loops (at most {MAX_DEPTH} are planned)")
     statements = node.statements()
-    domain = _leaf_domain(scop, outer, statements[0])
+    domain = leaf_domain(scop, outer, statements[0])
     for statement in statements:
         mine = statement.iterators[len(outer) :]
-        if mine != iterators or not _leaf_domain(scop, outer, statement).is_equal(domain):
+        if mine != iterators or not leaf_domain(scop, outer, statement).is_equal(domain):
             raise NotPlannable("its statements run over different domains")
     if not _is_rectangular(domain):
         raise NotPlannable("the iteration domain is not rectangular (a bound depends on a loop)")
@@ -209,7 +209,7 @@ def _perfect_nest(scop: Scop, node: LoopNode, outer: tuple[str, ...]) -> Nest:
     return Nest(scop, tuple(iterators), accesses, lows, tuple(statements), outer)
 
 
-def _leaf_domain(scop: Scop, outer: tuple[str, ...], statement: Statement) -> isl.Set:
+def leaf_domain(scop: Scop, outer: tuple[str, ...], statement: Statement) -> isl.Set:
     """The statement's points for one iteration of the loops around its nest, in an
     anonymous space (statements compared by their points)."""
     constraints = " and ".join(statement.constraints) or "0 = 0"

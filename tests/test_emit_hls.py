@@ -493,3 +493,22 @@ def test_a_bundle_of_two_kernels_renames_both_originals(tmp_path, kernel_file):
     assert "-Dboxes=boxes_original -Duncached=uncached_original" in makefile
     done = _sanitized(["make", "-s", "csim"], bundle)
     assert done.returncode == 0 and done.stdout.split()[-2:] == ["same", "same"], done.stdout
+
+
+@pytest.mark.parametrize(
+    "option, words",
+    [
+        ("burst=3", "burst=3: expected 1, 2, 4, 8 or 16"),
+        ("tile=0x4", "tile=0x4: tile sizes are positive"),
+        ("tile=8xx", "tile=8xx: expected numbers joined by x"),
+        ("padding=maybe", "padding=maybe: expected on or off"),
+        ("depth=3", "target 'hls' has no option among ['depth']"),
+    ],
+)
+def test_bad_target_options_get_a_diagnostic(tmp_path, capsys, option, words):
+    """A bad `--target hls:...` is an error naming it (status 1), and no file is written."""
+    output = tmp_path / "out.c"
+    source = str(HLS_CORPUS / "stencil5.c")
+    assert main(["emit", source, "--target", f"hls:{option}", "-DN=20", "-o", str(output)]) == 1
+    assert words in capsys.readouterr().err
+    assert not output.exists()
