@@ -160,10 +160,16 @@ def compile_module(
     export: Iterable[str],
     opt_level: int = 3,
     symbols: dict[str, int] | None = None,
+    codegen_level: int | None = None,
 ) -> JitModule:
     """Verify, optimize and JIT-compile `module`, keeping the functions in `export` callable;
     `symbols` gives the address of each global variable the module declares (C globals:
     runtime/globals.py), bound at this compile.
+
+    `codegen_level` is the instruction selector's level (default: `opt_level`). A run that only
+    proves what the IR computes asks for 0: the IR is still optimized at `opt_level`, and the
+    machine code computes the same values (no fast-math, contraction only as explicit `fma`
+    calls) without Loop Strength Reduction, which takes most of a tiled kernel's codegen time.
 
     `static` C functions have internal linkage and O3 would inline and delete them; they are
     made external here (on the parsed copy, so the caller's module is untouched).
@@ -177,7 +183,8 @@ def compile_module(
     _bind_globals(parsed, symbols)
     optimize(parsed, opt_level)
     global_names = frozenset(g.name for g in parsed.global_variables)
-    engine = llvm.create_mcjit_compiler(parsed, host_target_machine(opt_level))
+    level = opt_level if codegen_level is None else codegen_level
+    engine = llvm.create_mcjit_compiler(parsed, host_target_machine(level))
     engine.finalize_object()
     if any(function.name == PARALLEL_FOR for function in parsed.functions):
         _PINNED.append(engine)

@@ -292,22 +292,29 @@ class CompiledUnit:
                 if relied_on and any(row_alignment(f) for f in module.functions if f.blocks):
                     probe = fresh_copy(module)
                     self.alignment_check = AlignmentCheck(probe)
-                    self.alignment_probe = compile_module(
-                        probe, source.lowered.functions, opt_level, symbols=source.home.symbols()
-                    )
+                    self.alignment_probe = self._proof_compile(probe, source)
                 emitted = emit_c(module, machine.c_dialect, tiled=tiled)
                 variables = source.lowered.globals.values()
                 self.emitted = EmittedLibrary(emitted, variables, machine.runtime_defines())
                 return
             if relied_on:
                 self.alignment_check = AlignmentCheck(module)
-            self.jit = compile_module(
-                module, source.lowered.functions, opt_level, symbols=source.home.symbols()
-            )
+            self.jit = self._proof_compile(module, source)
         except (IRVerificationError, PassVerificationError) as exc:
             self.setup_error = f"internal error: {exc}"
         except EmittedBuildError as exc:
             self.setup_error = f"the emitted C does not build: {exc}"
+
+    def _proof_compile(self, module: ir.Module, source: SourceUnit) -> JitModule:
+        """JIT code that runs only to be compared: the IR optimized at this unit's level, the
+        machine code selected at -O0 (the same values, without Loop Strength Reduction)."""
+        return compile_module(
+            module,
+            source.lowered.functions,
+            self.opt_level,
+            symbols=source.home.symbols(),
+            codegen_level=0,
+        )
 
     def function(self, name: str):
         """The compiled `name` as a ctypes function with its lowered prototype."""

@@ -148,7 +148,11 @@ class FootprintProbe:
     def _compiled(self) -> JitModule:
         if self._jit is None:
             self._jit = compile_module(
-                self._module, self.functions, opt_level=1, symbols=self.home.symbols()
+                self._module,
+                self.functions,
+                opt_level=1,
+                symbols=self.home.symbols(),
+                codegen_level=0,  # a dry run: the values matter, not the speed
             )
         return self._jit
 
