@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 
 from .dropin_command import (
     TAKEOVER_POLICIES,
@@ -29,8 +30,10 @@ from .dropin_command import (
 _SOURCE_SUFFIXES = (".c", ".i", ".cc", ".cpp", ".cxx", ".C", ".s", ".S", ".o", ".a", ".so")
 
 
-def run_compiler(argv: list[str]) -> int:
-    """Behave as `cc argv` (or `argv[0] argv[1:]` when argv[0] names a compiler)."""
+def run_compiler(argv: list[str], served: Callable[[list[str]], int | None] | None = None) -> int:
+    """Behave as `cc argv` (or `argv[0] argv[1:]` when argv[0] names a compiler). The work
+    past the front door goes to `served` first (the warm server, `dropin_server`), which
+    returns the step's status or None to let this process do it."""
     cc, args = _underlying_compiler(argv)
     command = parse_command(expand_response_files(args))
     refused = _refused_command(command)
@@ -61,6 +64,9 @@ def run_compiler(argv: list[str]) -> int:
         flags = command.compile_flags()
         if not any(may_have_locality_nest(i.path, flags) for i in inputs):
             return exec_cc(cc, command.args)  # no `cc -E` either
+    status = None if served is None else served(argv)
+    if status is not None:
+        return status
     from .dropin_driver import Driver
 
     try:

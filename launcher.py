@@ -9,6 +9,8 @@ from .exit_signals import run_until_signal
 
 #: first arguments that select a pycc-stencil subcommand instead of compiler mode
 SUBCOMMANDS = frozenset({"check", "emit", "tune", "-h", "--help"})
+#: `pycc-stencil server status|stop`: the warm compile server (dropin_server)
+SERVER = "server"
 
 
 def main() -> int:
@@ -21,6 +23,18 @@ def _run(argv: list[str]) -> int:
         from .cli import main as cli_main
 
         return cli_main(argv)
+    if argv[:1] == [SERVER]:
+        from .dropin_server import main as server_main
+
+        return server_main(argv[1:])
     from .dropin import run_compiler
 
-    return run_compiler(argv)
+    return run_compiler(argv, _through_server)
+
+
+def _through_server(argv: list[str]) -> int | None:
+    """The step's status from the warm compile server, or None (imported only past the
+    front door)."""
+    from .dropin_server import compile_through_server, enabled
+
+    return compile_through_server(argv) if enabled() else None

@@ -187,7 +187,11 @@ def _compile(tmp_path: Path, code: str) -> tuple[dict, str]:
     (tmp_path / "k.c").write_text(code)
     report = tmp_path / "report.jsonl"
     env = clean_env(
-        tmp_path / "cache", PYCC_TAKEOVER="", PYCC_REPORT=str(report), PYTHONPROFILEIMPORTTIME="1"
+        tmp_path / "cache",
+        PYCC_TAKEOVER="",
+        PYCC_REPORT=str(report),
+        PYTHONPROFILEIMPORTTIME="1",
+        PYCC_SERVER="0",  # the imports of this process, not a warm server's
     )
     done = subprocess.run(
         [PYCC, "-O3", "-c", "k.c"], cwd=tmp_path, env=env, capture_output=True, text=True

@@ -138,7 +138,9 @@ def test_without_passes_nothing_of_pycc_stencil_runs(tmp_path):
     """No pass and no report: the front door hands the command to cc before it even imports
     the driver (`-X importtime`'s list of the modules Python loaded)."""
     (tmp_path / "kernels.c").write_text(KERNELS)
-    env = clean_env(tmp_path / "cache", PYCC_TAKEOVER="", PYTHONPROFILEIMPORTTIME="1")
+    env = clean_env(
+        tmp_path / "cache", PYCC_TAKEOVER="", PYTHONPROFILEIMPORTTIME="1", PYCC_SERVER="0"
+    )
     for level, driver in (("-O2", False), ("-O3", True)):
         done = subprocess.run(
             [PYCC, level, "-c", "kernels.c"], cwd=tmp_path, env=env, capture_output=True,
@@ -153,7 +155,7 @@ def test_a_warm_cache_loads_neither_libclang_nor_llvm_nor_isl(tmp_path):
     none of the heavy modules (`-X importtime`'s list)."""
     (tmp_path / "kernels.c").write_text(KERNELS)
     report = tmp_path / "report.jsonl"
-    env = clean_env(tmp_path / "cache", PYCC_TAKEOVER="", PYCC_CACHE_L2="4096")
+    env = clean_env(tmp_path / "cache", PYCC_TAKEOVER="", PYCC_CACHE_L2="4096", PYCC_SERVER="0")
     for _ in range(2):
         done = subprocess.run(
             [PYCC, "-O3", "-c", "kernels.c"], cwd=tmp_path, env=env, capture_output=True,

@@ -52,7 +52,12 @@ def _interrupt(
     when the caller `ignored` it (nohup), a successful end."""
     scratch = tmp_path / "tmp"
     scratch.mkdir()
-    env = clean_env(tmp_path / "cache", TMPDIR=str(scratch), XDG_CACHE_HOME=str(tmp_path / "xdg"))
+    env = clean_env(
+        tmp_path / "cache",
+        TMPDIR=str(scratch),
+        XDG_CACHE_HOME=str(tmp_path / "xdg"),
+        PYCC_SERVER="0",  # this process's own cleanup (a served step's: test_dropin_server)
+    )
     process = subprocess.Popen(
         argv,
         cwd=tmp_path,

@@ -1,0 +1,444 @@
+"""A warm process for compiler mode: libclang, LLVM and isl loaded once, each compile forked
+from it.
+
+Every step of a build starts `pycc-stencil` afresh, and a file the front door cannot leave to
+cc pays about 0.3-0.5 s of imports and library loading before any work, several times what
+gcc spends on a small file. The first such step starts this server in the background (and
+compiles on its own); the next ones send their command line, working directory, environment,
+umask, resource limits, ignored signals and standard streams over a Unix socket. A process
+forked from the server takes all of them on and runs exactly what the step would have run
+(`dropin.run_compiler`), writing to the step's own streams; the step then exits as that
+process did, with its status or by its signal, and passes it the signals it receives.
+
+One server per user and per installed code: the socket's name hashes the interpreter and
+its `PYTHON*` variables, the package's files (paths, sizes, times) and the libraries'
+locations, so new code gets a new server. It exits after `$PYCC_SERVER_IDLE` seconds
+(default 300) without a request, or when its socket is removed (`pycc-stencil server stop`);
+`PYCC_SERVER=0` turns it off (each step then does all of its work).
+Nothing the server loads is ever run before the fork: every compile starts from the state a
+fresh process would have after its imports.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import struct
+import sys
+
+#: where a step's status comes from (the first line the server sends is the worker's pid)
+_EXIT, _SIGNAL, _LOCAL = "exit", "signal", "local"
+#: limits a step may have lowered (`ulimit`), taken on by the worker
+_LIMITS = ("RLIMIT_AS", "RLIMIT_DATA", "RLIMIT_CPU", "RLIMIT_FSIZE", "RLIMIT_NOFILE",
+           "RLIMIT_STACK", "RLIMIT_CORE")  # fmt: skip
+_FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+#: the package's folders whose files make up the code the server runs
+_CODE_DIRS = ("frontend", "ir_passes", "polyhedral", "emit", "runtime")
+_DEPENDENCIES = ("llvmlite", "clang", "islpy")
+_HEADER = struct.Struct("!I")
+#: the longest path a Unix socket can have on Linux (`sun_path`), with its terminating 0
+_SOCKET_PATH_MAX = 108
+
+
+def enabled() -> bool:
+    return os.environ.get("PYCC_SERVER", "1") != "0"
+
+
+def idle_seconds() -> float:
+    try:
+        return max(1.0, float(os.environ.get("PYCC_SERVER_IDLE", "300")))
+    except ValueError:
+        return 300.0
+
+
+# ---------------------------------------------------------------------------------- client
+def compile_through_server(argv: list[str]) -> int | None:
+    """The exit status of `pycc-stencil argv` run by the server (after a signal it forwarded
+    ended the worker, this process's own handlers see the same signal); None when no server
+    answered, which starts one for the next steps: the caller then does the work itself."""
+    path = socket_path()
+    if path is None:
+        return None
+    connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        connection.connect(path)
+    except OSError:
+        connection.close()
+        _start_server(path)
+        return None
+    with connection:
+        try:
+            return _ask(connection, argv)
+        except (OSError, ValueError):
+            return None  # the server went away before the worker started
+
+
+def _ask(connection: socket.socket, argv: list[str]) -> int | None:
+    streams = [fd for fd in (0, 1, 2, *_jobserver()) if _is_open(fd)]
+    request = json.dumps(
+        {
+            "argv": argv,
+            "cwd": os.getcwd(),
+            "env": dict(os.environ),
+            "umask": _current_umask(),
+            "limits": _limits(),
+            "ignored": [int(s) for s in _FORWARDED if signal.getsignal(s) is signal.SIG_IGN],
+            "streams": streams,
+        }
+    ).encode()
+    socket.send_fds(connection, [_HEADER.pack(len(request)) + request], streams)
+    replies = connection.makefile("r", encoding="ascii")
+    first = replies.readline().split()
+    if first[:1] != ["pid"]:
+        return None  # the server could not take this step's state on: do it here
+    worker = int(first[1])
+    previous = {}
+
+    def forward(number: int, frame: object) -> None:
+        try:
+            os.kill(worker, number)
+        except ProcessLookupError:
+            pass
+
+    for number in _FORWARDED:
+        if signal.getsignal(number) is not signal.SIG_IGN:
+            previous[number] = signal.signal(number, forward)
+    try:
+        kind, value = replies.readline().split()
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+    if kind == _SIGNAL:
+        sys.stdout.flush()
+        os.kill(os.getpid(), int(value))  # the step's own handler unwinds and dies by it
+        return 128 + int(value)
+    return int(value)
+
+
+def _jobserver() -> list[int]:
+    """The pipes of make's jobserver that `$MAKEFLAGS` names (cc's `-flto=auto` uses them)."""
+    import re
+
+    found = re.search(r"--jobserver-(?:auth|fds)=(\d+),(\d+)", os.environ.get("MAKEFLAGS", ""))
+    return [int(n) for n in found.groups() if int(n) > 2] if found else []
+
+
+def _is_open(fd: int) -> bool:
+    try:
+        os.fstat(fd)
+    except OSError:
+        return False
+    return True
+
+
+def _current_umask() -> int:
+    mask = os.umask(0o22)
+    os.umask(mask)
+    return mask
+
+
+def _limits() -> dict[str, list[int]]:
+    import resource
+
+    return {name: list(resource.getrlimit(getattr(resource, name))) for name in _LIMITS}
+
+
+def socket_path() -> str | None:
+    """The socket of the server for this user and this code; None if there is no private
+    directory to put it in, or its path would be too long for a socket."""
+    base = os.environ.get("XDG_RUNTIME_DIR") or "/tmp"
+    directory = os.path.join(base, f"pycc-stencil-server-{os.getuid()}")
+    try:
+        os.mkdir(directory, 0o700)
+    except FileExistsError:
+        pass
+    except OSError:
+        return None
+    info = os.lstat(directory)
+    if info.st_uid != os.getuid() or info.st_mode & 0o077 or not os.path.isdir(directory):
+        return None  # someone else's, or open to others: no server
+    path = os.path.join(directory, f"{code_key()}.sock")
+    return path if len(os.fsencode(path)) < _SOCKET_PATH_MAX else None
+
+
+def code_key() -> str:
+    """A digest of the interpreter and its `PYTHON*` settings, the package's files and the
+    libraries' locations."""
+    import hashlib
+    import importlib.util
+
+    root = os.path.dirname(os.path.abspath(__file__))
+    digest = hashlib.sha256(f"{sys.executable}\0{root}".encode())
+    folders = [root, *(os.path.join(root, d) for d in _CODE_DIRS)]
+    while folders:
+        folder = folders.pop()
+        try:
+            entries = sorted(os.scandir(folder), key=lambda e: e.name)
+        except OSError:
+            continue
+        for entry in entries:
+            if entry.name.endswith((".py", ".h")) and entry.is_file():
+                info = entry.stat()
+                digest.update(f"{entry.path}\0{info.st_size}\0{info.st_mtime_ns}\0".encode())
+            elif folder != root and entry.is_dir() and entry.name != "__pycache__":
+                folders.append(entry.path)
+    for name, value in sorted(os.environ.items()):  # the interpreter's own settings
+        if name.startswith("PYTHON"):
+            digest.update(f"{name}={value}\0".encode())
+    for name in _DEPENDENCIES:
+        spec = importlib.util.find_spec(name)
+        origin = spec.origin if spec and spec.origin else ""
+        stamp = os.stat(origin).st_mtime_ns if origin else 0
+        digest.update(f"{name}\0{origin}\0{stamp}\0".encode())
+    return digest.hexdigest()[:20]
+
+
+def _start_server(path: str) -> None:
+    """Start the server in the background, detached from this step (its own session, no
+    stream of the build's), without waiting for it."""
+    import subprocess
+
+    try:
+        subprocess.Popen(
+            [sys.executable, "-m", f"{__package__}.dropin_server", path],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+            close_fds=True,
+        )
+    except OSError:
+        pass
+
+
+# ---------------------------------------------------------------------------------- server
+def serve(path: str) -> None:
+    """Accept steps on `path` until idle; a second server for the same path exits at once."""
+    import fcntl
+    import select
+    import time
+
+    lock = open(path + ".lock", "w")  # noqa: SIM115 - held for the server's life
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return  # another server has it
+    try:
+        os.unlink(path)  # a dead server's socket
+    except FileNotFoundError:
+        pass
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(path)
+    os.chmod(path, 0o600)
+    own = os.stat(path).st_ino
+    listener.listen(64)
+    _preload()
+    idle = idle_seconds()
+    last, handlers, served = time.monotonic(), set(), 0
+    while True:
+        ready = select.select([listener], [], [], min(idle, 5.0))[0]
+        handlers -= _reaped(handlers)
+        if ready:
+            connection, _ = listener.accept()
+            last, served = time.monotonic(), served + 1
+            pid = os.fork()
+            if pid == 0:
+                listener.close()
+                lock.close()  # the server's alone: a new one may start when it is gone
+                _handle(connection, served)  # never returns
+            connection.close()
+            handlers.add(pid)
+        elif not handlers and time.monotonic() - last > idle or not _still_ours(path, own):
+            break
+    if _still_ours(path, own):
+        os.unlink(path)
+
+
+def _reaped(handlers: set[int]) -> set[int]:
+    done = set()
+    for pid in handlers:
+        try:
+            finished, _ = os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            finished = pid
+        if finished:
+            done.add(pid)
+    return done
+
+
+def _still_ours(path: str, inode: int) -> bool:
+    try:
+        return os.stat(path).st_ino == inode
+    except OSError:
+        return False
+
+
+def _preload() -> None:
+    """Import what a compile imports, and load libclang's and LLVM's libraries: code only,
+    nothing run (no cache of the compiler's machine, no isl context)."""
+    from . import dropin, dropin_driver, dropin_unit, exit_signals  # noqa: F401
+    from .emit import host_jit
+    from .emit.targets import target_names
+    from .ir_passes.pipeline import load_passes
+    from .runtime import isolate, limits  # noqa: F401
+
+    load_passes()  # the pass and target registries: imports only
+    target_names()
+    host_jit.initialize()
+
+
+def _handle(connection: socket.socket, served: int) -> None:
+    """In a child of the server: take one step's state on, fork the worker that runs the
+    step, send its pid and then its status (or, asked for its status, the number of
+    requests the server has `served`)."""
+    try:
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        request, fds = _receive(connection)
+        if "status" in request:
+            connection.sendall(f"served {served} pid {os.getppid()}\n".encode())
+            os._exit(0)
+        if len(fds) != len(request["streams"]) or not _take_on(request):
+            connection.sendall(f"{_LOCAL}\n".encode())
+            os._exit(0)
+        worker = os.fork()
+        if worker == 0:
+            connection.close()
+            _place(request["streams"], fds)
+            _work(request["argv"])  # never returns
+        for fd in fds:
+            os.close(fd)
+        connection.sendall(f"pid {worker}\n".encode())
+        status = _wait(worker, connection)
+        if os.WIFSIGNALED(status):
+            reply = f"{_SIGNAL} {os.WTERMSIG(status)}\n"
+        else:
+            reply = f"{_EXIT} {os.waitstatus_to_exitcode(status)}\n"
+        connection.sendall(reply.encode())
+    except BaseException:  # noqa: BLE001 - the step sees a closed socket and works alone
+        pass
+    os._exit(0)
+
+
+def _receive(connection: socket.socket) -> tuple[dict, list[int]]:
+    data, fds, _, _ = socket.recv_fds(connection, 1 << 16, 8)
+    while len(data) < _HEADER.size:
+        data += connection.recv(1 << 16)
+    (length,) = _HEADER.unpack_from(data)
+    data = data[_HEADER.size :]
+    while len(data) < length:
+        chunk = connection.recv(1 << 20)
+        if not chunk:
+            raise ConnectionError("the step went away")
+        data += chunk
+    return json.loads(data), fds
+
+
+def _take_on(request: dict) -> bool:
+    """Become the step: its directory, environment, umask, limits and ignored signals.
+    False if one of them cannot be had here."""
+    import resource
+    import tempfile
+
+    try:
+        os.chdir(request["cwd"])
+        for name, (soft, hard) in request["limits"].items():
+            kind = getattr(resource, name)
+            if resource.getrlimit(kind) != (soft, hard):
+                resource.setrlimit(kind, (soft, hard))
+    except (OSError, ValueError):
+        return False
+    os.environ.clear()
+    os.environ.update(request["env"])
+    tempfile.tempdir = None  # found again from the step's TMPDIR
+    os.umask(request["umask"])
+    for number in _FORWARDED:
+        ignored = int(number) in request["ignored"]
+        signal.signal(number, signal.SIG_IGN if ignored else signal.SIG_DFL)
+    return True
+
+
+def _place(targets: list[int], fds: list[int]) -> None:
+    """Put the step's streams (and make's jobserver pipes) at the descriptors they had
+    there: copied out of the way first, since a received one may sit on another's place."""
+    import fcntl
+
+    moved = [fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 64) for fd in fds]
+    for fd in fds:
+        os.close(fd)
+    for target in {0, 1, 2} - set(targets):
+        os.close(target)
+    for target, fd in zip(targets, moved):
+        os.dup2(fd, target)  # inheritable: cc gets them too
+        os.close(fd)
+    sys.stdout.reconfigure(line_buffering=os.isatty(1))
+
+
+def _wait(worker: int, connection: socket.socket) -> int:
+    """The worker's wait status; if the step goes away first (killed), the worker is told
+    to stop (SIGTERM: it cleans up as the step would have)."""
+    import select
+
+    try:
+        process = os.pidfd_open(worker)
+    except (AttributeError, OSError):
+        return os.waitpid(worker, 0)[1]
+    watched = [process, connection]
+    try:
+        while process not in select.select(watched, [], [])[0]:
+            if not connection.recv(1, socket.MSG_PEEK):  # the step closed its end
+                os.kill(worker, signal.SIGTERM)
+                watched = [process]
+    finally:
+        os.close(process)
+    return os.waitpid(worker, 0)[1]
+
+
+def _work(argv: list[str]) -> None:
+    """Run the step as `pycc-stencil argv` would, then exit with its status."""
+    from .dropin import run_compiler
+    from .exit_signals import run_until_signal
+
+    status = 1
+    try:
+        status = run_until_signal(lambda: run_compiler(argv))
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):
+                pass
+        os._exit(status)
+
+
+# ------------------------------------------------------------------------- command line
+def main(argv: list[str]) -> int:
+    """`pycc-stencil server status|stop`: whether this code's server runs (and how many
+    requests it took), or make it go (it exits within seconds; the next step starts anew)."""
+    path = socket_path()
+    if argv not in (["status"], ["stop"]) or path is None:
+        print("usage: pycc-stencil server status|stop", file=sys.stderr)
+        return 2
+    if argv == ["stop"]:
+        try:
+            os.unlink(path)
+        except FileNotFoundError:
+            pass
+        return 0
+    connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        connection.connect(path)
+        request = json.dumps({"status": True}).encode()
+        connection.sendall(_HEADER.pack(len(request)) + request)
+        reply = connection.makefile("r", encoding="ascii").readline().strip()
+    except OSError:
+        reply = ""
+    finally:
+        connection.close()
+    print(f"running, {reply}" if reply else "not running")
+    return 0 if reply else 1
+
+
+if __name__ == "__main__":
+    serve(sys.argv[1])

@@ -1,0 +1,225 @@
+"""The warm compile server (`dropin_server`): a step it serves behaves exactly as one that
+does all of its work itself, and it goes away when it should.
+
+Each test has a server of its own (a private `$XDG_RUNTIME_DIR`), started by a first step that
+compiles alone, then asked for by `pycc-stencil server status` (how many requests it took).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+from pycc_stencil import dropin_server
+from test_compiler_mode import CC, PYCC, clean_env
+from test_temp_files import KERNEL
+
+#: an iterated 2-D stencil: taken over at -O3 (time tiling)
+STENCIL = """\
+#include "scale.h"
+static int unused_helper(int x) { int y; return x; }
+void jacobi(int T, int n, double a[restrict n][n], double b[restrict n][n])
+{
+    for (int t = 0; t < T; t++) {
+        for (int i = 1; i < n - 1; i++)
+            for (int j = 1; j < n - 1; j++)
+                b[i][j] = SCALE * (a[i][j] + a[i - 1][j] + a[i + 1][j] + a[i][j - 1]);
+        for (int i = 1; i < n - 1; i++)
+            for (int j = 1; j < n - 1; j++)
+                a[i][j] = b[i][j];
+    }
+}
+"""
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """src/k.c including inc/scale.h (found through a relative -I), a private runtime
+    directory for the socket, and a private TMPDIR."""
+    (tmp_path / "src").mkdir()
+    (tmp_path / "inc").mkdir()
+    (tmp_path / "src" / "k.c").write_text(STENCIL)
+    (tmp_path / "inc" / "scale.h").write_text("#define SCALE 0.25\n")
+    (tmp_path / "tmp").mkdir()
+    # a socket's path has at most 107 bytes: the runtime directory is short, not in tmp_path
+    with tempfile.TemporaryDirectory(prefix="pycc-run-", dir="/tmp") as runtime:
+        (tmp_path / "run").symlink_to(runtime)
+        yield tmp_path
+        subprocess.run([PYCC, "server", "stop"], env=_env(tmp_path, "stop"))
+
+
+def _env(root: Path, cache: str, **extra: str) -> dict[str, str]:
+    """The steps' environment; each `cache` name is a cache of its own (a real compile)."""
+    return clean_env(
+        root / cache,
+        XDG_RUNTIME_DIR=os.readlink(root / "run"),
+        TMPDIR=str(root / "tmp"),
+        PYCC_TAKEOVER="",
+        **extra,
+    )
+
+
+def _step(root: Path, cache: str, output: str, *flags: str, **popen) -> subprocess.Popen:
+    argv = [PYCC, "-O3", "-Wall", *flags, "-I", "../inc", "-c", "k.c", "-o", output]
+    return subprocess.Popen(
+        argv, cwd=root / "src", env=_env(root, cache), stderr=subprocess.PIPE, **popen
+    )
+
+
+def _status(root: Path) -> tuple[int, int] | None:
+    """(requests served, server pid), None if no server answers."""
+    done = subprocess.run(
+        [PYCC, "server", "status"], env=_env(root, "status"), capture_output=True, text=True
+    )
+    words = done.stdout.split()
+    return (int(words[2]), int(words[4])) if done.returncode == 0 else None
+
+
+def _started(root: Path) -> tuple[int, int]:
+    """Start the server with a first step (compiled alone) and wait until it answers."""
+    first = _step(root, "first", "first.o")
+    assert first.wait(120) == 0, first.stderr.read()
+    deadline = time.monotonic() + 30
+    while (status := _status(root)) is None:
+        assert time.monotonic() < deadline, "no server started"
+        time.sleep(0.1)
+    return status
+
+
+def _descendants(pid: int) -> set[int]:
+    found, todo = set(), [pid]
+    while todo:
+        parent = todo.pop()
+        try:
+            children = Path(f"/proc/{parent}/task/{parent}/children").read_text().split()
+        except OSError:
+            continue
+        found.update(int(c) for c in children)
+        todo += [int(c) for c in children]
+    return found
+
+
+def test_a_served_step_builds_what_a_lone_one_does(project):
+    """The same object bytes, report and diagnostics as without the server, through a
+    relative include directory, from the step's directory; the server counts the step."""
+    served_before, _ = _started(project)
+    alone = subprocess.run(
+        [PYCC, "-O3", "-Wall", "-I", "../inc", "-c", "k.c", "-o", "alone.o"],
+        cwd=project / "src", env=_env(project, "alone", PYCC_SERVER="0"),
+        capture_output=True, text=True,
+    )  # fmt: skip
+    served = _step(project, "served", "served.o", "-fpycc-report=report.json")
+    errors = served.stderr.read().decode()
+    assert served.wait(120) == 0, errors
+    assert _status(project)[0] == served_before + 2  # the step, then this status request
+    src = project / "src"
+    assert (src / "served.o").read_bytes() == (src / "alone.o").read_bytes()
+    assert "unused variable" in errors and errors == alone.stderr.replace("alone.o", "served.o")
+    unit = json.loads((src / "report.json").read_text())
+    assert unit["status"] == "pycc" and unit["cache"] == "miss", unit
+
+
+def test_a_served_step_keeps_the_steps_umask_and_exit_status(project):
+    _started(project)
+    step = _step(project, "umask", "masked.o", preexec_fn=lambda: os.umask(0o077))
+    assert step.wait(120) == 0, step.stderr.read()
+    reference = subprocess.run(
+        [CC, "-O3", "-I", "../inc", "-c", "k.c", "-o", "cc.o"], cwd=project / "src",
+        preexec_fn=lambda: os.umask(0o077),
+    )  # fmt: skip
+    assert reference.returncode == 0
+    mode = (project / "src" / "masked.o").stat().st_mode & 0o777
+    assert mode == (project / "src" / "cc.o").stat().st_mode & 0o777 == 0o600
+    (project / "src" / "k.c").write_text(STENCIL.replace("a[i][j] = b[i][j];", "a[i][j] = b[i][j]"))
+    broken = _step(project, "broken", "broken.o")
+    errors = broken.stderr.read().decode()
+    assert broken.wait(120) == 1 and "k.c:11:" in errors and "error:" in errors, errors
+    assert not (project / "src" / "broken.o").exists()
+
+
+def _slow_file(project: Path) -> None:
+    (project / "src" / "k.c").write_text("".join(KERNEL.format(k=k) for k in range(6)))
+
+
+@pytest.mark.parametrize("number", [signal.SIGINT, signal.SIGKILL])
+def test_a_signal_to_a_served_step_ends_its_worker_cleanly(project, number):
+    """SIGINT: the step passes it on and dies by it, as a lone step would. SIGKILL (the step
+    cannot pass it on): the server sees the step gone and stops the worker. Either way the
+    worker's scratch files and the partial output are gone, and so is the worker."""
+    _, server = _started(project)
+    _slow_file(project)
+    step = _step(project, "slow", "slow.o")
+    scratch = project / "tmp"
+    deadline = time.monotonic() + 120
+    while not any(scratch.glob("pycc-stencil-*")) and step.poll() is None:
+        assert time.monotonic() < deadline, "the work never started"
+        time.sleep(0.005)
+    workers = _descendants(server)
+    assert workers, "no worker under the server"
+    step.send_signal(number)
+    step.wait(60)
+    assert step.returncode == -number
+    assert b"Traceback" not in step.stderr.read()
+    deadline = time.monotonic() + 60
+    while workers & _descendants(server) or list(scratch.iterdir()):
+        assert time.monotonic() < deadline, (
+            workers & _descendants(server),
+            list(scratch.iterdir()),
+        )
+        time.sleep(0.05)
+    assert not (project / "src" / "slow.o").exists()
+    assert not [p for p in (project / "src").rglob(".*") if p.is_file()]
+
+
+def test_the_server_goes_when_idle_or_stopped(project):
+    _, server = _started(project)
+    assert subprocess.run([PYCC, "server", "stop"], env=_env(project, "stop")).returncode == 0
+    deadline = time.monotonic() + 30
+    while Path(f"/proc/{server}").exists() and _status(project) is None:
+        state = Path(f"/proc/{server}/stat").read_text().split()[2]
+        if state == "Z":
+            break  # gone (a zombie of no one's)
+        assert time.monotonic() < deadline, "the server outlived `server stop`"
+        time.sleep(0.1)
+    env = _env(project, "idle", PYCC_SERVER_IDLE="1")
+    done = subprocess.run(
+        [PYCC, "-O3", "-I", "../inc", "-c", "k.c", "-o", "idle.o"], cwd=project / "src", env=env
+    )
+    assert done.returncode == 0
+    deadline = time.monotonic() + 30
+    while (status := _status(project)) is None:
+        assert time.monotonic() < deadline, "no server started"
+        time.sleep(0.1)
+    _, idle = status  # (asking its status again would keep it busy)
+    while (
+        Path(f"/proc/{idle}").exists() and Path(f"/proc/{idle}/stat").read_text().split()[2] != "Z"
+    ):
+        assert time.monotonic() < deadline + 30, "an idle server did not exit"
+        time.sleep(0.2)
+    assert _status(project) is None
+
+
+def test_without_the_server_no_server_starts(project):
+    env = _env(project, "off", PYCC_SERVER="0")
+    for _ in range(2):
+        done = subprocess.run(
+            [PYCC, "-O3", "-I", "../inc", "-c", "k.c", "-o", "off.o"], cwd=project / "src", env=env
+        )
+        assert done.returncode == 0
+    assert _status(project) is None
+    assert not list((project / "run").glob("*/*.sock"))
+
+
+def test_the_server_is_per_code_and_interpreter_settings(monkeypatch):
+    """A `PYTHON*` variable changes how Python runs the server's code: another server."""
+    before = dropin_server.code_key()
+    monkeypatch.setenv("PYTHONWARNINGS", "error")
+    assert dropin_server.code_key() != before
+    monkeypatch.delenv("PYTHONWARNINGS")
+    assert dropin_server.code_key() == before
