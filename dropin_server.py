@@ -170,7 +170,8 @@ def code_key() -> str:
     import importlib.util
 
     root = os.path.dirname(os.path.abspath(__file__))
-    digest = hashlib.sha256(f"{sys.executable}\0{root}".encode())
+    interpreter = os.path.realpath(sys.executable)  # (a venv's python and python3 alike)
+    digest = hashlib.sha256(f"{interpreter}\0{root}".encode())
     folders = [root, *(os.path.join(root, d) for d in _CODE_DIRS)]
     while folders:
         folder = folders.pop()
@@ -238,7 +239,7 @@ def serve(path: str) -> None:
     idle = idle_seconds()
     last, handlers, served = time.monotonic(), set(), 0
     while True:
-        ready = select.select([listener], [], [], min(idle, 5.0))[0]
+        ready = select.select([listener], [], [], min(idle, 1.0))[0]
         handlers -= _reaped(handlers)
         if ready:
             connection, _ = listener.accept()
@@ -415,7 +416,7 @@ def _work(argv: list[str]) -> None:
 # ------------------------------------------------------------------------- command line
 def main(argv: list[str]) -> int:
     """`pycc-stencil server status|stop`: whether this code's server runs (and how many
-    requests it took), or make it go (it exits within seconds; the next step starts anew)."""
+    requests it took), or make it go (it exits within a second; the next step starts anew)."""
     path = socket_path()
     if argv not in (["status"], ["stop"]) or path is None:
         print("usage: pycc-stencil server status|stop", file=sys.stderr)
