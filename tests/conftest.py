@@ -27,6 +27,8 @@ os.environ["PYCC_VERIFY_PASSES"] = "1"
 #: compiler mode takes over every kernel it can compile, so the tests run its code (the
 #: default policy, only kernels a pass transformed, is tested on its own)
 os.environ["PYCC_TAKEOVER"] = "all"
+#: the compile servers the tests' steps start exit a minute after the last one
+os.environ["PYCC_SERVER_IDLE"] = "60"
 
 
 def pytest_configure(config: pytest.Config) -> None:
