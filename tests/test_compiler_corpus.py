@@ -226,6 +226,7 @@ def _environment(cache: Path, report: Path) -> dict[str, str]:
         PYCC_CACHE_DIR=str(cache),
         PYCC_REPORT=str(report),
         PYCC_TAKEOVER="all",  # every kernel it can compile: the tests run its code
+        PYCC_SERVER_IDLE="60",  # the compile server outlives the tests by a minute
     )
     return env
 
