@@ -61,5 +61,8 @@ def stdout_write_error(exc: OSError) -> str:
     """The message for standard output that cannot be written (a full device, a closed pipe),
     `write error: No space left on device` as `cat` says it. What is still buffered can never
     be written: it is dropped, or the interpreter's final flush would fail and report again."""
-    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass  # stdout was closed from the start: nothing is buffered
     return f"write error: {exc.strerror or exc}"

@@ -5,18 +5,25 @@ Every step of a build starts `pycc-stencil` afresh, and a file the front door ca
 cc pays about 0.3-0.5 s of imports and library loading before any work, several times what
 gcc spends on a small file. The first such step starts this server in the background (and
 compiles on its own); the next ones send their command line, working directory, environment,
-umask, resource limits, ignored signals and standard streams over a Unix socket. A process
-forked from the server takes all of them on and runs exactly what the step would have run
+umask, resource limits, nice value, ignored and blocked signals and standard streams (and
+make's jobserver pipes) over a Unix socket. A process forked from the server takes all of
+them on and, once the step says `go`, runs exactly what the step would have run
 (`dropin.run_compiler`), writing to the step's own streams; the step then exits as that
-process did, with its status or by its signal, and passes it the signals it receives.
+process did, with its status or by its signal, and passes it the signals it receives. What a
+fork cannot take on (the mount namespace and root, user and group ids, supplementary groups,
+control group) is part of the server's key, so a sandboxed step has a server of its own; the
+working directory must be the same directory. A worker that fails before the step runs says
+so, and the step runs alone; so does a step whose server does not answer within 10 s.
 
-One server per user and per installed code: the socket's name hashes the interpreter and
-its `PYTHON*` variables, the package's files (paths, sizes, times) and the libraries'
-locations, so new code gets a new server. It exits after `$PYCC_SERVER_IDLE` seconds
-(default 300) without a request, or when its socket is removed (`pycc-stencil server stop`);
-`PYCC_SERVER=0` turns it off (each step then does all of its work).
-Nothing the server loads is ever run before the fork: every compile starts from the state a
-fresh process would have after its imports.
+One server per user, per world and per installed code: the socket's name also hashes the
+interpreter and its `PYTHON*` variables, the package's files (paths, sizes, times) and the
+libraries' locations, so new code gets a new server. It starts in `/` without a working
+directory on `sys.path`, exits after `$PYCC_SERVER_IDLE` seconds (default 300) without a
+request, or when its socket is removed (`pycc-stencil server stop`); `PYCC_SERVER=0` turns it
+off (each step then does all of its work). Nothing the server loads is ever run before the
+fork: every compile starts from the state a fresh process would have after its imports. Not
+taken on: the step's session and process group (the worker is in the server's; signals reach
+it through the step).
 """
 
 from __future__ import annotations
@@ -34,6 +41,10 @@ _EXIT, _SIGNAL, _LOCAL = "exit", "signal", "local"
 _LIMITS = ("RLIMIT_AS", "RLIMIT_DATA", "RLIMIT_CPU", "RLIMIT_FSIZE", "RLIMIT_NOFILE",
            "RLIMIT_STACK", "RLIMIT_CORE")  # fmt: skip
 _FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+#: the signals whose disposition a step may have set to "ignore" for what it runs
+_SIGNALS = sorted(signal.valid_signals() - {signal.SIGKILL, signal.SIGSTOP})
+#: how long a step waits for the server to start its worker before working alone
+_ANSWER_SECONDS = 10.0
 #: the package's folders whose files make up the code the server runs
 _CODE_DIRS = ("frontend", "ir_passes", "polyhedral", "emit", "runtime")
 _DEPENDENCIES = ("llvmlite", "clang", "islpy")
@@ -76,7 +87,8 @@ def compile_through_server(argv: list[str]) -> int | None:
 
 
 def _ask(connection: socket.socket, argv: list[str]) -> int | None:
-    streams = [fd for fd in (0, 1, 2, *_jobserver()) if _is_open(fd)]
+    mine = connection.fileno()  # (it may sit on a closed stream's or jobserver's number)
+    streams = [fd for fd in (0, 1, 2, *_jobserver()) if fd != mine and _is_open(fd)]
     request = json.dumps(
         {
             "argv": argv,
@@ -84,12 +96,16 @@ def _ask(connection: socket.socket, argv: list[str]) -> int | None:
             "env": dict(os.environ),
             "umask": _current_umask(),
             "limits": _limits(),
-            "ignored": [int(s) for s in _FORWARDED if signal.getsignal(s) is signal.SIG_IGN],
+            "ignored": [int(s) for s in _SIGNALS if signal.getsignal(s) is signal.SIG_IGN],
+            "blocked": [int(s) for s in signal.pthread_sigmask(signal.SIG_BLOCK, [])],
+            "world": world(),
+            "nice": os.getpriority(os.PRIO_PROCESS, 0),
             "streams": streams,
         }
     ).encode()
     socket.send_fds(connection, [_HEADER.pack(len(request)) + request], streams)
     replies = connection.makefile("r", encoding="ascii")
+    connection.settimeout(_ANSWER_SECONDS)  # a stopped or stuck server: the step works alone
     first = replies.readline().split()
     if first[:1] != ["pid"]:
         return None  # the server could not take this step's state on: do it here
@@ -106,15 +122,47 @@ def _ask(connection: socket.socket, argv: list[str]) -> int | None:
         if signal.getsignal(number) is not signal.SIG_IGN:
             previous[number] = signal.signal(number, forward)
     try:
+        connection.settimeout(None)
+        connection.sendall(b"go\n")  # the worker starts only now, its signals forwarded
         kind, value = replies.readline().split()
     finally:
         for number, handler in previous.items():
             signal.signal(number, handler)
+    if kind == _LOCAL:
+        return None  # the worker could not start the step (nothing ran): do it here
     if kind == _SIGNAL:
         sys.stdout.flush()
         os.kill(os.getpid(), int(value))  # the step's own handler unwinds and dies by it
         return 128 + int(value)
     return int(value)
+
+
+def world() -> dict[str, object]:
+    """What a process forked from the server cannot take on from the step, only match: the
+    files it sees (mount namespace, root and working directory), its groups, its control
+    group."""
+
+    def identity(path: str) -> list[int]:
+        info = os.stat(path)
+        return [info.st_dev, info.st_ino]
+
+    try:
+        namespace = os.readlink("/proc/self/ns/mnt")
+    except OSError:
+        namespace = ""
+    try:
+        with open("/proc/self/cgroup") as handle:
+            group = handle.read()
+    except OSError:
+        group = ""
+    return {
+        "namespace": namespace,
+        "root": identity("/"),
+        "cwd": identity("."),
+        "ids": [os.getuid(), os.geteuid(), os.getgid(), os.getegid()],
+        "groups": sorted(os.getgroups()),
+        "cgroup": group,
+    }
 
 
 def _jobserver() -> list[int]:
@@ -151,21 +199,23 @@ def socket_path() -> str | None:
     base = os.environ.get("XDG_RUNTIME_DIR") or "/tmp"
     directory = os.path.join(base, f"pycc-stencil-server-{os.getuid()}")
     try:
-        os.mkdir(directory, 0o700)
+        os.mkdir(directory)
+        os.chmod(directory, 0o700)  # whatever the step's umask
     except FileExistsError:
         pass
     except OSError:
         return None
     info = os.lstat(directory)
-    if info.st_uid != os.getuid() or info.st_mode & 0o077 or not os.path.isdir(directory):
-        return None  # someone else's, or open to others: no server
+    if info.st_uid != os.getuid() or info.st_mode & 0o777 != 0o700 or not os.path.isdir(directory):
+        return None  # someone else's, open to others, or not usable by us: no server
     path = os.path.join(directory, f"{code_key()}.sock")
     return path if len(os.fsencode(path)) < _SOCKET_PATH_MAX else None
 
 
 def code_key() -> str:
-    """A digest of the interpreter and its `PYTHON*` settings, the package's files and the
-    libraries' locations."""
+    """A digest of the interpreter and its `PYTHON*` settings, the package's files, the
+    libraries' locations and the step's world (`world`: a sandbox, another control group or
+    other groups get a server of their own)."""
     import hashlib
     import importlib.util
 
@@ -185,6 +235,9 @@ def code_key() -> str:
                 digest.update(f"{entry.path}\0{info.st_size}\0{info.st_mtime_ns}\0".encode())
             elif folder != root and entry.is_dir() and entry.name != "__pycache__":
                 folders.append(entry.path)
+    mine = world()
+    del mine["cwd"]  # (checked per step)
+    digest.update(json.dumps(mine, sort_keys=True).encode())  # a server per world
     for name, value in sorted(os.environ.items()):  # the interpreter's own settings
         if name.startswith("PYTHON"):
             digest.update(f"{name}={value}\0".encode())
@@ -202,8 +255,12 @@ def _start_server(path: str) -> None:
     import subprocess
 
     try:
+        # from /, and (-P) without the directory on sys.path: no file of the step's project
+        # is imported in place of a module (a lone step's sys.path starts at its script's)
+        safe_path = ["-P"] if sys.version_info >= (3, 11) else []
         subprocess.Popen(
-            [sys.executable, "-m", f"{__package__}.dropin_server", path],
+            [sys.executable, *safe_path, "-m", f"{__package__}.dropin_server", path],
+            cwd="/",
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
@@ -255,6 +312,8 @@ def serve(path: str) -> None:
             break
     if _still_ours(path, own):
         os.unlink(path)
+    if _still_ours(lock.name, os.fstat(lock.fileno()).st_ino):
+        os.unlink(lock.name)  # (a server that opened it just before runs on alone)
 
 
 def _reaped(handlers: set[int]) -> set[int]:
@@ -291,9 +350,11 @@ def _preload() -> None:
 
 
 def _handle(connection: socket.socket, served: int) -> None:
-    """In a child of the server: take one step's state on, fork the worker that runs the
-    step, send its pid and then its status (or, asked for its status, the number of
-    requests the server has `served`)."""
+    """In a child of the server: take one step's state on, fork the worker, send its pid,
+    start it once the step says `go` (the step then forwards its signals; a step gone before
+    that never has its worker run), then send the worker's status, or `local` when it failed
+    before running the step (nothing ran: the step does it alone)."""
+    worker = 0
     try:
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         request, fds = _receive(connection)
@@ -303,22 +364,32 @@ def _handle(connection: socket.socket, served: int) -> None:
         if len(fds) != len(request["streams"]) or not _take_on(request):
             connection.sendall(f"{_LOCAL}\n".encode())
             os._exit(0)
+        go_read, go_write = os.pipe()
+        ran_read, ran_write = os.pipe()
         worker = os.fork()
         if worker == 0:
             connection.close()
-            _place(request["streams"], fds)
-            _work(request["argv"])  # never returns
-        for fd in fds:
+            os.close(go_write)
+            os.close(ran_read)
+            _work(request, fds, go_read, ran_write)  # never returns
+        for fd in (*fds, go_read, ran_write):
             os.close(fd)
         connection.sendall(f"pid {worker}\n".encode())
+        if connection.recv(16) != b"go\n":
+            raise ConnectionError("the step went away before its worker started")
+        os.write(go_write, b"g")
         status = _wait(worker, connection)
-        if os.WIFSIGNALED(status):
-            reply = f"{_SIGNAL} {os.WTERMSIG(status)}\n"
+        worker = 0
+        if os.read(ran_read, 1) != b"r":
+            reply = _LOCAL
+        elif os.WIFSIGNALED(status):
+            reply = f"{_SIGNAL} {os.WTERMSIG(status)}"
         else:
-            reply = f"{_EXIT} {os.waitstatus_to_exitcode(status)}\n"
-        connection.sendall(reply.encode())
+            reply = f"{_EXIT} {os.waitstatus_to_exitcode(status)}"
+        connection.sendall(f"{reply}\n".encode())
     except BaseException:  # noqa: BLE001 - the step sees a closed socket and works alone
-        pass
+        if worker:
+            os.kill(worker, signal.SIGKILL)  # not started: it waits for `go`
     os._exit(0)
 
 
@@ -337,26 +408,37 @@ def _receive(connection: socket.socket) -> tuple[dict, list[int]]:
 
 
 def _take_on(request: dict) -> bool:
-    """Become the step: its directory, environment, umask, limits and ignored signals.
-    False if one of them cannot be had here."""
+    """Become the step: its directory, environment, umask, limits, nice value, ignored and
+    blocked signals. False if one of them cannot be had here, or the step's world (files,
+    groups, control group) is not the server's."""
     import resource
     import tempfile
 
     try:
         os.chdir(request["cwd"])
+        if world() != request["world"]:
+            return False  # another mount namespace, root, directory, group or cgroup
         for name, (soft, hard) in request["limits"].items():
             kind = getattr(resource, name)
             if resource.getrlimit(kind) != (soft, hard):
                 resource.setrlimit(kind, (soft, hard))
+        nicer = request["nice"] - os.getpriority(os.PRIO_PROCESS, 0)
+        if nicer < 0:
+            return False  # a step less nice than the server (privileged): alone
+        os.nice(nicer)
     except (OSError, ValueError):
         return False
     os.environ.clear()
     os.environ.update(request["env"])
     tempfile.tempdir = None  # found again from the step's TMPDIR
     os.umask(request["umask"])
-    for number in _FORWARDED:
-        ignored = int(number) in request["ignored"]
-        signal.signal(number, signal.SIG_IGN if ignored else signal.SIG_DFL)
+    ignored = set(request["ignored"])
+    for number in _SIGNALS:
+        if int(number) in ignored:
+            signal.signal(number, signal.SIG_IGN)
+        elif signal.getsignal(number) is signal.SIG_IGN and number in _FORWARDED:
+            signal.signal(number, signal.SIG_DFL)  # ignored where the server was started
+    signal.pthread_sigmask(signal.SIG_SETMASK, request["blocked"])
     return True
 
 
@@ -365,7 +447,10 @@ def _place(targets: list[int], fds: list[int]) -> None:
     there: copied out of the way first, since a received one may sit on another's place."""
     import fcntl
 
-    moved = [fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 64) for fd in fds]
+    from .closed_streams import stand_in_for_closed_streams
+
+    clear = max([2, *targets]) + 1
+    moved = [fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, clear) for fd in fds]
     for fd in fds:
         os.close(fd)
     for target in {0, 1, 2} - set(targets):
@@ -373,7 +458,9 @@ def _place(targets: list[int], fds: list[int]) -> None:
     for target, fd in zip(targets, moved):
         os.dup2(fd, target)  # inheritable: cc gets them too
         os.close(fd)
-    sys.stdout.reconfigure(line_buffering=os.isatty(1))
+    stand_in_for_closed_streams({0, 1, 2} - set(targets))
+    if 1 in targets:
+        sys.stdout.reconfigure(line_buffering=os.isatty(1))
 
 
 def _wait(worker: int, connection: socket.socket) -> int:
@@ -388,7 +475,7 @@ def _wait(worker: int, connection: socket.socket) -> int:
     watched = [process, connection]
     try:
         while process not in select.select(watched, [], [])[0]:
-            if not connection.recv(1, socket.MSG_PEEK):  # the step closed its end
+            if not connection.recv(4096):  # the step closed its end (it sends nothing else)
                 os.kill(worker, signal.SIGTERM)
                 watched = [process]
     finally:
@@ -396,14 +483,23 @@ def _wait(worker: int, connection: socket.socket) -> int:
     return os.waitpid(worker, 0)[1]
 
 
-def _work(argv: list[str]) -> None:
-    """Run the step as `pycc-stencil argv` would, then exit with its status."""
-    from .dropin import run_compiler
-    from .exit_signals import run_until_signal
-
+def _work(request: dict, fds: list[int], go: int, ran: int) -> None:
+    """In the worker: wait for `go`, take the step's streams on, say it runs (on `ran`),
+    run the step as `pycc-stencil argv` would, then exit with its status. A failure before
+    the step runs exits without a word on `ran`: the step then works alone."""
     status = 1
     try:
-        status = run_until_signal(lambda: run_compiler(argv))
+        if os.read(go, 1) != b"g":
+            os._exit(0)
+        _place(request["streams"], fds)
+        from .dropin import run_compiler
+        from .exit_signals import run_until_signal
+
+        os.write(ran, b"r")
+        os.close(ran)
+        status = run_until_signal(lambda: run_compiler(request["argv"]))
+    except BaseException:  # noqa: BLE001 - before `ran`: the step runs alone; after, cc's 1
+        pass
     finally:
         for stream in (sys.stdout, sys.stderr):
             try:
@@ -417,10 +513,13 @@ def _work(argv: list[str]) -> None:
 def main(argv: list[str]) -> int:
     """`pycc-stencil server status|stop`: whether this code's server runs (and how many
     requests it took), or make it go (it exits within a second; the next step starts anew)."""
-    path = socket_path()
-    if argv not in (["status"], ["stop"]) or path is None:
+    if argv not in (["status"], ["stop"]):
         print("usage: pycc-stencil server status|stop", file=sys.stderr)
         return 2
+    path = socket_path()
+    if path is None:
+        print("not running (no private directory for its socket)")
+        return 1
     if argv == ["stop"]:
         try:
             os.unlink(path)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sys
 
+from .closed_streams import stand_in_for_closed_streams
 from .exit_signals import run_until_signal
 
 #: first arguments that select a pycc-stencil subcommand instead of compiler mode
@@ -15,6 +16,7 @@ SERVER = "server"
 
 def main() -> int:
     argv = sys.argv[1:]
+    stand_in_for_closed_streams()
     return run_until_signal(lambda: _run(argv))
 
 

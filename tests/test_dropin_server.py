@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 import os
+import resource
+import shutil
 import signal
 import subprocess
 import sys
@@ -66,11 +68,12 @@ def _env(root: Path, cache: str, **extra: str) -> dict[str, str]:
     )
 
 
-def _step(root: Path, cache: str, output: str, *flags: str, **popen) -> subprocess.Popen:
+def _step(
+    root: Path, cache: str, output: str, *flags: str, env: dict | None = None, **popen
+) -> subprocess.Popen:
     argv = [PYCC, "-O3", "-Wall", *flags, "-I", "../inc", "-c", "k.c", "-o", output]
-    return subprocess.Popen(
-        argv, cwd=root / "src", env=_env(root, cache), stderr=subprocess.PIPE, **popen
-    )
+    popen.setdefault("stderr", subprocess.PIPE)
+    return subprocess.Popen(argv, cwd=root / "src", env=env or _env(root, cache), **popen)
 
 
 def _status(root: Path) -> tuple[int, int] | None:
@@ -170,7 +173,11 @@ def test_a_signal_to_a_served_step_ends_its_worker_cleanly(project, number, monk
     worker's scratch files and the partial output are gone, and so is the worker."""
     server = _serving(project, monkeypatch).pid
     _slow_file(project)
-    step = _step(project, "slow", "slow.o")
+    # as from `make -j` (GNU make 4.3 names its jobserver pipes but closes them in a
+    # recipe): the step's socket to the server gets one of their numbers, and must stay
+    # the step's alone, or the server never sees the step go
+    env = _env(project, "slow", MAKEFLAGS=" -j2 --jobserver-auth=3,4")
+    step = _step(project, "slow", "slow.o", env=env)
     scratch = project / "tmp"
     deadline = time.monotonic() + 120
     while not any(scratch.glob("pycc-stencil-*")) and step.poll() is None:
@@ -222,3 +229,89 @@ def test_the_server_is_per_code_and_interpreter_settings(monkeypatch):
     assert dropin_server.code_key() != before
     monkeypatch.delenv("PYTHONWARNINGS")
     assert dropin_server.code_key() == before
+
+
+def _lone_and_served(project: Path, monkeypatch, name: str, **popen) -> list:
+    """(exit status, stderr, object bytes or None) of the step alone, then served."""
+    _serving(project, monkeypatch)
+    results = []
+    for served in (False, True):
+        count = _status(project)[0]
+        output = f"{name}-{served}.o"
+        env = _env(project, f"{name}-{served}", PYCC_SERVER="1" if served else "0")
+        step = _step(project, "", output, env=env, **popen)
+        errors = step.stderr.read().decode() if step.stderr else ""
+        status = step.wait(120)
+        made = project / "src" / output
+        results.append(
+            (status, errors.replace(output, "OUT"), made.read_bytes() if made.exists() else None)
+        )
+        asked = _status(project)[0] - count - 1  # (less this status request)
+        assert asked == (1 if served else 0), "the served step did not reach the server"
+    return results
+
+
+def test_a_step_with_few_descriptors_builds_as_alone(project, monkeypatch):
+    """`ulimit -n 64`: the worker still places the step's streams (or the step works alone);
+    never a success without an object."""
+    limit = lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (64, 64))  # noqa: E731
+    alone, served = _lone_and_served(project, monkeypatch, "few", preexec_fn=limit)
+    assert alone[0] == 0 and alone[2] is not None
+    assert served == alone
+
+
+def test_a_step_with_stderr_closed_builds_as_alone(project, monkeypatch):
+    """`2>&-`: the warnings cc cannot write make it fail, alone or served alike."""
+    closed = lambda: os.close(2)  # noqa: E731
+    alone, served = _lone_and_served(project, monkeypatch, "quiet", stderr=None, preexec_fn=closed)
+    assert served[0] == alone[0] and served[2] == alone[2]
+
+
+def test_the_server_imports_nothing_from_the_first_steps_directory(project, monkeypatch):
+    """A project file named like a module the server imports (`random.py`) stays the
+    project's: the server starts in / without a working directory on sys.path."""
+    marker = project / "imported"
+    (project / "src" / "random.py").write_text(f"open({str(marker)!r}, 'w').close()\n")
+    first = _step(project, "first", "first.o")
+    assert first.wait(120) == 0, first.stderr.read()
+    deadline = time.monotonic() + 30
+    while _status(project) is None:
+        assert time.monotonic() < deadline, "no server started"
+        time.sleep(0.1)
+    served = _step(project, "second", "second.o")
+    assert served.wait(120) == 0, served.stderr.read()
+    assert not marker.exists()
+
+
+def test_a_sandbox_gets_a_server_of_its_own(monkeypatch):
+    """What a fork cannot take on (mount namespace, root, ids, groups, control group) is in
+    the server's key; the working directory is checked per step."""
+    before = dropin_server.code_key()
+    world = dropin_server.world()
+    monkeypatch.setattr(dropin_server, "world", lambda: dict(world, namespace="mnt:[1]"))
+    assert dropin_server.code_key() != before
+    monkeypatch.setattr(dropin_server, "world", lambda: dict(world, cwd=[0, 1]))
+    assert dropin_server.code_key() == before
+
+
+def test_the_socket_directory_is_private_whatever_the_umask(tmp_path, monkeypatch):
+    runtime = Path(tempfile.mkdtemp(prefix="pycc-run-", dir="/tmp"))
+    try:
+        monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
+        old = os.umask(0o277)
+        try:
+            path = dropin_server.socket_path()
+        finally:
+            os.umask(old)
+        assert path is not None
+        assert Path(path).parent.stat().st_mode & 0o777 == 0o700
+    finally:
+        shutil.rmtree(runtime)
+
+
+def test_a_step_with_stdout_closed_builds_as_alone(project, monkeypatch):
+    """`>&-`: nothing is printed there, and no internal error either way."""
+    closed = lambda: os.close(1)  # noqa: E731
+    alone, served = _lone_and_served(project, monkeypatch, "mute", preexec_fn=closed)
+    assert alone[0] == 0 and alone[2] is not None and "internal error" not in alone[1]
+    assert served == alone
