@@ -37,14 +37,15 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def _server_cpu(pycc: str, env: dict) -> float:
+def _server_cpu(pycc: str, env: dict, settle: bool = True) -> float:
     """CPU seconds of the compile server of `env` and of the steps it served (its reaped
-    children); 0 if none runs."""
+    children, once they are: `settle`); 0 if none runs."""
     done = subprocess.run([pycc, "server", "status"], env=env, capture_output=True, text=True)
     if done.returncode != 0:
         return 0.0
     pid = done.stdout.split()[-1]
-    time.sleep(1.5)  # the server reaps its finished children at least once a second
+    if settle:
+        time.sleep(1.5)  # the server reaps its finished children at least once a second
     try:
         fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     except OSError:
@@ -71,7 +72,7 @@ def build(compiler: str, files: list[Path], flags: list[str], jobs: int, env: di
                 sys.exit(f"{shlex.join(command)} failed:\n{done.stderr}")
 
         served = "PYCC_CACHE_DIR" in env and env.get("PYCC_SERVER") != "0"
-        server = _server_cpu(compiler, env) if served else 0.0
+        server = _server_cpu(compiler, env, settle=False) if served else 0.0
         cpu, started = _children_cpu(), time.perf_counter()
         with ThreadPoolExecutor(jobs) as pool:
             list(pool.map(one, enumerate(files)))

@@ -7,9 +7,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
+@pytest.mark.sweep  # 20 s of builds that time nothing CI needs (docs/testing.md)
 def test_one_round_of_two_files():
     done = subprocess.run(
         [sys.executable, str(ROOT / "scripts" / "bench_build.py"), "--rounds", "1",
