@@ -397,16 +397,19 @@ def _handle(connection: socket.socket, served: int) -> None:
 
 
 def _receive(connection: socket.socket) -> tuple[dict, list[int]]:
+    """The step's request and descriptors; ConnectionError if it goes away before the end."""
     data, fds, _, _ = socket.recv_fds(connection, 1 << 16, 8)
-    while len(data) < _HEADER.size:
-        data += connection.recv(1 << 16)
-    (length,) = _HEADER.unpack_from(data)
-    data = data[_HEADER.size :]
-    while len(data) < length:
-        chunk = connection.recv(1 << 20)
-        if not chunk:
-            raise ConnectionError("the step went away")
+    chunk = data
+    while chunk and len(data) < _HEADER.size:
+        chunk = connection.recv(1 << 16)
         data += chunk
+    length = _HEADER.unpack_from(data)[0] if len(data) >= _HEADER.size else 0
+    data = data[_HEADER.size :]
+    while chunk and len(data) < length:
+        chunk = connection.recv(1 << 20)
+        data += chunk
+    if not chunk or len(data) < length:
+        raise ConnectionError("the step went away")
     return json.loads(data), fds
 
 
