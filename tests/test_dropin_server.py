@@ -287,15 +287,38 @@ def test_the_server_imports_nothing_from_the_first_steps_directory(project, monk
     assert not marker.exists()
 
 
-def test_a_sandbox_gets_a_server_of_its_own(monkeypatch):
-    """What a fork cannot take on (mount namespace, root, ids, groups, control group) is in
-    the server's key; the working directory is checked per step."""
-    before = dropin_server.code_key()
-    world = dropin_server.world()
-    monkeypatch.setattr(dropin_server, "world", lambda: dict(world, namespace="mnt:[1]"))
-    assert dropin_server.code_key() != before
-    monkeypatch.setattr(dropin_server, "world", lambda: dict(world, cwd=[0, 1]))
-    assert dropin_server.code_key() == before
+def _can_sandbox() -> bool:
+    try:
+        return subprocess.run(["unshare", "-m", "true"], capture_output=True).returncode == 0
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not _can_sandbox(), reason="no mount namespaces here (unshare -m)")
+def test_a_step_in_a_sandbox_compiles_the_sandboxs_file(project, monkeypatch):
+    """A step in another mount namespace, where the source's directory shows other files,
+    compiles the file it sees into the directory it sees, as a lone step does (the server
+    outside would see the outer files): a server of its own, started there."""
+    _serving(project, monkeypatch)
+    inner = project / "inner"
+    inner.mkdir()
+    (inner / "k.c").write_text(STENCIL.replace("SCALE *", "0.75 *"))
+    src = project / "src"
+    script = (
+        "mount --make-rprivate / && mount --bind {inner} {src} && cd {src} && "
+        "{pycc} -O3 -I ../inc -c k.c -o k.o"
+    )
+    for name, served in (("alone", "0"), ("served", "1")):
+        env = _env(project, f"sandbox-{name}", PYCC_SERVER=served)
+        command = script.format(inner=inner, src=src, pycc=PYCC)
+        done = subprocess.run(["unshare", "-m", "sh", "-c", command], env=env)
+        assert done.returncode == 0
+        (inner / "k.o").rename(inner / f"{name}.o")
+        assert not (src / "k.o").exists(), "written outside the sandbox"
+    assert (inner / "served.o").read_bytes() == (inner / "alone.o").read_bytes()
+    outer = _step(project, "outer", "outer.o", env=_env(project, "outer", PYCC_SERVER="0"))
+    assert outer.wait(120) == 0  # the outer file's object: another constant
+    assert (src / "outer.o").read_bytes() != (inner / "served.o").read_bytes()
 
 
 def test_the_socket_directory_is_private_whatever_the_umask(tmp_path, monkeypatch):
