@@ -138,6 +138,17 @@ def test_full_time_tiles_are_exactly_the_tiles_with_all_their_points(
     _assert_exact_full_tiles(program, values, extent, most=math.prod(sizes))
 
 
+def test_diamond_time_tiles_are_not_separated(kernel):
+    """A diamond is never a box, so no diamond tile is full: the program is left without a
+    full-tile version (telling took isl 1.7 s on PolyBench's fdtd-2d, and then failed)."""
+
+    def diamond(scop, deps, sizes, *, l2):
+        return time_tile(scop, deps, sizes, l2=l2, shape="diamond")
+
+    program = _program(kernel("jacobi2d_two"), "jacobi2d_two", diamond, [4, 8, 8])
+    assert program.full is None
+
+
 def test_full_fused_tiles_are_exactly_the_tiles_with_all_their_points():
     """The producers' halos make the first row and column of tiles partial."""
     program = _program(BLUR_SHARPEN, "kernel_blur_sharpen_f32", fuse_tile, [4, 8])

@@ -278,7 +278,8 @@ def _tiled(scop, schedule, path, y, sizes, deps, points=None) -> TwoLevel | None
     generated in two levels instead: tile loops over the bounding box of the tile coordinates
     (`TILE[T0..Td]`, wavefront w = sum T_k, then T_1..T_d, the first of them parallel) and,
     for one tile given as parameters, the exact point loops; a tile of the box outside the
-    domain runs no points."""
+    domain runs no points. Only parallelogram tiles are separated into full and partial ones
+    (`bands.separate_full_tiles`)."""
     node = bands.node_at(schedule, path).cut()
     node = node.insert_partial_schedule(_band(scop, y)).band_set_permutable(1)
     node = _in_program_order(scop, node, [s for s, _ in y])
@@ -298,6 +299,8 @@ def _tiled(scop, schedule, path, y, sizes, deps, points=None) -> TwoLevel | None
         inner=_point_loops(scop, y, sizes, points),
         tile_params=bands.tile_parameter_names(scop.params, len(sizes)),
     )
+    if points is not None:  # a diamond is never a box: no tile is full (fdtd-2d: 1.7 s to tell)
+        return program
     return bands.separate_full_tiles(program)
 
 
