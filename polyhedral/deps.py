@@ -11,35 +11,58 @@ before its sink; anything else a transformation proposes is refused, never gener
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import functools
 
 import islpy as isl
 
 from .scop import Scop
 
 
-@dataclass
 class Dependences:
-    flow: isl.UnionMap  # write -> read of the value it wrote (exact)
-    anti: isl.UnionMap  # read -> a later write of the same element
-    output: isl.UnionMap  # write -> a later write of the same element
+    """The dependences of a SCoP under an execution order, computed on first use (a
+    transformation that refuses a nest for its shape never pays for them)."""
+
+    def __init__(self, scop: Scop, schedule: isl.Schedule | None = None) -> None:
+        self._scop, self._schedule = scop, schedule
+
+    @functools.cached_property
+    def _computed(self) -> tuple[isl.UnionMap, isl.UnionMap, isl.UnionMap]:
+        schedule = self._schedule or self._scop.schedule()
+        reads, writes = self._scop.reads(), self._scop.writes()
+        flow_info = (
+            isl.UnionAccessInfo.from_sink(reads).set_must_source(writes).set_schedule(schedule)
+        )
+        flow = flow_info.compute_flow().get_must_dependence()
+        order = schedule.get_map()
+        before = order.lex_lt_union_map(order)  # a -> b: a runs before b
+        anti = reads.apply_range(writes.reverse()).intersect(before)
+        output = writes.apply_range(writes.reverse()).intersect(before)
+        return flow.coalesce(), anti.coalesce(), output.coalesce()
 
     @property
+    def flow(self) -> isl.UnionMap:
+        """write -> read of the value it wrote (exact)"""
+        return self._computed[0]
+
+    @property
+    def anti(self) -> isl.UnionMap:
+        """read -> a later write of the same element"""
+        return self._computed[1]
+
+    @property
+    def output(self) -> isl.UnionMap:
+        """write -> a later write of the same element"""
+        return self._computed[2]
+
+    @functools.cached_property
     def all(self) -> isl.UnionMap:
         return self.flow.union(self.anti).union(self.output).coalesce()
 
 
 def compute_dependences(scop: Scop, schedule: isl.Schedule | None = None) -> Dependences:
-    """The dependences of `scop` under its original (or the given) execution order."""
-    schedule = schedule or scop.schedule()
-    reads, writes = scop.reads(), scop.writes()
-    flow_info = isl.UnionAccessInfo.from_sink(reads).set_must_source(writes).set_schedule(schedule)
-    flow = flow_info.compute_flow().get_must_dependence()
-    order = schedule.get_map()
-    before = order.lex_lt_union_map(order)  # a -> b: a runs before b
-    anti = reads.apply_range(writes.reverse()).intersect(before)
-    output = writes.apply_range(writes.reverse()).intersect(before)
-    return Dependences(flow.coalesce(), anti.coalesce(), output.coalesce())
+    """The dependences of `scop` under its original (or the given) execution order (computed
+    when first used)."""
+    return Dependences(scop, schedule)
 
 
 def violated(dependences: isl.UnionMap, schedule: isl.UnionMap) -> isl.UnionMap:
