@@ -449,10 +449,12 @@ def _run_emit(args: argparse.Namespace, cflags: list[str]) -> int:
 
 def _writes_bundle(target, output: str) -> bool:
     """Whether `-o OUTPUT` names a directory for the C, the runtime and a Makefile: for a
-    target whose C needs headers of its own (c66x), unless OUTPUT is a `.c` file."""
+    target whose C needs headers of its own (c66x), unless OUTPUT is a `.c` file (`.cc`
+    for the AI Engine's C++)."""
     from .runtime.emitted import HEADER_DIRS
 
-    return target.c_dialect in HEADER_DIRS and not output.endswith(".c") and output != os.devnull
+    one_file = output.endswith(".cc" if target.c_dialect == "aie" else ".c")
+    return target.c_dialect in HEADER_DIRS and not one_file and output != os.devnull
 
 
 def _write_bundle(
@@ -464,6 +466,7 @@ def _write_bundle(
     burst: int,
     defined: list[str],
 ) -> None:
+    from .runtime.aie_bundle import aie_bundle_files
     from .runtime.hls_bundle import hls_bundle_files
     from .runtime.target_bundle import BundleError, bundle_files, write_bundle
 
@@ -474,6 +477,8 @@ def _write_bundle(
     source = os.path.basename(args.file)
     if target.c_dialect == "hls":
         files = hls_bundle_files(stem, args.file, text, cflags, kernels, burst, defined)
+    elif target.c_dialect == "aie":
+        files = aie_bundle_files(stem, source, text)
     else:
         files = bundle_files(target.c_dialect, stem, source, text, target.runtime_defines())
     try:

@@ -9,17 +9,17 @@ function that calls one, never written wrong.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from llvmlite import ir
 from llvmlite.ir import instructions as ins
 
 from ..polyhedral.hls_buffers import NotPlannable
+from .aie_module import aie_module
 from .c66x_tiling import TiledKernel, wrapper
 from .c_dialect import Helpers, PortableDialect
 from .c_dialect_c66x import C66xDialect
 from .c_function import FunctionWriter, c_identifier
 from .c_types import TypeTable, Unexpressible, float_literal, int_literal
+from .emitted_code import EmittedC
 from .hls_kernel import HlsKernelWriter, HlsOptions, hls_kernel
 
 _PRELUDE = """\
@@ -47,27 +47,6 @@ _LIBRARY = frozenset(
 )
 
 
-@dataclass
-class EmittedC:
-    """The C text of a module and the functions it leaves out ({name: reason})."""
-
-    text: str
-    functions: list[str] = field(default_factory=list)
-    skipped: dict[str, str] = field(default_factory=dict)
-    #: the C name of each function and global (IR names of `static` ones may not be C's)
-    c_names: dict[str, str] = field(default_factory=dict)
-    #: the globals the text defines (the others it declares `extern`)
-    defined_globals: set[str] = field(default_factory=set)
-    #: the C dialect it is written in (`DIALECTS`)
-    dialect: str = "c"
-    #: the functions run tile by tile through the target's runtime (C66x: EDMA)
-    tiled: list[str] = field(default_factory=list)
-    #: the functions written as FPGA kernels with stencil caches (`hls_kernel`)
-    hls: list[str] = field(default_factory=list)
-    #: their DDR words' width in elements (`--target hls:burst=W`)
-    burst: int = 1
-
-
 def emit_c(
     module: ir.Module,
     dialect: str = "c",
@@ -77,7 +56,10 @@ def emit_c(
     """The C of every function definition of `module` in `dialect` (`c`: portable C99 with
     GCC vectors; `c66x`; `hls`); `header` is a comment put first (what the file was made
     from); `tiled`: the image kernels to run tile by tile (C66x: `c66x_tiling`), or the
-    functions to write as FPGA kernels and how (`HlsOptions`)."""
+    functions to write as FPGA kernels and how (`HlsOptions`); `aie`: the AI Engine kernels
+    of `aie_module`."""
+    if dialect == "aie":
+        return aie_module(module, header)
     types, helpers = TypeTable(), Helpers()
     writer_dialect = DIALECTS[dialect](types, helpers)
     chosen = {

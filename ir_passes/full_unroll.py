@@ -177,3 +177,26 @@ def unroll_full(module: ir.Module, limit: int, *, context: PassContext) -> ir.Mo
 
     transform_until_done(module, context, wanted, transform, "loop not fully unrolled")
     return module
+
+
+@register(
+    "unroll-reductions",
+    (bounded_int("full-unroll limit", MAX_LIMIT),),
+    defaults=(MAX_LIMIT,),
+)
+def unroll_reductions(module: ir.Module, limit: int, *, context: PassContext) -> ir.Module:
+    """Flatten every innermost constant-trip loop that stores nothing: the reduction loops
+    of a convolution (its filter taps, summed in a register), never the loops over its
+    outputs, however short. What the AI Engine back end does first (Vyasa always unrolls the
+    reduction loops, then vectorizes an output loop)."""
+
+    def wanted(function: ir.Function, loop: Loop) -> bool:
+        stores = any(isinstance(i, ins.StoreInstr) for b in loop.blocks for i in b.instructions)
+        return loop.innermost and not stores and loop.header not in unrolled_loops(function)
+
+    def transform(function: ir.Function, loop: Loop) -> str:
+        count = flatten_loop(function, loop, int(limit))
+        return f"reduction loop fully unrolled ({count} iterations)"
+
+    transform_until_done(module, context, wanted, transform, "reduction loop not unrolled")
+    return module

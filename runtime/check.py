@@ -280,6 +280,7 @@ class CompiledUnit:
         machine = target_from_spec(target)
         #: what runs the transformed code, in messages
         self.runner = "emitted C" if machine.c_dialect else "JIT code"
+        self.integer_inputs = machine.integer_inputs
         try:
             module = source.take_module()
             tiling: list[Remark] = []
@@ -410,7 +411,9 @@ class CompiledUnit:
                     lo, hi = 0, rows * inner
                     shape = (rows, *declared_shape(param.ctype, scalars, outer=rows)[1:])
             read = footprint is None or footprint.read is not None
-            specs.append(BufferSpec(param.name, buffer_dtype(param), lo, hi, read, shape))
+            dtype = buffer_dtype(param)
+            values = self.integer_inputs if dtype.kind in "iu" else None
+            specs.append(BufferSpec(param.name, dtype, lo, hi, read, shape, values))
         _check_bounds(specs, footprints, run)
         return specs
 
@@ -470,6 +473,9 @@ class CompiledUnit:
         if difference:
             raise _Failed("MISMATCH", difference)
         used = f", {_count(len(info.globals), 'global')}" if info.globals else ""
+        if self.integer_inputs and any(s.dtype.kind in "iu" for s in specs):
+            low, high = self.integer_inputs
+            used += f", integer inputs in [{low}, {high}]"
         return CheckResult(
             "OK",
             info.name,

@@ -26,7 +26,11 @@ from .reference import ReferenceBuildError, compiler
 STRICT_FLAGS = ["-std=c99", "-Wall", "-Wextra", "-Werror", "-O2", "-ffp-contract=off"]
 #: the headers a dialect's C includes on the host (C66x: the emulation of TI's intrinsics;
 #: HLS: the ship runtime) and its runtime's sources (the EDMA manager)
-HEADER_DIRS = {"c66x": Path(__file__).parent / "c66x", "hls": Path(__file__).parent / "hls"}
+HEADER_DIRS = {
+    "c66x": Path(__file__).parent / "c66x",
+    "hls": Path(__file__).parent / "hls",
+    "aie": Path(__file__).parent / "aie",
+}
 #: flags a dialect's C needs besides the strict ones (the HLS pragmas are unknown to cc)
 DIALECT_FLAGS = {"hls": ["-Wno-unknown-pragmas"]}
 #: pycc_edma.h's host backends, by the value of `pycc_edma_backend`
@@ -81,6 +85,9 @@ class EmittedLibrary:
         C++ against Vitis HLS's own ap_int.h (as its C simulation builds them), where a
         package ships it (`hls_vendor`); `self.vendor_types` says which. The code Vitis
         synthesizes (`-D__SYNTHESIS__`) is C: its ships are typed loops."""
+        if self.emitted.dialect == "aie":  # AI Engine kernels are C++
+            strict = [f for f in STRICT_FLAGS if not f.startswith("-std=")]
+            return ["c++", "-x", "c++", "-std=c++14", *strict]
         wide = self.emitted.dialect == "hls" and self.emitted.burst > 1
         headers = ap_types_dir() if wide and "-D__SYNTHESIS__" not in defines else None
         self.vendor_types = headers is not None

@@ -52,6 +52,10 @@ class Target(ABC):
     #: whether `auto` tiles for the data caches (not where the back end tiles into a
     #: scratchpad itself: the C66x's EDMA tiles)
     cache_tiling: bool = True
+    #: the range `check` draws integer inputs from (None: the type's full range), for a target
+    #: whose arithmetic saturates where C's wraps (the AI Engine's accumulators): outputs agree
+    #: where no sum overflows, and only those are compared
+    integer_inputs: tuple[int, int] | None = None
     #: how tiled code's parallel loops run (`PARALLEL_RUNTIMES`, polyhedral/parallel.py): one thread
     #: unless whoever builds the module for this target asks for threads
     parallel_runtime: str = SERIAL

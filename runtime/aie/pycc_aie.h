@@ -4,7 +4,7 @@
  * Move Functionality"); no vendor code. With the Vitis AIE tools (__AIENGINE__ defined by
  * the AIE compiler) this header only includes <adf.h> and defines the two access macros.
  *
- * Emulated: the vector and accumulator types the kernels use, null_*, upd_w, ext_w, concat,
+ * Emulated: the vector and accumulator types the kernels use, null_*, upd_v, upd_w, ext_w, concat,
  * mul16/mac16 (16 lanes x 2 columns, 16-bit), lmul8/lmac8 (8 x 1, 32-bit), fpmul/fpmac
  * (8 lanes, float), srs/ups, the loop pragmas (empty), and PYCC_AIE_LOAD/PYCC_AIE_STORE:
  * vector loads and stores that assert 128-bit alignment (PYCC_AIE_ALIGN=32: 256-bit) and are
@@ -17,6 +17,10 @@
  * product, then the sum (no fused multiply-add). */
 #ifndef PYCC_AIE_H
 #define PYCC_AIE_H
+
+/* the address `bytes` past `base`, and the element of `type` there */
+#define PYCC_AIE_AT(base, bytes) ((char *)(base) + (bytes))
+#define PYCC_AIE_ELEMENT(type, base, bytes) (*(const type *)PYCC_AIE_AT(base, bytes))
 
 #ifdef __AIENGINE__
 #include <adf.h>
@@ -53,12 +57,15 @@ template <typename T, int N> struct pycc_aie_vector {
     typedef T element;
 };
 
+typedef pycc_aie_vector<int16_t, 8> v8int16;
 typedef pycc_aie_vector<int16_t, 16> v16int16;
 typedef pycc_aie_vector<int16_t, 32> v32int16;
 typedef pycc_aie_vector<int16_t, 64> v64int16;
+typedef pycc_aie_vector<int32_t, 4> v4int32;
 typedef pycc_aie_vector<int32_t, 8> v8int32;
 typedef pycc_aie_vector<int32_t, 16> v16int32;
 typedef pycc_aie_vector<int32_t, 32> v32int32;
+typedef pycc_aie_vector<float, 4> v4float;
 typedef pycc_aie_vector<float, 8> v8float;
 typedef pycc_aie_vector<float, 16> v16float;
 typedef pycc_aie_vector<float, 32> v32float;
@@ -96,7 +103,7 @@ template <typename V> inline void pycc_aie_store(void *pointer, const V &v) {
 #define PYCC_AIE_LOAD(type, pointer) pycc_aie_load<type>(pointer)
 #define PYCC_AIE_STORE(type, pointer, value) pycc_aie_store<type>((pointer), (value))
 
-/* upd_w: the 256-bit part `index` of a wider register replaced; ext_w: that part read */
+/* upd_v, upd_w: the 128- or 256-bit part `index` of a wider register replaced; ext_w: that part read */
 template <typename Wide, typename Part> inline Wide pycc_aie_update(Wide wide, int index, Part part) {
     static_assert(Wide::size % Part::size == 0, "a part of the register");
     assert(index >= 0 && index < Wide::size / Part::size);
@@ -104,12 +111,14 @@ template <typename Wide, typename Part> inline Wide pycc_aie_update(Wide wide, i
     return wide;
 }
 
-inline v32int16 upd_w(v32int16 x, int i, v16int16 w) { return pycc_aie_update(x, i, w); }
-inline v64int16 upd_w(v64int16 x, int i, v16int16 w) { return pycc_aie_update(x, i, w); }
-inline v16int32 upd_w(v16int32 x, int i, v8int32 w) { return pycc_aie_update(x, i, w); }
-inline v32int32 upd_w(v32int32 x, int i, v8int32 w) { return pycc_aie_update(x, i, w); }
-inline v16float upd_w(v16float x, int i, v8float w) { return pycc_aie_update(x, i, w); }
-inline v32float upd_w(v32float x, int i, v8float w) { return pycc_aie_update(x, i, w); }
+#define PYCC_AIE_UPDATE(name, wide, part) \
+    inline wide name(wide x, int i, part p) { return pycc_aie_update(x, i, p); }
+PYCC_AIE_UPDATE(upd_w, v32int16, v16int16) PYCC_AIE_UPDATE(upd_w, v64int16, v16int16)
+PYCC_AIE_UPDATE(upd_w, v16int32, v8int32) PYCC_AIE_UPDATE(upd_w, v32int32, v8int32)
+PYCC_AIE_UPDATE(upd_w, v16float, v8float) PYCC_AIE_UPDATE(upd_w, v32float, v8float)
+PYCC_AIE_UPDATE(upd_v, v32int16, v8int16) PYCC_AIE_UPDATE(upd_v, v64int16, v8int16)
+PYCC_AIE_UPDATE(upd_v, v16int32, v4int32) PYCC_AIE_UPDATE(upd_v, v32int32, v4int32)
+PYCC_AIE_UPDATE(upd_v, v16float, v4float) PYCC_AIE_UPDATE(upd_v, v32float, v4float)
 
 template <typename Part, typename Wide> inline Part pycc_aie_extract(const Wide &wide, int index) {
     assert(index >= 0 && index < Wide::size / Part::size);

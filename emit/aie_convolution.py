@@ -1,0 +1,239 @@
+"""Convolution nests as the AI Engine back end sees them: Vyasa's triplet form (step 1).
+
+After `unroll-reductions` a filter, a CONV2D or a stencil written in C is a nest of output
+loops whose innermost body stores, at each point, a sum of products `weight * data` (plus,
+for `+=`, the old output). Each product is one triplet (output, weight, data): the weight is
+the operand the innermost loop does not move (a scalar the shuffle network broadcasts), the
+data moves one element per iteration (the lanes of the vector loop). Addresses come from the
+IR (`ir_passes.core.affine`): a base argument plus a byte offset affine in the loop counters.
+
+Recognized: one store per function, of int16, int32 or float, in a loop nest whose loops have
+constant trip counts, the innermost from 0 in steps of 1; data and output at unit stride in it;
+weights (array elements or constants) that no loop moves; every operand of the stored type
+(C's int arithmetic on int16 included). Anything else is refused with the construct named.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from llvmlite import ir
+
+from ..ir_passes.core.affine import address_of, size_of
+from ..ir_passes.core.analyses import loops_of
+from ..ir_passes.core.loops import Loop
+from ..ir_passes.core.symbolic import Expr
+
+#: the element types of the AIE datapaths: int16 (16 x 2), int32 (8 x 1), float (8 lanes)
+ELEMENTS = {"i16": "int16", "i32": "int32", "float": "float"}
+
+
+class NotAConvolution(Exception):
+    """Why a function is not a convolution the AIE back end writes."""
+
+
+@dataclass(frozen=True)
+class Stream:
+    """An array operand: argument `base` at byte `offset` + sum(stride * counter) (the
+    strides of the output loops, outermost first; the innermost one is the element size for
+    data and output)."""
+
+    base: str
+    offset: int
+    strides: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class Tap:
+    """One triplet's operands: the weight (a lane-invariant element, or a constant) and the
+    data it multiplies."""
+
+    weight: Stream | float | int
+    data: Stream
+
+
+@dataclass(frozen=True)
+class Loop1:
+    """An output loop: its trip count and first value (step 1)."""
+
+    trips: int
+    start: int
+
+
+@dataclass
+class Convolution:
+    function: str
+    element: str  # int16, int32 or float
+    loops: list[Loop1]  # outermost first; the last is vectorized
+    output: Stream
+    taps: list[Tap]  # in the source's order of summation (after the old output, if added)
+    accumulates: bool  # the old output is added (`+=`)
+    arguments: list[str]  # the function's parameters, in order
+
+    @property
+    def element_bytes(self) -> int:
+        return 2 if self.element == "int16" else 4
+
+
+def convolution(function: ir.Function) -> Convolution:
+    """The triplet form of `function` (after `unroll-reductions`), or NotAConvolution."""
+    stores = [i for b in function.blocks for i in b.instructions if i.opname == "store"]
+    if len(stores) != 1:
+        raise NotAConvolution(f"{len(stores)} stores (a convolution stores one output)")
+    store = stores[0]
+    nest = _nest(function, store.parent)
+    value, pointer = store.operands
+    element = _element(value.type)
+    counters = [loop.trip_count_iv.phi for loop in nest]
+    output = _stream(pointer, counters)
+    builder = _Terms(element, counters, output)
+    builder.walk(value)
+    width = size_of(value.type)
+    if output.strides[-1] != width:
+        raise NotAConvolution("the output is not written at unit stride in the innermost loop")
+    for tap in builder.taps:
+        if tap.data.strides[-1] != width:
+            raise NotAConvolution(
+                f"'{tap.data.base}' is not read at unit stride in the innermost loop"
+            )
+    if not builder.taps:
+        raise NotAConvolution("the stored value has no product of a weight and data")
+    loops = [Loop1(loop.trip_count.constant, loop.trip_count.init.value) for loop in nest]
+    return Convolution(
+        function.name,
+        element,
+        loops,
+        output,
+        builder.taps,
+        builder.accumulates,
+        [a.name for a in function.args],
+    )
+
+
+def _nest(function: ir.Function, block: ir.Block) -> list[Loop]:
+    """The loops around `block`, outermost first, each with a constant trip count and step 1."""
+    info = loops_of(function)
+    inner = next((lp for lp in info.loops if block in lp and lp.innermost), None)
+    if inner is None:
+        raise NotAConvolution("the store is not in a loop")
+    nest, loop = [], inner
+    while loop is not None:
+        nest.insert(0, loop)
+        loop = loop.parent
+    if len(info.loops) != len(nest):
+        raise NotAConvolution("loops outside the output nest remain (a reduction not unrolled?)")
+    for loop in nest:
+        trips = loop.trip_count
+        if trips is None or trips.constant is None or not trips.init.is_constant:
+            raise NotAConvolution(
+                "a loop without a constant trip count (the AIE kernel's windows have fixed sizes)"
+            )
+        if trips.step != 1:
+            raise NotAConvolution(f"a loop steps by {trips.step}")
+    return nest
+
+
+def _element(t: ir.Type) -> str:
+    name = "float" if isinstance(t, ir.FloatType) else str(t)
+    if name not in ELEMENTS:
+        raise NotAConvolution(f"the output's type {t} has no AIE datapath (int16, int32, float)")
+    return ELEMENTS[name]
+
+
+def _stream(pointer: ir.Value, counters: list[ir.Value]) -> Stream:
+    """The operand at `pointer` as a base argument, a constant offset and its strides."""
+    address = address_of(pointer)
+    if not isinstance(address.base, ir.Argument):
+        raise NotAConvolution(f"'{address.base.name}' is not a parameter array")
+    offset: Expr = address.offset
+    strides = []
+    for counter in counters:
+        stride = offset.coefficient(counter)
+        if not stride.is_constant:
+            raise NotAConvolution(
+                f"'{address.base.name}' has rows of a run-time length (fixed sizes are needed)"
+            )
+        strides.append(stride.value)
+        offset = offset - Expr.symbol(counter).scaled(stride.value)
+    if not offset.is_constant:
+        raise NotAConvolution(f"'{address.base.name}' is not at an affine address")
+    return Stream(address.base.name, offset.value, tuple(strides))
+
+
+class _Terms:
+    """The stored value as a sum of products (`walk`): `taps`, and whether the old output is
+    one of the summands (`accumulates`)."""
+
+    def __init__(self, element: str, counters: list[ir.Value], output: Stream):
+        self.element, self.counters, self.output = element, counters, output
+        self.taps: list[Tap] = []
+        self.accumulates = False
+
+    def walk(self, value: ir.Value) -> None:
+        value = _uncast(value, self.element)
+        op = getattr(value, "opname", None)
+        if op in ("add", "fadd"):
+            left, right = value.operands
+            if op == "fadd" and getattr(_uncast(right, self.element), "opname", None) == "fadd":
+                raise NotAConvolution(
+                    "a float sum that is not summed term after term (the kernel keeps C's "
+                    "order of summation)"
+                )
+            self.walk(left)
+            self.walk(right)
+        elif op in ("mul", "fmul"):
+            self.taps.append(self._tap(*(_uncast(v, self.element) for v in value.operands)))
+        elif op == "load":
+            stream = self._load(value)
+            if stream == self.output:
+                if self.accumulates or (self.taps and self.element == "float"):
+                    raise NotAConvolution("the old output is not the first term of the sum")
+                self.accumulates = True
+            else:
+                self.taps.append(Tap(1.0 if self.element == "float" else 1, stream))
+        elif _zero(value):
+            return  # the sum's initial 0
+        else:
+            raise NotAConvolution(
+                f"the stored value computes '{op or value}', not a sum of products"
+            )
+
+    def _tap(self, left: ir.Value, right: ir.Value) -> Tap:
+        operands = [self._operand(left), self._operand(right)]
+        moving = [o for o in operands if isinstance(o, Stream) and any(o.strides[-1:])]
+        if len(moving) != 1:
+            raise NotAConvolution(
+                "a product whose operands both move with the innermost loop, or neither"
+            )
+        weight = operands[1] if operands[0] is moving[0] else operands[0]
+        if isinstance(weight, Stream) and any(weight.strides):
+            raise NotAConvolution(
+                f"the weight '{weight.base}' changes with the loops (weights are loaded once)"
+            )
+        return Tap(weight, moving[0])
+
+    def _operand(self, value: ir.Value) -> Stream | float | int:
+        if isinstance(value, ir.Constant):
+            return value.constant
+        if getattr(value, "opname", None) == "load":
+            return self._load(value)
+        raise NotAConvolution(f"a product of '{getattr(value, 'opname', value)}', not of loads")
+
+    def _load(self, load: ir.Instruction) -> Stream:
+        if _element(load.type) != self.element:
+            raise NotAConvolution(f"operands of type {load.type} with an output of {self.element}")
+        return _stream(load.operands[0], self.counters)
+
+
+def _uncast(value: ir.Value, element: str) -> ir.Value:
+    """`value` without the conversions C's int arithmetic on int16 adds (sext, trunc)."""
+    while getattr(value, "opname", None) in ("sext", "trunc") and element == "int16":
+        value = value.operands[0]
+    return value
+
+
+def _zero(value: ir.Value) -> bool:
+    """A constant 0, also as the front end writes `float sum = 0` (sitofp of 0)."""
+    if getattr(value, "opname", None) in ("sitofp", "uitofp"):
+        value = value.operands[0]
+    return isinstance(value, ir.Constant) and not value.constant

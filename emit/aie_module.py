@@ -1,0 +1,45 @@
+"""A module's functions as AI Engine kernels (`--target aie`): each convolution nest
+(`aie_convolution`, after `unroll-reductions`) written by `aie_kernel`, every other function
+left out with the construct that stops it. The file is C++ for the AIE compiler, and for the
+host against runtime/aie/pycc_aie.h."""
+
+from __future__ import annotations
+
+from llvmlite import ir
+
+from .aie_convolution import NotAConvolution, convolution
+from .aie_kernel import aie_kernel
+from .emitted_code import EmittedC
+
+#: the C++ type of a kernel parameter, by its IR type (pointers keep their address only)
+_PARAMETERS = {"i32": "int32_t", "i64": "int64_t", "float": "float", "double": "double"}
+
+
+def aie_module(module: ir.Module, header: str = "") -> EmittedC:
+    """The AIE kernels of `module`'s functions, and the reasons of the others."""
+    emitted = EmittedC("", dialect="aie")
+    kernels = []
+    for function in module.functions:
+        if not function.blocks:
+            continue
+        try:
+            signature = [(_parameter(a), a.name) for a in function.args]
+            kernels.append(aie_kernel(convolution(function), signature))
+        except NotAConvolution as exc:
+            emitted.skipped[function.name] = f"not an AIE kernel: {exc}"
+            continue
+        emitted.functions.append(function.name)
+        emitted.c_names[function.name] = function.name
+    lines = [header] if header else []
+    lines += ["#include <cstdint>", '#include "pycc_aie.h"', ""]
+    emitted.text = "\n".join(lines) + "\n".join(kernels)
+    return emitted
+
+
+def _parameter(argument: ir.Argument) -> str:
+    if isinstance(argument.type, ir.PointerType):
+        return "void *__restrict"
+    name = "float" if isinstance(argument.type, ir.FloatType) else str(argument.type)
+    if name not in _PARAMETERS:
+        raise NotAConvolution(f"a parameter of type {argument.type}")
+    return _PARAMETERS[name]
