@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .aie_convolution import Convolution, NotAConvolution, Stream, Tap
+from .aie_model import VECTOR_REGISTER_BITS, best_rows, live_vector_bits
 from .aie_shuffle import (
     MAX_REGISTER_BITS,
     ShuffleConstraintError,
@@ -57,50 +58,100 @@ DATAPATHS = {
 }
 
 
+@dataclass(frozen=True)
+class _Use:
+    """A tap as one of the output rows of an iteration computes it: its data shifted down
+    `row` input rows."""
+
+    row: int
+    tap: Tap
+    offset: int  # the data's byte offset
+
+
 @dataclass
 class _Load:
-    """One super-load: the data of a filter row for one output vector."""
+    """One super-load: the data of an input row for the output vectors of an iteration."""
 
-    stream: Stream  # its first byte (at x = 0)
+    stream: Stream  # its first byte (at the iteration's first output)
     size: int  # bytes: 64 or 128 (a v32int16/v16int32/... or the 1024-bit one)
     span: int  # bytes actually needed from the start
-    taps: list[tuple[int, Tap]]  # (element index in the register, tap)
+    uses: list[tuple[int, _Use]]  # (element index in the register, use)
+
+    @property
+    def parts(self) -> int:
+        """Loads of at most 256 bits that fill it."""
+        return -(-self.span // PART)
 
 
 @dataclass(frozen=True)
 class MacOp:
-    """One MAC intrinsic: the register it reads and its parameters, as C++ arguments."""
+    """One MAC intrinsic: the register it reads, its accumulator, its parameters as C++
+    arguments, and how many of its multiplies are taps (not padding)."""
 
     load: int
-    weights: int  # the z register
+    row: int
+    z: int  # the z register of its weights
     arguments: str
-    useful: int  # multiply slots that are taps (not padding)
+    useful: int
     tap: Tap  # its first tap
+    start: int
 
 
-def aie_kernel(conv: Convolution, signature: list[tuple[str, str]]) -> str:
+def aie_kernel(conv: Convolution, signature: list[tuple[str, str]], rows: int | None = None) -> str:
     """The C++ of `conv` as an AIE kernel with the C function's parameters `signature`
-    ((type, name) pairs); NotAConvolution for what the datapath cannot do."""
+    ((type, name) pairs), computing `rows` output rows per iteration (unroll-and-jam of the
+    loop around the vector loop; None: the count the MACs/cycle model ranks first);
+    NotAConvolution for what the datapath cannot do."""
+    return kernel_plan(conv, rows).write(signature)
+
+
+def kernel_plan(conv: Convolution, rows: int | None = None) -> _Plan:
+    """The kernel of `conv` with `rows` output rows per iteration (None: `best_rows`)."""
     path = DATAPATHS[conv.element]
-    plan = _Plan(conv, path)
-    return plan.write(signature)
+    if rows is None:
+        return best_rows([_Plan(conv, path, u) for u in row_counts(conv)])
+    return _Plan(conv, path, rows)
+
+
+#: output rows per iteration the tuner tries (bounded: program memory is 16 KB)
+ROW_COUNTS = (1, 2, 4, 8)
+
+
+def row_counts(conv: Convolution) -> list[int]:
+    """The unroll-and-jam factors of the loop around the vector loop that divide its trip
+    count (only 1 for a single loop)."""
+    if len(conv.loops) < 2:
+        return [1]
+    return [u for u in ROW_COUNTS if conv.loops[-2].trips % u == 0]
 
 
 class _Plan:
-    def __init__(self, conv: Convolution, path: Datapath):
-        self.conv, self.path = conv, path
+    def __init__(self, conv: Convolution, path: Datapath, rows: int = 1):
+        self.conv, self.path, self.rows = conv, path, rows
         vector = conv.loops[-1]
         if vector.start != 0 or vector.trips % path.lanes:
             raise NotAConvolution(
                 f"the innermost loop runs {vector.trips} times from {vector.start}: the AIE "
                 f"kernel computes {path.lanes} outputs at a time from 0"
             )
+        if rows != 1 and (len(conv.loops) < 2 or conv.loops[-2].trips % rows):
+            raise NotAConvolution(f"{rows} output rows per iteration do not divide the loop")
         self._aligned(conv.output, "the output")
         self.loads = self._super_loads()
         self.weights: list[str] = []  # the z table's entries, C expressions
+        self.slots: dict[tuple, int] = {}  # the z slot of each group of taps
         self.ops = [op for k in range(len(self.loads)) for op in self._macs(k)]
-        if path.columns == 1:  # one tap per MAC: in C's order (float sums stay bit-exact)
-            self.ops.sort(key=lambda op: conv.taps.index(op.tap))
+        if path.element == "float":  # one tap per MAC, in C's order per output: bit-exact
+            self.ops.sort(key=lambda op: (conv.taps.index(op.tap), op.row))
+        #: the z registers are loaded once per call where they fit the register file with
+        #: the data; else each iteration loads each one before its first MAC
+        self.hoisted = True
+        if live_vector_bits(self) > VECTOR_REGISTER_BITS:
+            self.hoisted = False
+
+    @property
+    def z_registers(self) -> int:
+        return -(-len(self.weights) // self.path.z_elements)
 
     # -- planning ---------------------------------------------------------------------------
 
@@ -114,39 +165,45 @@ class _Plan:
         if stream.offset % ALIGN and what == "the output":
             raise NotAConvolution(f"{what} ('{stream.base}') starts off a 128-bit boundary")
 
+    def row_step(self, stream: Stream) -> int:
+        """Bytes from one output row of an iteration to the next, in `stream`."""
+        return stream.strides[-2] if len(stream.strides) > 1 else 0
+
     def _super_loads(self) -> list[_Load]:
-        """The reuse graph's connected components: the taps whose data overlap, by row."""
+        """The reuse graph's connected components: the uses whose data overlap, by row (the
+        output rows of an iteration share the input rows they both read)."""
         width = self.path.lanes * self.path.bytes
-        rows: dict[tuple, list[Tap]] = {}
+        groups: dict[tuple, list[_Use]] = {}
         for tap in self.conv.taps:
             self._aligned(tap.data, "the data")
-            rows.setdefault((tap.data.base, tap.data.strides), []).append(tap)
+            for row in range(self.rows):
+                use = _Use(row, tap, tap.data.offset + row * self.row_step(tap.data))
+                groups.setdefault((tap.data.base, tap.data.strides), []).append(use)
         loads = []
-        for (base, strides), taps in rows.items():
-            taps = sorted(taps, key=lambda t: t.data.offset)
-            group = [taps[0]]
-            for tap in taps[1:]:
-                if tap.data.offset < group[-1].data.offset + width:
-                    group.append(tap)
+        for (base, strides), uses in groups.items():
+            uses = sorted(uses, key=lambda u: (u.offset, u.row))
+            group = [uses[0]]
+            for use in uses[1:]:
+                if use.offset < max(u.offset for u in group) + width:
+                    group.append(use)
                 else:
                     loads.append(self._load(base, strides, group))
-                    group = [tap]
+                    group = [use]
             loads.append(self._load(base, strides, group))
         return loads
 
-    def _load(self, base: str, strides: tuple[int, ...], taps: list[Tap]) -> _Load:
-        low = taps[0].data.offset - taps[0].data.offset % ALIGN
-        end = taps[-1].data.offset + self.path.lanes * self.path.bytes
+    def _load(self, base: str, strides: tuple[int, ...], uses: list[_Use]) -> _Load:
+        low = uses[0].offset - uses[0].offset % ALIGN
+        end = max(u.offset for u in uses) + self.path.lanes * self.path.bytes
         end += self.path.bytes * (self.path.columns - 1)  # mac16's pad tap reads one more
         span = -(-(end - low) // ALIGN) * ALIGN
-        size = 64 if span <= 64 else 128
         if span > MAX_REGISTER_BITS // 8:
             raise NotAConvolution(
                 f"a filter row of '{base}' needs {8 * span} bits of data per output vector, "
                 f"more than the largest register ({MAX_REGISTER_BITS} bits)"
             )
-        placed = [((t.data.offset - low) // self.path.bytes, t) for t in taps]
-        return _Load(Stream(base, low, strides), size, span, placed)
+        placed = [((u.offset - low) // self.path.bytes, u) for u in uses]
+        return _Load(Stream(base, low, strides), 64 if span <= 64 else 128, span, placed)
 
     def _weight(self, tap: Tap | None) -> str:
         if tap is None:
@@ -156,26 +213,34 @@ class _Plan:
         return repr(float(tap.weight)) + "f" if self.path.element == "float" else str(tap.weight)
 
     def _macs(self, k: int) -> list[MacOp]:
-        """The MACs of load k: mac16 fuses taps one element apart in pairs (a tap without a
-        neighbour gets a zero-weight partner); lmac8 and fpmac take one tap each."""
-        placed = self.loads[k].taps
-        groups: list[list[tuple[int, Tap]]] = []
-        for start, tap in placed:
-            last = groups[-1] if groups else None
-            if last is not None and len(last) < self.path.columns and start == last[-1][0] + 1:
-                last.append((start, tap))
-            else:
-                groups.append([(start, tap)])
-        return [self._mac(k, group) for group in groups]
+        """The MACs of load k, per output row: mac16 fuses taps one element apart in pairs
+        (a tap without a neighbour gets a zero-weight partner); lmac8 and fpmac take one tap
+        each."""
+        ops = []
+        for row in range(self.rows):
+            placed = sorted((s, u.tap) for s, u in self.loads[k].uses if u.row == row)
+            groups: list[list[tuple[int, Tap]]] = []
+            for start, tap in placed:
+                last = groups[-1] if groups else None
+                if last and len(last) < self.path.columns and start == last[-1][0] + 1:
+                    last.append((start, tap))
+                else:
+                    groups.append([(start, tap)])
+            ops += [self._mac(k, row, group) for group in groups]
+        return ops
 
-    def _mac(self, k: int, group: list[tuple[int, Tap]]) -> MacOp:
-        slot = len(self.weights)
-        if self.path.columns == 2 and slot % 2:
-            self.weights.append("0")  # a pair starts at an even z element
-            slot += 1
-        taps = [tap for _, tap in group] + [None] * (self.path.columns - len(group))
-        self.weights += [self._weight(t) for t in taps]
-        register, zstart = divmod(slot, self.path.z_elements)
+    def _slot(self, taps: tuple[Tap | None, ...]) -> int:
+        """The z slot of a group of taps' weights, shared by every output row."""
+        if taps not in self.slots:
+            if self.path.columns == 2 and len(self.weights) % 2:
+                self.weights.append("0")  # a pair starts at an even z element
+            self.slots[taps] = len(self.weights)
+            self.weights += [self._weight(t) for t in taps]
+        return self.slots[taps]
+
+    def _mac(self, k: int, row: int, group: list[tuple[int, Tap]]) -> MacOp:
+        taps = tuple(tap for _, tap in group) + (None,) * (self.path.columns - len(group))
+        register, zstart = divmod(self._slot(taps), self.path.z_elements)
         start = group[0][0]
         try:
             if self.path.columns == 2:
@@ -189,7 +254,7 @@ class _Plan:
                 arguments = f"{x.start}, {x.offsets:#010x}, W{register}, {z.start}, {z.offsets:#x}"
         except ShuffleConstraintError as exc:
             raise NotAConvolution(f"the shuffle network cannot select the taps: {exc}") from None
-        return MacOp(k, register, arguments, len(group) * self.path.lanes, group[0][1])
+        return MacOp(k, row, register, arguments, len(group) * self.path.lanes, group[0][1], start)
 
     # -- writing ----------------------------------------------------------------------------
 
@@ -201,18 +266,14 @@ class _Plan:
             f'extern "C" void {conv.function}({parameters}) {{',
             f"  alignas(32) {path.element} pycc_w[{table}] = {{{', '.join(self.weights)}}};",
         ]
-        z = path.vector(path.z_elements)
-        lines += [
-            f"  const {z} W{r} = PYCC_AIE_LOAD({z}, pycc_w + {r * path.z_elements});"
-            for r in range(table // path.z_elements)
-        ]
+        if self.hoisted:
+            lines += [f"  {self._z_load(r)}" for r in range(self.z_registers)]
         counters = [f"i{d}" for d in range(len(conv.loops))]
         indent = "  "
         for depth, loop in enumerate(conv.loops):
-            name, step = counters[depth], 1
-            trips = loop.trips
-            if depth == len(conv.loops) - 1:
-                step, trips = path.lanes, loop.trips // path.lanes
+            step = {len(conv.loops) - 1: path.lanes, len(conv.loops) - 2: self.rows}.get(depth, 1)
+            trips = loop.trips // step
+            name = counters[depth]
             lines.append(
                 f"{indent}for (int {name} = {loop.start}; {name} < {loop.start + loop.trips}; "
                 f"{name} += {step})"
@@ -228,36 +289,49 @@ class _Plan:
         lines.append("}")
         return "\n".join(lines) + "\n"
 
-    def _at(self, stream: Stream, counters: list[str]) -> str:
-        terms = [str(stream.offset)] + [f"{s} * {c}" for s, c in zip(stream.strides, counters) if s]
+    def _at(self, stream: Stream, counters: list[str], row: int = 0) -> str:
+        offset = stream.offset + row * self.row_step(stream)
+        terms = [str(offset)] + [f"{s} * {c}" for s, c in zip(stream.strides, counters) if s]
         return f"PYCC_AIE_AT({stream.base}, {' + '.join(terms)})"
 
     def _body(self, counters: list[str]) -> list[str]:
+        """One iteration: each output row's accumulator, the loads before their first MAC,
+        one store per accumulator."""
         path, conv = self.path, self.conv
         out = path.vector(path.lanes)
-        at = self._at(conv.output, counters)
         float_path = not path.accumulator
         lines = []
-        if float_path:
-            first = f"PYCC_AIE_LOAD({out}, {at})" if conv.accumulates else "null_v8float()"
-            lines.append(f"{out} acc0 = {first};")
-        else:
-            first = (
-                f"ups(PYCC_AIE_LOAD({out}, {at}), 0)"
-                if conv.accumulates
-                else (f"null_{path.accumulator}()")
-            )
-            lines.append(f"{path.accumulator} acc0 = {first};")
+        for row in range(self.rows):
+            at = self._at(conv.output, counters, row)
+            if float_path:
+                first = f"PYCC_AIE_LOAD({out}, {at})" if conv.accumulates else "null_v8float()"
+                lines.append(f"{out} acc{row} = {first};")
+            else:
+                old = f"ups(PYCC_AIE_LOAD({out}, {at}), 0)"
+                first = old if conv.accumulates else f"null_{path.accumulator}()"
+                lines.append(f"{path.accumulator} acc{row} = {first};")
+        mac = "fpmac" if float_path else "mac16" if path.columns == 2 else "lmac8"
         done: set[int] = set()
+        weights: set[int] = set() if not self.hoisted else set(range(self.z_registers))
         for op in self.ops:
             if op.load not in done:
                 lines += self._load_lines(op.load, counters)
                 done.add(op.load)
-            mac = "fpmac" if float_path else "mac16" if path.columns == 2 else "lmac8"
-            lines.append(f"acc0 = {mac}(acc0, X{op.load}, {op.arguments});")
-        result = "acc0" if float_path else "srs(acc0, 0)"
-        lines.append(f"PYCC_AIE_STORE({out}, {at}, {result});")
+            if op.z not in weights:
+                lines.append(self._z_load(op.z))
+                weights.add(op.z)
+            lines.append(f"acc{op.row} = {mac}(acc{op.row}, X{op.load}, {op.arguments});")
+        for row in range(self.rows):
+            result = f"acc{row}" if float_path else f"srs(acc{row}, 0)"
+            lines.append(
+                f"PYCC_AIE_STORE({out}, {self._at(conv.output, counters, row)}, {result});"
+            )
         return lines
+
+    def _z_load(self, register: int) -> str:
+        z = self.path.vector(self.path.z_elements)
+        start = register * self.path.z_elements
+        return f"const {z} W{register} = PYCC_AIE_LOAD({z}, pycc_w + {start});"
 
     def _load_lines(self, k: int, counters: list[str]) -> list[str]:
         """The super-load: 256-bit parts (a trailing 128-bit one where the data end there)."""
@@ -265,7 +339,7 @@ class _Plan:
         register = path.vector(load.size // path.bytes)
         part, half = path.vector(PART // path.bytes), path.vector(ALIGN // path.bytes)
         lines = [f"{register} X{k} = undef_{register}();"]
-        for index in range(-(-load.span // PART)):
+        for index in range(load.parts):
             offset = load.stream.offset + index * PART
             address = self._at(Stream(load.stream.base, offset, load.stream.strides), counters)
             if (index + 1) * PART <= load.span:
@@ -273,10 +347,3 @@ class _Plan:
             else:
                 lines.append(f"X{k} = upd_v(X{k}, {2 * index}, PYCC_AIE_LOAD({half}, {address}));")
         return lines
-
-    # -- what the kernel does, for the report ----------------------------------------------
-
-    def mac_slots(self) -> tuple[int, int]:
-        """(useful multiplies, multiply slots) of one output vector."""
-        slots = len(self.ops) * self.path.lanes * self.path.columns
-        return sum(op.useful for op in self.ops), slots

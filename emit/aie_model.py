@@ -1,0 +1,126 @@
+"""The MACs/cycle model of an AI Engine kernel (Vyasa's F11) and the choice it makes.
+
+Modelled, per iteration of the vector loop (`rows` output vectors): the AIE1 core issues per
+cycle one vector MAC, two loads and one store of at most 256 bits (Vyasa Table V: "32B 2 read
+and 1 write"; a 128-bit load takes a load slot as well), in a software-pipelined loop that
+overlaps them, plus LOOP_OVERHEAD cycles; so
+
+    cycles = max(MAC intrinsics, loads / 2, stores) + LOOP_OVERHEAD
+    MACs/cycle = rows x lanes x taps / cycles   (the unpadded MACs, as the paper counts)
+
+against peaks of 32 (int16: 16 lanes x 2 columns), 8 (int32) and 8 (float). Not modelled:
+stalls of the pipeline's prologue and epilogue, bank conflicts, register spills (the plan's
+live vector bits are checked against the 16 x 128-bit register file instead), the scalar code
+that fills the weight table once per call. LOOP_OVERHEAD is an assumption (the paper gives no
+cycle breakdown): one cycle per iteration, which makes the model prefer, as the paper's tuner
+did, 8 rows for a 2x2 int16 filter over 1 (Table VI)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+#: issue slots per cycle: vector MAC, 256-bit loads, 256-bit stores
+MAC_ISSUE, LOAD_ISSUE, STORE_ISSUE = 1, 2, 1
+#: cycles per iteration of the vector loop beyond its issue slots (an assumption, above)
+LOOP_OVERHEAD = 1
+#: the vector register file: 16 registers of 128 bits (accumulators live apart)
+VECTOR_REGISTER_BITS = 16 * 128
+#: the tile's data memory: every array of the kernel in it (Vyasa §III-A)
+LOCAL_MEMORY = 128 * 1024
+#: the datapath's peak MACs per cycle by element type
+PEAK = {"int16": 32, "int32": 8, "float": 8}
+
+
+@dataclass(frozen=True)
+class Estimate:
+    rows: int  # output rows per iteration
+    macs: int  # MAC intrinsics per iteration
+    loads: int  # loads of at most 256 bits per iteration
+    stores: int
+    cycles: int
+    useful: int  # multiplies that are taps, per iteration
+    slots: int  # multiplies the MAC intrinsics occupy
+    vector_bits: int  # the most vector register bits live at once
+    peak: int
+
+    @property
+    def macs_per_cycle(self) -> float:
+        return self.useful / self.cycles
+
+    @property
+    def utilization(self) -> float:
+        """Taps over the MAC slots the intrinsics occupy (1 - padding)."""
+        return self.useful / self.slots
+
+    @property
+    def fits(self) -> bool:
+        return self.vector_bits <= VECTOR_REGISTER_BITS
+
+
+def estimate(plan) -> Estimate:
+    """The model's figures for a kernel plan (`aie_kernel.kernel_plan`)."""
+    path = plan.path
+    loads = sum(load.parts for load in plan.loads)
+    if not plan.hoisted:
+        loads += len({op.z for op in plan.ops})
+    stores = plan.rows
+    macs = len(plan.ops)
+    cycles = max(-(-macs // MAC_ISSUE), -(-loads // LOAD_ISSUE), -(-stores // STORE_ISSUE))
+    useful = sum(op.useful for op in plan.ops)
+    return Estimate(
+        rows=plan.rows,
+        macs=macs,
+        loads=loads,
+        stores=stores,
+        cycles=cycles + LOOP_OVERHEAD,
+        useful=useful,
+        slots=macs * path.lanes * path.columns,
+        vector_bits=live_vector_bits(plan),
+        peak=PEAK[plan.conv.element],
+    )
+
+
+def live_vector_bits(plan) -> int:
+    """The most vector register bits live at once: float accumulators (in vector
+    registers), the weights' z registers (throughout when hoisted out of the loops) and each
+    register loaded in the loop from its load to its last MAC."""
+    path = plan.path
+    z_bits = path.z_elements * path.bytes * 8
+    fixed = 0 if path.accumulator else plan.rows * path.lanes * path.bytes * 8
+    ranges: dict[tuple[str, int], list[int]] = {}
+    for n, op in enumerate(plan.ops):
+        for key in (("x", op.load), ("z", op.z)):
+            ranges.setdefault(key, [n, n])[1] = n
+    if getattr(plan, "hoisted", True):
+        fixed += plan.z_registers * z_bits
+        ranges = {k: v for k, v in ranges.items() if k[0] == "x"}
+    size = {("x", k): load.size * 8 for k, load in enumerate(plan.loads)}
+    most = 0
+    for n in range(len(plan.ops)):
+        live = [k for k, (a, b) in ranges.items() if a <= n <= b]
+        most = max(most, sum(size.get(k, z_bits) for k in live))
+    return fixed + most
+
+
+def best_rows(plans: list):
+    """The plan the model ranks first: the most MACs/cycle among those that fit the register
+    file (all do not: the fewest live bits), fewer rows on a tie (less code)."""
+    estimates = [(plan, estimate(plan)) for plan in plans]
+    fitting = [(p, e) for p, e in estimates if e.fits]
+    if not fitting:
+        return min(estimates, key=lambda pe: (pe[1].vector_bits, pe[0].rows))[0]
+    return max(fitting, key=lambda pe: (pe[1].macs_per_cycle, -pe[0].rows))[0]
+
+
+def footprint(conv) -> dict[str, int]:
+    """Bytes of each array the kernel touches (from its first to its last element)."""
+    extents: dict[str, tuple[int, int]] = {}
+    streams = [conv.output] + [t.data for t in conv.taps]
+    streams += [t.weight for t in conv.taps if not isinstance(t.weight, (int, float))]
+    width = 2 if conv.element == "int16" else 4
+    for stream in streams:
+        low = stream.offset + sum(s * loop.start for s, loop in zip(stream.strides, conv.loops))
+        high = low + sum(s * (loop.trips - 1) for s, loop in zip(stream.strides, conv.loops))
+        old = extents.get(stream.base, (low, high))
+        extents[stream.base] = (min(old[0], low), max(old[1], high))
+    return {base: high + width - low for base, (low, high) in extents.items()}
