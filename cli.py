@@ -218,8 +218,9 @@ def build_parser() -> argparse.ArgumentParser:
         default="host",
         help="the machine the passes build for: host (default, run through the JIT), or a C "
         "target, whose C is built by cc and run: c, c66x (with the host emulation of TI's "
-        "intrinsics), or hls[:tile=32x32x32,order=0x1x2,burst=16,padding=off,fusion=off,"
-        "synthesis=on] (FPGA kernels with stencil caches, simulated in C)",
+        "intrinsics), hls[:tile=32x32x32,order=0x1x2,burst=16,padding=off,fusion=off,"
+        "synthesis=on] (FPGA kernels with stencil caches, simulated in C), or aie (AI Engine "
+        "kernels, built with c++ against the emulation of the intrinsics)",
     )
     _add_row_align_option(check)
     _add_remarks_option(check)
@@ -273,7 +274,8 @@ def build_parser() -> argparse.ArgumentParser:
         default="host",
         help="the machine the passes build for: host (default), c, hexagon, c66x, or "
         "hls[:tile=...,order=...,burst=W,padding=off,fusion=off] (HLS C for an FPGA; with "
-        "-o DIR: the kernel, ship runtime, testbench, Makefile and Vitis script)",
+        "-o DIR: the kernel, ship runtime, testbench, Makefile and Vitis script), or aie (AI "
+        "Engine kernels in C++; with -o DIR: the kernel, the emulation header, a Makefile)",
     )
     _add_row_align_option(emit)
     _add_remarks_option(emit)
@@ -393,8 +395,8 @@ def _checkable_target(name: str) -> str:
     target = _target(name)
     if target.name != "host" and not target.c_dialect:
         raise _UsageError(
-            f"check runs code on this machine: --target host, or a C target (c, c66x), not "
-            f"'{target.name}'"
+            "check runs code on this machine: --target host, or a C target (c, c66x, hls, "
+            f"aie), not '{target.name}'"
         )
     return name
 
