@@ -441,7 +441,7 @@ def _run_emit(args: argparse.Namespace, cflags: list[str]) -> int:
         if emitted is not None and _writes_bundle(target, args.output):
             kernels = [lowered.functions[name] for name in emitted.hls]
             defined = [name for name, info in lowered.functions.items() if not info.is_static]
-            _write_bundle(args, target, text, cflags, kernels, emitted.burst, defined)
+            _write_bundle(args, target, text, cflags, kernels, emitted, defined)
         else:
             write_atomically(args.output, text.encode(), mode=output_mode())
     except OSError as exc:
@@ -465,7 +465,7 @@ def _write_bundle(
     text: str,
     cflags: list[str],
     kernels: list,
-    burst: int,
+    emitted,
     defined: list[str],
 ) -> None:
     from .runtime.aie_bundle import aie_bundle_files
@@ -478,9 +478,10 @@ def _write_bundle(
     stem = os.path.splitext(os.path.basename(args.file))[0]
     source = os.path.basename(args.file)
     if target.c_dialect == "hls":
-        files = hls_bundle_files(stem, args.file, text, cflags, kernels, burst, defined)
+        files = hls_bundle_files(stem, args.file, text, cflags, kernels, emitted.burst, defined)
     elif target.c_dialect == "aie":
-        files = aie_bundle_files(stem, source, text)
+        original = os.path.abspath(args.file)
+        files = aie_bundle_files(stem, original, text, emitted.aie_ports, cflags)
     else:
         files = bundle_files(target.c_dialect, stem, source, text, target.runtime_defines())
     try:

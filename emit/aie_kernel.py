@@ -97,14 +97,6 @@ class MacOp:
     start: int
 
 
-def aie_kernel(conv: Convolution, signature: list[tuple[str, str]], rows: int | None = None) -> str:
-    """The C++ of `conv` as an AIE kernel with the C function's parameters `signature`
-    ((type, name) pairs), computing `rows` output rows per iteration (unroll-and-jam of the
-    loop around the vector loop; None: the count the MACs/cycle model ranks first);
-    NotAConvolution for what the datapath cannot do."""
-    return kernel_plan(conv, rows).write(signature)
-
-
 def kernel_plan(conv: Convolution, rows: int | None = None) -> _Plan:
     """The kernel of `conv` with `rows` output rows per iteration (None: `best_rows`)."""
     path = DATAPATHS[conv.element]
@@ -148,6 +140,31 @@ class _Plan:
         self.hoisted = True
         if live_vector_bits(self) > VECTOR_REGISTER_BITS:
             self.hoisted = False
+
+    def buffer_bytes(self) -> dict[str, int]:
+        """Bytes from each array's start that the kernel touches: the output's and weights'
+        elements, the data's super-loads (which may read a little past the last element the
+        C reads)."""
+        conv = self.conv
+        last = [loop.start + loop.trips - 1 for loop in conv.loops]
+        last[-1] = conv.loops[-1].trips - self.path.lanes  # the last vector's first element
+        first_row = list(last)  # a super-load's offset includes its row of the iteration
+        if len(last) > 1:
+            first_row[-2] = conv.loops[-2].start + conv.loops[-2].trips - self.rows
+
+        def end(stream: Stream, width: int, counters: list[int]) -> int:
+            return stream.offset + width + sum(s * c for s, c in zip(stream.strides, counters))
+
+        vector = self.path.lanes * self.path.bytes
+        ends = {conv.output.base: end(conv.output, vector, last)}
+        for load in self.loads:
+            reach = end(load.stream, load.span, first_row)
+            ends[load.stream.base] = max(ends.get(load.stream.base, 0), reach)
+        for tap in conv.taps:
+            if isinstance(tap.weight, Stream):
+                weight = tap.weight.offset + self.path.bytes
+                ends[tap.weight.base] = max(ends.get(tap.weight.base, 0), weight)
+        return ends
 
     @property
     def z_registers(self) -> int:

@@ -8,7 +8,8 @@ from __future__ import annotations
 from llvmlite import ir
 
 from .aie_convolution import NotAConvolution, convolution
-from .aie_kernel import aie_kernel
+from .aie_glue import ports
+from .aie_kernel import kernel_plan
 from .emitted_code import EmittedC
 
 #: the C++ type of a kernel parameter, by its IR type (pointers keep their address only)
@@ -24,10 +25,15 @@ def aie_module(module: ir.Module, header: str = "") -> EmittedC:
             continue
         try:
             signature = [(_parameter(a), a.name) for a in function.args]
-            kernels.append(aie_kernel(convolution(function), signature))
+            plan = kernel_plan(convolution(function))
+            kernels.append(plan.write(signature))
         except NotAConvolution as exc:
             emitted.skipped[function.name] = f"not an AIE kernel: {exc}"
             continue
+        try:
+            emitted.aie_ports[function.name] = ports(plan, [a.name for a in function.args])
+        except NotAConvolution as exc:
+            emitted.aie_ports[function.name] = f"no graph glue: {exc}"
         emitted.functions.append(function.name)
         emitted.c_names[function.name] = function.name
     lines = [header] if header else []

@@ -24,3 +24,6 @@ class EmittedC:
     hls: list[str] = field(default_factory=list)
     #: their DDR words' width in elements (`--target hls:burst=W`)
     burst: int = 1
+    #: the AI Engine kernels' buffer ports for the graph glue (`aie_glue.Port`s), or why a
+    #: kernel has none
+    aie_ports: dict[str, list | str] = field(default_factory=dict)

@@ -217,16 +217,39 @@ def test_what_the_back_end_cannot_write_is_skipped_with_its_reason(kernel_file, 
     assert result.status == "SKIPPED" and why in result.message, result
 
 
-def test_emit_writes_a_directory_that_builds_and_check_runs_the_default_pipeline(tmp_path, capsys):
-    """`emit --target aie -o DIR`: the kernel C++, the emulation header and a Makefile whose
-    `make host` builds them; `check --target aie` unrolls the reductions by default."""
-    flags = conv2d_flags("int16", 3, 3)
+def test_emit_writes_a_directory_with_graph_glue_whose_testbench_agrees_with_the_c(
+    tmp_path, capsys
+):
+    """`emit --target aie -o DIR`: the kernel C++ (also behind ADF buffer ports), an ADF graph
+    (kernel::create, a PLIO per port, connect<>, source, runtime<ratio>) with its `main`, a
+    testbench and the emulation headers; `make sim` runs the graph on data files through the
+    emulated ADF API and compares with the original C ("same"), and notices a wrong kernel.
+    `check --target aie` unrolls the reductions by default."""
+    flags = conv2d_flags("int16", 3, 3, rows=4)
     out = tmp_path / "bundle"
     assert main(["emit", CONV2D, *flags, "--target", "aie", "-o", str(out)]) == 0
-    assert sorted(p.name for p in out.iterdir()) == ["Makefile", "conv2d.cc", "pycc_aie.h"]
-    assert "mac16(" in (out / "conv2d.cc").read_text()
-    subprocess.run(["make", "-s", "host"], cwd=out, check=True)
-    assert (out / "host" / "libconv2d.a").exists()
+    assert sorted(p.name for p in out.iterdir()) == [
+        "Makefile", "conv2d.cc", "conv2d_graph.cpp", "conv2d_graph.h", "pycc_adf.h",
+        "pycc_aie.h", "tb_conv2d.cc",
+    ]  # fmt: skip
+    graph = (out / "conv2d_graph.h").read_text()
+    for needle in (
+        "k = adf::kernel::create(conv2d_ports);",
+        "adf::input_buffer<int16, adf::extents<240>> &in",  # (4 + 2) rows of 40
+        "adf::output_buffer<int16, adf::extents<128>> &out",
+        'adf::input_plio::create("w", adf::plio_64_bits, "data/w.txt");',
+        "adf::connect<>(k.out[0], out.in[0]);",
+        'adf::source(k) = "conv2d.cc";',
+        "adf::runtime<adf::ratio>(k) = 0.9;",
+    ):
+        assert needle in graph, needle
+    sim = subprocess.run(["make", "-s", "sim"], cwd=out, capture_output=True, text=True)
+    assert sim.returncode == 0 and sim.stdout.strip().endswith("same"), sim.stdout + sim.stderr
+    assert (out / "host" / "libconv2d.a").exists() or (out / "host" / "conv2d.o").exists()
+    kernel = out / "conv2d.cc"
+    kernel.write_text(kernel.read_text().replace("srs(acc1, 0)", "srs(acc1, 1)"))
+    wrong = subprocess.run(["make", "-s", "sim"], cwd=out, capture_output=True, text=True)
+    assert wrong.returncode != 0 and "differ" in wrong.stdout, wrong.stdout
     assert main(["check", CONV2D, *flags, "--target", "aie"]) == 0
     assert "OK conv2d: bit-exact" in capsys.readouterr().out
 
