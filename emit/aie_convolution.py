@@ -9,8 +9,9 @@ IR (`ir_passes.core.affine`): a base argument plus a byte offset affine in the l
 
 Recognized: one store per function, of int16, int32 or float, in a loop nest whose loops have
 constant trip counts, the innermost from 0 in steps of 1; data and output at unit stride in it;
-weights (array elements or constants) that no loop moves; every operand of the stored type
-(C's int arithmetic on int16 included). Anything else is refused with the construct named.
+weights (array elements or constants) that neither of the two innermost loops moves (a
+layer's weights may change with its output channel); every operand of the stored type (C's
+int arithmetic on int16 included). Anything else is refused with the construct named.
 """
 
 from __future__ import annotations
@@ -206,9 +207,10 @@ class _Terms:
                 "a product whose operands both move with the innermost loop, or neither"
             )
         weight = operands[1] if operands[0] is moving[0] else operands[0]
-        if isinstance(weight, Stream) and any(weight.strides):
+        if isinstance(weight, Stream) and any(weight.strides[-2:]):
             raise NotAConvolution(
-                f"the weight '{weight.base}' changes with the loops (weights are loaded once)"
+                f"the weight '{weight.base}' changes with the output rows (weights are "
+                "loaded once per output plane)"
             )
         return Tap(weight, moving[0])
 

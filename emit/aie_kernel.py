@@ -222,11 +222,26 @@ class _Plan:
         placed = [((u.offset - low) // self.path.bytes, u) for u in uses]
         return _Load(Stream(base, low, strides), 64 if span <= 64 else 128, span, placed)
 
+    @property
+    def fill_depth(self) -> int:
+        """How many loops enclose the weight table's fill: the weights change with them (a
+        layer's output channel); 0: filled once per call."""
+        depths = [
+            d + 1
+            for tap in self.conv.taps
+            if isinstance(tap.weight, Stream)
+            for d, stride in enumerate(tap.weight.strides)
+            if stride
+        ]
+        return max(depths, default=0)
+
     def _weight(self, tap: Tap | None) -> str:
         if tap is None:
             return "0"
         if isinstance(tap.weight, Stream):
-            return f"PYCC_AIE_ELEMENT({self.path.element}, {tap.weight.base}, {tap.weight.offset})"
+            counters = [f"i{d}" for d in range(len(tap.weight.strides))]
+            offset = self._offset(tap.weight, counters)
+            return f"PYCC_AIE_ELEMENT({self.path.element}, {tap.weight.base}, {offset})"
         return repr(float(tap.weight)) + "f" if self.path.element == "float" else str(tap.weight)
 
     def _macs(self, k: int) -> list[MacOp]:
@@ -279,15 +294,15 @@ class _Plan:
         path, conv = self.path, self.conv
         table = -(-len(self.weights) // path.z_elements) * path.z_elements
         parameters = ", ".join(f"{t} {n}" for t, n in signature)
-        lines = [
-            f'extern "C" void {conv.function}({parameters}) {{',
-            f"  alignas(32) {path.element} pycc_w[{table}] = {{{', '.join(self.weights)}}};",
-        ]
+        fill = [f"alignas(32) {path.element} pycc_w[{table}] = {{{', '.join(self.weights)}}};"]
         if self.hoisted:
-            lines += [f"  {self._z_load(r)}" for r in range(self.z_registers)]
+            fill += [self._z_load(r) for r in range(self.z_registers)]
+        lines = [f'extern "C" void {conv.function}({parameters}) {{']
         counters = [f"i{d}" for d in range(len(conv.loops))]
         indent = "  "
         for depth, loop in enumerate(conv.loops):
+            if depth == self.fill_depth:
+                lines += [indent + line for line in fill]
             step = {len(conv.loops) - 1: path.lanes, len(conv.loops) - 2: self.rows}.get(depth, 1)
             trips = loop.trips // step
             name = counters[depth]
@@ -306,10 +321,14 @@ class _Plan:
         lines.append("}")
         return "\n".join(lines) + "\n"
 
-    def _at(self, stream: Stream, counters: list[str], row: int = 0) -> str:
+    def _offset(self, stream: Stream, counters: list[str], row: int = 0) -> str:
+        """The C expression of the stream's byte offset at the counters' values."""
         offset = stream.offset + row * self.row_step(stream)
         terms = [str(offset)] + [f"{s} * {c}" for s, c in zip(stream.strides, counters) if s]
-        return f"PYCC_AIE_AT({stream.base}, {' + '.join(terms)})"
+        return " + ".join(terms)
+
+    def _at(self, stream: Stream, counters: list[str], row: int = 0) -> str:
+        return f"PYCC_AIE_AT({stream.base}, {self._offset(stream, counters, row)})"
 
     def _body(self, counters: list[str]) -> list[str]:
         """One iteration: each output row's accumulator, the loads before their first MAC,

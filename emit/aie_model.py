@@ -5,13 +5,14 @@ cycle one vector MAC, two loads and one store of at most 256 bits (Vyasa Table V
 and 1 write"; a 128-bit load takes a load slot as well), in a software-pipelined loop that
 overlaps them, plus LOOP_OVERHEAD cycles; so
 
-    cycles = max(MAC intrinsics, loads / 2, stores) + LOOP_OVERHEAD
+    cycles = max(MAC intrinsics, loads / 2, stores) + LOOP_OVERHEAD + weight fill
     MACs/cycle = rows x lanes x taps / cycles   (the unpadded MACs, as the paper counts)
 
-against peaks of 32 (int16: 16 lanes x 2 columns), 8 (int32) and 8 (float). Not modelled:
-stalls of the pipeline's prologue and epilogue, bank conflicts, register spills (the plan's
-live vector bits are checked against the 16 x 128-bit register file instead), the scalar code
-that fills the weight table once per call. LOOP_OVERHEAD is an assumption (the paper gives no
+against peaks of 32 (int16: 16 lanes x 2 columns), 8 (int32) and 8 (float); the weight fill
+(WEIGHT_FILL cycles a weight, once per call or per output channel) is spread over the
+iterations. Not modelled: stalls of the pipeline's prologue and epilogue, bank conflicts,
+register spills (the plan's live vector bits are checked against the 16 x 128-bit register
+file instead). LOOP_OVERHEAD is an assumption (the paper gives no
 cycle breakdown): one cycle per iteration, which makes the model prefer, as the paper's tuner
 did, 8 rows for a 2x2 int16 filter over 1 (Table VI)."""
 
@@ -23,6 +24,9 @@ from dataclasses import dataclass
 MAC_ISSUE, LOAD_ISSUE, STORE_ISSUE = 1, 2, 1
 #: cycles per iteration of the vector loop beyond its issue slots (an assumption, above)
 LOOP_OVERHEAD = 1
+#: cycles per weight the kernel copies into its table (a scalar load and store: the store unit
+#: does one a cycle)
+WEIGHT_FILL = 1
 #: the vector register file: 16 registers of 128 bits (accumulators live apart)
 VECTOR_REGISTER_BITS = 16 * 128
 #: the tile's data memory: every array of the kernel in it (Vyasa §III-A)
@@ -37,7 +41,7 @@ class Estimate:
     macs: int  # MAC intrinsics per iteration
     loads: int  # loads of at most 256 bits per iteration
     stores: int
-    cycles: int
+    cycles: float
     useful: int  # multiplies that are taps, per iteration
     slots: int  # multiplies the MAC intrinsics occupy
     vector_bits: int  # the most vector register bits live at once
@@ -66,6 +70,7 @@ def estimate(plan) -> Estimate:
     stores = plan.rows
     macs = len(plan.ops)
     cycles = max(-(-macs // MAC_ISSUE), -(-loads // LOAD_ISSUE), -(-stores // STORE_ISSUE))
+    cycles += weight_fill(plan)
     useful = sum(op.useful for op in plan.ops)
     return Estimate(
         rows=plan.rows,
@@ -78,6 +83,20 @@ def estimate(plan) -> Estimate:
         vector_bits=live_vector_bits(plan),
         peak=PEAK[plan.conv.element],
     )
+
+
+def weight_fill(plan) -> float:
+    """Cycles per iteration of filling the weight table: WEIGHT_FILL per weight read from
+    memory, once per call or per iteration of the loops the weights change with (a layer's
+    output channel), spread over the vector loop's iterations in between."""
+    read = sum(1 for w in plan.weights if w.startswith("PYCC_AIE_ELEMENT"))
+    loops = plan.conv.loops
+    iterations = 1
+    for depth, loop in enumerate(loops[plan.fill_depth :], plan.fill_depth):
+        step = plan.path.lanes if depth == len(loops) - 1 else 1
+        step = plan.rows if depth == len(loops) - 2 else step
+        iterations *= loop.trips // step
+    return WEIGHT_FILL * read / iterations
 
 
 def live_vector_bits(plan) -> int:

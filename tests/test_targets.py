@@ -16,11 +16,11 @@ from pycc_stencil.ir_passes.registry import NoTarget, PassContext, PassSpec
 
 
 def test_the_registry_finds_every_target_file():
-    assert target_names() == ["host", "c", "c66x", "hexagon", "hls"]
+    assert target_names() == ["host", "aie", "c", "c66x", "hexagon", "hls"]
     for name in target_names():
         target = target_named(name)
         assert isinstance(target, Target) and target.name == name
-    with pytest.raises(ValueError, match="unknown target .arm.*host, c, c66x, hexagon, hls"):
+    with pytest.raises(ValueError, match="unknown target .arm.*host, aie, c, c66x, hexagon, hls"):
         target_named("arm")
 
 
