@@ -129,17 +129,3 @@ def best_rows(plans: list):
     if not fitting:
         return min(estimates, key=lambda pe: (pe[1].vector_bits, pe[0].rows))[0]
     return max(fitting, key=lambda pe: (pe[1].macs_per_cycle, -pe[0].rows))[0]
-
-
-def footprint(conv) -> dict[str, int]:
-    """Bytes of each array the kernel touches (from its first to its last element)."""
-    extents: dict[str, tuple[int, int]] = {}
-    streams = [conv.output] + [t.data for t in conv.taps]
-    streams += [t.weight for t in conv.taps if not isinstance(t.weight, (int, float))]
-    width = 2 if conv.element == "int16" else 4
-    for stream in streams:
-        low = stream.offset + sum(s * loop.start for s, loop in zip(stream.strides, conv.loops))
-        high = low + sum(s * (loop.trips - 1) for s, loop in zip(stream.strides, conv.loops))
-        old = extents.get(stream.base, (low, high))
-        extents[stream.base] = (min(old[0], low), max(old[1], high))
-    return {base: high + width - low for base, (low, high) in extents.items()}

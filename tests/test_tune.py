@@ -296,7 +296,8 @@ def test_tune_bad_input_gets_a_compiler_error(tmp_path, capsys):
     assert main(["tune", str(tmp_path / "missing.c")]) == 1
     assert "error: no such file or directory" in capsys.readouterr().err
     assert main(["tune", os.path.join(C66X, "jacobi.c"), "--target", "tpu"]) == 1
-    assert "unknown target 'tpu' (valid: host, aie, c, c66x, hexagon, hls)" in capsys.readouterr().err
+    valid = "valid: host, aie, c, c66x, hexagon, hls"
+    assert f"unknown target 'tpu' ({valid})" in capsys.readouterr().err
     assert main(["tune", os.path.join(C66X, "jacobi.c"), "--function", "nope"]) == 1
     assert "error: no function 'nope'" in capsys.readouterr().err
     bad = tmp_path / "bad.c"

@@ -2,17 +2,8 @@
  * (issue 17). Shapes by -D: T the element (int16_t, int32_t, float) and ACC what C sums in,
  * R x S the filter, Y x X the outputs (rows x columns). Input rows hold ROW elements: room
  * for the last column's window, rounded up to 128 bits (the AIE loads aligned vectors). */
-#include <stdint.h>
+#include "shapes.h"
 
-#ifndef T
-#define T int16_t
-#endif
-#ifndef ACC
-#define ACC int
-#endif
-#ifndef R
-#define R 3
-#endif
 #ifndef S
 #define S 3
 #endif

@@ -2,25 +2,10 @@
  * K output channels, C input channels (T, ACC, R, S, Y, X as in conv2d.c). `conv2d_layer`
  * is a dense layer (REG; PW with R = S = 1; SS with R or S = 1), `conv2d_depthwise` one with
  * one input channel per output channel (DS). */
-#include <stdint.h>
+#include "layer_shapes.h"
 
-#ifndef T
-#define T int16_t
-#endif
-#ifndef ACC
-#define ACC int
-#endif
-#ifndef R
-#define R 3
-#endif
 #ifndef S
 #define S 3
-#endif
-#ifndef Y
-#define Y 2
-#endif
-#ifndef X
-#define X 128
 #endif
 #ifndef C
 #define C 8
@@ -53,4 +38,15 @@ void conv2d_depthwise(const T in[K][Y + R - 1][ROW], const T w[K][R][S], T out[K
             sum += w[k][i][j] * in[k][y + i][x + j];
         out[k][y][x] = sum;
       }
+}
+
+/* FC: one pixel, K outputs of C inputs each; its only loop after the reduction is over output
+ * channels, along which the weights move C elements at a time */
+void fully_connected(const T in[C], const T w[K][C], T out[K]) {
+  for (int k = 0; k < K; k++) {
+    ACC sum = 0;
+    for (int c = 0; c < C; c++)
+      sum += w[k][c] * in[c];
+    out[k] = sum;
+  }
 }
