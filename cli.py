@@ -219,8 +219,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="the machine the passes build for: host (default, run through the JIT), or a C "
         "target, whose C is built by cc and run: c, c66x (with the host emulation of TI's "
         "intrinsics), hls[:tile=32x32x32,order=0x1x2,burst=16,padding=off,fusion=off,"
-        "synthesis=on] (FPGA kernels with stencil caches, simulated in C), or aie (AI Engine "
-        "kernels, built with c++ against the emulation of the intrinsics)",
+        "synthesis=on] (FPGA kernels with stencil caches, simulated in C), or aie[:style=api] "
+        "(AI Engine kernels, built with c++ against the emulation of the intrinsics or of the "
+        "AI Engine API)",
     )
     _add_row_align_option(check)
     _add_remarks_option(check)
@@ -274,8 +275,9 @@ def build_parser() -> argparse.ArgumentParser:
         default="host",
         help="the machine the passes build for: host (default), c, hexagon, c66x, or "
         "hls[:tile=...,order=...,burst=W,padding=off,fusion=off] (HLS C for an FPGA; with "
-        "-o DIR: the kernel, ship runtime, testbench, Makefile and Vitis script), or aie (AI "
-        "Engine kernels in C++; with -o DIR: the kernel, the emulation header, a Makefile)",
+        "-o DIR: the kernel, ship runtime, testbench, Makefile and Vitis script), or "
+        "aie[:style=api] (AI Engine kernels in C++; with -o DIR: the kernel, an ADF graph, a "
+        "testbench, the emulation headers, a Makefile)",
     )
     _add_row_align_option(emit)
     _add_remarks_option(emit)
@@ -455,7 +457,7 @@ def _writes_bundle(target, output: str) -> bool:
     for the AI Engine's C++)."""
     from .runtime.emitted import HEADER_DIRS
 
-    one_file = output.endswith(".cc" if target.c_dialect == "aie" else ".c")
+    one_file = output.endswith(".cc" if target.c_dialect.startswith("aie") else ".c")
     return target.c_dialect in HEADER_DIRS and not one_file and output != os.devnull
 
 
@@ -479,7 +481,7 @@ def _write_bundle(
     source = os.path.basename(args.file)
     if target.c_dialect == "hls":
         files = hls_bundle_files(stem, args.file, text, cflags, kernels, emitted.burst, defined)
-    elif target.c_dialect == "aie":
+    elif target.c_dialect.startswith("aie"):
         original = os.path.abspath(args.file)
         files = aie_bundle_files(stem, original, text, emitted.aie_ports, cflags)
     else:

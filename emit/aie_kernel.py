@@ -16,7 +16,7 @@ is then left to interleaving independent output vectors.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .aie_convolution import Convolution, NotAConvolution, Stream, Tap
 from .aie_model import VECTOR_REGISTER_BITS, best_rows, live_vector_bits
@@ -28,6 +28,7 @@ from .aie_shuffle import (
     encode_mac16_x,
     encode_mac16_z,
 )
+from .aie_styles import STYLES, MacRun
 
 #: vector loads and stores are aligned to 128 bits
 ALIGN = 16
@@ -91,6 +92,7 @@ class MacOp:
     load: int
     row: int
     z: int  # the z register of its weights
+    zstart: int  # its first weight's element there
     arguments: str
     useful: int
     tap: Tap  # its first tap
@@ -286,17 +288,19 @@ class _Plan:
                 arguments = f"{x.start}, {x.offsets:#010x}, W{register}, {z.start}, {z.offsets:#x}"
         except ShuffleConstraintError as exc:
             raise NotAConvolution(f"the shuffle network cannot select the taps: {exc}") from None
-        return MacOp(k, row, register, arguments, len(group) * self.path.lanes, group[0][1], start)
+        useful = len(group) * self.path.lanes
+        return MacOp(k, row, register, zstart, arguments, useful, group[0][1], start)
 
     # -- writing ----------------------------------------------------------------------------
 
-    def write(self, signature: list[tuple[str, str]]) -> str:
+    def write(self, signature: list[tuple[str, str]], style=STYLES["intrinsics"]) -> str:
+        """The kernel's C++ definition, spelled in `style` (`aie_styles`)."""
         path, conv = self.path, self.conv
         table = -(-len(self.weights) // path.z_elements) * path.z_elements
         parameters = ", ".join(f"{t} {n}" for t, n in signature)
         fill = [f"alignas(32) {path.element} pycc_w[{table}] = {{{', '.join(self.weights)}}};"]
         if self.hoisted:
-            fill += [self._z_load(r) for r in range(self.z_registers)]
+            fill += [style.weights(path, r, r * path.z_elements) for r in range(self.z_registers)]
         lines = [f'extern "C" void {conv.function}({parameters}) {{']
         counters = [f"i{d}" for d in range(len(conv.loops))]
         indent = "  "
@@ -314,12 +318,33 @@ class _Plan:
                 f"{indent}  chess_prepare_for_pipelining chess_loop_range({trips}, {trips}) {{"
             )
             indent += "  "
-        lines += [indent + line for line in self._body(counters)]
+        lines += [indent + line for line in self._body(counters, style)]
         for _ in conv.loops:
             indent = indent[:-2]
             lines.append(f"{indent}}}")
         lines.append("}")
         return "\n".join(lines) + "\n"
+
+    def runs(self) -> list[MacRun]:
+        """The MACs as runs of one accumulator over consecutive data and weights (the API's
+        sliding multiplications; one intrinsic per MAC of the run)."""
+        columns, found = self.path.columns, []
+        for op in self.ops:
+            last = found[-1] if found else None
+            if (
+                last is not None
+                and (last.load, last.row, last.z) == (op.load, op.row, op.z)
+                and op.start == last.start + last.points
+                and op.zstart == last.zstart + last.points
+            ):
+                found[-1] = replace(
+                    last, points=last.points + columns, arguments=(*last.arguments, op.arguments)
+                )
+            else:
+                found.append(
+                    MacRun(op.load, op.row, op.z, op.start, op.zstart, columns, (op.arguments,))
+                )
+        return found
 
     def _offset(self, stream: Stream, counters: list[str], row: int = 0) -> str:
         """The C expression of the stream's byte offset at the counters' values."""
@@ -330,56 +355,37 @@ class _Plan:
     def _at(self, stream: Stream, counters: list[str], row: int = 0) -> str:
         return f"PYCC_AIE_AT({stream.base}, {self._offset(stream, counters, row)})"
 
-    def _body(self, counters: list[str]) -> list[str]:
+    def _body(self, counters: list[str], style) -> list[str]:
         """One iteration: each output row's accumulator, the loads before their first MAC,
         one store per accumulator."""
         path, conv = self.path, self.conv
-        out = path.vector(path.lanes)
-        float_path = not path.accumulator
         lines = []
         for row in range(self.rows):
             at = self._at(conv.output, counters, row)
-            if float_path:
-                first = f"PYCC_AIE_LOAD({out}, {at})" if conv.accumulates else "null_v8float()"
-                lines.append(f"{out} acc{row} = {first};")
-            else:
-                old = f"ups(PYCC_AIE_LOAD({out}, {at}), 0)"
-                first = old if conv.accumulates else f"null_{path.accumulator}()"
-                lines.append(f"{path.accumulator} acc{row} = {first};")
-        mac = "fpmac" if float_path else "mac16" if path.columns == 2 else "lmac8"
+            lines += style.accumulator(path, row, at, conv.accumulates)
         done: set[int] = set()
         weights: set[int] = set() if not self.hoisted else set(range(self.z_registers))
-        for op in self.ops:
-            if op.load not in done:
-                lines += self._load_lines(op.load, counters)
-                done.add(op.load)
-            if op.z not in weights:
-                lines.append(self._z_load(op.z))
-                weights.add(op.z)
-            lines.append(f"acc{op.row} = {mac}(acc{op.row}, X{op.load}, {op.arguments});")
+        for run in self.runs():
+            if run.load not in done:
+                lines += self._load_lines(run.load, counters, style)
+                done.add(run.load)
+            if run.z not in weights:
+                lines.append(style.weights(path, run.z, run.z * path.z_elements))
+                weights.add(run.z)
+            lines += style.mac(path, run)
         for row in range(self.rows):
-            result = f"acc{row}" if float_path else f"srs(acc{row}, 0)"
-            lines.append(
-                f"PYCC_AIE_STORE({out}, {self._at(conv.output, counters, row)}, {result});"
-            )
+            lines.append(style.store(path, row, self._at(conv.output, counters, row)))
         return lines
 
-    def _z_load(self, register: int) -> str:
-        z = self.path.vector(self.path.z_elements)
-        start = register * self.path.z_elements
-        return f"const {z} W{register} = PYCC_AIE_LOAD({z}, pycc_w + {start});"
-
-    def _load_lines(self, k: int, counters: list[str]) -> list[str]:
+    def _load_lines(self, k: int, counters: list[str], style) -> list[str]:
         """The super-load: 256-bit parts (a trailing 128-bit one where the data end there)."""
         load, path = self.loads[k], self.path
-        register = path.vector(load.size // path.bytes)
-        part, half = path.vector(PART // path.bytes), path.vector(ALIGN // path.bytes)
-        lines = [f"{register} X{k} = undef_{register}();"]
+        lines = [style.register(path, k, load.size // path.bytes)]
         for index in range(load.parts):
             offset = load.stream.offset + index * PART
             address = self._at(Stream(load.stream.base, offset, load.stream.strides), counters)
             if (index + 1) * PART <= load.span:
-                lines.append(f"X{k} = upd_w(X{k}, {index}, PYCC_AIE_LOAD({part}, {address}));")
+                lines.append(style.part(path, k, index, PART // path.bytes, address))
             else:
-                lines.append(f"X{k} = upd_v(X{k}, {2 * index}, PYCC_AIE_LOAD({half}, {address}));")
+                lines.append(style.part(path, k, 2 * index, ALIGN // path.bytes, address))
         return lines

@@ -10,15 +10,19 @@ from llvmlite import ir
 from .aie_convolution import NotAConvolution, convolution
 from .aie_glue import ports
 from .aie_kernel import kernel_plan
+from .aie_styles import STYLES
 from .emitted_code import EmittedC
 
+#: the C dialect of each style (`--target aie:style=api`)
+AIE_STYLES = {"aie": STYLES["intrinsics"], "aie-api": STYLES["api"]}
 #: the C++ type of a kernel parameter, by its IR type (pointers keep their address only)
 _PARAMETERS = {"i32": "int32_t", "i64": "int64_t", "float": "float", "double": "double"}
 
 
-def aie_module(module: ir.Module, header: str = "") -> EmittedC:
-    """The AIE kernels of `module`'s functions, and the reasons of the others."""
-    emitted = EmittedC("", dialect="aie")
+def aie_module(module: ir.Module, header: str = "", style=STYLES["intrinsics"]) -> EmittedC:
+    """The AIE kernels of `module`'s functions in `style`, and the reasons of the others."""
+    dialect = next(d for d, s in AIE_STYLES.items() if s is style)
+    emitted = EmittedC("", dialect=dialect)
     kernels = []
     for function in module.functions:
         if not function.blocks:
@@ -26,7 +30,7 @@ def aie_module(module: ir.Module, header: str = "") -> EmittedC:
         try:
             signature = [(_parameter(a), a.name) for a in function.args]
             plan = kernel_plan(convolution(function))
-            kernels.append(plan.write(signature))
+            kernels.append(plan.write(signature, style))
         except NotAConvolution as exc:
             emitted.skipped[function.name] = f"not an AIE kernel: {exc}"
             continue
@@ -37,7 +41,7 @@ def aie_module(module: ir.Module, header: str = "") -> EmittedC:
         emitted.functions.append(function.name)
         emitted.c_names[function.name] = function.name
     lines = [header] if header else []
-    lines += ["#include <cstdint>", '#include "pycc_aie.h"', ""]
+    lines += ["#include <cstdint>", f'#include "{style.header}"', ""]
     emitted.text = "\n".join(lines) + "\n".join(kernels)
     return emitted
 

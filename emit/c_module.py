@@ -13,7 +13,7 @@ from llvmlite import ir
 from llvmlite.ir import instructions as ins
 
 from ..polyhedral.hls_buffers import NotPlannable
-from .aie_module import aie_module
+from .aie_module import AIE_STYLES, aie_module
 from .c66x_tiling import TiledKernel, wrapper
 from .c_dialect import Helpers, PortableDialect
 from .c_dialect_c66x import C66xDialect
@@ -58,8 +58,8 @@ def emit_c(
     from); `tiled`: the image kernels to run tile by tile (C66x: `c66x_tiling`), or the
     functions to write as FPGA kernels and how (`HlsOptions`); `aie`: the AI Engine kernels
     of `aie_module`."""
-    if dialect == "aie":
-        return aie_module(module, header)
+    if dialect in AIE_STYLES:
+        return aie_module(module, header, AIE_STYLES[dialect])
     types, helpers = TypeTable(), Helpers()
     writer_dialect = DIALECTS[dialect](types, helpers)
     chosen = {

@@ -41,7 +41,7 @@ host: host/lib{stem}.a
 host/lib{stem}.a: host/{stem}.o
 \t$(AR) rcs $@ $^
 
-host/{stem}.o: {stem}.cc pycc_aie.h pycc_adf.h
+host/{stem}.o: {stem}.cc pycc_aie.h pycc_aie_api.h pycc_adf.h
 \tmkdir -p host
 \t$(CXX) $(CXXFLAGS) -I. -c {stem}.cc -o $@
 
@@ -79,7 +79,7 @@ def aie_bundle_files(
         files[f"{function}_graph.cpp"] = graph_main(function).encode()
         files[f"tb_{function}.cc"] = testbench(function, found).encode()
     files[f"{stem}.cc"] = text.encode()
-    for header in ("pycc_aie.h", "pycc_adf.h"):
+    for header in ("pycc_aie.h", "pycc_aie_api.h", "pycc_adf.h"):
         files[header] = (HEADER_DIRS["aie"] / header).read_bytes()
     no_glue = "".join(f"\n#               ({name}: {why})" for name, why in ports.items()
                       if not isinstance(why, list))  # fmt: skip

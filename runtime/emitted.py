@@ -30,6 +30,7 @@ HEADER_DIRS = {
     "c66x": Path(__file__).parent / "c66x",
     "hls": Path(__file__).parent / "hls",
     "aie": Path(__file__).parent / "aie",
+    "aie-api": Path(__file__).parent / "aie",
 }
 #: flags a dialect's C needs besides the strict ones (the HLS pragmas are unknown to cc)
 DIALECT_FLAGS = {"hls": ["-Wno-unknown-pragmas"]}
@@ -85,7 +86,7 @@ class EmittedLibrary:
         C++ against Vitis HLS's own ap_int.h (as its C simulation builds them), where a
         package ships it (`hls_vendor`); `self.vendor_types` says which. The code Vitis
         synthesizes (`-D__SYNTHESIS__`) is C: its ships are typed loops."""
-        if self.emitted.dialect == "aie":  # AI Engine kernels are C++
+        if self.emitted.dialect.startswith("aie"):  # AI Engine kernels are C++
             strict = [f for f in STRICT_FLAGS if not f.startswith("-std=")]
             return ["c++", "-x", "c++", "-std=c++14", *strict]
         wide = self.emitted.dialect == "hls" and self.emitted.burst > 1

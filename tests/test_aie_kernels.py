@@ -230,7 +230,7 @@ def test_emit_writes_a_directory_with_graph_glue_whose_testbench_agrees_with_the
     assert main(["emit", CONV2D, *flags, "--target", "aie", "-o", str(out)]) == 0
     assert sorted(p.name for p in out.iterdir()) == [
         "Makefile", "conv2d.cc", "conv2d_graph.cpp", "conv2d_graph.h", "pycc_adf.h",
-        "pycc_aie.h", "tb_conv2d.cc",
+        "pycc_aie.h", "pycc_aie_api.h", "tb_conv2d.cc",
     ]  # fmt: skip
     graph = (out / "conv2d_graph.h").read_text()
     for needle in (
@@ -329,3 +329,22 @@ def test_a_conv3d_is_a_convolution_too():
     result = unit.check("conv3d", {})
     assert result.status == "OK" and result.changed, result
     assert unit.emitted.emitted.text.count("= mac16(") == 2 * 2 * 9  # 2 rows x 9 rows of taps x 2
+
+
+@pytest.mark.parametrize("element, r, s", [("int16", 3, 3), ("int32", 2, 10), ("float", 3, 3)])
+def test_the_ai_engine_api_style_is_bit_exact_too(element, r, s):
+    """`--target aie:style=api`: the same plan spelled with aie::vector, aie::accum and one
+    aie::sliding_mul_ops per run of taps of a filter row within one z register (a 3x3 int16
+    row: 2 mac16 pairs -> 1 run of 4 points)."""
+    flags = conv2d_flags(element, r, s)
+    unit = compiled(CONV2D, flags, PASSES, target="aie:style=api")
+    result = unit.check("conv2d", {})
+    assert result.status == "OK" and result.changed, result
+    body = unit.emitted.emitted.text
+    assert "mac16(" not in body and "lmac8(" not in body and "fpmac(" not in body
+    points = s + 1 if element == "int16" and s % 2 else s
+    runs = [int(p) for p in re.findall(r"aie::sliding_mul_ops<\d+, (\d+), 1, 1, 1,", body)]
+    assert sum(runs) == r * points, runs  # every tap (and pad) once
+    if element == "int16":  # a filter row's weights in one z register: one run a row
+        assert runs == [points] * r, runs
+    assert body.count("aie::store_v(") == 1

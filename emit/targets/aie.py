@@ -10,13 +10,19 @@ from ...ir_passes.core.target import Target
 
 class Aie(Target):
     name = "aie"
-    c_dialect = "aie"
     #: Vyasa unrolls the reduction loops first; the kernel writer does the rest
     default_passes = "unroll-reductions"
     cache_tiling = False
     #: srs saturates each output where C's conversion wraps: with inputs in [-8, 8] a sum of up
     #: to 512 taps fits int16 (the saturation itself is tested on its own)
     integer_inputs = (-8, 8)
+
+    def __init__(self, style: str = "intrinsics"):
+        """`style=intrinsics` (mac16, lmac8, fpmac: Vyasa's) or `style=api` (the AI Engine
+        API: aie::vector, aie::accum, aie::sliding_mul_ops)."""
+        if style not in ("intrinsics", "api"):
+            raise ValueError(f"style={style}: expected intrinsics or api")
+        self.c_dialect = "aie" if style == "intrinsics" else "aie-api"
 
     @property
     def vector_bytes(self) -> int:

@@ -1,0 +1,104 @@
+"""How an AI Engine kernel's statements are spelled: with the AIE1 intrinsics (`mac16`,
+`lmac8`, `fpmac`, `srs`, `upd_w`: what Vyasa emits) or with the AI Engine API (`aie::vector`,
+`aie::accum`, `aie::sliding_mul_ops`, `aie::load_v`: what AMD's newer examples use). The plan
+(`aie_kernel`) is the same; only the spelling differs."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class MacRun:
+    """MACs of one accumulator on consecutive data and weights: `points` taps (padding
+    included) from `start` in register X`load` and `zstart` in W`z`; the intrinsic style
+    writes its `arguments`, one intrinsic each."""
+
+    load: int
+    row: int
+    z: int
+    start: int
+    zstart: int
+    points: int
+    arguments: tuple[str, ...]
+
+
+class IntrinsicStyle:
+    name = "intrinsics"
+    header = "pycc_aie.h"
+
+    def accumulator(self, path, row: int, at: str, accumulates: bool) -> list[str]:
+        out = path.vector(path.lanes)
+        if not path.accumulator:
+            first = f"PYCC_AIE_LOAD({out}, {at})" if accumulates else "null_v8float()"
+            return [f"{out} acc{row} = {first};"]
+        old = f"ups(PYCC_AIE_LOAD({out}, {at}), 0)"
+        first = old if accumulates else f"null_{path.accumulator}()"
+        return [f"{path.accumulator} acc{row} = {first};"]
+
+    def register(self, path, k: int, elements: int) -> str:
+        register = path.vector(elements)
+        return f"{register} X{k} = undef_{register}();"
+
+    def part(self, path, k: int, index: int, elements: int, address: str) -> str:
+        update = "upd_w" if elements * path.bytes == 32 else "upd_v"
+        return f"X{k} = {update}(X{k}, {index}, PYCC_AIE_LOAD({path.vector(elements)}, {address}));"
+
+    def weights(self, path, register: int, start: int) -> str:
+        z = path.vector(path.z_elements)
+        return f"const {z} W{register} = PYCC_AIE_LOAD({z}, pycc_w + {start});"
+
+    def mac(self, path, run: MacRun) -> list[str]:
+        name = "fpmac" if not path.accumulator else "mac16" if path.columns == 2 else "lmac8"
+        acc = f"acc{run.row}"
+        return [f"{acc} = {name}({acc}, X{run.load}, {a});" for a in run.arguments]
+
+    def store(self, path, row: int, at: str) -> str:
+        result = f"acc{row}" if not path.accumulator else f"srs(acc{row}, 0)"
+        return f"PYCC_AIE_STORE({path.vector(path.lanes)}, {at}, {result});"
+
+
+#: the AI Engine API's accumulator tag of each datapath
+_TAGS = {"int16_t": "acc48", "int32_t": "acc80", "float": "accfloat"}
+
+
+class ApiStyle:
+    name = "api"
+    header = "pycc_aie_api.h"
+
+    def _types(self, path) -> tuple[str, str]:
+        return path.element, f"aie::accum<{_TAGS[path.element]}, {path.lanes}>"
+
+    def accumulator(self, path, row: int, at: str, accumulates: bool) -> list[str]:
+        element, accum = self._types(path)
+        if not accumulates:
+            return [f"{accum} acc{row} = aie::zeros<{_TAGS[element]}, {path.lanes}>();"]
+        old = f"aie::load_v<{path.lanes}>(({element} *)({at}))"
+        return [f"{accum} acc{row};", f"acc{row}.from_vector({old}, 0);"]
+
+    def register(self, path, k: int, elements: int) -> str:
+        return f"aie::vector<{path.element}, {elements}> X{k};"
+
+    def part(self, path, k: int, index: int, elements: int, address: str) -> str:
+        return f"X{k}.insert({index}, aie::load_v<{elements}>(({path.element} *)({address})));"
+
+    def weights(self, path, register: int, start: int) -> str:
+        z = f"aie::vector<{path.element}, {path.z_elements}>"
+        return f"const {z} W{register} = aie::load_v<{path.z_elements}>(pycc_w + {start});"
+
+    def mac(self, path, run: MacRun) -> list[str]:
+        element, _ = self._types(path)
+        ops = (
+            f"aie::sliding_mul_ops<{path.lanes}, {run.points}, 1, 1, 1, {element}, {element}, "
+            f"{_TAGS[element]}>"
+        )
+        acc = f"acc{run.row}"
+        return [f"{acc} = {ops}::mac({acc}, W{run.z}, {run.zstart}, X{run.load}, {run.start});"]
+
+    def store(self, path, row: int, at: str) -> str:
+        shift = "" if not path.accumulator else "0"
+        value = f"acc{row}.template to_vector<{path.element}>({shift})"
+        return f"aie::store_v(({path.element} *)({at}), {value});"
+
+
+STYLES = {style.name: style for style in (IntrinsicStyle(), ApiStyle())}
