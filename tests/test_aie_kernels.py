@@ -348,3 +348,14 @@ def test_the_ai_engine_api_style_is_bit_exact_too(element, r, s):
     if element == "int16":  # a filter row's weights in one z register: one run a row
         assert runs == [points] * r, runs
     assert body.count("aie::store_v(") == 1
+
+
+def test_remarks_say_what_each_kernel_got_and_when_its_arrays_exceed_the_tile():
+    """F13: the tile's 128 KB of data memory; a volume too large is reported, not refused."""
+    volume = str(Path(__file__).parent / "corpus" / "aie" / "conv3d.c")
+    unit = compiled(volume, ["-DR=3", "-DZ=64", "-DT=int32_t"], PASSES, target="aie")
+    messages = [r.message for r in unit.remarks if r.pass_name == "aie-kernel"]
+    assert any(m.startswith("AI Engine kernel: 8 lanes x 1 column of int32") for m in messages)
+    assert any("more than the tile's 131072 bytes of data memory" in m for m in messages)
+    small = compiled(CONV2D, conv2d_flags("int16", 3, 3), PASSES, target="aie")
+    assert not any("data memory" in r.message for r in small.remarks)

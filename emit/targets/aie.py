@@ -5,7 +5,15 @@ the intrinsics (runtime/aie/pycc_aie.h) and checked bit for bit."""
 
 from __future__ import annotations
 
+from llvmlite import ir
+
+from ...ir_passes.core.copying import fresh_copy
 from ...ir_passes.core.target import Target
+from ...ir_passes.pipeline import parse_pipeline, run_passes
+from ...ir_passes.registry import PassContext
+from ..aie_convolution import NotAConvolution, convolution
+from ..aie_kernel import kernel_plan
+from ..aie_model import LOCAL_MEMORY, estimate
 
 
 class Aie(Target):
@@ -33,3 +41,35 @@ class Aie(Target):
 
     def describe(self) -> str:
         return "AMD/Xilinx AI Engine, AIE1 (intrinsic C++; emulated on this host)"
+
+    def c_tiling(self, module: ir.Module, remarks: list) -> dict[str, object]:
+        """Nothing is tiled; the remarks say what each function becomes: its datapath, rows
+        per iteration, MAC-slot use and modelled MACs/cycle, and whether its arrays fit the
+        tile's data memory (on a copy, with its reductions unrolled as the pipeline will)."""
+        context = PassContext("aie-kernel", remarks)
+        copy = run_passes(fresh_copy(module), parse_pipeline(self.default_passes)).module
+        for function in copy.functions:
+            if not function.blocks:
+                continue
+            try:
+                plan = kernel_plan(convolution(function))
+            except NotAConvolution as exc:
+                context.missed(f"not an AI Engine kernel: {exc}", at=function)
+                continue
+            model, memory = estimate(plan), sum(plan.buffer_bytes().values())
+            path = plan.path
+            context.passed(
+                f"AI Engine kernel: {path.lanes} lanes x {path.columns} column"
+                f"{'s' if path.columns > 1 else ''} of {plan.conv.element}, {plan.rows} output "
+                f"row{'s' if plan.rows > 1 else ''} per iteration, {model.utilization:.0%} of the "
+                f"MAC slots are taps, modelled {model.macs_per_cycle:.2f} MACs/cycle "
+                f"({model.macs_per_cycle / model.peak:.0%} of peak)",
+                at=function,
+            )
+            if memory > LOCAL_MEMORY:
+                context.missed(
+                    f"its arrays need {memory} bytes, more than the tile's {LOCAL_MEMORY} bytes "
+                    "of data memory: the kernel cannot run on one AI Engine as written",
+                    at=function,
+                )
+        return {}
