@@ -430,7 +430,7 @@ def _run_emit(args: argparse.Namespace, cflags: list[str]) -> int:
     kind = args.emit or ("c" if target.c_dialect else "llvm")
     emitted = None
     if kind == "c":
-        emitted = _emitted_c(args, target, result.module, tiled)
+        emitted = _emitted_c(args, target, result.module, tiled, lowered.functions)
         text = emitted.text
     else:
         text = "\n".join([*describe(result.module), str(result.module)])
@@ -492,7 +492,7 @@ def _write_bundle(
         raise _UsageError(str(exc)) from None
 
 
-def _emitted_c(args: argparse.Namespace, target, module, tiled: dict):
+def _emitted_c(args: argparse.Namespace, target, module, tiled: dict, functions: dict):
     """The C of `module` in the target's dialect; each function left out is a warning."""
     from .emit.c_module import emit_c
 
@@ -501,11 +501,10 @@ def _emitted_c(args: argparse.Namespace, target, module, tiled: dict):
     passes = target.default_passes if args.passes is None else args.passes
     pipeline = f", passes '{passes}'" if passes else ""
     header = f"/* {os.path.basename(args.file)} by pycc-stencil --target {target.name}{pipeline} */"
-    emitted = emit_c(module, target.c_dialect, header, tiled)
+    emitted = emit_c(module, target.c_dialect, header, tiled, functions)
+    what = "is " if target.c_dialect.startswith("aie") else "is not written as C: "
     for name, reason in emitted.skipped.items():
-        print_diagnostics(
-            [Diagnostic("warning", f"function '{name}' is not written as C: {reason}")]
-        )
+        print_diagnostics([Diagnostic("warning", f"function '{name}' {what}{reason}")])
     return emitted
 
 

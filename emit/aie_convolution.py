@@ -70,6 +70,7 @@ class Convolution:
     taps: list[Tap]  # in the source's order of summation (after the old output, if added)
     accumulates: bool  # the old output is added (`+=`)
     arguments: list[str]  # the function's parameters, in order
+    starts_with_zero: bool = True  # the sum starts from 0, not from its first product
 
     @property
     def element_bytes(self) -> int:
@@ -87,11 +88,24 @@ def convolution(function: ir.Function) -> Convolution:
     element = _element(value.type)
     counters = [loop.trip_count_iv.phi for loop in nest]
     output = _stream(pointer, counters)
+    if not output.strides[-1]:
+        raise NotAConvolution(
+            "the output is written at the same element by every iteration of the innermost "
+            "loop (a sum kept in memory, `out[y][x] += ...` in the tap loop: sum into a local "
+            "variable instead)"
+        )
     builder = _Terms(element, counters, output)
     builder.walk(value)
     width = size_of(value.type)
     if output.strides[-1] != width:
         raise NotAConvolution("the output is not written at unit stride in the innermost loop")
+    for tap in builder.taps:
+        for stream in (tap.data, tap.weight):
+            if isinstance(stream, Stream) and stream.base == output.base:
+                raise NotAConvolution(
+                    f"'{output.base}' is read as well as written (beyond `acc = out[...]`): "
+                    "the kernel's arrays must not overlap"
+                )
     for tap in builder.taps:
         if tap.data.strides[-1] != width:
             raise NotAConvolution(
@@ -108,6 +122,7 @@ def convolution(function: ir.Function) -> Convolution:
         builder.taps,
         builder.accumulates,
         [a.name for a in function.args],
+        builder.starts_with_zero,
     )
 
 
@@ -169,35 +184,51 @@ class _Terms:
         self.element, self.counters, self.output = element, counters, output
         self.taps: list[Tap] = []
         self.accumulates = False
+        #: the sum starts from 0 (`float sum = 0`), not from its first product: float
+        #: -0.0 + -0.0 is -0.0, 0.0 + -0.0 is 0.0
+        self.starts_with_zero = False
 
     def walk(self, value: ir.Value) -> None:
-        value = _uncast(value, self.element)
-        op = getattr(value, "opname", None)
-        if op in ("add", "fadd"):
-            left, right = value.operands
-            if op == "fadd" and getattr(_uncast(right, self.element), "opname", None) == "fadd":
+        """The summands of `value`, left to right (iteratively: a sum of a thousand taps is
+        a chain a thousand adds deep)."""
+        pending = [value]
+        while pending:
+            value = _uncast(pending.pop(), self.element)
+            op = getattr(value, "opname", None)
+            if op in ("add", "fadd"):
+                left, right = value.operands
+                if op == "fadd" and getattr(_uncast(right, self.element), "opname", None) == "fadd":
+                    raise NotAConvolution(
+                        "a float sum that is not summed term after term (the kernel keeps C's "
+                        "order of summation)"
+                    )
+                pending += [right, left]
+            elif op in ("mul", "fmul"):
+                self.taps.append(self._tap(*(_uncast(v, self.element) for v in value.operands)))
+            elif op == "load":
+                self._summand(self._load(value))
+            elif _zero(value):
+                self.starts_with_zero = self.starts_with_zero or not self.taps
+            elif isinstance(value, ir.CastInstr):
                 raise NotAConvolution(
-                    "a float sum that is not summed term after term (the kernel keeps C's "
-                    "order of summation)"
+                    f"the sum converts {value.operands[0].type} to {value.type} ('{op}'): "
+                    f"not C's {self.element} arithmetic"
                 )
-            self.walk(left)
-            self.walk(right)
-        elif op in ("mul", "fmul"):
-            self.taps.append(self._tap(*(_uncast(v, self.element) for v in value.operands)))
-        elif op == "load":
-            stream = self._load(value)
-            if stream == self.output:
-                if self.accumulates or (self.taps and self.element == "float"):
-                    raise NotAConvolution("the old output is not the first term of the sum")
-                self.accumulates = True
             else:
-                self.taps.append(Tap(1.0 if self.element == "float" else 1, stream))
-        elif _zero(value):
-            return  # the sum's initial 0
+                what = op or _constant_text(value)
+                raise NotAConvolution(f"the stored value computes '{what}', not a sum of products")
+
+    def _summand(self, stream: Stream) -> None:
+        """A load added without a weight: the old output (`acc = out[y][x]; acc += ...`), or
+        data with weight 1."""
+        if stream != self.output:
+            self.taps.append(Tap(1.0 if self.element == "float" else 1, stream))
+        elif self.accumulates:
+            raise NotAConvolution("the old output is added twice")
+        elif self.taps and self.element == "float":
+            raise NotAConvolution("the old output is added after other terms (C's float order)")
         else:
-            raise NotAConvolution(
-                f"the stored value computes '{op or value}', not a sum of products"
-            )
+            self.accumulates = True
 
     def _tap(self, left: ir.Value, right: ir.Value) -> Tap:
         operands = [self._operand(left), self._operand(right)]
@@ -215,11 +246,13 @@ class _Terms:
         return Tap(weight, moving[0])
 
     def _operand(self, value: ir.Value) -> Stream | float | int:
-        if isinstance(value, ir.Constant):
-            return value.constant
+        constant = _constant(value)
+        if constant is not None:
+            return constant
         if getattr(value, "opname", None) == "load":
             return self._load(value)
-        raise NotAConvolution(f"a product of '{getattr(value, 'opname', value)}', not of loads")
+        what = getattr(value, "opname", None) or "a scalar parameter"
+        raise NotAConvolution(f"a product of '{what}', not of array elements and constants")
 
     def _load(self, load: ir.Instruction) -> Stream:
         if _element(load.type) != self.element:
@@ -228,10 +261,34 @@ class _Terms:
 
 
 def _uncast(value: ir.Value, element: str) -> ir.Value:
-    """`value` without the conversions C's int arithmetic on int16 adds (sext, trunc)."""
-    while getattr(value, "opname", None) in ("sext", "trunc") and element == "int16":
-        value = value.operands[0]
+    """`value` without the conversions C's int arithmetic on int16 adds: an int16 widened to
+    int (sext) or an int narrowed to int16 (trunc); never a narrowing to 8 bits, which
+    changes values."""
+    while element == "int16":
+        op = getattr(value, "opname", None)
+        inner = value.operands[0] if op in ("sext", "trunc") else None
+        if op == "sext" and str(inner.type) == "i16" or op == "trunc" and str(value.type) == "i16":
+            value = inner
+        else:
+            return value
     return value
+
+
+def _constant(value: ir.Value) -> float | int | None:
+    """A constant operand, also negated (`-2` and `-0.5f` are `sub 0, 2` and `fneg 0.5`)."""
+    if isinstance(value, ir.Constant):
+        return value.constant
+    op = getattr(value, "opname", None)
+    if op == "sub" and _zero(value.operands[0]) and isinstance(value.operands[1], ir.Constant):
+        return -value.operands[1].constant
+    if op == "fneg" and isinstance(value.operands[0], ir.Constant):
+        return -value.operands[0].constant
+    return None
+
+
+def _constant_text(value: ir.Value) -> str:
+    """A value as its C spelling where it has one (a constant), else its IR kind."""
+    return str(value.constant) if isinstance(value, ir.Constant) else type(value).__name__
 
 
 def _zero(value: ir.Value) -> bool:

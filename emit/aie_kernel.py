@@ -67,6 +67,7 @@ class _Use:
     row: int
     tap: Tap
     offset: int  # the data's byte offset
+    order: int  # the tap's place in C's sum
 
 
 @dataclass
@@ -95,7 +96,7 @@ class MacOp:
     zstart: int  # its first weight's element there
     arguments: str
     useful: int
-    tap: Tap  # its first tap
+    order: int  # its first tap's place in C's sum
     start: int
 
 
@@ -136,7 +137,7 @@ class _Plan:
         self.slots: dict[tuple, int] = {}  # the z slot of each group of taps
         self.ops = [op for k in range(len(self.loads)) for op in self._macs(k)]
         if path.element == "float":  # one tap per MAC, in C's order per output: bit-exact
-            self.ops.sort(key=lambda op: (conv.taps.index(op.tap), op.row))
+            self.ops.sort(key=lambda op: (op.order, op.row))
         #: the z registers are loaded once per call where they fit the register file with
         #: the data; else each iteration loads each one before its first MAC
         self.hoisted = True
@@ -163,8 +164,8 @@ class _Plan:
             reach = end(load.stream, load.span, first_row)
             ends[load.stream.base] = max(ends.get(load.stream.base, 0), reach)
         for tap in conv.taps:
-            if isinstance(tap.weight, Stream):
-                weight = tap.weight.offset + self.path.bytes
+            if isinstance(tap.weight, Stream):  # per output channel, for a layer's weights
+                weight = end(tap.weight, self.path.bytes, last)
                 ends[tap.weight.base] = max(ends.get(tap.weight.base, 0), weight)
         return ends
 
@@ -193,10 +194,11 @@ class _Plan:
         output rows of an iteration share the input rows they both read)."""
         width = self.path.lanes * self.path.bytes
         groups: dict[tuple, list[_Use]] = {}
-        for tap in self.conv.taps:
+        for order, tap in enumerate(self.conv.taps):
             self._aligned(tap.data, "the data")
             for row in range(self.rows):
-                use = _Use(row, tap, tap.data.offset + row * self.row_step(tap.data))
+                offset = tap.data.offset + row * self.row_step(tap.data)
+                use = _Use(row, tap, offset, order)
                 groups.setdefault((tap.data.base, tap.data.strides), []).append(use)
         loads = []
         for (base, strides), uses in groups.items():
@@ -244,7 +246,14 @@ class _Plan:
             counters = [f"i{d}" for d in range(len(tap.weight.strides))]
             offset = self._offset(tap.weight, counters)
             return f"PYCC_AIE_ELEMENT({self.path.element}, {tap.weight.base}, {offset})"
-        return repr(float(tap.weight)) + "f" if self.path.element == "float" else str(tap.weight)
+        if self.path.element == "float":
+            return repr(float(tap.weight)) + "f"
+        bits = 8 * self.path.bytes
+        if not -(1 << (bits - 1)) <= tap.weight < 1 << (bits - 1):
+            raise NotAConvolution(
+                f"the constant weight {tap.weight} does not fit the {bits}-bit weight lanes"
+            )
+        return str(tap.weight)
 
     def _macs(self, k: int) -> list[MacOp]:
         """The MACs of load k, per output row: mac16 fuses taps one element apart in pairs
@@ -252,14 +261,15 @@ class _Plan:
         each."""
         ops = []
         for row in range(self.rows):
-            placed = sorted((s, u.tap) for s, u in self.loads[k].uses if u.row == row)
-            groups: list[list[tuple[int, Tap]]] = []
-            for start, tap in placed:
+            placed = [(s, u) for s, u in self.loads[k].uses if u.row == row]
+            placed.sort(key=lambda pair: pair[0])  # stable: a repeated tap keeps C's order
+            groups: list[list[tuple[int, _Use]]] = []
+            for start, use in placed:
                 last = groups[-1] if groups else None
                 if last and len(last) < self.path.columns and start == last[-1][0] + 1:
-                    last.append((start, tap))
+                    last.append((start, use))
                 else:
-                    groups.append([(start, tap)])
+                    groups.append([(start, use)])
             ops += [self._mac(k, row, group) for group in groups]
         return ops
 
@@ -272,8 +282,8 @@ class _Plan:
             self.weights += [self._weight(t) for t in taps]
         return self.slots[taps]
 
-    def _mac(self, k: int, row: int, group: list[tuple[int, Tap]]) -> MacOp:
-        taps = tuple(tap for _, tap in group) + (None,) * (self.path.columns - len(group))
+    def _mac(self, k: int, row: int, group: list[tuple[int, _Use]]) -> MacOp:
+        taps = tuple(use.tap for _, use in group) + (None,) * (self.path.columns - len(group))
         register, zstart = divmod(self._slot(taps), self.path.z_elements)
         start = group[0][0]
         try:
@@ -289,7 +299,7 @@ class _Plan:
         except ShuffleConstraintError as exc:
             raise NotAConvolution(f"the shuffle network cannot select the taps: {exc}") from None
         useful = len(group) * self.path.lanes
-        return MacOp(k, row, register, zstart, arguments, useful, group[0][1], start)
+        return MacOp(k, row, register, zstart, arguments, useful, group[0][1].order, start)
 
     # -- writing ----------------------------------------------------------------------------
 
@@ -302,6 +312,9 @@ class _Plan:
         if self.hoisted:
             fill += [style.weights(path, r, r * path.z_elements) for r in range(self.z_registers)]
         lines = [f'extern "C" void {conv.function}({parameters}) {{']
+        used = {conv.output.base} | {t.data.base for t in conv.taps}
+        used |= {t.weight.base for t in conv.taps if isinstance(t.weight, Stream)}
+        lines += [f"  (void){name};" for _, name in signature if name not in used]
         counters = [f"i{d}" for d in range(len(conv.loops))]
         indent = "  "
         for depth, loop in enumerate(conv.loops):
@@ -365,6 +378,10 @@ class _Plan:
             lines += style.accumulator(path, row, at, conv.accumulates)
         done: set[int] = set()
         weights: set[int] = set() if not self.hoisted else set(range(self.z_registers))
+        # a float sum that C starts with its first product (not 0 + it: the sign of zero)
+        started = set() if path.element == "float" and not conv.starts_with_zero else None
+        if conv.accumulates:
+            started = None
         for run in self.runs():
             if run.load not in done:
                 lines += self._load_lines(run.load, counters, style)
@@ -372,7 +389,10 @@ class _Plan:
             if run.z not in weights:
                 lines.append(style.weights(path, run.z, run.z * path.z_elements))
                 weights.add(run.z)
-            lines += style.mac(path, run)
+            first = started is not None and run.row not in started
+            lines += style.mac(path, run, first)
+            if started is not None:
+                started.add(run.row)
         for row in range(self.rows):
             lines.append(style.store(path, row, self._at(conv.output, counters, row)))
         return lines

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from llvmlite import ir
 
+from ..frontend import c_types as ct
 from .aie_convolution import NotAConvolution, convolution
 from .aie_glue import ports
 from .aie_kernel import kernel_plan
@@ -19,8 +20,14 @@ AIE_STYLES = {"aie": STYLES["intrinsics"], "aie-api": STYLES["api"]}
 _PARAMETERS = {"i32": "int32_t", "i64": "int64_t", "float": "float", "double": "double"}
 
 
-def aie_module(module: ir.Module, header: str = "", style=STYLES["intrinsics"]) -> EmittedC:
-    """The AIE kernels of `module`'s functions in `style`, and the reasons of the others."""
+def aie_module(
+    module: ir.Module,
+    header: str = "",
+    style=STYLES["intrinsics"],
+    functions: dict | None = None,
+) -> EmittedC:
+    """The AIE kernels of `module`'s functions in `style`, and the reasons of the others
+    (`functions`: the front end's FunctionInfo of each, for what the IR does not say)."""
     dialect = next(d for d, s in AIE_STYLES.items() if s is style)
     emitted = EmittedC("", dialect=dialect)
     kernels = []
@@ -28,11 +35,12 @@ def aie_module(module: ir.Module, header: str = "", style=STYLES["intrinsics"]) 
         if not function.blocks:
             continue
         try:
+            _signed((functions or {}).get(function.name))
             signature = [(_parameter(a), a.name) for a in function.args]
             plan = kernel_plan(convolution(function))
             kernels.append(plan.write(signature, style))
         except NotAConvolution as exc:
-            emitted.skipped[function.name] = f"not an AIE kernel: {exc}"
+            emitted.skipped[function.name] = f"not an AI Engine kernel: {exc}"
             continue
         try:
             emitted.aie_ports[function.name] = ports(plan, [a.name for a in function.args])
@@ -44,6 +52,20 @@ def aie_module(module: ir.Module, header: str = "", style=STYLES["intrinsics"]) 
     lines += ["#include <cstdint>", f'#include "{style.header}"', ""]
     emitted.text = "\n".join(lines) + "\n".join(kernels)
     return emitted
+
+
+def _signed(info) -> None:
+    """NotAConvolution for arrays of unsigned integers: the AI Engine's `srs` saturates as
+    signed, where C's unsigned arithmetic wraps (the IR's i32 does not tell them apart)."""
+    for param in info.params if info is not None else ():
+        element = param.ctype
+        while isinstance(element, (ct.ArrayType, ct.PointerType)):
+            element = element.element if isinstance(element, ct.ArrayType) else element.pointee
+        if isinstance(element, ct.IntType) and not element.signed:
+            raise NotAConvolution(
+                f"'{param.name}' holds unsigned integers (the AI Engine saturates as signed "
+                "where C's unsigned arithmetic wraps)"
+            )
 
 
 def _parameter(argument: ir.Argument) -> str:

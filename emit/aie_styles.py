@@ -48,10 +48,15 @@ class IntrinsicStyle:
         z = path.vector(path.z_elements)
         return f"const {z} W{register} = PYCC_AIE_LOAD({z}, pycc_w + {start});"
 
-    def mac(self, path, run: MacRun) -> list[str]:
+    def mac(self, path, run: MacRun, first: bool = False) -> list[str]:
+        """The run's intrinsics; with `first`, the first one starts the accumulator (fpmul:
+        C's float sum starts with its first product)."""
         name = "fpmac" if not path.accumulator else "mac16" if path.columns == 2 else "lmac8"
         acc = f"acc{run.row}"
-        return [f"{acc} = {name}({acc}, X{run.load}, {a});" for a in run.arguments]
+        lines = [f"{acc} = {name}({acc}, X{run.load}, {a});" for a in run.arguments]
+        if first:
+            lines[0] = f"{acc} = fpmul(X{run.load}, {run.arguments[0]});"
+        return lines
 
     def store(self, path, row: int, at: str) -> str:
         result = f"acc{row}" if not path.accumulator else f"srs(acc{row}, 0)"
@@ -86,14 +91,18 @@ class ApiStyle:
         z = f"aie::vector<{path.element}, {path.z_elements}>"
         return f"const {z} W{register} = aie::load_v<{path.z_elements}>(pycc_w + {start});"
 
-    def mac(self, path, run: MacRun) -> list[str]:
+    def mac(self, path, run: MacRun, first: bool = False) -> list[str]:
+        """One sliding multiplication; with `first`, `mul` starts the accumulator."""
         element, _ = self._types(path)
         ops = (
             f"aie::sliding_mul_ops<{path.lanes}, {run.points}, 1, 1, 1, {element}, {element}, "
             f"{_TAGS[element]}>"
         )
         acc = f"acc{run.row}"
-        return [f"{acc} = {ops}::mac({acc}, W{run.z}, {run.zstart}, X{run.load}, {run.start});"]
+        operands = f"W{run.z}, {run.zstart}, X{run.load}, {run.start}"
+        if first:
+            return [f"{acc} = {ops}::mul({operands});"]
+        return [f"{acc} = {ops}::mac({acc}, {operands});"]
 
     def store(self, path, row: int, at: str) -> str:
         shift = "" if not path.accumulator else "0"

@@ -52,14 +52,15 @@ def emit_c(
     dialect: str = "c",
     header: str = "",
     tiled: dict[str, TiledKernel | HlsOptions] | None = None,
+    functions: dict | None = None,
 ) -> EmittedC:
     """The C of every function definition of `module` in `dialect` (`c`: portable C99 with
     GCC vectors; `c66x`; `hls`); `header` is a comment put first (what the file was made
     from); `tiled`: the image kernels to run tile by tile (C66x: `c66x_tiling`), or the
-    functions to write as FPGA kernels and how (`HlsOptions`); `aie`: the AI Engine kernels
-    of `aie_module`."""
+    functions to write as FPGA kernels and how (`HlsOptions`); `aie`, `aie-api`: the AI
+    Engine kernels of `aie_module` (`functions`: the front end's view of their C signatures)."""
     if dialect in AIE_STYLES:
-        return aie_module(module, header, AIE_STYLES[dialect])
+        return aie_module(module, header, AIE_STYLES[dialect], functions or {})
     types, helpers = TypeTable(), Helpers()
     writer_dialect = DIALECTS[dialect](types, helpers)
     chosen = {

@@ -46,7 +46,7 @@ host/{stem}.o: {stem}.cc pycc_aie.h pycc_aie_api.h pycc_adf.h
 \t$(CXX) $(CXXFLAGS) -I. -c {stem}.cc -o $@
 
 sim:{testbenches}
-{sim_rules}
+{no_glue_echo}{sim_rules}
 clean:
 \trm -rf host data
 """
@@ -54,7 +54,7 @@ clean:
 _SIM_RULE = """
 sim/tb_{function}: tb_{function}.cc {function}_graph.h host/{stem}.o $(ORIGINAL)
 \tmkdir -p sim data
-\t$(CC) -std=c99 $(ORIGINAL_FLAGS) -ffp-contract=off -D{function}=pycc_original_{function} \\
+\t$(CC) -std=c99 $(ORIGINAL_FLAGS) -ffp-contract=off {renames} \\
 \t\t-c $(ORIGINAL) -o sim/original_{function}.o
 \t$(CXX) $(CXXFLAGS) -I. tb_{function}.cc host/{stem}.o sim/original_{function}.o -o $@
 
@@ -81,8 +81,10 @@ def aie_bundle_files(
     files[f"{stem}.cc"] = text.encode()
     for header in ("pycc_aie.h", "pycc_aie_api.h", "pycc_adf.h"):
         files[header] = (HEADER_DIRS["aie"] / header).read_bytes()
-    no_glue = "".join(f"\n#               ({name}: {why})" for name, why in ports.items()
-                      if not isinstance(why, list))  # fmt: skip
+    unglued = {name: why for name, why in ports.items() if not isinstance(why, list)}
+    no_glue = "".join(f"\n#               ({name}: {why})" for name, why in unglued.items())
+    # the original C defines every kernel the kernel file defines: all renamed
+    renames = " ".join(f"-D{name}=pycc_original_{name}" for name in ports)
     makefile = _MAKEFILE.format(
         stem=stem,
         source=os.path.basename(source),
@@ -91,8 +93,9 @@ def aie_bundle_files(
         flags=" ".join(f for f in STRICT_FLAGS if not f.startswith("-std=")),
         graphs=" ".join(f"{f}_graph.cpp" for f in glued) or "(no graph)",
         testbenches="".join(f" run_{f}" for f in glued),
-        sim_rules="".join(_SIM_RULE.format(stem=stem, function=f) for f in glued),
+        sim_rules="".join(_SIM_RULE.format(stem=stem, function=f, renames=renames) for f in glued),
         no_glue=no_glue,
+        no_glue_echo="".join(f"\t@echo '{name}: {why}'\n" for name, why in unglued.items()),
     )
     files["Makefile"] = makefile.encode()
     return files

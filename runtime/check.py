@@ -294,7 +294,8 @@ class CompiledUnit:
                     probe = fresh_copy(module)
                     self.alignment_check = AlignmentCheck(probe)
                     self.alignment_probe = self._proof_compile(probe, source)
-                emitted = emit_c(module, machine.c_dialect, tiled=tiled)
+                functions = source.lowered.functions
+                emitted = emit_c(module, machine.c_dialect, tiled=tiled, functions=functions)
                 variables = source.lowered.globals.values()
                 self.emitted = EmittedLibrary(emitted, variables, machine.runtime_defines())
                 return
@@ -331,7 +332,8 @@ class CompiledUnit:
             return self.source.home.bind(prototype(info)(address), globals_values)
         if info.name in self.emitted.emitted.skipped:
             reason = self.emitted.emitted.skipped[info.name]
-            raise _Failed("SKIPPED", f"{info.location}: not written as C: {reason}")
+            what = "" if self.emitted.emitted.dialect.startswith("aie") else "not written as C: "
+            raise _Failed("SKIPPED", f"{info.location}: {what}{reason}")
         storage = {g: self.emitted.global_address(g) for g in info.globals}
         function = prototype(info)(self.emitted.function_address(info.name))
         return bind_addresses(function, storage, globals_values)
@@ -413,6 +415,8 @@ class CompiledUnit:
             read = footprint is None or footprint.read is not None
             dtype = buffer_dtype(param)
             values = self.integer_inputs if dtype.kind in "iu" else None
+            if values is not None and dtype.kind == "u":
+                values = (0, values[1])
             specs.append(BufferSpec(param.name, dtype, lo, hi, read, shape, values))
         _check_bounds(specs, footprints, run)
         return specs
@@ -475,7 +479,7 @@ class CompiledUnit:
         used = f", {_count(len(info.globals), 'global')}" if info.globals else ""
         if self.integer_inputs and any(s.dtype.kind in "iu" for s in specs):
             low, high = self.integer_inputs
-            used += f", integer inputs in [{low}, {high}]"
+            used += f", integer inputs in [{low}, {high}] (where its sums saturate, C's wrap)"
         return CheckResult(
             "OK",
             info.name,

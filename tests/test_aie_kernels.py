@@ -315,7 +315,7 @@ def test_layers_fill_their_weights_per_output_channel(function, element, sizes):
 
 
 def test_a_fully_connected_layer_is_refused_with_its_reason():
-    unit = compiled(LAYERS, ["-DC=8", "-DK=32"], PASSES, target="aie")
+    unit = compiled(LAYERS, ["-DC=2", "-DK=32", "-DR=1", "-DS=1", "-DX=16"], PASSES, target="aie")
     result = unit.check("fully_connected", {})
     assert result.status == "SKIPPED", result
     assert "'w' is not read at unit stride in the innermost loop" in result.message
@@ -359,3 +359,96 @@ def test_remarks_say_what_each_kernel_got_and_when_its_arrays_exceed_the_tile():
     assert any("more than the tile's 131072 bytes of data memory" in m for m in messages)
     small = compiled(CONV2D, conv2d_flags("int16", 3, 3), PASSES, target="aie")
     assert not any("data memory" in r.message for r in small.remarks)
+
+
+REVIEWED_C = """
+#include <stdint.h>
+void narrow(const int16_t in[2][40], const int16_t w[3], int16_t out[2][16]) {
+  for (int y = 0; y < 2; y++)
+    for (int x = 0; x < 16; x++) {
+      int8_t s = 0;
+      for (int j = 0; j < 3; j++) s += w[j] * in[y][x + j];
+      out[y][x] = s;
+    }
+}
+void unsigned32(const uint32_t in[2][24], const uint32_t w[2], uint32_t out[2][16]) {
+  for (int y = 0; y < 2; y++)
+    for (int x = 0; x < 16; x++) out[y][x] = w[0] * in[y][x] + w[1] * in[y][x + 1];
+}
+void unsigned16(const uint16_t in[40], const uint16_t w[2], uint16_t out[16]) {
+  for (int x = 0; x < 16; x++) out[x] = w[0] * in[x] + w[1] * in[x + 1];
+}
+void repeated(const float in[24], const float w[2], float out[8], int unused) {
+  for (int x = 0; x < 8; x++) out[x] = w[0] * in[x] + w[1] * in[x + 1] + w[0] * in[x];
+}
+void in_place(int32_t a[4][32], const int32_t w[2]) {
+  for (int y = 0; y < 3; y++)
+    for (int x = 0; x < 16; x++) a[y + 1][x] = w[0] * a[y][x] + w[1] * a[y][x + 1];
+}
+void wide_constant(const int16_t in[40], int16_t out[16]) {
+  for (int x = 0; x < 16; x++) out[x] = 40000 * in[x] + 3 * in[x + 1];
+}
+void negative(const int16_t in[40], int16_t out[16]) {
+  for (int x = 0; x < 16; x++) out[x] = (-2) * in[x] + in[x + 1] * -3;
+}
+void in_memory(const int32_t in[32], const int32_t w[3], int32_t out[16]) {
+  for (int x = 0; x < 16; x++)
+    for (int j = 0; j < 3; j++) out[x] += w[j] * in[x + j];
+}
+void first_product(const float in[24], float out[8]) {
+  for (int x = 0; x < 8; x++) out[x] = 0.5f * in[x] + 0.25f * in[x + 1];
+}
+"""
+
+
+@pytest.mark.parametrize(
+    "function, status, why",
+    [
+        ("narrow", "SKIPPED", "converts i8 to i16"),  # an int8 sum is not C's int16 sum
+        ("unsigned32", "SKIPPED", "'in' holds unsigned integers"),
+        ("unsigned16", "SKIPPED", "holds unsigned integers"),  # no crash on unsigned inputs
+        ("repeated", "OK", "bit-exact"),  # a repeated tap, C's float order; an unused int
+        ("in_place", "SKIPPED", "'a' is read as well as written"),
+        ("wide_constant", "SKIPPED", "40000 does not fit the 16-bit weight lanes"),
+        ("negative", "OK", "bit-exact"),
+        ("in_memory", "SKIPPED", "a sum kept in memory"),
+        ("first_product", "OK", "bit-exact"),
+    ],
+)
+def test_what_a_review_found(kernel_file, function, status, why):
+    unit = compiled(kernel_file("reviewed", REVIEWED_C), [], PASSES, target="aie")
+    result = unit.check(function, {"unused": "3"})
+    assert result.status == status and why in result.message, result
+    if function == "first_product":  # C's sum starts with its first product (-0.0 + -0.0)
+        assert "acc0 = fpmul(X0, " in unit.emitted.emitted.text
+
+
+@pytest.mark.sweep  # 20 s of unrolling; the sum is walked without recursion
+def test_a_thousand_taps_are_refused_not_a_crash(kernel_file):
+    taps = " + ".join(f"w[{k}] * in[x + {k}]" for k in range(1024))
+    source = "void long_fir(const int in[1040], const int w[1024], int out[16]) {\n"
+    source += f"  for (int x = 0; x < 16; x++) out[x] = {taps};\n}}\n"
+    unit = compiled(kernel_file("long_fir", source), [], PASSES, target="aie")
+    result = unit.check("long_fir", {})
+    assert result.status == "SKIPPED" and "more than the largest register" in result.message
+
+
+def test_make_sim_with_several_kernels_in_one_file(tmp_path):
+    """Every kernel of the file is renamed in the original C each testbench links (the
+    kernel file defines them all); `make sim` runs both (in the sweep: 5 s of c++)."""
+    flags = ["-DK=2", "-DC=2", "-DX=16", "-DY=2", "-DR=1"]
+    out = tmp_path / "layers"
+    assert main(["emit", LAYERS, *flags, "--target", "aie", "-o", str(out)]) == 0
+    makefile = (out / "Makefile").read_text()
+    renames = "-Dconv2d_layer=pycc_original_conv2d_layer "
+    renames += "-Dconv2d_depthwise=pycc_original_conv2d_depthwise"
+    assert makefile.count(renames) == 2, makefile
+
+
+@pytest.mark.sweep
+def test_make_sim_runs_every_kernels_graph(tmp_path):
+    flags = ["-DK=2", "-DC=2", "-DX=16", "-DY=2", "-DR=1"]
+    out = tmp_path / "layers"
+    assert main(["emit", LAYERS, *flags, "--target", "aie", "-o", str(out)]) == 0
+    sim = subprocess.run(["make", "-s", "sim"], cwd=out, capture_output=True, text=True)
+    assert sim.returncode == 0 and sim.stdout.split()[-2:] == ["same", "same"], sim.stdout
