@@ -98,6 +98,14 @@ class MacOp:
     useful: int
     order: int  # its first tap's place in C's sum
     start: int
+    #: a second register whose tap fills the second column (cross-row fusion: the two
+    #: registers read as one of 1024 bits, the second tap `step` elements after the first)
+    partner: int | None = None
+    step: int = 1
+
+    @property
+    def register(self) -> str:
+        return f"X{self.load}" if self.partner is None else f"Y{self.load}_{self.partner}"
 
 
 def kernel_plan(conv: Convolution, rows: int | None = None) -> _Plan:
@@ -135,7 +143,8 @@ class _Plan:
         self.loads = self._super_loads()
         self.weights: list[str] = []  # the z table's entries, C expressions
         self.slots: dict[tuple, int] = {}  # the z slot of each group of taps
-        self.ops = [op for k in range(len(self.loads)) for op in self._macs(k)]
+        groups = [(k, row, g) for k in range(len(self.loads)) for row, g in self._groups(k)]
+        self.ops = self._fused(groups) if path.columns == 2 else [self._mac(*g) for g in groups]
         if path.element == "float":  # one tap per MAC, in C's order per output: bit-exact
             self.ops.sort(key=lambda op: (op.order, op.row))
         #: the z registers are loaded once per call where they fit the register file with
@@ -255,11 +264,10 @@ class _Plan:
             )
         return str(tap.weight)
 
-    def _macs(self, k: int) -> list[MacOp]:
-        """The MACs of load k, per output row: mac16 fuses taps one element apart in pairs
-        (a tap without a neighbour gets a zero-weight partner); lmac8 and fpmac take one tap
-        each."""
-        ops = []
+    def _groups(self, k: int) -> list[tuple[int, list[tuple[int, _Use]]]]:
+        """The taps of load k as MAC groups, per output row: for mac16 taps one element apart
+        in pairs; for lmac8 and fpmac one tap each."""
+        found = []
         for row in range(self.rows):
             placed = [(s, u) for s, u in self.loads[k].uses if u.row == row]
             placed.sort(key=lambda pair: pair[0])  # stable: a repeated tap keeps C's order
@@ -270,8 +278,48 @@ class _Plan:
                     last.append((start, use))
                 else:
                     groups.append([(start, use)])
-            ops += [self._mac(k, row, group) for group in groups]
+            found += [(row, group) for group in groups]
+        return found
+
+    def _fused(self, groups: list) -> list[MacOp]:
+        """mac16's MACs: a pair of taps each; a tap left alone in its row of data is paired
+        with one left alone in another row of the same output row, the two registers read as
+        one (the experts' cross-row fusion, which Vyasa does not do), else with a zero weight."""
+        ops, alone = [], {}
+        for k, row, group in groups:
+            if len(group) == 2:
+                ops.append(self._mac(k, row, group))
+                continue
+            other = alone.pop(row, None)
+            fused = other and self._cross(other[0], other[1], k, group[0], row)
+            if fused:
+                ops.append(fused)
+                continue
+            if other:
+                ops.append(self._mac(other[0], row, other[1]))
+            alone[row] = (k, group)
+        ops += [self._mac(k, row, group) for row, (k, group) in alone.items()]
         return ops
+
+    def _cross(self, k1: int, group1: list, k2: int, use2: tuple, row: int) -> MacOp | None:
+        """One mac16 of the lone tap of load k1 and that of load k2 (registers of 512 bits:
+        together the 1024-bit register mac16 reads), or None where the network cannot."""
+        (start, use1), (start2, _) = group1[0], use2
+        if self.loads[k1].size != 64 or self.loads[k2].size != 64:
+            return None
+        step = 32 + start2 - start  # elements: the second register follows the first
+        try:
+            x = encode_mac16_x(start, 1, step)
+        except ShuffleConstraintError:
+            return None
+        register, zstart = divmod(self._slot((use1.tap, use2[1].tap)), self.path.z_elements)
+        z = encode_mac16_z(zstart, 0, 1)
+        arguments = (
+            f"{x.start}, {x.offsets:#010x}, {x.offsets_hi:#010x}, {x.square:#06x}, "
+            f"W{register}, {z.start}, {z.offsets:#x}, {z.offsets_hi:#x}, {z.step}"
+        )
+        useful = 2 * self.path.lanes
+        return MacOp(k1, row, register, zstart, arguments, useful, use1.order, start, k2, step)
 
     def _slot(self, taps: tuple[Tap | None, ...]) -> int:
         """The z slot of a group of taps' weights, shared by every output row."""
@@ -346,7 +394,8 @@ class _Plan:
             last = found[-1] if found else None
             if (
                 last is not None
-                and (last.load, last.row, last.z) == (op.load, op.row, op.z)
+                and (last.register, last.row, last.z) == (op.register, op.row, op.z)
+                and op.step == last.step == 1
                 and op.start == last.start + last.points
                 and op.zstart == last.zstart + last.points
             ):
@@ -355,7 +404,8 @@ class _Plan:
                 )
             else:
                 found.append(
-                    MacRun(op.load, op.row, op.z, op.start, op.zstart, columns, (op.arguments,))
+                    MacRun(op.register, op.row, op.z, op.start, op.zstart, columns,
+                           (op.arguments,), op.step)  # fmt: skip
                 )
         return found
 
@@ -376,16 +426,24 @@ class _Plan:
         for row in range(self.rows):
             at = self._at(conv.output, counters, row)
             lines += style.accumulator(path, row, at, conv.accumulates)
-        done: set[int] = set()
+        done: set = set()
         weights: set[int] = set() if not self.hoisted else set(range(self.z_registers))
         # a float sum that C starts with its first product (not 0 + it: the sign of zero)
         started = set() if path.element == "float" and not conv.starts_with_zero else None
         if conv.accumulates:
             started = None
+        ops = iter(self.ops)
         for run in self.runs():
-            if run.load not in done:
-                lines += self._load_lines(run.load, counters, style)
-                done.add(run.load)
+            first_op = next(ops)
+            for _ in run.arguments[1:]:
+                next(ops)
+            for k in (first_op.load, first_op.partner):
+                if k is not None and k not in done:
+                    lines += self._load_lines(k, counters, style)
+                    done.add(k)
+            if first_op.partner is not None and run.register not in done:
+                lines.append(style.pair(path, first_op.load, first_op.partner))
+                done.add(run.register)
             if run.z not in weights:
                 lines.append(style.weights(path, run.z, run.z * path.z_elements))
                 weights.add(run.z)

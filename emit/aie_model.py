@@ -108,7 +108,10 @@ def live_vector_bits(plan) -> int:
     fixed = 0 if path.accumulator else plan.rows * path.lanes * path.bytes * 8
     ranges: dict[tuple[str, int], list[int]] = {}
     for n, op in enumerate(plan.ops):
-        for key in (("x", op.load), ("z", op.z)):
+        keys = [("x", op.load), ("z", op.z)]
+        if op.partner is not None:  # two registers read as one
+            keys.append(("x", op.partner))
+        for key in keys:
             ranges.setdefault(key, [n, n])[1] = n
     if getattr(plan, "hoisted", True):
         fixed += plan.z_registers * z_bits

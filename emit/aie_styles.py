@@ -10,17 +10,18 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class MacRun:
-    """MACs of one accumulator on consecutive data and weights: `points` taps (padding
-    included) from `start` in register X`load` and `zstart` in W`z`; the intrinsic style
-    writes its `arguments`, one intrinsic each."""
+    """MACs of one accumulator on consecutive weights: `points` taps (padding included) from
+    `start` in `register`, `step` elements apart, and from `zstart` in W`z`; the intrinsic
+    style writes its `arguments`, one intrinsic each."""
 
-    load: int
+    register: str  # X<load>, or Y<load>_<load> for two registers read as one
     row: int
     z: int
     start: int
     zstart: int
     points: int
     arguments: tuple[str, ...]
+    step: int = 1  # elements between the data of consecutive points
 
 
 class IntrinsicStyle:
@@ -53,10 +54,14 @@ class IntrinsicStyle:
         C's float sum starts with its first product)."""
         name = "fpmac" if not path.accumulator else "mac16" if path.columns == 2 else "lmac8"
         acc = f"acc{run.row}"
-        lines = [f"{acc} = {name}({acc}, X{run.load}, {a});" for a in run.arguments]
+        lines = [f"{acc} = {name}({acc}, {run.register}, {a});" for a in run.arguments]
         if first:
-            lines[0] = f"{acc} = fpmul(X{run.load}, {run.arguments[0]});"
+            lines[0] = f"{acc} = fpmul({run.register}, {run.arguments[0]});"
         return lines
+
+    def pair(self, path, first: int, second: int) -> str:
+        """Two 512-bit registers read as one of 1024 bits."""
+        return f"{path.vector(64)} Y{first}_{second} = concat(X{first}, X{second});"
 
     def store(self, path, row: int, at: str) -> str:
         result = f"acc{row}" if not path.accumulator else f"srs(acc{row}, 0)"
@@ -95,14 +100,18 @@ class ApiStyle:
         """One sliding multiplication; with `first`, `mul` starts the accumulator."""
         element, _ = self._types(path)
         ops = (
-            f"aie::sliding_mul_ops<{path.lanes}, {run.points}, 1, 1, 1, {element}, {element}, "
-            f"{_TAGS[element]}>"
+            f"aie::sliding_mul_ops<{path.lanes}, {run.points}, 1, {run.step}, 1, {element}, "
+            f"{element}, {_TAGS[element]}>"
         )
         acc = f"acc{run.row}"
-        operands = f"W{run.z}, {run.zstart}, X{run.load}, {run.start}"
+        operands = f"W{run.z}, {run.zstart}, {run.register}, {run.start}"
         if first:
             return [f"{acc} = {ops}::mul({operands});"]
         return [f"{acc} = {ops}::mac({acc}, {operands});"]
+
+    def pair(self, path, first: int, second: int) -> str:
+        pair = f"aie::concat(X{first}, X{second})"
+        return f"aie::vector<{path.element}, 64> Y{first}_{second} = {pair};"
 
     def store(self, path, row: int, at: str) -> str:
         shift = "" if not path.accumulator else "0"

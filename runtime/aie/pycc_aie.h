@@ -141,6 +141,7 @@ template <typename Wide, typename Part> inline Wide pycc_aie_concat(Part low, Pa
 }
 
 inline v32int16 concat(v16int16 a, v16int16 b) { return pycc_aie_concat<v32int16>(a, b); }
+inline v64int16 concat(v32int16 a, v32int16 b) { return pycc_aie_concat<v64int16>(a, b); }
 inline v16int32 concat(v8int32 a, v8int32 b) { return pycc_aie_concat<v16int32>(a, b); }
 inline v16float concat(v8float a, v8float b) { return pycc_aie_concat<v16float>(a, b); }
 

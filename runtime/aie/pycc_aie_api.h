@@ -40,6 +40,13 @@ template <typename T, unsigned N> struct vector {
     T get(unsigned k) const { return lane[k]; }
 };
 
+template <typename T, unsigned N> vector<T, 2 * N> concat(const vector<T, N> &a, const vector<T, N> &b) {
+    vector<T, 2 * N> v;
+    v.insert(0, a);
+    v.insert(1, b);
+    return v;
+}
+
 template <typename Tag> struct accum_lane { typedef int64_t type; };
 template <> struct accum_lane<accfloat> { typedef float type; };
 
