@@ -54,7 +54,7 @@ class Tap:
 
 
 @dataclass(frozen=True)
-class Loop1:
+class OutputLoop:
     """An output loop: its trip count and first value (step 1)."""
 
     trips: int
@@ -65,16 +65,12 @@ class Loop1:
 class Convolution:
     function: str
     element: str  # int16, int32 or float
-    loops: list[Loop1]  # outermost first; the last is vectorized
+    loops: list[OutputLoop]  # outermost first; the last is vectorized
     output: Stream
     taps: list[Tap]  # in the source's order of summation (after the old output, if added)
     accumulates: bool  # the old output is added (`+=`)
     arguments: list[str]  # the function's parameters, in order
     starts_with_zero: bool = True  # the sum starts from 0, not from its first product
-
-    @property
-    def element_bytes(self) -> int:
-        return 2 if self.element == "int16" else 4
 
 
 def convolution(function: ir.Function) -> Convolution:
@@ -113,7 +109,7 @@ def convolution(function: ir.Function) -> Convolution:
             )
     if not builder.taps:
         raise NotAConvolution("the stored value has no product of a weight and data")
-    loops = [Loop1(loop.trip_count.constant, loop.trip_count.init.value) for loop in nest]
+    loops = [OutputLoop(loop.trip_count.constant, loop.trip_count.init.value) for loop in nest]
     return Convolution(
         function.name,
         element,

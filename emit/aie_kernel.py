@@ -404,8 +404,16 @@ class _Plan:
                 )
             else:
                 found.append(
-                    MacRun(op.register, op.row, op.z, op.start, op.zstart, columns,
-                           (op.arguments,), op.step)  # fmt: skip
+                    MacRun(
+                        op.register,
+                        op.row,
+                        op.z,
+                        op.start,
+                        op.zstart,
+                        columns,
+                        (op.arguments,),
+                        op.step,
+                    )  # fmt: skip
                 )
         return found
 

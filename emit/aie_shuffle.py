@@ -14,10 +14,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-#: lanes x columns of the fixed-point datapath per operand width (bits), and the float one
+#: lanes x columns of mac16 (16-bit), lanes of lmac8 (32-bit) and of fpmac (float)
 MAC16_LANES, MAC16_COLUMNS = 16, 2
 LMAC8_LANES = 8
-FPMAC_LANES = 8
 #: the largest register an operand may be read from: 1024 bits
 MAX_REGISTER_BITS = 1024
 #: mac16's z buffer is a v16int16, and AIE1 encodes zstart in 4 bits
