@@ -1,17 +1,20 @@
-"""AI Engine kernels in the intrinsic style (Vyasa's steps 2-5, `aie_convolution`'s triplets
-in, C++ out): the innermost output loop vectorized (16 lanes x 2 columns of mac16 for int16,
-8 lanes of lmac8/fpmac for int32/float), one accumulator per output vector stored once (lazy
-stores), the data each output vector needs loaded as aligned super-loads (the reuse graph's
-connected components: one per filter row, at most 1024 bits), the weights broadcast from z
-registers loaded once, filled at entry from the weight array (odd tap counts padded with a
-zero tap for mac16's two columns), loads just before their first MAC, and the loop-count
-pragmas of the AIE compiler's software pipeliner.
+"""AI Engine kernels (Vyasa's steps 2-5: `aie_convolution`'s triplets in, C++ out): the
+innermost output loop vectorized (16 lanes x 2 columns of mac16 for int16, 8 lanes of
+lmac8/fpmac for int32/float), several output rows per iteration (unroll-and-jam, as many as
+`aie_model` ranks first), one accumulator per output vector stored once (lazy stores), the
+data of each input row loaded once per iteration as an aligned super-load (the reuse graph's
+connected components, at most 1024 bits), the weights broadcast from z registers filled from
+the weight array (once per call, or per iteration of the loop they change with), mac16's
+columns filled by taps one element apart, else by lone taps of two rows of data (cross-row
+fusion), else by a zero weight, loads just before their first MAC, and the loop-count
+pragmas of the AIE compiler's software pipeliner. `aie_styles` spells the plan in intrinsics
+or in the AI Engine API.
 
 The kernel keeps the C function's signature (pointers), so it runs where the original does:
-`check --target aie` builds it with c++ against runtime/aie/pycc_aie.h. A float kernel sums
-each output's taps in C's order, one fpmac after the other (bit-exact on the emulation, whose
-fpmac rounds the product and then the sum); hiding the FP MAC's two-cycle latency (UG1079)
-is then left to interleaving independent output vectors.
+`check --target aie` builds it with c++ against runtime/aie/. A float kernel sums each
+output's taps in C's order, one fpmac after the other (bit-exact on the emulation, whose fpmac
+rounds the product and then the sum); the FP MAC's two-cycle latency (UG1079) is hidden by
+the independent accumulators of the output rows, not by reordering a sum.
 """
 
 from __future__ import annotations
@@ -129,6 +132,9 @@ def row_counts(conv: Convolution) -> list[int]:
 
 
 class _Plan:
+    """One way to write `conv` on `path`: its super-loads, weight table, MACs and the
+    liveness of its registers (what the model estimates and `write` spells)."""
+
     def __init__(self, conv: Convolution, path: Datapath, rows: int = 1):
         self.conv, self.path, self.rows = conv, path, rows
         vector = conv.loops[-1]
