@@ -479,3 +479,13 @@ def test_make_sim_agrees_with_the_c_and_notices_a_wrong_kernel(tmp_path):
     kernel.write_text(kernel.read_text().replace("srs(acc1, 0)", "srs(acc1, 1)"))
     wrong = subprocess.run(["make", "-s", "sim"], cwd=out, capture_output=True, text=True)
     assert wrong.returncode != 0 and "differ" in wrong.stdout, wrong.stdout
+
+
+def test_bad_input_gets_a_diagnostic_and_no_output(kernel_file, tmp_path, capsys):
+    bad = kernel_file("bad", "void f(int *a) {\n  for (int i = 0; i < 16; i++) a[i] = ;\n}\n")
+    out = tmp_path / "out"
+    assert main(["emit", bad, "--target", "aie", "-o", str(out)]) == 1
+    assert "bad.c:2:39: error: expected expression" in capsys.readouterr().err
+    assert not out.exists()
+    assert main(["check", CONV2D, "--target", "aie:style=fast"]) == 1
+    assert "style=fast: expected intrinsics or api" in capsys.readouterr().err
