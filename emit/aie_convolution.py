@@ -8,25 +8,27 @@ data moves one element per iteration (the lanes of the vector loop). Addresses c
 IR (`ir_passes.core.affine`): a base argument plus a byte offset affine in the loop counters.
 
 Recognized: one store per function, of int16, int32 or float, in a loop nest whose loops have
-constant trip counts, the innermost from 0 in steps of 1; data and output at unit stride in it;
-weights (array elements or constants) that neither of the two innermost loops moves (a
-layer's weights may change with its output channel); every operand of the stored type (C's
-int arithmetic on int16 included). Anything else is refused with the construct named.
+constant trip counts and step 1; every operand of the stored type (C's int arithmetic on int16
+included). Anything else is refused with the construct named. Which loop the lanes run along
+is the schedule's choice (`aie_schedule`): `reordered` puts it innermost, `vectorized` then
+takes in each product the operand it moves as the data (at unit stride: `aie_layout` makes it
+so) and the other as the weight.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from llvmlite import ir
 
-from ..ir_passes.core.affine import address_of, size_of
+from ..ir_passes.core.affine import address_of
 from ..ir_passes.core.analyses import loops_of
 from ..ir_passes.core.loops import Loop
 from ..ir_passes.core.symbolic import Expr
 
 #: the element types of the AIE datapaths: int16 (16 x 2), int32 (8 x 1), float (8 lanes)
 ELEMENTS = {"i16": "int16", "i32": "int32", "float": "float"}
+ELEMENT_BYTES = {"int16": 2, "int32": 4, "float": 4}
 
 
 class NotAConvolution(Exception):
@@ -55,10 +57,11 @@ class Tap:
 
 @dataclass(frozen=True)
 class OutputLoop:
-    """An output loop: its trip count and first value (step 1)."""
+    """An output loop: its trip count, first value (step 1) and counter's name."""
 
     trips: int
     start: int
+    name: str = ""
 
 
 @dataclass
@@ -71,10 +74,20 @@ class Convolution:
     accumulates: bool  # the old output is added (`+=`)
     arguments: list[str]  # the function's parameters, in order
     starts_with_zero: bool = True  # the sum starts from 0, not from its first product
+    #: the source's index of each loop (`reordered`)
+    order: tuple[int, ...] = ()
+    #: arrays the kernel reads or writes in another order of their dimensions than C's
+    #: (`aie_layout.Layout`, packed and unpacked on the host)
+    layouts: tuple = ()
+
+    def __post_init__(self) -> None:
+        self.order = self.order or tuple(range(len(self.loops)))
 
 
 def convolution(function: ir.Function) -> Convolution:
-    """The triplet form of `function` (after `unroll-reductions`), or NotAConvolution."""
+    """The triplet form of `function` (after `unroll-reductions`), or NotAConvolution; its
+    taps' roles are those of the source's innermost loop until `vectorized` says which loop
+    the lanes run along."""
     stores = [i for b in function.blocks for i in b.instructions if i.opname == "store"]
     if len(stores) != 1:
         raise NotAConvolution(f"{len(stores)} stores (a convolution stores one output)")
@@ -84,17 +97,8 @@ def convolution(function: ir.Function) -> Convolution:
     element = _element(value.type)
     counters = [loop.trip_count_iv.phi for loop in nest]
     output = _stream(pointer, counters)
-    if not output.strides[-1]:
-        raise NotAConvolution(
-            "the output is written at the same element by every iteration of the innermost "
-            "loop (a sum kept in memory, `out[y][x] += ...` in the tap loop: sum into a local "
-            "variable instead)"
-        )
     builder = _Terms(element, counters, output)
     builder.walk(value)
-    width = size_of(value.type)
-    if output.strides[-1] != width:
-        raise NotAConvolution("the output is not written at unit stride in the innermost loop")
     for tap in builder.taps:
         for stream in (tap.data, tap.weight):
             if isinstance(stream, Stream) and stream.base == output.base:
@@ -102,14 +106,12 @@ def convolution(function: ir.Function) -> Convolution:
                     f"'{output.base}' is read as well as written (beyond `acc = out[...]`): "
                     "the kernel's arrays must not overlap"
                 )
-    for tap in builder.taps:
-        if tap.data.strides[-1] != width:
-            raise NotAConvolution(
-                f"'{tap.data.base}' is not read at unit stride in the innermost loop"
-            )
     if not builder.taps:
         raise NotAConvolution("the stored value has no product of a weight and data")
-    loops = [OutputLoop(loop.trip_count.constant, loop.trip_count.init.value) for loop in nest]
+    loops = [
+        OutputLoop(loop.trip_count.constant, loop.trip_count.init.value, counter.name)
+        for loop, counter in zip(nest, counters)
+    ]
     return Convolution(
         function.name,
         element,
@@ -120,6 +122,55 @@ def convolution(function: ir.Function) -> Convolution:
         [a.name for a in function.args],
         builder.starts_with_zero,
     )
+
+
+def reordered(conv: Convolution, order: tuple[int, ...]) -> Convolution:
+    """`conv` with its output loops in `order` (indices of `conv.loops`, outermost first):
+    every output is a sum of its own, so any order computes the same."""
+
+    def moved(stream: Stream) -> Stream:
+        return replace(stream, strides=tuple(stream.strides[i] for i in order))
+
+    def tap(t: Tap) -> Tap:
+        weight = moved(t.weight) if isinstance(t.weight, Stream) else t.weight
+        return Tap(weight, moved(t.data))
+
+    return replace(
+        conv,
+        loops=[conv.loops[i] for i in order],
+        output=moved(conv.output),
+        taps=[tap(t) for t in conv.taps],
+        order=tuple(conv.order[i] for i in order),
+    )
+
+
+def vectorized(conv: Convolution) -> Convolution:
+    """`conv` with the lanes along its innermost loop: in each tap the operand that moves
+    with it is the data, the other the weight; NotAConvolution where that loop does not move
+    the output and every data at unit stride."""
+    width = ELEMENT_BYTES[conv.element]
+    if not conv.output.strides[-1]:
+        raise NotAConvolution(
+            "the output is written at the same element by every iteration of the innermost "
+            "loop (a sum kept in memory, `out[y][x] += ...` in the tap loop: sum into a local "
+            "variable instead)"
+        )
+    if conv.output.strides[-1] != width:
+        raise NotAConvolution("the output is not written at unit stride in the innermost loop")
+    taps = []
+    for tap in conv.taps:
+        operands = [o for o in (tap.weight, tap.data) if isinstance(o, Stream)]
+        moving = [o for o in operands if o.strides[-1]]
+        if len(moving) != 1:
+            raise NotAConvolution(
+                "a product whose operands both move with the innermost loop, or neither"
+            )
+        data = moving[0]
+        weight = tap.data if tap.weight is data else tap.weight
+        if data.strides[-1] != width:
+            raise NotAConvolution(f"'{data.base}' is not read at unit stride in the innermost loop")
+        taps.append(Tap(weight, data))
+    return replace(conv, taps=taps)
 
 
 def _nest(function: ir.Function, block: ir.Block) -> list[Loop]:
@@ -227,19 +278,13 @@ class _Terms:
             self.accumulates = True
 
     def _tap(self, left: ir.Value, right: ir.Value) -> Tap:
-        operands = [self._operand(left), self._operand(right)]
-        moving = [o for o in operands if isinstance(o, Stream) and any(o.strides[-1:])]
-        if len(moving) != 1:
-            raise NotAConvolution(
-                "a product whose operands both move with the innermost loop, or neither"
-            )
-        weight = operands[1] if operands[0] is moving[0] else operands[0]
-        if isinstance(weight, Stream) and any(weight.strides[-2:]):
-            raise NotAConvolution(
-                f"the weight '{weight.base}' changes with the output rows (weights are "
-                "loaded once per output plane)"
-            )
-        return Tap(weight, moving[0])
+        """A product; the data is the operand the innermost loop moves where one does."""
+        weight, data = self._operand(left), self._operand(right)
+        if not isinstance(data, Stream) or isinstance(weight, Stream) and any(weight.strides[-1:]):
+            weight, data = data, weight
+        if not isinstance(data, Stream):
+            raise NotAConvolution("a product of two constants")
+        return Tap(weight, data)
 
     def _operand(self, value: ir.Value) -> Stream | float | int:
         constant = _constant(value)

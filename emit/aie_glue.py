@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .aie_convolution import NotAConvolution
+from .aie_layout import PACKED_SUFFIX
 
 #: the ADF name of each element type
 ADF_TYPES = {"int16": "int16", "int32": "int32", "float": "float"}
@@ -26,6 +27,7 @@ class Port:
     output: bool
     element: str  # int16, int32, float
     elements: int
+    packed: bool = False  # the kernel takes it packed (`aie_layout`)
 
 
 def ports(plan, arguments: list[str]) -> list[Port]:
@@ -33,13 +35,14 @@ def ports(plan, arguments: list[str]) -> list[Port]:
     conv = plan.conv
     if conv.accumulates:
         raise NotAConvolution("the kernel adds to its output (an output buffer port is not read)")
-    extents = plan.buffer_bytes()
+    extents = plan.buffer_elements()
+    packed = {layout.base for layout in conv.layouts}
     found = []
     for name in arguments:
         if name not in extents:
             raise NotAConvolution(f"the parameter '{name}' is not an array the kernel uses")
-        elements = -(-extents[name] // plan.path.bytes)
-        found.append(Port(name, name == conv.output.base, conv.element, elements))
+        output = name == conv.output.base
+        found.append(Port(name, output, conv.element, extents[name], name in packed))
     return found
 
 
@@ -53,11 +56,13 @@ def _prototype(function: str, found: list[Port]) -> str:
 
 
 def wrapper(function: str, found: list[Port]) -> str:
-    """C++ for the kernel's file: the kernel behind ADF buffer ports."""
+    """C++ for the kernel's file: the kernel (FUNCTION, or FUNCTION_packed on packed arrays)
+    behind ADF buffer ports."""
+    kernel = function + (PACKED_SUFFIX if any(p.packed for p in found) else "")
     calls = ", ".join(f"{p.name}.data()" for p in found)
     return "\n".join([
         "", "#ifdef __AIENGINE__", "#include <adf.h>", "#else", '#include "pycc_adf.h"', "#endif",
-        f"{_prototype(function, found)} {{", f"  {function}({calls});", "}", "",
+        f"{_prototype(function, found)} {{", f"  {kernel}({calls});", "}", "",
     ])  # fmt: skip
 
 
@@ -114,13 +119,18 @@ def graph_main(function: str) -> str:
 
 def testbench(function: str, found: list[Port]) -> str:
     """A host program: inputs to data files, the graph run, its outputs against the original
-    C function (`pycc_original_FUNCTION`) on the same inputs; exit status 0 when they agree."""
+    C function (`pycc_original_FUNCTION`) on the same inputs; exit status 0 when they agree.
+    A packed port's data file holds the packed array (FUNCTION_pack_NAME, from the kernel's
+    file); its output is unpacked before the comparison."""
     ctype = {"int16": "int16_t", "int32": "int32_t", "float": "float"}
+    packed = [p for p in found if p.packed]
     lines = [
         f"/* tb_{function}.cc by pycc-stencil: the graph against the original C */",
         "#include <cstdio>", "#include <cstring>", "#include <fstream>", "#include <vector>",
         f'#include "{function}_graph.h"', "",
         f'extern "C" void pycc_original_{function}({", ".join("void *" for _ in found)});',
+        *[f'extern "C" void {function}_{way}_{p.name}(const void *, void *);'
+          for p in packed for way in ("pack", "unpack")],
         f"{function}_graph graph;", "",
         "static unsigned pycc_seed = 12345;",
         "static unsigned pycc_next() { return pycc_seed = pycc_seed * 1103515245u + 12345u; }",
@@ -137,29 +147,44 @@ def testbench(function: str, found: list[Port]) -> str:
     for port in found:
         t = ctype[port.element]
         lines.append(f"  std::vector<{t}> {port.name}({port.elements});")
+        file = port.name
+        if port.packed:
+            file = f"{port.name}_packed"
+            lines.append(f"  std::vector<{t}> {file}({port.elements});")
         if port.output:
             continue
+        lines.append(f"  for (auto &v : {port.name}) v = pycc_value(&v);")
+        if port.packed:
+            lines.append(f"  {function}_pack_{port.name}({port.name}.data(), {file}.data());")
         lines += [
-            f"  for (auto &v : {port.name}) v = pycc_value(&v);",
             f'  {{ std::ofstream out("data/{port.name}.txt"); out.precision(9);',
-            f"    for (auto v : {port.name}) out << +v << '\\n'; }}",
+            f"    for (auto v : {file}) out << +v << '\\n'; }}",
         ]
     lines += ["  graph.init();", "  graph.run(1);", "  graph.end();"]
     args = ", ".join(f"{p.name}.data()" for p in found)
     lines.append(f"  pycc_original_{function}({args});")
     for port in (p for p in found if p.output):
-        t = ctype[port.element]
+        t, graph = ctype[port.element], f"{port.name}_graph"
         lines += [
+            f"  std::vector<{t}> {graph}({port.elements});",
             f'  {{ std::ifstream in("data/{port.name}.txt"); double value; size_t k = 0;',
-            f"    for (; k < {port.name}.size() && in >> value; k++)",
-            f"      if (({t})value != {port.name}[k]) {{",
-            f'        std::printf("{port.name}[%zu]: graph %g, original %g\\n", k, value, '
-            f"(double){port.name}[k]);",
-            "        status = 1; break; }",
-            f"    if (k < {port.name}.size() && !status) {{",
+            f"    std::vector<{t}> &read = {f'{port.name}_packed' if port.packed else graph};",
+            "    for (; k < read.size() && in >> value; k++) read[k] = (" + t + ")value;",
+            "    if (k < read.size()) {",
             f'      std::printf("{port.name}: the graph wrote %zu of {port.elements} values\\n",',
             "                  k);",
             "      status = 1; } }",
+        ]
+        if port.packed:
+            lines.append(
+                f"  {function}_unpack_{port.name}({port.name}_packed.data(), {graph}.data());"
+            )
+        lines += [
+            f"  for (size_t k = 0; k < {port.name}.size() && !status; k++)",
+            f"    if ({graph}[k] != {port.name}[k]) {{",
+            f'      std::printf("{port.name}[%zu]: graph %g, original %g\\n", k, '
+            f"(double){graph}[k], (double){port.name}[k]);",
+            "      status = 1; }",
         ]
     lines += ['  std::printf(status ? "differ\\n" : "same\\n");', "  return status;", "}", ""]
     return "\n".join(lines)

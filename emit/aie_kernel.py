@@ -1,7 +1,7 @@
 """AI Engine kernels (Vyasa's steps 2-5: `aie_convolution`'s triplets in, C++ out): the
-innermost output loop vectorized (16 lanes x 2 columns of mac16 for int16, 8 lanes of
-lmac8/fpmac for int32/float), several output rows per iteration (unroll-and-jam, as many as
-`aie_model` ranks first), one accumulator per output vector stored once (lazy stores), the
+innermost output loop of a schedule (`aie_schedule` picks the loop order, the rows and the
+layouts) vectorized (16 lanes x 2 columns of mac16 for int16, 8 lanes of lmac8/fpmac for
+int32/float), `rows` output rows per iteration (unroll-and-jam of the loop around it), one accumulator per output vector stored once (lazy stores), the
 data of each input row loaded once per iteration as an aligned super-load (the reuse graph's
 connected components, at most 1024 bits), the weights broadcast from z registers filled from
 the weight array (once per call, or per iteration of the loop they change with), mac16's
@@ -22,7 +22,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from .aie_convolution import Convolution, NotAConvolution, Stream, Tap
-from .aie_model import VECTOR_REGISTER_BITS, best_rows, live_vector_bits
+from .aie_layout import PACKED_SUFFIX
+from .aie_model import VECTOR_REGISTER_BITS, live_vector_bits
 from .aie_shuffle import (
     MAX_REGISTER_BITS,
     ShuffleConstraintError,
@@ -111,14 +112,6 @@ class MacOp:
         return f"X{self.load}" if self.partner is None else f"Y{self.load}_{self.partner}"
 
 
-def kernel_plan(conv: Convolution, rows: int | None = None) -> _Plan:
-    """The kernel of `conv` with `rows` output rows per iteration (None: `best_rows`)."""
-    path = DATAPATHS[conv.element]
-    if rows is None:
-        return best_rows([_Plan(conv, path, u) for u in row_counts(conv)])
-    return _Plan(conv, path, rows)
-
-
 #: output rows per iteration the tuner tries (bounded: program memory is 16 KB)
 ROW_COUNTS = (1, 2, 4, 8)
 
@@ -131,7 +124,7 @@ def row_counts(conv: Convolution) -> list[int]:
     return [u for u in ROW_COUNTS if conv.loops[-2].trips % u == 0]
 
 
-class _Plan:
+class Plan:
     """One way to write `conv` on `path`: its super-loads, weight table, MACs and the
     liveness of its registers (what the model estimates and `write` spells)."""
 
@@ -145,6 +138,12 @@ class _Plan:
             )
         if rows != 1 and (len(conv.loops) < 2 or conv.loops[-2].trips % rows):
             raise NotAConvolution(f"{rows} output rows per iteration do not divide the loop")
+        for tap in conv.taps if rows != 1 else ():
+            if isinstance(tap.weight, Stream) and tap.weight.strides[-2]:
+                raise NotAConvolution(
+                    f"the weight '{tap.weight.base}' changes with the output rows (the rows of "
+                    "an iteration share their weights)"
+                )
         self._aligned(conv.output, "the output")
         self.loads = self._super_loads()
         self.weights: list[str] = []  # the z table's entries, C expressions
@@ -183,6 +182,30 @@ class _Plan:
                 weight = end(tap.weight, self.path.bytes, last)
                 ends[tap.weight.base] = max(ends.get(tap.weight.base, 0), weight)
         return ends
+
+    def buffer_elements(self) -> dict[str, int]:
+        """Elements of each array the kernel needs (`buffer_bytes`), a packed array whole."""
+        found = {name: -(-end // self.path.bytes) for name, end in self.buffer_bytes().items()}
+        for layout in self.conv.layouts:
+            found[layout.base] = max(found[layout.base], layout.elements)
+        return found
+
+    def schedule(self) -> str:
+        """The loop order, the vector loop and the packed arrays, as remarks and reports say."""
+        names = [loop.name or f"l{n}" for n, loop in zip(self.conv.order, self.conv.loops)]
+        text = f"loops {' '.join(names)}, the lanes along {names[-1]}"
+        for layout in self.conv.layouts:
+            c_order = tuple(range(len(layout.dims)))
+            text += (
+                f"; '{layout.base}' packed [{layout.notation()}] (C's [{layout.notation(c_order)}])"
+            )
+        return text
+
+    @property
+    def kernel_name(self) -> str:
+        """The C function's name, or FUNCTION_packed where the kernel takes packed arrays
+        (the C function then packs, calls it and unpacks: `aie_layout.host_wrapper`)."""
+        return self.conv.function + (PACKED_SUFFIX if self.conv.layouts else "")
 
     @property
     def z_registers(self) -> int:
@@ -229,17 +252,20 @@ class _Plan:
         return loads
 
     def _load(self, base: str, strides: tuple[int, ...], uses: list[_Use]) -> _Load:
+        """The super-load of `uses`: the data from the first one's aligned start to the
+        last one's end, in a register that also holds the element after it (mac16's second
+        column reads it for a lone tap, times a zero weight: it need not be loaded)."""
         low = uses[0].offset - uses[0].offset % ALIGN
         end = max(u.offset for u in uses) + self.path.lanes * self.path.bytes
-        end += self.path.bytes * (self.path.columns - 1)  # mac16's pad tap reads one more
         span = -(-(end - low) // ALIGN) * ALIGN
-        if span > MAX_REGISTER_BITS // 8:
+        register = end - low + self.path.bytes * (self.path.columns - 1)
+        if register > MAX_REGISTER_BITS // 8:
             raise NotAConvolution(
-                f"a filter row of '{base}' needs {8 * span} bits of data per output vector, "
-                f"more than the largest register ({MAX_REGISTER_BITS} bits)"
+                f"a filter row of '{base}' needs {8 * register} bits of data per output "
+                f"vector, more than the largest register ({MAX_REGISTER_BITS} bits)"
             )
         placed = [((u.offset - low) // self.path.bytes, u) for u in uses]
-        return _Load(Stream(base, low, strides), 64 if span <= 64 else 128, span, placed)
+        return _Load(Stream(base, low, strides), 64 if register <= 64 else 128, span, placed)
 
     @property
     def fill_depth(self) -> int:
@@ -365,7 +391,7 @@ class _Plan:
         fill = [f"alignas(32) {path.element} pycc_w[{table}] = {{{', '.join(self.weights)}}};"]
         if self.hoisted:
             fill += [style.weights(path, r, r * path.z_elements) for r in range(self.z_registers)]
-        lines = [f'extern "C" void {conv.function}({parameters}) {{']
+        lines = [f'extern "C" void {self.kernel_name}({parameters}) {{']
         used = {conv.output.base} | {t.data.base for t in conv.taps}
         used |= {t.weight.base for t in conv.taps if isinstance(t.weight, Stream)}
         lines += [f"  (void){name};" for _, name in signature if name not in used]

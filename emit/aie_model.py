@@ -124,11 +124,18 @@ def live_vector_bits(plan) -> int:
     return fixed + most
 
 
-def best_rows(plans: list):
+def best(plans: list):
     """The plan the model ranks first: the most MACs/cycle among those that fit the register
-    file (all do not: the fewest live bits), fewer rows on a tie (less code)."""
+    file (all do not: the fewest live bits); on a tie, fewer packed arrays, the loops nearer
+    the source's order, fewer rows (less code). Deterministic."""
+
+    def plainness(plan) -> tuple:
+        order = plan.conv.order
+        swaps = sum(a > b for i, a in enumerate(order) for b in order[i + 1 :])
+        return (-len(plan.conv.layouts), -swaps, -plan.rows)
+
     estimates = [(plan, estimate(plan)) for plan in plans]
     fitting = [(p, e) for p, e in estimates if e.fits]
     if not fitting:
         return min(estimates, key=lambda pe: (pe[1].vector_bits, pe[0].rows))[0]
-    return max(fitting, key=lambda pe: (pe[1].macs_per_cycle, -pe[0].rows))[0]
+    return max(fitting, key=lambda pe: (pe[1].macs_per_cycle, plainness(pe[0])))[0]

@@ -10,7 +10,8 @@ from llvmlite import ir
 from ..frontend import c_types as ct
 from .aie_convolution import NotAConvolution, convolution
 from .aie_glue import ports
-from .aie_kernel import kernel_plan
+from .aie_layout import host_wrapper
+from .aie_schedule import kernel_plan
 from .aie_styles import STYLES
 from .emitted_code import EmittedC
 
@@ -39,6 +40,10 @@ def aie_module(
             signature = [(_parameter(a), a.name) for a in function.args]
             plan = kernel_plan(convolution(function))
             kernels.append(plan.write(signature, style))
+            if plan.conv.layouts:
+                kernels.append(
+                    host_wrapper(plan.conv, plan.kernel_name, signature, plan.buffer_elements())
+                )
         except NotAConvolution as exc:
             emitted.skipped[function.name] = f"not an AI Engine kernel: {exc}"
             continue

@@ -29,8 +29,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 CORPUS = os.path.join(HERE, "..", "tests", "corpus", "aie")
 
 from pycc_stencil.emit.aie_convolution import NotAConvolution, convolution  # noqa: E402
-from pycc_stencil.emit.aie_kernel import kernel_plan  # noqa: E402
 from pycc_stencil.emit.aie_model import LOCAL_MEMORY, PEAK, estimate  # noqa: E402
+from pycc_stencil.emit.aie_schedule import kernel_plan  # noqa: E402
 from pycc_stencil.runtime.check import SourceUnit  # noqa: E402
 from pycc_stencil.runtime.emitted import HEADER_DIRS  # noqa: E402
 

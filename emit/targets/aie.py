@@ -12,8 +12,8 @@ from ...ir_passes.core.target import Target
 from ...ir_passes.pipeline import parse_pipeline, run_passes
 from ...ir_passes.registry import PassContext
 from ..aie_convolution import NotAConvolution, convolution
-from ..aie_kernel import kernel_plan
 from ..aie_model import LOCAL_MEMORY, estimate
+from ..aie_schedule import kernel_plan
 
 
 class Aie(Target):
@@ -59,7 +59,7 @@ class Aie(Target):
             model, memory = estimate(plan), sum(plan.buffer_bytes().values())
             path = plan.path
             context.passed(
-                f"AI Engine kernel: {path.lanes} lanes x {path.columns} column"
+                f"AI Engine kernel: {plan.schedule()}; {path.lanes} lanes x {path.columns} column"
                 f"{'s' if path.columns > 1 else ''} of {plan.conv.element}, {plan.rows} output "
                 f"row{'s' if plan.rows > 1 else ''} per iteration, {model.utilization:.0%} of the "
                 f"MAC slots are taps, modelled {model.macs_per_cycle:.2f} MACs/cycle "
