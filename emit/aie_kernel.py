@@ -1,7 +1,9 @@
 """AI Engine kernels (Vyasa's steps 2-5: `aie_convolution`'s triplets in, C++ out): the
 innermost output loop of a schedule (`aie_schedule` picks the loop order, the rows and the
 layouts) vectorized (16 lanes x 2 columns of mac16 for int16, 8 lanes of lmac8/fpmac for
-int32/float), `rows` output rows per iteration (unroll-and-jam of the loop around it), one accumulator per output vector stored once (lazy stores), the
+int32/float), `rows` x `vectors` output vectors per iteration (unroll-and-jam of the loop
+around it and of the vector loop itself), one accumulator per output vector stored once
+(lazy stores), the
 data of each input row loaded once per iteration as an aligned super-load (the reuse graph's
 connected components, at most 1024 bits), the weights broadcast from z registers filled from
 the weight array (once per call, or per iteration of the loop they change with), mac16's
@@ -14,7 +16,7 @@ The kernel keeps the C function's signature (pointers), so it runs where the ori
 `check --target aie` builds it with c++ against runtime/aie/. A float kernel sums each
 output's taps in C's order, one fpmac after the other (bit-exact on the emulation, whose fpmac
 rounds the product and then the sum); the FP MAC's two-cycle latency (UG1079) is hidden by
-the independent accumulators of the output rows, not by reordering a sum.
+the independent accumulators of the output vectors, not by reordering a sum.
 """
 
 from __future__ import annotations
@@ -65,10 +67,10 @@ DATAPATHS = {
 
 @dataclass(frozen=True)
 class _Use:
-    """A tap as one of the output rows of an iteration computes it: its data shifted down
-    `row` input rows."""
+    """A tap as one of the output vectors of an iteration (its accumulator `acc`) computes
+    it: its data shifted as that vector is from the iteration's first."""
 
-    row: int
+    acc: int
     tap: Tap
     offset: int  # the data's byte offset
     order: int  # the tap's place in C's sum
@@ -95,7 +97,7 @@ class MacOp:
     arguments, and how many of its multiplies are taps (not padding)."""
 
     load: int
-    row: int
+    acc: int  # its accumulator: the output vector of the iteration
     z: int  # the z register of its weights
     zstart: int  # its first weight's element there
     arguments: str
@@ -112,30 +114,42 @@ class MacOp:
         return f"X{self.load}" if self.partner is None else f"Y{self.load}_{self.partner}"
 
 
-#: output rows per iteration the tuner tries (bounded: program memory is 16 KB)
-ROW_COUNTS = (1, 2, 4, 8)
+#: output vectors per iteration the tuner tries at most (program memory is 16 KB)
+MOST_OUTPUTS = 8
 
 
-def row_counts(conv: Convolution) -> list[int]:
-    """The unroll-and-jam factors of the loop around the vector loop that divide its trip
-    count (only 1 for a single loop)."""
-    if len(conv.loops) < 2:
-        return [1]
-    return [u for u in ROW_COUNTS if conv.loops[-2].trips % u == 0]
+def unroll_counts(conv: Convolution) -> list[tuple[int, int]]:
+    """(rows, vectors): the unroll-and-jam factors of the loop around the vector loop and of
+    the vector loop itself (powers of two that divide their trip counts, at most
+    MOST_OUTPUTS output vectors in all)."""
+    lanes = DATAPATHS[conv.element].lanes
+    vectors = conv.loops[-1].trips // lanes if conv.loops[-1].trips % lanes == 0 else 1
+    around = conv.loops[-2].trips if len(conv.loops) > 1 else 1
+    powers = [1, 2, 4, 8]
+    return [
+        (u, v)
+        for u in powers
+        for v in powers
+        if u * v <= MOST_OUTPUTS and around % u == 0 and vectors % v == 0
+    ]
 
 
 class Plan:
     """One way to write `conv` on `path`: its super-loads, weight table, MACs and the
     liveness of its registers (what the model estimates and `write` spells)."""
 
-    def __init__(self, conv: Convolution, path: Datapath, rows: int = 1):
-        self.conv, self.path, self.rows = conv, path, rows
+    def __init__(self, conv: Convolution, path: Datapath, rows: int = 1, vectors: int = 1):
+        self.conv, self.path, self.rows, self.vectors = conv, path, rows, vectors
+        #: output vectors per iteration (`rows` x `vectors`, row-major): one accumulator each
+        self.outputs = rows * vectors
         vector = conv.loops[-1]
         if vector.start != 0 or vector.trips % path.lanes:
             raise NotAConvolution(
                 f"the innermost loop runs {vector.trips} times from {vector.start}: the AIE "
                 f"kernel computes {path.lanes} outputs at a time from 0"
             )
+        if vector.trips % (path.lanes * vectors):
+            raise NotAConvolution(f"{vectors} output vectors per row do not divide the loop")
         if rows != 1 and (len(conv.loops) < 2 or conv.loops[-2].trips % rows):
             raise NotAConvolution(f"{rows} output rows per iteration do not divide the loop")
         for tap in conv.taps if rows != 1 else ():
@@ -148,10 +162,10 @@ class Plan:
         self.loads = self._super_loads()
         self.weights: list[str] = []  # the z table's entries, C expressions
         self.slots: dict[tuple, int] = {}  # the z slot of each group of taps
-        groups = [(k, row, g) for k in range(len(self.loads)) for row, g in self._groups(k)]
+        groups = [(k, acc, g) for k in range(len(self.loads)) for acc, g in self._groups(k)]
         self.ops = self._fused(groups) if path.columns == 2 else [self._mac(*g) for g in groups]
         if path.element == "float":  # one tap per MAC, in C's order per output: bit-exact
-            self.ops.sort(key=lambda op: (op.order, op.row))
+            self.ops.sort(key=lambda op: (op.order, op.acc))
         #: the z registers are loaded once per call where they fit the register file with
         #: the data; else each iteration loads each one before its first MAC
         self.hoisted = True
@@ -165,7 +179,8 @@ class Plan:
         conv = self.conv
         last = [loop.start + loop.trips - 1 for loop in conv.loops]
         last[-1] = conv.loops[-1].trips - self.path.lanes  # the last vector's first element
-        first_row = list(last)  # a super-load's offset includes its row of the iteration
+        first_row = list(last)  # a super-load's offset includes its output of the iteration
+        first_row[-1] = conv.loops[-1].trips - self.path.lanes * self.vectors
         if len(last) > 1:
             first_row[-2] = conv.loops[-2].start + conv.loops[-2].trips - self.rows
 
@@ -223,9 +238,12 @@ class Plan:
         if stream.offset % ALIGN and what == "the output":
             raise NotAConvolution(f"{what} ('{stream.base}') starts off a 128-bit boundary")
 
-    def row_step(self, stream: Stream) -> int:
-        """Bytes from one output row of an iteration to the next, in `stream`."""
-        return stream.strides[-2] if len(stream.strides) > 1 else 0
+    def shift(self, stream: Stream, acc: int) -> int:
+        """Bytes from the iteration's first output vector to output vector `acc`, in
+        `stream`: down its rows, along its vectors."""
+        row, vector = divmod(acc, self.vectors)
+        down = stream.strides[-2] if len(stream.strides) > 1 else 0
+        return row * down + vector * self.path.lanes * stream.strides[-1]
 
     def _super_loads(self) -> list[_Load]:
         """The reuse graph's connected components: the uses whose data overlap, by row (the
@@ -234,13 +252,12 @@ class Plan:
         groups: dict[tuple, list[_Use]] = {}
         for order, tap in enumerate(self.conv.taps):
             self._aligned(tap.data, "the data")
-            for row in range(self.rows):
-                offset = tap.data.offset + row * self.row_step(tap.data)
-                use = _Use(row, tap, offset, order)
+            for acc in range(self.outputs):
+                use = _Use(acc, tap, tap.data.offset + self.shift(tap.data, acc), order)
                 groups.setdefault((tap.data.base, tap.data.strides), []).append(use)
         loads = []
         for (base, strides), uses in groups.items():
-            uses = sorted(uses, key=lambda u: (u.offset, u.row))
+            uses = sorted(uses, key=lambda u: (u.offset, u.acc))
             group = [uses[0]]
             for use in uses[1:]:
                 if use.offset < max(u.offset for u in group) + width:
@@ -297,11 +314,11 @@ class Plan:
         return str(tap.weight)
 
     def _groups(self, k: int) -> list[tuple[int, list[tuple[int, _Use]]]]:
-        """The taps of load k as MAC groups, per output row: for mac16 taps one element apart
-        in pairs; for lmac8 and fpmac one tap each."""
+        """The taps of load k as MAC groups, per output vector: for mac16 taps one element
+        apart in pairs; for lmac8 and fpmac one tap each."""
         found = []
-        for row in range(self.rows):
-            placed = [(s, u) for s, u in self.loads[k].uses if u.row == row]
+        for acc in range(self.outputs):
+            placed = [(s, u) for s, u in self.loads[k].uses if u.acc == acc]
             placed.sort(key=lambda pair: pair[0])  # stable: a repeated tap keeps C's order
             groups: list[list[tuple[int, _Use]]] = []
             for start, use in placed:
@@ -310,30 +327,31 @@ class Plan:
                     last.append((start, use))
                 else:
                     groups.append([(start, use)])
-            found += [(row, group) for group in groups]
+            found += [(acc, group) for group in groups]
         return found
 
     def _fused(self, groups: list) -> list[MacOp]:
         """mac16's MACs: a pair of taps each; a tap left alone in its row of data is paired
-        with one left alone in another row of the same output row, the two registers read as
-        one (the experts' cross-row fusion, which Vyasa does not do), else with a zero weight."""
+        with one left alone in another row of data of the same output vector, the two
+        registers read as one (the experts' cross-row fusion, which Vyasa does not do), else
+        with a zero weight."""
         ops, alone = [], {}
-        for k, row, group in groups:
+        for k, acc, group in groups:
             if len(group) == 2:
-                ops.append(self._mac(k, row, group))
+                ops.append(self._mac(k, acc, group))
                 continue
-            other = alone.pop(row, None)
-            fused = other and self._cross(other[0], other[1], k, group[0], row)
+            other = alone.pop(acc, None)
+            fused = other and self._cross(other[0], other[1], k, group[0], acc)
             if fused:
                 ops.append(fused)
                 continue
             if other:
-                ops.append(self._mac(other[0], row, other[1]))
-            alone[row] = (k, group)
-        ops += [self._mac(k, row, group) for row, (k, group) in alone.items()]
+                ops.append(self._mac(other[0], acc, other[1]))
+            alone[acc] = (k, group)
+        ops += [self._mac(k, acc, group) for acc, (k, group) in alone.items()]
         return ops
 
-    def _cross(self, k1: int, group1: list, k2: int, use2: tuple, row: int) -> MacOp | None:
+    def _cross(self, k1: int, group1: list, k2: int, use2: tuple, acc: int) -> MacOp | None:
         """One mac16 of the lone tap of load k1 and that of load k2 (registers of 512 bits:
         together the 1024-bit register mac16 reads), or None where the network cannot."""
         (start, use1), (start2, _) = group1[0], use2
@@ -351,7 +369,7 @@ class Plan:
             f"W{register}, {z.start}, {z.offsets:#x}, {z.offsets_hi:#x}, {z.step}"
         )
         useful = 2 * self.path.lanes
-        return MacOp(k1, row, register, zstart, arguments, useful, use1.order, start, k2, step)
+        return MacOp(k1, acc, register, zstart, arguments, useful, use1.order, start, k2, step)
 
     def _slot(self, taps: tuple[Tap | None, ...]) -> int:
         """The z slot of a group of taps' weights, shared by every output row."""
@@ -362,7 +380,7 @@ class Plan:
             self.weights += [self._weight(t) for t in taps]
         return self.slots[taps]
 
-    def _mac(self, k: int, row: int, group: list[tuple[int, _Use]]) -> MacOp:
+    def _mac(self, k: int, acc: int, group: list[tuple[int, _Use]]) -> MacOp:
         taps = tuple(use.tap for _, use in group) + (None,) * (self.path.columns - len(group))
         register, zstart = divmod(self._slot(taps), self.path.z_elements)
         start = group[0][0]
@@ -379,7 +397,7 @@ class Plan:
         except ShuffleConstraintError as exc:
             raise NotAConvolution(f"the shuffle network cannot select the taps: {exc}") from None
         useful = len(group) * self.path.lanes
-        return MacOp(k, row, register, zstart, arguments, useful, group[0][1].order, start)
+        return MacOp(k, acc, register, zstart, arguments, useful, group[0][1].order, start)
 
     # -- writing ----------------------------------------------------------------------------
 
@@ -400,7 +418,8 @@ class Plan:
         for depth, loop in enumerate(conv.loops):
             if depth == self.fill_depth:
                 lines += [indent + line for line in fill]
-            step = {len(conv.loops) - 1: path.lanes, len(conv.loops) - 2: self.rows}.get(depth, 1)
+            steps = {len(conv.loops) - 1: path.lanes * self.vectors, len(conv.loops) - 2: self.rows}
+            step = steps.get(depth, 1)
             trips = loop.trips // step
             name = counters[depth]
             lines.append(
@@ -426,7 +445,7 @@ class Plan:
             last = found[-1] if found else None
             if (
                 last is not None
-                and (last.register, last.row, last.z) == (op.register, op.row, op.z)
+                and (last.register, last.acc, last.z) == (op.register, op.acc, op.z)
                 and op.step == last.step == 1
                 and op.start == last.start + last.points
                 and op.zstart == last.zstart + last.points
@@ -438,7 +457,7 @@ class Plan:
                 found.append(
                     MacRun(
                         op.register,
-                        op.row,
+                        op.acc,
                         op.z,
                         op.start,
                         op.zstart,
@@ -449,23 +468,24 @@ class Plan:
                 )
         return found
 
-    def _offset(self, stream: Stream, counters: list[str], row: int = 0) -> str:
-        """The C expression of the stream's byte offset at the counters' values."""
-        offset = stream.offset + row * self.row_step(stream)
+    def _offset(self, stream: Stream, counters: list[str], acc: int = 0) -> str:
+        """The C expression of the stream's byte offset at the counters' values (for output
+        vector `acc` of the iteration)."""
+        offset = stream.offset + self.shift(stream, acc)
         terms = [str(offset)] + [f"{s} * {c}" for s, c in zip(stream.strides, counters) if s]
         return " + ".join(terms)
 
-    def _at(self, stream: Stream, counters: list[str], row: int = 0) -> str:
-        return f"PYCC_AIE_AT({stream.base}, {self._offset(stream, counters, row)})"
+    def _at(self, stream: Stream, counters: list[str], acc: int = 0) -> str:
+        return f"PYCC_AIE_AT({stream.base}, {self._offset(stream, counters, acc)})"
 
     def _body(self, counters: list[str], style) -> list[str]:
-        """One iteration: each output row's accumulator, the loads before their first MAC,
+        """One iteration: each output vector's accumulator, the loads before their first MAC,
         one store per accumulator."""
         path, conv = self.path, self.conv
         lines = []
-        for row in range(self.rows):
-            at = self._at(conv.output, counters, row)
-            lines += style.accumulator(path, row, at, conv.accumulates)
+        for acc in range(self.outputs):
+            at = self._at(conv.output, counters, acc)
+            lines += style.accumulator(path, acc, at, conv.accumulates)
         done: set = set()
         weights: set[int] = set() if not self.hoisted else set(range(self.z_registers))
         # a float sum that C starts with its first product (not 0 + it: the sign of zero)
@@ -487,12 +507,12 @@ class Plan:
             if run.z not in weights:
                 lines.append(style.weights(path, run.z, run.z * path.z_elements))
                 weights.add(run.z)
-            first = started is not None and run.row not in started
+            first = started is not None and run.acc not in started
             lines += style.mac(path, run, first)
             if started is not None:
-                started.add(run.row)
-        for row in range(self.rows):
-            lines.append(style.store(path, row, self._at(conv.output, counters, row)))
+                started.add(run.acc)
+        for acc in range(self.outputs):
+            lines.append(style.store(path, acc, self._at(conv.output, counters, acc)))
         return lines
 
     def _load_lines(self, k: int, counters: list[str], style) -> list[str]:

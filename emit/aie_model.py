@@ -38,6 +38,7 @@ PEAK = {"int16": 32, "int32": 8, "float": 8}
 @dataclass(frozen=True)
 class Estimate:
     rows: int  # output rows per iteration
+    vectors: int  # output vectors per row and iteration
     macs: int  # MAC intrinsics per iteration
     loads: int  # loads of at most 256 bits per iteration
     stores: int
@@ -67,13 +68,14 @@ def estimate(plan) -> Estimate:
     loads = sum(load.parts for load in plan.loads)
     if not plan.hoisted:
         loads += len({op.z for op in plan.ops})
-    stores = plan.rows
+    stores = plan.outputs
     macs = len(plan.ops)
     cycles = max(-(-macs // MAC_ISSUE), -(-loads // LOAD_ISSUE), -(-stores // STORE_ISSUE))
     cycles += weight_fill(plan)
     useful = sum(op.useful for op in plan.ops)
     return Estimate(
         rows=plan.rows,
+        vectors=plan.vectors,
         macs=macs,
         loads=loads,
         stores=stores,
@@ -93,7 +95,7 @@ def weight_fill(plan) -> float:
     loops = plan.conv.loops
     iterations = 1
     for depth, loop in enumerate(loops[plan.fill_depth :], plan.fill_depth):
-        step = plan.path.lanes if depth == len(loops) - 1 else 1
+        step = plan.path.lanes * plan.vectors if depth == len(loops) - 1 else 1
         step = plan.rows if depth == len(loops) - 2 else step
         iterations *= loop.trips // step
     return WEIGHT_FILL * read / iterations
@@ -105,7 +107,7 @@ def live_vector_bits(plan) -> int:
     register loaded in the loop from its load to its last MAC."""
     path = plan.path
     z_bits = path.z_elements * path.bytes * 8
-    fixed = 0 if path.accumulator else plan.rows * path.lanes * path.bytes * 8
+    fixed = 0 if path.accumulator else plan.outputs * path.lanes * path.bytes * 8
     ranges: dict[tuple[str, int], list[int]] = {}
     for n, op in enumerate(plan.ops):
         keys = [("x", op.load), ("z", op.z)]
@@ -127,15 +129,16 @@ def live_vector_bits(plan) -> int:
 def best(plans: list):
     """The plan the model ranks first: the most MACs/cycle among those that fit the register
     file (all do not: the fewest live bits); on a tie, fewer packed arrays, the loops nearer
-    the source's order, fewer rows (less code). Deterministic."""
+    the source's order, fewer output vectors (less code), rows rather than vectors.
+    Deterministic."""
 
     def plainness(plan) -> tuple:
         order = plan.conv.order
         swaps = sum(a > b for i, a in enumerate(order) for b in order[i + 1 :])
-        return (-len(plan.conv.layouts), -swaps, -plan.rows)
+        return (-len(plan.conv.layouts), -swaps, -plan.outputs, -plan.vectors)
 
     estimates = [(plan, estimate(plan)) for plan in plans]
     fitting = [(p, e) for p, e in estimates if e.fits]
     if not fitting:
-        return min(estimates, key=lambda pe: (pe[1].vector_bits, pe[0].rows))[0]
+        return min(estimates, key=lambda pe: (pe[1].vector_bits, pe[0].outputs))[0]
     return max(fitting, key=lambda pe: (pe[1].macs_per_cycle, plainness(pe[0])))[0]

@@ -3,13 +3,13 @@ other loops, the output rows per iteration (unroll-and-jam of the loop around th
 loop) and the data layouts that makes necessary, ranked by the MACs/cycle model.
 
 The search is exhaustive over the output loops' orders (at most 4! for a CONV3D layer): the
-last loop of an order is vectorized, the one before it unrolled and jammed, the outer ones
-decide how often the weight table is filled. An array the vector loop walks along another
+last loop of an order is vectorized, it and the one before it unrolled and jammed (up to 8
+output vectors an iteration), the outer ones decide how often the weight table is filled. An array the vector loop walks along another
 dimension than C's innermost is packed with that dimension innermost (`aie_layout`). Pruned:
 the schedules the kernel writer refuses (operands the vector loop does not move as lanes, a
 shuffle the network cannot encode, rows that do not divide their loop). The reduction loops
 are always unrolled before (`unroll-reductions`). Ties go to fewer packed arrays, then the
-source's order, then fewer rows, so a nest the source already orders well keeps its order.
+source's order, then fewer output vectors, so a nest the source already orders well keeps its order.
 """
 
 from __future__ import annotations
@@ -17,14 +17,13 @@ from __future__ import annotations
 from itertools import permutations
 
 from .aie_convolution import Convolution, NotAConvolution, reordered, vectorized
-from .aie_kernel import DATAPATHS, Plan, row_counts
+from .aie_kernel import DATAPATHS, Plan, unroll_counts
 from .aie_layout import innermost_along_vector
 from .aie_model import best
 
 
-def kernel_plan(conv: Convolution, rows: int | None = None) -> Plan:
-    """The model's best kernel for `conv` (with `rows` output rows per iteration where given)
-    over every loop order, the vector loop last, with the layouts it needs; NotAConvolution
+def kernel_plan(conv: Convolution) -> Plan:
+    """The model's best kernel for `conv` over every loop order, the vector loop last, with the layouts it needs; NotAConvolution
     with the source order's reason (it is tried first) where none works."""
     plans, reason = [], None
     path = DATAPATHS[conv.element]
@@ -34,9 +33,9 @@ def kernel_plan(conv: Convolution, rows: int | None = None) -> Plan:
         except NotAConvolution as exc:
             reason = reason or exc
             continue
-        for count in [rows] if rows else row_counts(scheduled):
+        for rows, vectors in unroll_counts(scheduled):
             try:
-                plans.append(Plan(scheduled, path, count))
+                plans.append(Plan(scheduled, path, rows, vectors))
             except NotAConvolution as exc:
                 reason = reason or exc
     if not plans:

@@ -15,7 +15,7 @@ class MacRun:
     style writes its `arguments`, one intrinsic each."""
 
     register: str  # X<load>, or Y<load>_<load> for two registers read as one
-    row: int
+    acc: int  # the accumulator (output vector of the iteration)
     z: int
     start: int
     zstart: int
@@ -28,14 +28,14 @@ class IntrinsicStyle:
     name = "intrinsics"
     header = "pycc_aie.h"
 
-    def accumulator(self, path, row: int, at: str, accumulates: bool) -> list[str]:
+    def accumulator(self, path, acc: int, at: str, accumulates: bool) -> list[str]:
         out = path.vector(path.lanes)
         if not path.accumulator:
             first = f"PYCC_AIE_LOAD({out}, {at})" if accumulates else "null_v8float()"
-            return [f"{out} acc{row} = {first};"]
+            return [f"{out} acc{acc} = {first};"]
         old = f"ups(PYCC_AIE_LOAD({out}, {at}), 0)"
         first = old if accumulates else f"null_{path.accumulator}()"
-        return [f"{path.accumulator} acc{row} = {first};"]
+        return [f"{path.accumulator} acc{acc} = {first};"]
 
     def register(self, path, k: int, elements: int) -> str:
         register = path.vector(elements)
@@ -53,7 +53,7 @@ class IntrinsicStyle:
         """The run's intrinsics; with `first`, the first one starts the accumulator (fpmul:
         C's float sum starts with its first product)."""
         name = "fpmac" if not path.accumulator else "mac16" if path.columns == 2 else "lmac8"
-        acc = f"acc{run.row}"
+        acc = f"acc{run.acc}"
         lines = [f"{acc} = {name}({acc}, {run.register}, {a});" for a in run.arguments]
         if first:
             lines[0] = f"{acc} = fpmul({run.register}, {run.arguments[0]});"
@@ -63,8 +63,8 @@ class IntrinsicStyle:
         """Two 512-bit registers read as one of 1024 bits."""
         return f"{path.vector(64)} Y{first}_{second} = concat(X{first}, X{second});"
 
-    def store(self, path, row: int, at: str) -> str:
-        result = f"acc{row}" if not path.accumulator else f"srs(acc{row}, 0)"
+    def store(self, path, acc: int, at: str) -> str:
+        result = f"acc{acc}" if not path.accumulator else f"srs(acc{acc}, 0)"
         return f"PYCC_AIE_STORE({path.vector(path.lanes)}, {at}, {result});"
 
 
@@ -79,12 +79,12 @@ class ApiStyle:
     def _types(self, path) -> tuple[str, str]:
         return path.element, f"aie::accum<{_TAGS[path.element]}, {path.lanes}>"
 
-    def accumulator(self, path, row: int, at: str, accumulates: bool) -> list[str]:
+    def accumulator(self, path, acc: int, at: str, accumulates: bool) -> list[str]:
         element, accum = self._types(path)
         if not accumulates:
-            return [f"{accum} acc{row} = aie::zeros<{_TAGS[element]}, {path.lanes}>();"]
+            return [f"{accum} acc{acc} = aie::zeros<{_TAGS[element]}, {path.lanes}>();"]
         old = f"aie::load_v<{path.lanes}>(({element} *)({at}))"
-        return [f"{accum} acc{row};", f"acc{row}.from_vector({old}, 0);"]
+        return [f"{accum} acc{acc};", f"acc{acc}.from_vector({old}, 0);"]
 
     def register(self, path, k: int, elements: int) -> str:
         return f"aie::vector<{path.element}, {elements}> X{k};"
@@ -103,7 +103,7 @@ class ApiStyle:
             f"aie::sliding_mul_ops<{path.lanes}, {run.points}, 1, {run.step}, 1, {element}, "
             f"{element}, {_TAGS[element]}>"
         )
-        acc = f"acc{run.row}"
+        acc = f"acc{run.acc}"
         operands = f"W{run.z}, {run.zstart}, {run.register}, {run.start}"
         if first:
             return [f"{acc} = {ops}::mul({operands});"]
@@ -113,9 +113,9 @@ class ApiStyle:
         pair = f"aie::concat(X{first}, X{second})"
         return f"aie::vector<{path.element}, 64> Y{first}_{second} = {pair};"
 
-    def store(self, path, row: int, at: str) -> str:
+    def store(self, path, acc: int, at: str) -> str:
         shift = "" if not path.accumulator else "0"
-        value = f"acc{row}.template to_vector<{path.element}>({shift})"
+        value = f"acc{acc}.template to_vector<{path.element}>({shift})"
         return f"aie::store_v(({path.element} *)({at}), {value});"
 
 

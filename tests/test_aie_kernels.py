@@ -68,13 +68,18 @@ def _checked(flags: list[str]):
     ],
 )
 def test_convolutions_are_bit_exact_on_the_emulation(element, r, s):
-    unit, result = _checked(conv2d_flags(element, r, s))
+    """Rows of 16 elements: one int16 vector, or two 8-lane ones the tuner may take in one
+    iteration (then the row's super-load serves both)."""
+    unit, result = _checked(conv2d_flags(element, r, s, columns=16))
     text = unit.emitted.emitted.text
     body = text[text.index("void conv2d(") :]
+    plan = kernel_plan(convolution(unit.module.get_global("conv2d")))
+    assert plan.rows == 1  # 3 rows: no factor to unroll by
     mac = {"int16": "mac16", "int32": "lmac8", "float": "fpmac"}[element]
     assert body.count(f"= {mac}(acc0") == _macs_per_output(element, r, s)
+    assert body.count(f"= {mac}(") == plan.vectors * _macs_per_output(element, r, s)
     assert body.count(" X") and len(re.findall(r"undef_v\d+\w+\(\)", body)) == r  # a load a row
-    assert body.count("PYCC_AIE_STORE(") == 1  # one lazy store per output vector
+    assert body.count("PYCC_AIE_STORE(") == plan.vectors  # one lazy store per output vector
     assert "chess_prepare_for_pipelining chess_loop_range(3, 3)" in body
     if element == "int16":
         assert "integer inputs in [-8, 8]" in result.message
@@ -86,7 +91,7 @@ def test_vyasa_running_example_reads_three_rows_and_broadcasts_the_weights():
     """The 4x3 filter: 12 taps, 6 mac16 (pairs 0-1 and 2-3 of each row, x[i + j]), 3 input
     loads of 512 bits (one per filter row, not one per tap), weights broadcast (zoffsets 0,
     zstart the tap, zstep 1)."""
-    unit, _ = _checked(conv2d_flags("int16", 3, 4))
+    unit, _ = _checked(conv2d_flags("int16", 3, 4, columns=16))
     body = unit.emitted.emitted.text
     macs = re.findall(
         r"mac16\(acc0, X(\d), (\d+), (0x\w+), (0x\w+), (0x\w+), W0, (\d+), (\w+)", body
@@ -331,9 +336,10 @@ def test_layers_fill_their_weights_per_output_channel(function, element, sizes):
 def test_a_fully_connected_layer_runs_its_lanes_along_the_output_channels(element, inputs):
     """FC has one output loop, k, along which C's w[k][c] moves C elements at a time: the
     kernel takes w packed as [c][k] (the host packs it), broadcasts the inputs and reads
-    the weights as lanes (Vyasa's role swap), bit-exact; the remark names the schedule."""
+    the weights as lanes (Vyasa's role swap), several output vectors an iteration (the
+    vector loop unrolled and jammed: one loop, no rows), bit-exact."""
     ctype, acc = TYPES[element]
-    flags = [f"-DT={ctype}", f"-DACC={acc}", f"-DC={inputs}", "-DK=48", "-DR=1", "-DS=1"]
+    flags = [f"-DT={ctype}", f"-DACC={acc}", f"-DC={inputs}", "-DK=64", "-DR=1", "-DS=1"]
     unit = compiled(LAYERS, flags, PASSES, target="aie")
     result = unit.check("fully_connected", {})
     assert result.status == "OK" and result.changed, result
@@ -341,9 +347,10 @@ def test_a_fully_connected_layer_runs_its_lanes_along_the_output_channels(elemen
     kernel = text[text.index("void fully_connected_packed(") :]
     assert "PYCC_AIE_ELEMENT" not in kernel.split("for (")[1]  # the weights: lanes, not scalars
     assert "PYCC_AIE_AT(w, " in kernel and "PYCC_AIE_ELEMENT(" + ctype + ", in, " in kernel
-    assert f"b[i0 * 1 + i1 * 48] = a[i0 * {inputs} + i1 * 1];" in text  # w[k][c] -> [c][k]
+    assert f"b[i0 * 1 + i1 * 64] = a[i0 * {inputs} + i1 * 1];" in text  # w[k][c] -> [c][k]
     plan = kernel_plan(convolution(unit.module.get_global("fully_connected")))
     assert plan.schedule() == "loops k, the lanes along k; 'w' packed [d1 k] (C's [k d1])"
+    assert plan.vectors > 1 and kernel.count("PYCC_AIE_STORE(") == plan.vectors
 
 
 def test_output_channels_as_lanes_when_the_rows_are_too_short(kernel_file):
@@ -422,7 +429,7 @@ def test_the_ai_engine_api_style_is_bit_exact_too(element, r, s):
     """`--target aie:style=api`: the same plan spelled with aie::vector, aie::accum and one
     aie::sliding_mul_ops per run of taps of a filter row within one z register (a 3x3 int16
     row: 2 mac16 pairs -> 1 run of 4 points)."""
-    flags = conv2d_flags(element, r, s)
+    flags = conv2d_flags(element, r, s, columns=16 if element == "int16" else 8)
     unit = compiled(CONV2D, flags, PASSES, target="aie:style=api")
     result = unit.check("conv2d", {})
     assert result.status == "OK" and result.changed, result
