@@ -1,11 +1,11 @@
 """The auto-tuner (Vyasa's step 6, F12): which loop the lanes run along, the order of the
-other loops, the output rows per iteration (unroll-and-jam of the loop around the vector
-loop) and the data layouts that makes necessary, ranked by the MACs/cycle model.
+other loops, the output vectors per iteration (unroll-and-jam of the vector loop and of the
+loop around it) and the data layouts that makes necessary, ranked by the MACs/cycle model.
 
 The search is exhaustive over the output loops' orders (at most 4! for a CONV3D layer): the
 last loop of an order is vectorized, it and the one before it unrolled and jammed (up to 8
-output vectors an iteration), the outer ones decide how often the weight table is filled. An array the vector loop walks along another
-dimension than C's innermost is packed with that dimension innermost (`aie_layout`). Pruned:
+output vectors an iteration), the outer ones decide how often the weight table is filled.
+An array the vector loop walks along another dimension than C's innermost is packed with that dimension innermost (`aie_layout`). Pruned:
 the schedules the kernel writer refuses (operands the vector loop does not move as lanes, a
 shuffle the network cannot encode, rows that do not divide their loop). The reduction loops
 are always unrolled before (`unroll-reductions`). Ties go to fewer packed arrays, then the
@@ -23,8 +23,9 @@ from .aie_model import best
 
 
 def kernel_plan(conv: Convolution) -> Plan:
-    """The model's best kernel for `conv` over every loop order, the vector loop last, with the layouts it needs; NotAConvolution
-    with the source order's reason (it is tried first) where none works."""
+    """The model's best kernel for `conv` over every loop order, the vector loop last, with
+    the layouts it needs; NotAConvolution with the source order's reason (it is tried first)
+    where none works."""
     plans, reason = [], None
     path = DATAPATHS[conv.element]
     for order in permutations(range(len(conv.loops))):  # the identity first
