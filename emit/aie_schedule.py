@@ -5,11 +5,12 @@ loop around it) and the data layouts that makes necessary, ranked by the MACs/cy
 The search is exhaustive over the output loops' orders (at most 4! for a CONV3D layer): the
 last loop of an order is vectorized, it and the one before it unrolled and jammed (up to 8
 output vectors an iteration), the outer ones decide how often the weight table is filled.
-An array the vector loop walks along another dimension than C's innermost is packed with that dimension innermost (`aie_layout`). Pruned:
-the schedules the kernel writer refuses (operands the vector loop does not move as lanes, a
-shuffle the network cannot encode, rows that do not divide their loop). The reduction loops
-are always unrolled before (`unroll-reductions`). Ties go to fewer packed arrays, then the
-source's order, then fewer output vectors, so a nest the source already orders well keeps its order.
+An array the vector loop walks along another dimension than C's innermost is packed with
+that dimension innermost (`aie_layout`). Pruned: the schedules the kernel writer refuses
+(operands the vector loop does not move as lanes, a shuffle the network cannot encode,
+factors that do not divide their loop). The reduction loops are always unrolled before
+(`unroll-reductions`). Ties go to fewer packed arrays, then the source's order, then fewer
+output vectors, so a nest the source already orders well keeps its order.
 """
 
 from __future__ import annotations
