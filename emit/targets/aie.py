@@ -62,7 +62,8 @@ class Aie(Target):
                 f"AI Engine kernel: {plan.schedule()}; {path.lanes} lanes x {path.columns} column"
                 f"{'s' if path.columns > 1 else ''} of {plan.conv.element}, {plan.rows} x "
                 f"{plan.vectors} output vectors (rows x along a row) per iteration, "
-                f"{model.utilization:.0%} of the MAC slots are taps, modelled {model.macs_per_cycle:.2f} MACs/cycle "
+                f"{model.utilization:.0%} of the MAC slots are taps, modelled "
+                f"{model.macs_per_cycle:.2f} MACs/cycle "
                 f"({model.macs_per_cycle / model.peak:.0%} of peak)",
                 at=function,
             )
