@@ -121,7 +121,8 @@ MOST_OUTPUTS = 8
 def unroll_counts(conv: Convolution) -> list[tuple[int, int]]:
     """(rows, vectors): the unroll-and-jam factors of the loop around the vector loop and of
     the vector loop itself (powers of two that divide their trip counts, at most
-    MOST_OUTPUTS output vectors in all)."""
+    MOST_OUTPUTS output vectors in all; the MACs are ordered by data register or by output,
+    `Plan.by_output`, where there are several)."""
     lanes = DATAPATHS[conv.element].lanes
     vectors = conv.loops[-1].trips // lanes if conv.loops[-1].trips % lanes == 0 else 1
     around = conv.loops[-2].trips if len(conv.loops) > 1 else 1
@@ -138,8 +139,19 @@ class Plan:
     """One way to write `conv` on `path`: its super-loads, weight table, MACs and the
     liveness of its registers (what the model estimates and `write` spells)."""
 
-    def __init__(self, conv: Convolution, path: Datapath, rows: int = 1, vectors: int = 1):
+    def __init__(
+        self,
+        conv: Convolution,
+        path: Datapath,
+        rows: int = 1,
+        vectors: int = 1,
+        by_output: bool = False,
+    ):
+        """`by_output`: the MACs output vector after output vector (each accumulator live
+        from its first MAC to its store), else data register after data register (each
+        loaded register live from its load to its last MAC)."""
         self.conv, self.path, self.rows, self.vectors = conv, path, rows, vectors
+        self.by_output = by_output
         #: output vectors per iteration (`rows` x `vectors`, row-major): one accumulator each
         self.outputs = rows * vectors
         vector = conv.loops[-1]
@@ -166,6 +178,8 @@ class Plan:
         self.ops = self._fused(groups) if path.columns == 2 else [self._mac(*g) for g in groups]
         if path.element == "float":  # one tap per MAC, in C's order per output: bit-exact
             self.ops.sort(key=lambda op: (op.order, op.acc))
+        if by_output:  # stable: each output's MACs keep their order
+            self.ops.sort(key=lambda op: op.acc)
         #: the z registers are loaded once per call where they fit the register file with
         #: the data; else each iteration loads each one before its first MAC
         self.hoisted = True
@@ -209,6 +223,8 @@ class Plan:
         """The loop order, the vector loop and the packed arrays, as remarks and reports say."""
         names = [loop.name or f"l{n}" for n, loop in zip(self.conv.order, self.conv.loops)]
         text = f"loops {' '.join(names)}, the lanes along {names[-1]}"
+        if self.by_output:
+            text += ", output vector after output vector"
         for layout in self.conv.layouts:
             c_order = tuple(range(len(layout.dims)))
             text += (
@@ -479,13 +495,12 @@ class Plan:
         return f"PYCC_AIE_AT({stream.base}, {self._offset(stream, counters, acc)})"
 
     def _body(self, counters: list[str], style) -> list[str]:
-        """One iteration: each output vector's accumulator, the loads before their first MAC,
-        one store per accumulator."""
+        """One iteration: each output vector's accumulator just before its first MAC, the
+        loads before their first MAC, one store per accumulator after its last MAC."""
         path, conv = self.path, self.conv
         lines = []
-        for acc in range(self.outputs):
-            at = self._at(conv.output, counters, acc)
-            lines += style.accumulator(path, acc, at, conv.accumulates)
+        runs = self.runs()
+        last = {run.acc: n for n, run in enumerate(runs)}
         done: set = set()
         weights: set[int] = set() if not self.hoisted else set(range(self.z_registers))
         # a float sum that C starts with its first product (not 0 + it: the sign of zero)
@@ -493,7 +508,11 @@ class Plan:
         if conv.accumulates:
             started = None
         ops = iter(self.ops)
-        for run in self.runs():
+        for n, run in enumerate(runs):
+            if ("acc", run.acc) not in done:
+                at = self._at(conv.output, counters, run.acc)
+                lines += style.accumulator(path, run.acc, at, conv.accumulates)
+                done.add(("acc", run.acc))
             first_op = next(ops)
             for _ in run.arguments[1:]:
                 next(ops)
@@ -511,8 +530,8 @@ class Plan:
             lines += style.mac(path, run, first)
             if started is not None:
                 started.add(run.acc)
-        for acc in range(self.outputs):
-            lines.append(style.store(path, acc, self._at(conv.output, counters, acc)))
+            if last[run.acc] == n:
+                lines.append(style.store(path, run.acc, self._at(conv.output, counters, run.acc)))
         return lines
 
     def _load_lines(self, k: int, counters: list[str], style) -> list[str]:

@@ -29,6 +29,9 @@ LOOP_OVERHEAD = 1
 WEIGHT_FILL = 1
 #: the vector register file: 16 registers of 128 bits (accumulators live apart)
 VECTOR_REGISTER_BITS = 16 * 128
+#: the accumulator registers (AM009: eight 384-bit AM registers; a v16acc48 or a v8acc80
+#: takes two). Float sums live in vector registers instead.
+ACCUMULATOR_REGISTERS = 4
 #: the tile's data memory: every array of the kernel in it (Vyasa §III-A)
 LOCAL_MEMORY = 128 * 1024
 #: the datapath's peak MACs per cycle by element type
@@ -46,6 +49,7 @@ class Estimate:
     useful: int  # multiplies that are taps, per iteration
     slots: int  # multiplies the MAC intrinsics occupy
     vector_bits: int  # the most vector register bits live at once
+    accumulators: int  # the most accumulator registers live at once
     peak: int
 
     @property
@@ -59,7 +63,9 @@ class Estimate:
 
     @property
     def fits(self) -> bool:
-        return self.vector_bits <= VECTOR_REGISTER_BITS
+        return (
+            self.vector_bits <= VECTOR_REGISTER_BITS and self.accumulators <= ACCUMULATOR_REGISTERS
+        )
 
 
 def estimate(plan) -> Estimate:
@@ -83,6 +89,7 @@ def estimate(plan) -> Estimate:
         useful=useful,
         slots=macs * path.lanes * path.columns,
         vector_bits=live_vector_bits(plan),
+        accumulators=live_accumulators(plan) if plan.path.accumulator else 0,
         peak=PEAK[plan.conv.element],
     )
 
@@ -101,29 +108,48 @@ def weight_fill(plan) -> float:
     return WEIGHT_FILL * read / iterations
 
 
+def _live_ranges(plan) -> dict[tuple[str, int], list[int]]:
+    """From the first to the last MAC that reads it: each loaded register ("x"), weight
+    register ("z") and accumulator ("acc")."""
+    ranges: dict[tuple[str, int], list[int]] = {}
+    for n, op in enumerate(plan.ops):
+        keys = [("x", op.load), ("z", op.z), ("acc", op.acc)]
+        if op.partner is not None:  # two registers read as one
+            keys.append(("x", op.partner))
+        for key in keys:
+            ranges.setdefault(key, [n, n])[1] = n
+    return ranges
+
+
+def _most_live(plan, size: dict) -> int:
+    """The largest sum of `size` over the ranges live at one MAC."""
+    ranges = {k: v for k, v in _live_ranges(plan).items() if k in size}
+    return max(
+        (sum(size[k] for k, (a, b) in ranges.items() if a <= n <= b) for n in range(len(plan.ops))),
+        default=0,
+    )
+
+
 def live_vector_bits(plan) -> int:
     """The most vector register bits live at once: float accumulators (in vector
     registers), the weights' z registers (throughout when hoisted out of the loops) and each
     register loaded in the loop from its load to its last MAC."""
     path = plan.path
     z_bits = path.z_elements * path.bytes * 8
-    fixed = 0 if path.accumulator else plan.outputs * path.lanes * path.bytes * 8
-    ranges: dict[tuple[str, int], list[int]] = {}
-    for n, op in enumerate(plan.ops):
-        keys = [("x", op.load), ("z", op.z)]
-        if op.partner is not None:  # two registers read as one
-            keys.append(("x", op.partner))
-        for key in keys:
-            ranges.setdefault(key, [n, n])[1] = n
+    size = {("x", k): load.size * 8 for k, load in enumerate(plan.loads)}
+    if not path.accumulator:
+        size |= {("acc", a): path.lanes * path.bytes * 8 for a in range(plan.outputs)}
+    fixed = 0
     if getattr(plan, "hoisted", True):
         fixed += plan.z_registers * z_bits
-        ranges = {k: v for k, v in ranges.items() if k[0] == "x"}
-    size = {("x", k): load.size * 8 for k, load in enumerate(plan.loads)}
-    most = 0
-    for n in range(len(plan.ops)):
-        live = [k for k, (a, b) in ranges.items() if a <= n <= b]
-        most = max(most, sum(size.get(k, z_bits) for k in live))
-    return fixed + most
+    else:
+        size |= {("z", z): z_bits for z in range(plan.z_registers)}
+    return fixed + _most_live(plan, size)
+
+
+def live_accumulators(plan) -> int:
+    """The most accumulators live at once (each from its first MAC to its store)."""
+    return _most_live(plan, {("acc", a): 1 for a in range(plan.outputs)})
 
 
 def best(plans: list):
@@ -135,7 +161,7 @@ def best(plans: list):
     def plainness(plan) -> tuple:
         order = plan.conv.order
         swaps = sum(a > b for i, a in enumerate(order) for b in order[i + 1 :])
-        return (-len(plan.conv.layouts), -swaps, -plan.outputs, -plan.vectors)
+        return (-len(plan.conv.layouts), -swaps, -plan.outputs, -plan.vectors, -plan.by_output)
 
     estimates = [(plan, estimate(plan)) for plan in plans]
     fitting = [(p, e) for p, e in estimates if e.fits]

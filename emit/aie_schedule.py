@@ -36,10 +36,11 @@ def kernel_plan(conv: Convolution) -> Plan:
             reason = reason or exc
             continue
         for rows, vectors in unroll_counts(scheduled):
-            try:
-                plans.append(Plan(scheduled, path, rows, vectors))
-            except NotAConvolution as exc:
-                reason = reason or exc
+            for by_output in (False, True) if rows * vectors > 1 else (False,):
+                try:
+                    plans.append(Plan(scheduled, path, rows, vectors, by_output))
+                except NotAConvolution as exc:
+                    reason = reason or exc
     if not plans:
         raise reason
     return best(plans)
