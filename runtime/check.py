@@ -97,6 +97,8 @@ class CheckResult:
     #: OK only: how many buffer elements the call changed (the reference run): 0 when the
     #: iteration space is empty (T = 0, an interior of nothing) and the check proves little
     changed: int | None = field(default=None, compare=False)
+    #: MISMATCH of buffers only: where each differing buffer differs (`Comparison.where`)
+    where: dict = field(default_factory=dict, compare=False)
 
     def __str__(self) -> str:
         return f"{self.status} {self.name}: {self.message}"
@@ -105,9 +107,10 @@ class CheckResult:
 class _Failed(Exception):
     """Ends the check of one function with a result."""
 
-    def __init__(self, status: str, message: str):
+    def __init__(self, status: str, message: str, where: dict | None = None):
         super().__init__(message)
         self.status = status
+        self.where = where or {}
 
 
 def summary(results: list[CheckResult]) -> str:
@@ -358,14 +361,16 @@ class CompiledUnit:
             try:
                 return self._check(info, run)
             except _Failed as failure:
-                return CheckResult(failure.status, info.name, str(failure))
+                return CheckResult(failure.status, info.name, str(failure), where=failure.where)
         for backend in backends:  # a tiled kernel: bit-exact under every EDMA host backend
             self.emitted.set_edma_backend(backend)
             try:
                 result = self._check(info, run)
             except _Failed as failure:
-                where = f" (EDMA backend {EDMA_BACKENDS[backend]})"
-                return CheckResult(failure.status, info.name, f"{failure}{where}")
+                backend_name = f" (EDMA backend {EDMA_BACKENDS[backend]})"
+                return CheckResult(
+                    failure.status, info.name, f"{failure}{backend_name}", where=failure.where
+                )
         names = ", ".join(EDMA_BACKENDS[b] for b in backends)
         return replace(result, message=f"{result.message}, under EDMA backends {names}")
 
@@ -472,6 +477,7 @@ class CompiledUnit:
             raise _Failed(
                 "MISMATCH",
                 f"{comparison.first}, {comparison.differing} of {comparison.total} elements differ",
+                comparison.where,
             )
         difference = _compare_results(jit_result, ref_result, info.result, run.tolerance)
         if difference:
@@ -594,6 +600,7 @@ def _compare(jit: _Memory, ref: _Memory, tolerance: Tolerance) -> Comparison:
         buffers.differing + variables.differing,
         buffers.total + variables.total,
         buffers.first or variables.first,
+        buffers.where | variables.where,
     )
 
 
@@ -712,18 +719,15 @@ def check_file(
         if name not in lowered.order:
             raise CheckUsageError(f"{path}: no function named '{name}'")
     selected = options.functions or lowered.order
-    skipped = {s.name: s for s in lowered.skipped}
     results: dict[str, CheckResult] = {}
     to_check = []
     for name in selected:
-        if name in skipped:
-            results[name] = CheckResult("SKIPPED", name, str(skipped[name]))
+        reason = refusal(lowered, name)
+        if reason:
+            results[name] = CheckResult("SKIPPED", name, reason)
             continue
         info = lowered.functions[name]
-        reason = unsupported_reason(info)
-        if reason:
-            results[name] = CheckResult("SKIPPED", name, f"{info.location}: {reason}")
-        elif not info.is_kernel and name not in options.functions:
+        if not info.is_kernel and name not in options.functions:
             results[name] = CheckResult(
                 "SKIPPED", name, f"{info.location}: not a loop-nest kernel (no loops)"
             )
@@ -748,6 +752,17 @@ def check_file(
                 timeout=options.timeout,
             )
     return [results[name] for name in selected]
+
+
+def refusal(lowered: LoweredModule, name: str) -> str | None:
+    """Why function `name` of the file is not compiled (and so not checked), with its
+    location; None when it is."""
+    skipped = {s.name: s for s in lowered.skipped}
+    if name in skipped:
+        return str(skipped[name])
+    info = lowered.functions[name]
+    reason = unsupported_reason(info)
+    return f"{info.location}: {reason}" if reason else None
 
 
 def _check_names(

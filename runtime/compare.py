@@ -9,7 +9,7 @@ zones are always compared byte for byte.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -125,6 +125,9 @@ class Comparison:
     differing: int  # elements
     total: int  # elements
     first: str | None  # "dst[3,17] = 0.4 (reference 0.41)"
+    #: each buffer that differs: True where, in its declared shape (relative to the pointer,
+    #: one dimension, without one)
+    where: dict[str, np.ndarray] = field(default_factory=dict)
 
 
 def compare_return_values(
@@ -153,15 +156,29 @@ def changed_elements(before: BufferSet, after: BufferSet) -> int:
 
 def compare_buffers(jit: BufferSet, ref: BufferSet, tolerance: Tolerance) -> Comparison:
     """Compare every element of every buffer of two runs with the same layout."""
-    differing, total, first = 0, 0, None
+    differing, total, first, where = 0, 0, None, {}
     for name, spec in jit.specs.items():
         a, b = jit.data(name), ref.data(name)
         mismatch = np.flatnonzero(~equal_elements(a, b, tolerance))
         total += spec.count
         differing += mismatch.size
+        if mismatch.size:
+            where[name] = _difference_map(spec, mismatch)
         if mismatch.size and first is None:
             k = int(mismatch[0])
             first = (
                 f"{format_index(spec, k)} = {format_value(a[k])} (reference {format_value(b[k])})"
             )
-    return Comparison(differing, total, first)
+    return Comparison(differing, total, first, where)
+
+
+def _difference_map(spec: BufferSpec, mismatch: np.ndarray) -> np.ndarray:
+    """True at the differing elements, in the declared shape where the buffer has one."""
+    elements = mismatch + spec.lo
+    if spec.shape and spec.lo >= 0 and spec.hi <= int(np.prod(spec.shape)):
+        where = np.zeros(int(np.prod(spec.shape)), dtype=bool)
+        where[elements] = True
+        return where.reshape(spec.shape)
+    where = np.zeros(spec.count, dtype=bool)
+    where[mismatch] = True
+    return where

@@ -22,6 +22,9 @@ from pycc_stencil.diagnostics import SourceLocation
 from pycc_stencil.frontend import c_types as ct
 from pycc_stencil.frontend.signature import FunctionInfo, LoweredModule, Param, SkippedFunction
 
+#: pytester runs a user's test file in the plugin's tests (tests/test_pytest_plugin.py)
+pytest_plugins = ["pytester"]
+
 #: LLVM verifies the IR after every pass in the tests, whatever the environment says.
 os.environ["PYCC_VERIFY_PASSES"] = "1"
 #: compiler mode takes over every kernel it can compile, so the tests run its code (the
@@ -125,6 +128,19 @@ def c_file(tmp_path: Path) -> Callable[[str], Path]:
         path = tmp_path / name
         path.write_text(textwrap.dedent(source))
         return path
+
+    return write
+
+
+@pytest.fixture(scope="module")
+def module_c_file(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str, str], str]:
+    """Write C source to a file every test of the module shares (hypothesis's examples
+    too): `module_c_file("kernels", source)` -> its path."""
+
+    def write(name: str, source: str) -> str:
+        path = tmp_path_factory.mktemp(name) / f"{name}.c"
+        path.write_text(textwrap.dedent(source))
+        return str(path)
 
     return write
 

@@ -217,10 +217,8 @@ void column(int n, int stride, const float *a, float *b) {
 
 
 @pytest.fixture(scope="module")
-def kernels_c(tmp_path_factory):
-    path = tmp_path_factory.mktemp("simd") / "kernels.c"
-    path.write_text(KERNELS_C)
-    return str(path)
+def kernels_c(module_c_file):
+    return module_c_file("kernels", KERNELS_C)
 
 
 def _run(path, passes):
