@@ -1,17 +1,23 @@
 """pycc-stencil: a compiler for the stencil loop nests of legacy C.
 
-Public Python API: `load` (JIT-compile a C file and call its kernels on numpy arrays).
+Public Python API: `load` (JIT-compile a C file and call its kernels on numpy arrays) and
+`batch` (every C file of a tree through a target, checked, with a report).
 """
 
 __version__ = "0.1.0"
 
-__all__ = ["__version__", "load"]
+__all__ = ["__version__", "batch", "load"]
 
 
 def __getattr__(name: str):
-    """`load` is imported on first use: the drop-in compiler must start fast (no numpy)."""
+    """`load` and `batch` are imported on first use: the drop-in compiler must start fast
+    (no numpy)."""
     if name == "load":
         from .runtime.library import load
 
         return load
+    if name == "batch":
+        from .batch_run import batch
+
+        return batch
     raise AttributeError(f"module 'pycc_stencil' has no attribute {name!r}")

@@ -290,6 +290,7 @@ def build_parser() -> argparse.ArgumentParser:
         "(the kernel C, the headers it includes and a Makefile) unless it ends in '.c'",
     )
     _add_tune_parser(commands)
+    _add_batch_parser(commands)
     return parser
 
 
@@ -311,6 +312,35 @@ def _unroll_factor(text: str) -> int:
         raise argparse.ArgumentTypeError(str(exc)) from None
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}") from None
+
+
+#: `pycc-stencil batch --help`
+_BATCH_DESCRIPTION = (
+    "Find the C files (a compile_commands.json where a tree has one, else every .c file with "
+    "the -I/-D given), and for every function: lower it, decide whether it is a kernel, "
+    "compile it with the target's strategy (or --passes), emit it and check it against cc. "
+    "Writes OUT/report.json and OUT/report.html; results are kept in OUT/store, so a batch "
+    "run again redoes only what changed."
+)
+
+
+def _add_batch_parser(commands) -> None:
+    summary = "every C file of a tree through a target, checked, with one report"
+    batch = commands.add_parser("batch", help=summary, description=_BATCH_DESCRIPTION)
+    batch.add_argument("sources", nargs="+", metavar="SRC", help="C files, directories or "
+                       "compile_commands.json files")  # fmt: skip
+    batch.add_argument(
+        "--target", default="host", help="host (default), c, c66x, hls, aie, or NAME:OPTIONS"
+    )
+    batch.add_argument("--out", default="pycc-batch", metavar="DIR", help="the report's folder")
+    batch.add_argument("--passes", metavar="PIPELINE", help="instead of the target's strategy")
+    batch.add_argument("--jobs", type=_positive, metavar="N", help="local processes (the cores)")
+    batch.add_argument(
+        "--scheduler", metavar="tcp://HOST:PORT", help="run the jobs on this Dask cluster"
+    )
+    batch.add_argument(
+        "--timeout", type=float, default=600.0, metavar="S", help="seconds a file may take"
+    )
 
 
 def _add_tune_parser(commands) -> None:
@@ -565,6 +595,13 @@ def _timings(args: argparse.Namespace, cflags: list[str], tunings: list) -> dict
     return result
 
 
+def _run_batch(args: argparse.Namespace, cflags: list[str]) -> int:
+    from .batch_run import run_command
+
+    _target(args.target)  # an unknown target is a usage error before anything runs
+    return run_command(args, cflags)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line `argv` (default: sys.argv[1:]) and return the exit status."""
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -576,7 +613,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         cflags, rest = split_cc_flags(argv)
         args = build_parser().parse_args(rest)
-        run = {"check": _run_check, "emit": _run_emit, "tune": _run_tune}[args.command]
+        run = {"check": _run_check, "emit": _run_emit, "tune": _run_tune, "batch": _run_batch}[
+            args.command
+        ]
         limit_memory(limit)
         return run(args, cflags)
     except CompilerError as exc:

@@ -1,5 +1,5 @@
-"""The `pycc-stencil` executable: `check`/`emit`/`tune` go to the command-line tool, anything else
-makes it a drop-in `cc`. Kept tiny, because every step of a build starts it."""
+"""The `pycc-stencil` executable: `check`/`emit`/`tune`/`batch` go to the command-line tool,
+anything else makes it a drop-in `cc`. Kept tiny, because every step of a build starts it."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from .closed_streams import stand_in_for_closed_streams
 from .exit_signals import run_until_signal
 
 #: first arguments that select a pycc-stencil subcommand instead of compiler mode
-SUBCOMMANDS = frozenset({"check", "emit", "tune", "-h", "--help"})
+SUBCOMMANDS = frozenset({"check", "emit", "tune", "batch", "-h", "--help"})
 #: `pycc-stencil server status|stop`: the warm compile server (dropin_server)
 SERVER = "server"
 

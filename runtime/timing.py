@@ -72,19 +72,38 @@ def time_pipelines(
     repeats: int = 5,
 ) -> dict[str, float]:
     """Median seconds per call of `function` under each pipeline, on identical inputs."""
+    found = time_functions(path, cflags, [function], pipelines, params, repeats)[function]
+    if isinstance(found, str):
+        raise TimingError(found)
+    return found
+
+
+def time_functions(
+    path: str,
+    cflags: Sequence[str],
+    functions: Sequence[str],
+    pipelines: Sequence[str],
+    params: dict[str, str] | None = None,
+    repeats: int = 5,
+) -> dict[str, dict[str, float] | str]:
+    """{function: {pipeline: median seconds per call}, or why it cannot be timed}: the file
+    compiled once per pipeline, each function on identical inputs under each."""
     libraries = {p: load(path, cflags, passes=p) for p in pipelines}
-    try:
-        args = _inputs(libraries[pipelines[0]], function, params or {})
-    except (TypeError, ValueError) as exc:
-        raise TimingError(str(exc)) from None
-    result = {}
-    for pipeline, library in libraries.items():
-        kernel = library.functions[function]
-        kernel(*args)
-        samples = []
-        for _ in range(repeats):
-            started = time.perf_counter()
+    result: dict[str, dict[str, float] | str] = {}
+    for function in functions:
+        try:
+            args = _inputs(libraries[pipelines[0]], function, params or {})
+        except (TypeError, ValueError) as exc:
+            result[function] = str(exc)
+            continue
+        result[function] = {}
+        for pipeline, library in libraries.items():
+            kernel = library.functions[function]
             kernel(*args)
-            samples.append(time.perf_counter() - started)
-        result[pipeline] = statistics.median(samples)
+            samples = []
+            for _ in range(repeats):
+                started = time.perf_counter()
+                kernel(*args)
+                samples.append(time.perf_counter() - started)
+            result[function][pipeline] = statistics.median(samples)
     return result
