@@ -4,7 +4,7 @@ Public Python API: `load` (JIT-compile a C file and call its kernels on numpy ar
 `batch` (every C file of a tree through a target, checked, with a report).
 """
 
-__version__ = "0.1.0"
+from .version import __version__
 
 __all__ = ["__version__", "batch", "load"]
 

@@ -16,6 +16,7 @@ from collections import Counter
 from dataclasses import asdict
 
 from .batch_job import Record
+from .version import __version__
 
 #: the order statuses are counted and coloured in
 STATUSES = ("checked", "mismatch", "error", "crashed", "timed out", "refused", "not a kernel")
@@ -25,7 +26,7 @@ def write_report(out: str, records: list[Record], target: str, passes: str, summ
     """OUT/report.json and OUT/report.html (written whole, then renamed into place)."""
     os.makedirs(out, exist_ok=True)
     meta = {
-        "tool": f"pycc-stencil {_version()}",
+        "tool": f"pycc-stencil {__version__}",
         "target": target,
         "passes": passes,
         "machine": _cpu(),
@@ -37,15 +38,6 @@ def write_report(out: str, records: list[Record], target: str, passes: str, summ
     document = {"summary": meta, "records": [asdict(r) for r in records]}
     _write(os.path.join(out, "report.json"), json.dumps(document, indent=1))
     _write(os.path.join(out, "report.html"), page(records, meta))
-
-
-def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("pycc-stencil")
-    except PackageNotFoundError:
-        return "(not installed)"
 
 
 def _write(path: str, text: str) -> None:

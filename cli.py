@@ -15,7 +15,7 @@ import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
-from . import __version__
+from .version import __version__
 from .diagnostics import CompilerError, Diagnostic, print_diagnostics, stdout_write_error
 
 EXIT_INTERNAL = 70

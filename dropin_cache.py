@@ -34,7 +34,7 @@ def cache_dir() -> str | None:
 def tool_identity(cc: str, command: CompilerCommand) -> str:
     """The version plus a hash of pycc-stencil's own source files (so an edited checkout or
     an upgraded tool never reuses results of the old one)."""
-    from . import __version__
+    from .version import __version__
 
     digest = hashlib.sha256(__version__.encode())
     for directory, subdirectories, files in os.walk(_PACKAGE):

@@ -9,7 +9,7 @@ import os
 import sys
 from types import SimpleNamespace
 
-from . import __version__
+from .version import __version__
 from .dropin_command import NO_LOCALITY_NEST
 
 
