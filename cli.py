@@ -15,8 +15,8 @@ import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
-from .version import __version__
 from .diagnostics import CompilerError, Diagnostic, print_diagnostics, stdout_write_error
+from .version import __version__
 
 EXIT_INTERNAL = 70
 

@@ -9,8 +9,8 @@ import os
 import sys
 from types import SimpleNamespace
 
-from .version import __version__
 from .dropin_command import NO_LOCALITY_NEST
+from .version import __version__
 
 
 class _Record(SimpleNamespace):
