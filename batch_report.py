@@ -29,7 +29,7 @@ def write_report(out: str, records: list[Record], target: str, passes: str, summ
         "tool": f"pycc-stencil {__version__}",
         "target": target,
         "passes": passes,
-        "machine": _cpu(),
+        "machine": machine_name(),
         "files": summary.files,
         "files_reused": summary.reused,
         "seconds": round(summary.seconds, 3),
@@ -47,7 +47,8 @@ def _write(path: str, text: str) -> None:
     os.replace(partial, path)
 
 
-def _cpu() -> str:
+def machine_name() -> str:
+    """The CPU, as /proc/cpuinfo names it (the machine the report's times are from)."""
     try:
         with open("/proc/cpuinfo") as handle:
             for line in handle:
