@@ -381,6 +381,9 @@ def test_output_channels_as_lanes_when_the_rows_are_too_short(kernel_file):
     assert "conv2d_layer_unpack_out(pycc_packed_out, out);" in text
     plan = kernel_plan(convolution(unit.module.get_global("conv2d_layer")))
     assert plan.schedule().startswith("loops y x k, the lanes along k; 'out' packed [y x k]")
+    again = kernel_plan(convolution(unit.module.get_global("conv2d_layer")))  # deterministic
+    signature = [("void *", n) for n in ("in", "w", "out")]
+    assert again.write(signature) == plan.write(signature)
 
 
 def test_loops_written_in_the_wrong_order_are_interchanged(kernel_file):
