@@ -53,6 +53,9 @@ def _statuses(records) -> dict:
     return {(Path(r.file).name, r.function): r.status for r in records}
 
 
+#: a pipeline for the tests of where jobs run and which flags they get (the first test runs
+#: the target's own strategy, `auto`)
+CHEAP = "unroll(2)"
 #: what the tree's batch records: (file, function) -> status
 EXPECTED = {
     ("blur.c", "blur"): "checked",
@@ -121,7 +124,8 @@ def test_flags_come_from_cmakes_compile_commands(tree, tmp_path):
         check=True,
         capture_output=True,
     )
-    records = batch([str(build / "compile_commands.json")], "host", str(tmp_path / "r"))
+    database = str(build / "compile_commands.json")
+    records = batch([database], "host", str(tmp_path / "r"), passes=CHEAP)
     assert _statuses(records)[("grid.c", "smooth")] == "checked"  # found grid.h
 
 
@@ -142,7 +146,12 @@ def test_a_dask_cluster_gives_the_same_report_and_survives_a_lost_worker(tree, t
         killer = threading.Thread(target=kill_a_worker)
         killer.start()
         remote = batch(
-            [str(tree)], "host", str(tmp_path / "dask"), flags, scheduler=cluster.scheduler_address
+            [str(tree)],
+            "host",
+            str(tmp_path / "dask"),
+            flags,
+            CHEAP,
+            scheduler=cluster.scheduler_address,
         )
         killer.join()
     assert killed  # a worker died mid-batch; its jobs ran again elsewhere
