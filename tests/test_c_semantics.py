@@ -130,6 +130,7 @@ def _long_branch_chain() -> str:
         """
 
 
+@pytest.mark.sweep  # a scaling guard (8 s): the sweep (docs/testing.md)
 def test_long_branch_chain_lowers_in_linear_time(tmp_path):
     """The front end's SSA construction once took time quadratic in the number of branches in
     a loop body (about 20 s for 76 swaps) and recursed once per branch, so a few hundred of

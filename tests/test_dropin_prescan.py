@@ -154,6 +154,7 @@ def _preprocessed(path: Path) -> bytes | None:
     return done.stdout if done.returncode == 0 else None
 
 
+@pytest.mark.sweep  # the whole corpus both ways (9 s): the sweep (docs/testing.md)
 def test_the_scan_never_refuses_what_the_passes_transform(tmp_path):
     """No corpus function the scan leaves out (the front end lowers only those it names) is
     one the -O3 passes transform: their remarks name no transformation (whether the data

@@ -335,6 +335,7 @@ def test_a_nest_deeper_than_the_polyhedral_limit_is_not_modelled(c_file, capsys)
 
 
 @pytest.mark.skipif(PYCC is None, reason="pycc-stencil is not installed")
+@pytest.mark.sweep  # the 1000-term sums are lowered in the default run; this limit is swept
 def test_a_20000_term_sum_is_skipped_not_a_crash(c_file):
     """libclang parsed it on a thread of its own with an 8 MB stack: a segmentation fault."""
     path = str(c_file(sum_kernel(20000)))

@@ -39,7 +39,7 @@ def test_load_and_check_through_the_fixture(pycc, jacobi_c):
     assert result.status == "OK" and result.changed == 11 * 15
 
 
-@settings(max_examples=8, deadline=None)
+@settings(max_examples=5, deadline=None)
 @given(n=sizes(least=3, most=70, tile=8), m=sizes(least=3, most=70, vector=8))
 def test_hypothesis_draws_the_sizes_a_tiling_gets_wrong(pycc, jacobi_c, n, m):
     pycc.check(jacobi_c, function="jacobi", params={"n": n, "m": m}, passes="tile(8,8)")
