@@ -81,11 +81,11 @@ def run_job(job: Job) -> list[Record]:
         records.append(record)
     if kernels:
         _compile_and_check(source, job.target, passes, kernels)
-        if job.target == "host":
-            _measure(job.source, passes, [r for r in kernels if r.status == "checked"])
     compiled = time.perf_counter() - started - sum(r.check_seconds for r in kernels)
     for record in kernels:
         record.compile_seconds = compiled
+    if kernels and job.target == "host":
+        _measure(job.source, passes, [r for r in kernels if r.status == "checked"])
     return records
 
 
@@ -120,7 +120,7 @@ MEASURE_TIMEOUT = 120.0
 def _measure(source: SourceFile, passes: str, kernels: list[Record]) -> None:
     """Each checked kernel's speed-up: its file compiled with and without the passes, both
     timed on the same inputs (in a child process)."""
-    from .runtime.isolate import ChildFailure, run_isolated
+    from .runtime.isolate import run_isolated
     from .runtime.timing import time_functions
 
     names = [r.function for r in kernels]
@@ -131,12 +131,14 @@ def _measure(source: SourceFile, passes: str, kernels: list[Record]) -> None:
             lambda: time_functions(source.path, list(source.flags), names, ["", passes]),
             MEASURE_TIMEOUT,
         )
-    except (ChildFailure, ValueError) as exc:
-        times = {name: f"not timed: {exc}" for name in names}
+    except (RuntimeError, ValueError) as exc:  # a crash, a time-out, inputs it cannot size
+        times = {name: str(exc) for name in names}
     for record in kernels:
         found = times[record.function]
         if isinstance(found, dict) and found[passes] > 0:
             record.speedup = found[""] / found[passes]
+        elif isinstance(found, str):
+            record.remarks.append(f"pycc-stencil: not timed: {found}")
 
 
 def _emitted(unit, function: str) -> str:
