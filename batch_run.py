@@ -80,7 +80,7 @@ def _key(job: Job) -> str:
         text = handle.read()
     return cache_key(
         "batch",
-        tool_identity("", None),
+        tool_identity("", None),  # its arguments are for the compiler mode; unused
         job.target,
         job.passes or "",
         job.source.path,

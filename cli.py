@@ -599,6 +599,9 @@ def _run_batch(args: argparse.Namespace, cflags: list[str]) -> int:
     from .batch_run import run_command
 
     _target(args.target)  # an unknown target is a usage error before anything runs
+    for source in args.sources:
+        if not os.path.exists(source):
+            raise _UsageError(f"{source}: no such file or directory")
     return run_command(args, cflags)
 
 

@@ -139,7 +139,8 @@ def _repacked(conv: Convolution, layout: Layout) -> Convolution:
         indices = layout.indices(_first(stream, conv))
         for loop, stride in zip(conv.loops, stream.strides):
             j = where.get(stride)
-            if stride and j and indices[j] + loop.trips > layout.dims[j].size:  # j 0: no end
+            # the outermost dimension (j 0) is sized from the accesses: it cannot be overrun
+            if stride and j and indices[j] + loop.trips > layout.dims[j].size:
                 raise NotAConvolution(
                     f"'{layout.base}' is read across the end of a row (an index runs past "
                     "its dimension)"

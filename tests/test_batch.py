@@ -105,6 +105,15 @@ def test_a_tree_gives_one_record_per_function_as_check_does_and_resumes(tree, tm
     assert json.loads((out / "report.json").read_text())["summary"]["files_reused"] == 2
 
 
+def test_bad_command_lines_get_a_diagnostic_and_write_nothing(tree, tmp_path, capsys):
+    out = tmp_path / "report"
+    assert main(["batch", str(tmp_path / "missing"), "--out", str(out)]) == 1
+    assert "missing: no such file or directory" in capsys.readouterr().err
+    assert main(["batch", str(tree), "--target", "nope", "--out", str(out)]) == 1
+    assert "unknown target 'nope'" in capsys.readouterr().err
+    assert not out.exists()
+
+
 def test_a_job_that_runs_too_long_is_recorded_as_timed_out(tree, tmp_path):
     records = batch([str(tree / "blur.c")], "host", str(tmp_path / "r"), timeout=0.05)
     assert [(r.status, r.reason) for r in records] == [("timed out", "after 0.05 s")]
