@@ -16,12 +16,12 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
 
 from .batch_job import Job, Record, pipeline
 from .batch_sources import find_sources
+from .executor import executor
 
 #: seconds one file's job may take before it is recorded as timed out
 JOB_TIMEOUT = 600.0
@@ -59,9 +59,11 @@ def batch(
         if stored is not None:
             records[key] = stored
     pending = {k: j for k, j in wanted.items() if k not in records}
+    tasks = {key: (job, timeout) for key, job in pending.items()}
     with _Progress(len(wanted), len(records), progress) as shown:
-        run = _dask_jobs if scheduler else _local_jobs
-        for key, found in run(pending, jobs or os.cpu_count() or 1, timeout, scheduler):
+        # each job starts its own child process: local threads are enough to wait on them
+        for key, found in executor(jobs, scheduler, threads=True).run(run_isolated_job, tasks):
+            found = [Record(**r) for r in found]
             records[key] = found
             _save(store, key, found)
             shown.advance(found)
@@ -105,7 +107,7 @@ def _save(store: str, key: str, records: list[Record]) -> None:
 
 def run_isolated_job(job: Job, timeout: float) -> list[dict]:
     """The job in a child process: its records, or one record saying it crashed or timed
-    out (what a worker of either executor runs)."""
+    out (a task of either executor: a Dask worker may die, the job is retried elsewhere)."""
     with tempfile.TemporaryDirectory(prefix="pycc-batch-") as scratch:
         job_file, result_file = (os.path.join(scratch, n) for n in ("job.json", "result.json"))
         with open(job_file, "w") as handle:
@@ -124,31 +126,6 @@ def run_isolated_job(job: Job, timeout: float) -> list[dict]:
 
 def _failed(job: Job, status: str, reason: str) -> Record:
     return Record(job.source.path, "", 0, status, reason=reason)
-
-
-def _local_jobs(
-    pending: dict[str, Job], jobs: int, timeout: float, scheduler: str | None
-) -> Iterator[tuple[str, list[Record]]]:
-    with ThreadPoolExecutor(max_workers=jobs) as pool:
-        futures = {pool.submit(run_isolated_job, job, timeout): key for key, job in pending.items()}
-        for future in as_completed(futures):
-            yield futures[future], [Record(**r) for r in future.result()]
-
-
-def _dask_jobs(
-    pending: dict[str, Job], jobs: int, timeout: float, scheduler: str | None
-) -> Iterator[tuple[str, list[Record]]]:
-    """On the cluster at `scheduler`: each job a task (retried on another worker when its
-    worker dies: the store makes a repeated job harmless)."""
-    from distributed import Client, as_completed
-
-    with Client(scheduler) as client:
-        futures = {
-            client.submit(run_isolated_job, job, timeout, key=f"pycc-{key}", retries=3): key
-            for key, job in pending.items()
-        }
-        for future in as_completed(futures):
-            yield futures[future], [Record(**r) for r in future.result()]
 
 
 class _Progress:

@@ -378,6 +378,13 @@ def _add_tune_parser(commands) -> None:
         metavar="NAME=VALUE",
         help="with --time: a scalar parameter (integers default to 200)",
     )
+    tune.add_argument(
+        "--jobs", type=_positive, metavar="N",
+        help="measure every candidate at once on N local processes (then the same search)",
+    )  # fmt: skip
+    tune.add_argument(
+        "--scheduler", metavar="tcp://HOST:PORT", help="... on the workers of this Dask cluster"
+    )
 
 
 def _require_file(path: str) -> None:
@@ -539,9 +546,11 @@ def _emitted_c(args: argparse.Namespace, target, module, tiled: dict, functions:
 
 
 def _run_tune(args: argparse.Namespace, cflags: list[str]) -> int:
+    from .executor import InProcess, executor
     from .frontend import lower_file
     from .ir_passes.strategy import SearchOptions
-    from .ir_passes.tuning import tune_module
+    from .ir_passes.tuning import Tuner, tune_module
+    from .tune_remote import timings_on, tune_on
     from .tune_report import print_tables, to_json
 
     target = _target(args.target)
@@ -557,8 +566,16 @@ def _run_tune(args: argparse.Namespace, cflags: list[str]) -> int:
     if args.time and args.target != "host":
         raise _UsageError("--time measures the host; use it with --target host")
     options = SearchOptions(args.max_unroll, args.min_unroll, args.eps)
-    tunings = tune_module(lowered.module, names, target, options)
-    timings = _timings(args, cflags, tunings) if args.time else {}
+    workers = executor(args.jobs, args.scheduler) if args.jobs or args.scheduler else None
+    if workers is None:
+        tunings = tune_module(lowered.module, names, target, options)
+    else:
+        tuner = Tuner(lowered.module, target)
+        tunings = tune_on(workers, tuner, args.file, cflags, names, options)
+    timings = {}
+    if args.time:
+        chosen = {t.function: t.best.strategy.pipeline for t in tunings if t.best is not None}
+        timings = timings_on(workers or InProcess(), args.file, cflags, chosen, dict(args.param))
     with _writing_stdout():
         if args.json:
             print(to_json(tunings, timings))
@@ -575,24 +592,6 @@ def _target(spec: str):
         return target_from_spec(spec)
     except ValueError as exc:
         raise _UsageError(str(exc)) from None
-
-
-def _timings(args: argparse.Namespace, cflags: list[str], tunings: list) -> dict:
-    """{function: {pipeline: seconds} or an error message}, baseline and chosen strategy."""
-    from .runtime.timing import TimingError, time_pipelines
-
-    result = {}
-    for tuning in tunings:
-        if tuning.best is None:
-            continue
-        pipelines = list(dict.fromkeys(["unroll(1)", tuning.best.strategy.pipeline]))
-        try:
-            result[tuning.function] = time_pipelines(
-                args.file, cflags, tuning.function, pipelines, dict(args.param)
-            )
-        except TimingError as exc:
-            result[tuning.function] = f"not timed: {exc}"
-    return result
 
 
 def _run_batch(args: argparse.Namespace, cflags: list[str]) -> int:

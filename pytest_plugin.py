@@ -55,11 +55,12 @@ class Pycc:
         extents: dict | None = None,
         seed: int = 0,
         tolerance: str | None = None,
+        strict: bool = False,
     ):
         """`pycc-stencil check`: `function` after `passes` for `target` against the C built by
         cc, on random inputs (`params`: its scalar parameters as text, like --param); the
         CheckResult when they agree, else the test fails (or is skipped, with the reason the
-        function is not taken over)."""
+        function is not taken over; `strict`: fails then too)."""
         __tracebackhide__ = True
         from .runtime.check import SourceUnit, refusal
         from .runtime.compare import Tolerance
@@ -72,7 +73,7 @@ class Pycc:
             raise ValueError(f"{path}: no function named '{function}'")
         reason = refusal(source.lowered, function)
         if reason:
-            pytest.skip(f"pycc-stencil does not compile {function}: {reason}")
+            _skip(f"pycc-stencil does not compile {function}: {reason}", strict)
         unit_key = (*source_key, passes, target)
         if unit_key not in self._units:
             self._units[unit_key] = source.compile(passes, target=target)
@@ -85,7 +86,7 @@ class Pycc:
             tolerance=rule,
         )
         if result.status == "SKIPPED":
-            pytest.skip(result.message)
+            _skip(result.message, strict)
         if result.status != "OK":
             raise AssertionError(self._report(result, function))
         return result
@@ -113,6 +114,13 @@ class Pycc:
             png.write_bytes(png_picture(planes))
             lines.append(f"picture: {png}")
         return "\n".join(lines)
+
+
+def _skip(reason: str, strict: bool) -> None:
+    __tracebackhide__ = True
+    if strict:
+        raise AssertionError(reason)
+    pytest.skip(reason)
 
 
 def _identity(path) -> tuple[str, int]:

@@ -19,7 +19,15 @@ from .core.analyses import loops_of
 from .core.copying import fresh_copy
 from .core.target import Cost, Target
 from .pipeline import parse_pipeline, run_passes
-from .strategy import SearchOptions, SearchResult, Strategy, StrategyFailed, Trial, search
+from .strategy import (
+    SearchOptions,
+    SearchResult,
+    Strategy,
+    StrategyFailed,
+    Trial,
+    candidates,
+    search,
+)
 
 
 def _scalar_bytes(kind: ir.Type) -> int | None:
@@ -67,33 +75,54 @@ class KernelTuning:
         return self.result.best
 
 
+#: one strategy's measurement of a module: each function's cost, and why a pass declined
+#: each function it declined
+Measurement = tuple[dict[str, Cost], dict[str, str]]
+
+
+def measure(
+    module: ir.Module, target: Target, strategy: Strategy, verify: bool | None = None
+) -> Measurement:
+    """`strategy`'s pipeline run on a copy of `module` and its loops costed by `target`
+    (what each trial costs; `tune --jobs/--scheduler` runs it on workers)."""
+    applied = run_passes(
+        fresh_copy(module), parse_pipeline(strategy.pipeline), verify=verify, target=target
+    )
+    declined = {  # a missed `align` proof changes no trip, a declined loop does
+        r.function: r.message
+        for r in applied.remarks
+        if r.kind == "missed" and r.function and r.pass_name in ("unroll", "simd")
+    }
+    kernels = {f.name for f in module.functions if f.blocks and loops_of(f).loops}
+    if strategy.iterations_per_trip > 1 and kernels <= declined.keys():
+        return {}, declined  # every loop declined: nothing to compile
+    return target.loop_costs(applied.module, strategy.iterations_per_trip), declined
+
+
 class Tuner:
     """Measures strategies on one module for one target, each strategy compiled once."""
 
     def __init__(self, module: ir.Module, target: Target, verify: bool | None = None):
         """`verify`: LLVM-verify each trial pipeline (default: `PYCC_VERIFY_PASSES`)."""
         self.module, self.target, self.verify = module, target, verify
-        self._measured: dict[Strategy, tuple[dict[str, Cost], dict[str, str]]] = {}
+        self._measured: dict[Strategy, Measurement] = {}
 
-    def _measure(self, strategy: Strategy) -> tuple[dict[str, Cost], dict[str, str]]:
+    def record(self, strategy: Strategy, measurement: Measurement) -> None:
+        """A measurement made elsewhere (on a worker): the search uses it as its own."""
+        self._measured[strategy] = measurement
+
+    def candidates(self, functions: Sequence[str], options: SearchOptions) -> set[Strategy]:
+        """Every strategy the search of `functions` may try."""
+        found: set[Strategy] = set()
+        for name in functions:
+            kernel = self.module.get_global(name)
+            widths = vector_widths(self.target, kernel)
+            found.update(candidates(widths, options, declares_alignment(kernel)))
+        return found
+
+    def _measure(self, strategy: Strategy) -> Measurement:
         if strategy not in self._measured:
-            applied = run_passes(
-                fresh_copy(self.module),
-                parse_pipeline(strategy.pipeline),
-                verify=self.verify,
-                target=self.target,
-            )
-            declined = {  # a missed `align` proof changes no trip, a declined loop does
-                r.function: r.message
-                for r in applied.remarks
-                if r.kind == "missed" and r.function and r.pass_name in ("unroll", "simd")
-            }
-            kernels = {f.name for f in self.module.functions if f.blocks and loops_of(f).loops}
-            if strategy.iterations_per_trip > 1 and kernels <= declined.keys():
-                costs = {}  # every loop declined: nothing to compile
-            else:
-                costs = self.target.loop_costs(applied.module, strategy.iterations_per_trip)
-            self._measured[strategy] = (costs, declined)
+            self._measured[strategy] = measure(self.module, self.target, strategy, self.verify)
         return self._measured[strategy]
 
     def evaluate(self, function: str, strategy: Strategy) -> Cost:

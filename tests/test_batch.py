@@ -1,7 +1,8 @@
 """`pycc-stencil batch` (issue 18): a tree's C files through a target, each function's
 record agreeing with per-file `check`, a report (JSON, and HTML whose links and images
 resolve), resumed from its store, a compile_commands.json from CMake, a job that runs too
-long recorded as such, and the same report from a Dask cluster that loses a worker."""
+long recorded as such, and the same report from a Dask cluster that loses a worker (and
+`tune`'s search on that cluster)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ import time
 from pathlib import Path
 
 import pytest
+from corpus.manifest import CORPUS_DIR
 from pycc_stencil import batch
 from pycc_stencil.cli import main
 from pycc_stencil.runtime.check import CheckOptions, check_file
@@ -138,7 +140,7 @@ def test_flags_come_from_cmakes_compile_commands(tree, tmp_path):
     assert _statuses(records)[("grid.c", "smooth")] == "checked"  # found grid.h
 
 
-def test_a_dask_cluster_gives_the_same_report_and_survives_a_lost_worker(tree, tmp_path):
+def test_a_dask_cluster_gives_the_same_report_and_survives_a_lost_worker(tree, tmp_path, capsys):
     distributed = pytest.importorskip("distributed")
     flags = [f"-I{tree / 'include'}"]
     with distributed.LocalCluster(
@@ -163,6 +165,12 @@ def test_a_dask_cluster_gives_the_same_report_and_survives_a_lost_worker(tree, t
             scheduler=cluster.scheduler_address,
         )
         killer.join()
+        # tune's search: its candidates measured on the same cluster
+        tune = ["tune", os.path.join(CORPUS_DIR, "c66x", "jacobi.c"), "--target", "c66x", "--json"]
+        assert main([*tune, "--scheduler", cluster.scheduler_address]) == 0
+        on_cluster = json.loads(capsys.readouterr().out)
+    assert main(tune) == 0
+    assert json.loads(capsys.readouterr().out) == on_cluster
     assert killed  # a worker died mid-batch; its jobs ran again elsewhere
     assert _statuses(remote) == EXPECTED  # what the local run records (above)
     document = json.loads((tmp_path / "dask" / "report.json").read_text())

@@ -126,7 +126,7 @@ def test_a_store_one_element_off_is_a_mismatch(nas_file, off_by_one):
     assert results["scale"].status == "OK"  # stores only through its pointer
 
 
-def test_static_initial_values_are_the_inputs(tmp_path):
+def test_static_initial_values_are_the_inputs(tmp_path, pycc):
     """A global with an initializer starts from it (the loop bound `n` must be 13, not a
     random value); a kernel that only reads globals changes its pointer buffer."""
     path = tmp_path / "k.c"
@@ -134,9 +134,7 @@ def test_static_initial_values_are_the_inputs(tmp_path):
         "int n = 13;\nfloat w[3] = {0.5f, 2.0f, -1.0f};\n"
         "void k(float *out) { for (int i = 0; i < n; i++) out[i] = w[i % 3] * i; }\n"
     )
-    [result] = check_file(path, [], CheckOptions())
-    assert result.status == "OK", str(result)
-    assert result.changed == 13
+    assert pycc.check(path, "k", strict=True).changed == 13
 
 
 def test_extern_globals_of_another_file(tmp_path):
@@ -156,7 +154,7 @@ def test_extern_globals_of_another_file(tmp_path):
     assert "global 'open'" in last.message and "unknown size" in last.message
 
 
-def test_a_constant_table_of_another_file(tmp_path):
+def test_a_constant_table_of_another_file(tmp_path, pycc):
     """`extern const` data defined elsewhere (a clip table, a size): read through its symbol
     (it was "the value of constant 'clip' is not in this file"); the reference gives it
     writable storage, so both sides are seeded alike."""
@@ -167,9 +165,7 @@ def test_a_constant_table_of_another_file(tmp_path):
         "              unsigned char *out) {\n"
         "  for (int i = 0; i < n && i < width; i++) out[i] = clip[a[i] + b[i]]; }\n"
     )
-    (result,) = check_file(path, [], CheckOptions(params={"n": "37"}))
-    assert result.status == "OK", str(result)
-    assert result.changed > 0
+    assert pycc.check(path, "add_clip", params={"n": 37}, strict=True).changed > 0
 
 
 def test_constant_tables_declared_extern_in_their_own_file_or_of_unknown_size(tmp_path):

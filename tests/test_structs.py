@@ -141,16 +141,13 @@ void kern(int n, const double *in, double *out, double *out2) {
 """
 
 
-def test_kernels_using_structs_are_bit_exact(tmp_path):
+def test_kernels_using_structs_are_bit_exact(tmp_path, pycc):
     """Members, pointers to structs, arrays of structs, copies, by-value calls and results,
     `sret` results, a conditional struct value: one kernel, checked against cc."""
     path = tmp_path / "k.c"
     path.write_text(KERNEL_C)
-    options = CheckOptions(
-        functions=["kern"], params={"n": "33"}, extents={"in": 40, "out": 35, "out2": 33}
-    )
-    results = check_file(path, [], options)
-    assert [(r.name, r.status) for r in results] == [("kern", "OK")], [str(r) for r in results]
+    extents = {"in": 40, "out": 35, "out2": 33}
+    pycc.check(path, "kern", params={"n": 33}, extents=extents, strict=True)
 
 
 SMOOTH_C = """
@@ -269,20 +266,15 @@ struct nest ret_nest(struct nest s, int m) {
 
 
 @pytest.mark.parametrize("passes", [None, "auto"])
-def test_check_passes_structs_by_value_and_compares_struct_results(tmp_path, passes):
+def test_check_passes_structs_by_value_and_compares_struct_results(tmp_path, passes, pycc):
     """The JIT code and the reference are called through ctypes mirrors of the structs
     (libffi classifies them itself), struct results compared member by member; `auto`
     searches strategies on copies of the module, which keep the `byval`/`sret` types."""
     path = tmp_path / "by_value.c"
     path.write_text(BY_VALUE_C)
-    options = CheckOptions(params={"count": "13", "n": "11", "m": "7"}, passes=passes)
-    results = check_file(path, [], options)
-    assert sorted((r.name, r.status) for r in results) == [
-        ("by_value", "OK"),
-        ("ret_big", "OK"),
-        ("ret_fif", "OK"),
-        ("ret_nest", "OK"),
-    ], [str(r) for r in results]
+    params = {"count": 13, "n": 11, "m": 7}
+    for function in ("by_value", "ret_big", "ret_fif", "ret_nest"):
+        pycc.check(path, function, params=params, passes=passes, strict=True)
 
 
 def test_a_struct_parameter_cannot_be_given_a_value(tmp_path):

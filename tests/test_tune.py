@@ -13,7 +13,8 @@ from corpus_check import assert_fired, check, passed_by
 from pycc_stencil.cli import main
 from pycc_stencil.emit import hexagon, x86_cost
 from pycc_stencil.emit.c66x_model import c66x_loops
-from pycc_stencil.emit.targets import host_target
+from pycc_stencil.emit.targets import host_target, target_from_spec
+from pycc_stencil.executor import InProcess
 from pycc_stencil.frontend import lower_file
 from pycc_stencil.ir_passes.core.target import Cost
 from pycc_stencil.ir_passes.pipeline import parse_pipeline, run_passes
@@ -24,8 +25,11 @@ from pycc_stencil.ir_passes.strategy import (
     SearchOptions,
     Strategy,
     StrategyFailed,
+    candidates,
     search,
 )
+from pycc_stencil.ir_passes.tuning import Tuner, tune_module, vector_widths
+from pycc_stencil.tune_remote import tune_on
 
 HOST = host_target()
 
@@ -290,6 +294,32 @@ def test_tune_json(capsys):
     assert kernel["ii"] == 2.5
     assert kernel["trials"][2]["strategy"] == "unroll(3)"
     assert kernel["trials"][2]["stop"] == CONVERGED
+
+
+def test_tune_on_workers_measures_every_candidate_as_a_task_and_chooses_the_same():
+    path, options = os.path.join(C66X, "jacobi.c"), SearchOptions(eps=1)
+    module, target = lower_file(path, []).module, target_from_spec("c66x")
+    tasks = []
+
+    class Recording(InProcess):
+        def run(self, function, work):
+            tasks.extend(work.values())
+            yield from super().run(function, work)
+
+    (remote,) = tune_on(Recording(), Tuner(module, target), path, [], ["Jacobi"], options)
+    measured = sorted(task[3].pipeline for task in tasks)
+    widths = vector_widths(target, module.get_global("Jacobi"))
+    assert measured == sorted(s.pipeline for s in candidates(widths, options))
+    assert len(tasks) > len(remote.result.trials)  # more than the search looked at
+    assert [remote] == tune_module(module, ["Jacobi"], target, options)
+
+
+def test_tune_jobs_gives_what_tune_alone_gives(capsys):
+    args = ["tune", os.path.join(C66X, "jacobi.c"), "--target", "c66x", "--json", "--eps", "1"]
+    assert main(args) == 0
+    alone = json.loads(capsys.readouterr().out)
+    assert main([*args, "--jobs", "2"]) == 0  # two local processes
+    assert json.loads(capsys.readouterr().out) == alone
 
 
 def test_tune_bad_input_gets_a_compiler_error(tmp_path, capsys):

@@ -1,0 +1,76 @@
+"""Where independent work runs: local workers or a Dask cluster, behind one interface.
+
+`batch` runs a job per file and `tune --jobs/--scheduler` a measurement per candidate
+strategy through it. A task is a module-level function and its arguments (picklable: Dask
+ships them to other machines); results come back as they finish, each with its key. On Dask
+a task whose worker dies is retried elsewhere (up to `RETRIES` times), so a task must be
+idempotent: a repeated batch job stores the same result, a repeated measurement gives it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from concurrent.futures import Executor as _PoolExecutor
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor, as_completed
+from typing import Any
+
+#: times Dask runs a task again when its worker is lost
+RETRIES = 3
+
+Tasks = dict[str, tuple]  # key -> the function's arguments
+
+
+class Executor:
+    """Runs `function(*arguments)` for every task and yields (key, result) as they finish."""
+
+    def run(self, function: Callable[..., Any], tasks: Tasks) -> Iterator[tuple[str, Any]]:
+        raise NotImplementedError
+
+
+class InProcess(Executor):
+    """Every task in the calling process, one after the other (no workers asked for)."""
+
+    def run(self, function: Callable[..., Any], tasks: Tasks) -> Iterator[tuple[str, Any]]:
+        for key, arguments in tasks.items():
+            yield key, function(*arguments)
+
+
+class LocalExecutor(Executor):
+    """`workers` threads (for tasks that start their own child process) or processes."""
+
+    def __init__(self, workers: int, threads: bool = False):
+        self.workers, self.threads = max(1, workers), threads
+
+    def run(self, function: Callable[..., Any], tasks: Tasks) -> Iterator[tuple[str, Any]]:
+        kind: type[_PoolExecutor] = ThreadPoolExecutor if self.threads else ProcessPoolExecutor
+        with kind(max_workers=self.workers) as pool:
+            futures = {pool.submit(function, *arguments): key for key, arguments in tasks.items()}
+            for future in as_completed(futures):
+                yield futures[future], future.result()
+
+
+class DaskExecutor(Executor):
+    """The Dask distributed cluster whose scheduler listens at `scheduler` (tcp://HOST:PORT)."""
+
+    def __init__(self, scheduler: str):
+        self.scheduler = scheduler
+
+    def run(self, function: Callable[..., Any], tasks: Tasks) -> Iterator[tuple[str, Any]]:
+        from distributed import Client, as_completed
+
+        with Client(self.scheduler) as client:
+            futures = {
+                client.submit(function, *arguments, key=f"pycc-{key}", retries=RETRIES): key
+                for key, arguments in tasks.items()
+            }
+            for future in as_completed(futures):
+                yield futures[future], future.result()
+
+
+def executor(jobs: int | None, scheduler: str | None, threads: bool = False) -> Executor:
+    """The cluster at `scheduler` when given, else `jobs` local workers (default: the cores)."""
+    import os
+
+    if scheduler:
+        return DaskExecutor(scheduler)
+    return LocalExecutor(jobs or os.cpu_count() or 1, threads)
