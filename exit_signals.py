@@ -25,7 +25,14 @@ class Interrupted(BaseException):
         self.number = number
 
 
+#: the signal that arrived, kept apart from the exception: raised inside a finalizer or a
+#: gc callback, Python reports the exception as ignored and carries on, and the signal would
+#: be lost (the step then exiting 0 after SIGINT, which `make` takes for a finished target)
+_received: list[int] = []
+
+
 def _interrupt(number: int, frame: object) -> None:
+    _received.append(number)
     for other in SIGNALS:  # the cleanup runs once, not interrupted by a second signal
         if signal.getsignal(other) is _interrupt:
             signal.signal(other, signal.SIG_IGN)
@@ -39,7 +46,10 @@ def run_until_signal(main: Callable[[], int]) -> int:
         if signal.getsignal(number) is not signal.SIG_IGN:
             signal.signal(number, _interrupt)
     try:
-        return main()
+        status = main()
+        if not _received:
+            return status
+        number = _received[0]  # its exception was swallowed where it was raised
     except Interrupted as stop:
         number = stop.number
     for stream in (sys.stdout, sys.stderr):

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -149,3 +150,30 @@ def test_a_signal_the_caller_ignores_stays_ignored(tmp_path):
     _interrupt(tmp_path, argv, signal.SIGHUP, _compiling, ignored=True)
     assert (tmp_path / "k.o").exists()
     _assert_nothing_left(tmp_path, [], [])
+
+
+FINALIZER_GETS_THE_SIGNAL = """
+import os, signal, sys
+from pycc_stencil.exit_signals import run_until_signal
+
+class Finalized:
+    def __del__(self):
+        os.kill(os.getpid(), signal.SIGINT)
+        sum(range(1000))  # the handler runs here: its exception is "ignored" by Python
+
+def main():
+    Finalized()
+    return 0
+
+sys.exit(run_until_signal(main))
+"""
+
+
+def test_a_signal_whose_exception_a_finalizer_swallows_still_ends_the_process():
+    """Python reports an exception raised in a finalizer (or a gc callback) as ignored and
+    carries on: the signal must not be lost with it (a step interrupted there exited 0)."""
+    done = subprocess.run(
+        [sys.executable, "-c", FINALIZER_GETS_THE_SIGNAL], capture_output=True, text=True
+    )
+    assert "Exception ignored" in done.stderr  # where the exception went
+    assert done.returncode == -signal.SIGINT, done.stderr
