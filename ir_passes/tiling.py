@@ -47,9 +47,10 @@ def _run(
     swaps: bool = False,
 ) -> ir.Module:
     """Transform every SCoP of the module; with `large`, the new code runs only when the
-    nest's arrays exceed the target's L2 cache."""
+    nest's arrays span the target's locality threshold (`Target.locality_threshold`)."""
     wanted = [s for s in sizes if s]
     l2 = context.target.cache_bytes(2)
+    threshold = context.target.locality_threshold() if large else 0
     if swaps:  # pointer-swap time loops become the K-sweep form first
         unroll_pointer_swaps(module, context)
     for function in list(module.functions):
@@ -69,10 +70,10 @@ def _run(
                 continue  # a remainder sweep of a swap loop: no time loop
             at = scop.entry.terminator
             fixed = constant_footprint(scop) if large else None
-            if fixed is not None and fixed < l2:
+            if fixed is not None and fixed < threshold:
                 context.missed(
-                    f"refused: its arrays span {fixed} bytes, within the L2 cache ({l2}"
-                    " bytes): the tiled code would never run",
+                    f"refused: its arrays span {fixed} bytes, less than half the last-level "
+                    f"cache ({threshold} bytes): the tiled code would never run",
                     at=at,
                 )
                 continue
@@ -87,7 +88,7 @@ def _run(
             if outcome.changed:
                 target = context.target
                 runtime, team = target.parallel_runtime, target.parallel_team
-                generate(scop, outcome.schedule, l2 if large else 0, runtime, team)
+                generate(scop, outcome.schedule, threshold, runtime, team)
                 assumed = _assumption(scop)
                 for message in outcome.done:
                     context.passed(message + assumed, at=at)

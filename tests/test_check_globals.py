@@ -244,6 +244,7 @@ def test_tiled_sweeps_over_global_grids(tmp_path, monkeypatch, passes):
     """Time tiles over global grids (wavefronts on the JIT's thread pool, private buffers):
     the tiled code writes the global in place, as the reference does."""
     monkeypatch.setenv("PYCC_CACHE_L2", "16K")
+    monkeypatch.setenv("PYCC_CACHE_L3", "32K")  # the tiled code runs from 16 KiB
     path = tmp_path / "jacobi.c"
     path.write_text(JACOBI_C)
     remarks = []
@@ -325,6 +326,7 @@ def test_loop_bounds_read_from_globals_are_parameters(tmp_path, monkeypatch):
     write it: the NAS-style nests are tiled; a nest that writes its bound, or stores through
     a pointer (which may point at the bound), keeps reading it."""
     monkeypatch.setenv("PYCC_CACHE_L2", "16K")
+    monkeypatch.setenv("PYCC_CACHE_L3", "32K")  # the tiled code runs from 16 KiB
     path = tmp_path / "bounds.c"
     path.write_text(BOUNDS_C)
     remarks = []

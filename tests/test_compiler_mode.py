@@ -74,6 +74,11 @@ def env(cache_dir) -> dict[str, str]:
     return clean_env(cache_dir)
 
 
+#: small caches for tests of the `-large` passes' tiled code: 16 KiB tiles, and that code
+#: runs from 16 KiB (half the "L3": `Target.locality_threshold`) on grids of a few tens of points
+SMALL_CACHES = {"PYCC_CACHE_L2": "16K", "PYCC_CACHE_L3": "32K"}
+
+
 def clean_env(cache_dir: Path, **extra: str) -> dict[str, str]:
     """The environment without any PYCC_* or build variables of the caller's shell; every
     kernel pycc-stencil can compile is taken over (`PYCC_TAKEOVER=all`), so that the tests

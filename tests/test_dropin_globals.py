@@ -12,7 +12,16 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from test_compiler_mode import CC, PYCC, clean_env, functions_of, read_report, run, units_for
+from test_compiler_mode import (
+    CC,
+    PYCC,
+    SMALL_CACHES,
+    clean_env,
+    functions_of,
+    read_report,
+    run,
+    units_for,
+)
 
 pytestmark = pytest.mark.skipif(PYCC is None, reason="pycc-stencil is not installed")
 
@@ -406,7 +415,7 @@ def test_pointer_argument_into_a_global(tmp_path, passes):
         tmp_path,
         {"k.c": ALIAS_C, "main.c": ALIAS_MAIN},
         ["-O2"],
-        env_extra={"PYCC_CACHE_L2": "16K"},
+        env_extra=SMALL_CACHES,
         pycc_flags=(f"-fpycc-passes={passes}",),
     )
     assert_by_pycc(functions, "sweep")
@@ -468,7 +477,7 @@ def test_loop_bounds_in_a_global_a_pointer_may_write(tmp_path):
         tmp_path,
         {"k.c": BOUND_C, "main.c": BOUND_MAIN},
         ["-O2"],
-        env_extra={"PYCC_CACHE_L2": "16K"},
+        env_extra=SMALL_CACHES,
         pycc_flags=("-fpycc-passes=tile",),
     )
     assert_by_pycc(functions, "fill", "sweep")

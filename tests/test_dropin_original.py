@@ -1,4 +1,4 @@
-"""Where the run-time check of a tiled kernel fails (data within the L2, overlapping arrays),
+"""Where the run-time check of a tiled kernel fails (data within half the L3, overlapping arrays),
 the kernel runs cc's own code (`dropin_original`): cc keeps its definition, which first calls
 the tiled code's *try*; a taken-over kernel is then exactly cc's where tiling does not pay,
 inlined and specialized by cc where cc would."""
@@ -44,12 +44,14 @@ int main(int argc, char **argv)
 @pytest.mark.skipif(PYCC is None, reason="pycc-stencil is not installed")
 @pytest.mark.parametrize("l2", ["", "8K"], ids=["cc's code", "tiled"])
 def test_the_kernels_definition_stays_cc_s_and_calls_the_try(tmp_path, l2):
-    """Below the L2 the try declines and cc's code runs; above it (a small L2) the tiled code
-    runs; both bit-identical to cc's program, with a value returned and a static kernel."""
+    """Below the threshold the try declines and cc's code runs; above it (small caches) the
+    tiled code runs; both bit-identical to cc's program, with a value returned and a static
+    kernel."""
     (tmp_path / "p.c").write_text(PROGRAM)
     env = clean_env(tmp_path / "cache", PYCC_TAKEOVER="", PYCC_REPORT=str(tmp_path / "r.json"))
     if l2:
         env["PYCC_CACHE_L2"] = l2
+        env["PYCC_CACHE_L3"] = "16K"  # the tiled code runs from 8 KiB
     outputs = []
     for compiler in (CC, PYCC):
         for step in (["-O3", "-c", "p.c", "-o", "p.o"], ["p.o", "-o", "app"]):

@@ -146,7 +146,7 @@ def test_the_large_passes_refuse_arrays_known_to_fit_the_l2(tmp_path):
         kinds = {r.kind for r in applied.remarks}
         assert ("passed" in kinds) is transformed, applied.remarks
         if not transformed:
-            assert any("within the L2 cache" in r.message for r in applied.remarks)
+            assert any("less than half the last-level cache" in r.message for r in applied.remarks)
 
 
 def _preprocessed(path: Path) -> bytes | None:

@@ -89,7 +89,7 @@ def test_without_passes_the_file_is_not_even_parsed(tmp_path):
 def test_only_kernels_a_pass_transformed_are_taken_over(tmp_path):
     """-O3's locality passes tile the iterated stencils; `scale` they leave alone, so cc
     compiles it, without a fallback warning (nothing went wrong)."""
-    outputs, stderr, unit = build(tmp_path, ["-O3"], PYCC_CACHE_L2="4096")
+    outputs, stderr, unit = build(tmp_path, ["-O3"], PYCC_CACHE_L2="4096", PYCC_CACHE_L3="8192")
     assert outputs[0] == outputs[1]
     by = compiled_by(unit)
     assert by["scale"] == "cc" and by["jacobi2d_two"] == "pycc-stencil", unit
@@ -155,7 +155,8 @@ def test_a_warm_cache_loads_neither_libclang_nor_llvm_nor_isl(tmp_path):
     none of the heavy modules (`-X importtime`'s list)."""
     (tmp_path / "kernels.c").write_text(KERNELS)
     report = tmp_path / "report.jsonl"
-    env = clean_env(tmp_path / "cache", PYCC_TAKEOVER="", PYCC_CACHE_L2="4096", PYCC_SERVER="0")
+    caches = {"PYCC_CACHE_L2": "4096", "PYCC_CACHE_L3": "8192"}
+    env = clean_env(tmp_path / "cache", PYCC_TAKEOVER="", PYCC_SERVER="0", **caches)
     for _ in range(2):
         done = subprocess.run(
             [PYCC, "-O3", "-c", "kernels.c"], cwd=tmp_path, env=env, capture_output=True,

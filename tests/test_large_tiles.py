@@ -1,8 +1,9 @@
 """The tiled code of the `-large` passes, run on small grids through compiler mode.
 
 `-O3` runs `time-tile-large,fuse-tile-large`: their tiled code runs only when the nest's arrays
-span at least the L2 size (else the original nest). `PYCC_CACHE_L2=16K` makes that threshold
-(and the tile sizes) small, so grids of a few tens of points per side take the tiled branch.
+span at least half the last-level cache (else the original nest). `PYCC_CACHE_L2=16K` and
+`PYCC_CACHE_L3=32K` make that threshold (and the tile sizes) small, so grids of a few tens of
+points per side take the tiled branch.
 
 One program (main.c: guarded arrays, deterministic data, an FNV hash of every array) holds
 2-D jacobi in both forms (`%2` and two sweeps) and heat-3d, which get diamond tiles, and
@@ -30,12 +31,13 @@ from corpus.manifest import CORPUS_DIR
 from pycc_stencil.dropin_cache import CODEGEN_ENVIRONMENT
 from pycc_stencil.ir_passes.core.machine_model import CACHE_OVERRIDE
 from pycc_stencil.polyhedral.codegen import POISON_SCRATCH
+from test_compiler_mode import SMALL_CACHES
 from test_tiling import PYCC, STENCILS_C, _split_functions, build_both
 
 pytestmark = pytest.mark.skipif(PYCC is None, reason="pycc-stencil is not installed")
 
 L2 = 16 << 10
-OVERRIDE = {"PYCC_CACHE_L2": "16K"}
+OVERRIDE = SMALL_CACHES
 
 _STENCILS = _split_functions(STENCILS_C)
 KERNELS_C = "\n".join(

@@ -17,7 +17,7 @@ import subprocess
 
 import pytest
 from pycc_stencil.frontend.module import lower_file
-from test_compiler_mode import PYCC
+from test_compiler_mode import PYCC, SMALL_CACHES
 from test_dropin_unit import assert_by_pycc, build_both
 
 pytestmark = pytest.mark.skipif(PYCC is None, reason="pycc-stencil is not installed")
@@ -356,7 +356,7 @@ def test_time_tiling_through_a_struct_pointer_is_bit_exact(tmp_path):
     """At -O3 compiler mode time-tiles the sweeps over the member arrays of `*f` (one object
     to the polyhedral model: the flow from b back to a is a dependence)."""
     files = {"k.c": RELAX_C, "main.c": RELAX_MAIN}
-    both = build_both(tmp_path, files, ["-O3"], extra_env=dict(TAKEOVER_ALL, PYCC_CACHE_L2="16K"))
+    both = build_both(tmp_path, files, ["-O3"], extra_env=dict(TAKEOVER_ALL, **SMALL_CACHES))
     assert_by_pycc(both, "relax")
     assert any("time-tiled" in r for r in both.functions["relax"]["remarks"]), both.functions
     assert both.pycc_output == both.cc_output

@@ -8,10 +8,11 @@ import pytest
 from llvmlite import ir
 from pycc_stencil.cli import main
 from pycc_stencil.emit.targets import host_target, target_named, target_names
+from pycc_stencil.frontend import lower_file
 from pycc_stencil.ir_passes.core.copying import fresh_copy
 from pycc_stencil.ir_passes.core.facts import describe, fact
 from pycc_stencil.ir_passes.core.target import NoCostModel, Target, set_target, target_of
-from pycc_stencil.ir_passes.pipeline import run_passes
+from pycc_stencil.ir_passes.pipeline import parse_pipeline, run_passes
 from pycc_stencil.ir_passes.registry import NoTarget, PassContext, PassSpec
 
 
@@ -36,6 +37,38 @@ def test_vector_registers_and_neighbour_costs_per_target():
     # the strategy search's widths: the full register, and on Hexagon the smaller powers of 2
     assert avx.vector_widths(4) == [1, 8] and c66x.vector_widths(8) == [1]
     assert hexagon.vector_widths(4) == [1, 32, 16, 8, 4, 2]
+
+
+FIXED_JACOBI = """
+#define N 300
+void jacobi(double a[N][N], double b[N][N]) {
+  for (int t = 0; t < 10; t++) {
+    for (int i = 1; i < N - 1; i++)
+      for (int j = 1; j < N - 1; j++)
+        b[i][j] = 0.25 * (a[i - 1][j] + a[i + 1][j] + a[i][j - 1] + a[i][j + 1]);
+    for (int i = 1; i < N - 1; i++)
+      for (int j = 1; j < N - 1; j++) a[i][j] = b[i][j];
+  }
+}
+"""
+
+
+def test_the_large_passes_tile_only_beyond_half_the_last_level_cache(tmp_path, monkeypatch):
+    """Two 300x300 grids of doubles (1.4 MB) exceed a 512 KiB L2 but not half a 32 MiB L3,
+    where time tiles lost to the untiled sweeps (Target.locality_threshold): refused there,
+    tiled below a 1 MiB L3."""
+    path = tmp_path / "k.c"
+    path.write_text(FIXED_JACOBI)
+    monkeypatch.setenv("PYCC_CACHE_L2", "512K")
+    for l3, tiled in (("32M", False), ("1M", True)):
+        monkeypatch.setenv("PYCC_CACHE_L3", l3)
+        target = host_target()
+        assert target.locality_threshold() == max(512 << 10, target.cache_bytes(3) // 2)
+        module = lower_file(str(path), []).module
+        remarks = run_passes(module, parse_pipeline("time-tile-large"), target=target).remarks
+        done = [r for r in remarks if r.kind == "passed"]
+        refused = [r for r in remarks if "less than half the last-level cache" in r.message]
+        assert (bool(done), bool(refused)) == (tiled, not tiled), [str(r) for r in remarks]
 
 
 def test_cache_sizes_are_overridable(monkeypatch):

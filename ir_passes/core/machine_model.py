@@ -8,7 +8,8 @@ from __future__ import annotations
 #: without `-march=native`, tile for. L1 32 KiB and L2 512 KiB are gcc's own model for
 #: `-mtune=generic` (its `--param l1-cache-size` and `l2-cache-size` defaults on x86-64, which
 #: `gcc -Q --help=params` prints), so `-O3` output is the same on every build machine and
-#: matches what gcc assumes; L3 is not used by any pass (8 MiB, a common size).
+#: matches what gcc assumes; L3 (8 MiB, a common size) only sets where the `-large` passes'
+#: tiled code runs (`Target.locality_threshold`).
 DEFAULT_CACHE_BYTES = {1: 32 << 10, 2: 512 << 10, 3: 8 << 20}
 #: How tiled code's parallel loops run (`Target.parallel_runtime`; polyhedral/parallel.py):
 #: one thread, the OpenMP runtime the program links, or the JIT's private pool

@@ -108,6 +108,15 @@ class Target(ABC):
             return parse_size(override)
         return self.measured_cache_bytes(level)
 
+    def locality_threshold(self) -> int:
+        """Bytes a nest's arrays must span for the `-large` passes' tiled code to run: half the
+        last-level cache, and at least the L2. Measured on an AMD EPYC (L2 512 KiB, L3 32 MiB;
+        docs/tiling_benchmarks.md, "When time tiles pay"): while the data fit in the L3, time
+        tiles sized for the L2 lost to the untiled nest (heat-3d 0.81x at 14 MB, jacobi-2d
+        0.97x at 1 MB), beyond half of it they won (heat-3d 1.19x at 22.5 MB, jacobi-2d 1.13x
+        at 16 MB): the L3 streams the untiled sweeps nearly as fast as the L2 would."""
+        return max(self.cache_bytes(2), self.cache_bytes(3) // 2)
+
     def measured_cache_bytes(self, level: int) -> int:
         """The cache size of the target's model (the default model here)."""
         return DEFAULT_CACHE_BYTES[level]
