@@ -39,9 +39,21 @@ def _interrupt(number: int, frame: object) -> None:
     raise Interrupted(number)
 
 
+def _quiet_about_interruptions(report: Callable) -> Callable:
+    """`sys.unraisablehook` that says nothing of an Interrupted raised where Python cannot
+    propagate it (`_received` keeps the signal) and passes everything else to `report`."""
+
+    def hook(unraisable) -> None:
+        if not isinstance(unraisable.exc_value, Interrupted):
+            report(unraisable)
+
+    return hook
+
+
 def run_until_signal(main: Callable[[], int]) -> int:
     """`main()`; after a terminating signal and the cleanup it triggers, die by that signal.
     Signals the caller ignores (`nohup`, background jobs) stay ignored."""
+    sys.unraisablehook = _quiet_about_interruptions(sys.unraisablehook)
     for number in SIGNALS:
         if signal.getsignal(number) is not signal.SIG_IGN:
             signal.signal(number, _interrupt)
