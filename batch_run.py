@@ -60,9 +60,10 @@ def batch(
             records[key] = stored
     pending = {k: j for k, j in wanted.items() if k not in records}
     tasks = {key: (job, timeout) for key, job in pending.items()}
-    with _Progress(len(wanted), len(records), progress) as shown:
-        # each job starts its own child process: local threads are enough to wait on them
-        for key, found in executor(jobs, scheduler, threads=True).run(run_isolated_job, tasks):
+    # each job starts its own child process: local threads are enough to wait on them
+    workers = executor(jobs, scheduler, threads=True)
+    with workers, _Progress(len(wanted), len(records), progress) as shown:
+        for key, found in workers.run(run_isolated_job, tasks):
             found = [Record(**r) for r in found]
             records[key] = found
             _save(store, key, found)

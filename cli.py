@@ -566,16 +566,17 @@ def _run_tune(args: argparse.Namespace, cflags: list[str]) -> int:
     if args.time and args.target != "host":
         raise _UsageError("--time measures the host; use it with --target host")
     options = SearchOptions(args.max_unroll, args.min_unroll, args.eps)
-    workers = executor(args.jobs, args.scheduler) if args.jobs or args.scheduler else None
-    if workers is None:
-        tunings = tune_module(lowered.module, names, target, options)
-    else:
-        tuner = Tuner(lowered.module, target)
-        tunings = tune_on(workers, tuner, args.file, cflags, names, options)
-    timings = {}
-    if args.time:
-        chosen = {t.function: t.best.strategy.pipeline for t in tunings if t.best is not None}
-        timings = timings_on(workers or InProcess(), args.file, cflags, chosen, dict(args.param))
+    remote = bool(args.jobs or args.scheduler)
+    with executor(args.jobs, args.scheduler) if remote else InProcess() as workers:
+        if remote:
+            tuner = Tuner(lowered.module, target)
+            tunings = tune_on(workers, tuner, args.file, cflags, names, options)
+        else:
+            tunings = tune_module(lowered.module, names, target, options)
+        timings = {}
+        if args.time:
+            chosen = {t.function: t.best.strategy.pipeline for t in tunings if t.best}
+            timings = timings_on(workers, args.file, cflags, chosen, dict(args.param))
     with _writing_stdout():
         if args.json:
             print(to_json(tunings, timings))

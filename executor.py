@@ -21,10 +21,21 @@ Tasks = dict[str, tuple]  # key -> the function's arguments
 
 
 class Executor:
-    """Runs `function(*arguments)` for every task and yields (key, result) as they finish."""
+    """Runs `function(*arguments)` for every task and yields (key, result) as they finish;
+    a context manager: its workers (a pool, a cluster connection) last until it closes, so
+    work sent in several rounds finds them warm."""
 
     def run(self, function: Callable[..., Any], tasks: Tasks) -> Iterator[tuple[str, Any]]:
         raise NotImplementedError
+
+    def close(self) -> None:
+        """Release the workers."""
+
+    def __enter__(self) -> Executor:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
 
 
 class InProcess(Executor):
@@ -40,13 +51,20 @@ class LocalExecutor(Executor):
 
     def __init__(self, workers: int, threads: bool = False):
         self.workers, self.threads = max(1, workers), threads
+        self._pool: _PoolExecutor | None = None
 
     def run(self, function: Callable[..., Any], tasks: Tasks) -> Iterator[tuple[str, Any]]:
-        kind: type[_PoolExecutor] = ThreadPoolExecutor if self.threads else ProcessPoolExecutor
-        with kind(max_workers=self.workers) as pool:
-            futures = {pool.submit(function, *arguments): key for key, arguments in tasks.items()}
-            for future in as_completed(futures):
-                yield futures[future], future.result()
+        if self._pool is None:
+            kind = ThreadPoolExecutor if self.threads else ProcessPoolExecutor
+            self._pool = kind(max_workers=self.workers)
+        futures = {self._pool.submit(function, *arguments): key for key, arguments in tasks.items()}
+        for future in as_completed(futures):
+            yield futures[future], future.result()
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(cancel_futures=True)
+            self._pool = None
 
 
 class DaskExecutor(Executor):
@@ -54,17 +72,24 @@ class DaskExecutor(Executor):
 
     def __init__(self, scheduler: str):
         self.scheduler = scheduler
+        self._client = None
 
     def run(self, function: Callable[..., Any], tasks: Tasks) -> Iterator[tuple[str, Any]]:
         from distributed import Client, as_completed
 
-        with Client(self.scheduler) as client:
-            futures = {
-                client.submit(function, *arguments, key=f"pycc-{key}", retries=RETRIES): key
-                for key, arguments in tasks.items()
-            }
-            for future in as_completed(futures):
-                yield futures[future], future.result()
+        if self._client is None:
+            self._client = Client(self.scheduler)
+        futures = {
+            self._client.submit(function, *arguments, key=f"pycc-{key}", retries=RETRIES): key
+            for key, arguments in tasks.items()
+        }
+        for future in as_completed(futures):
+            yield futures[future], future.result()
+
+    def close(self) -> None:
+        if self._client is not None:
+            self._client.close()
+            self._client = None
 
 
 def executor(jobs: int | None, scheduler: str | None, threads: bool = False) -> Executor:

@@ -1,9 +1,10 @@
 """`tune --jobs N` / `tune --scheduler tcp://HOST:PORT`: the search's measurements on workers.
 
 Sequentially the search measures a strategy, looks at it and decides whether to go on; on
-workers every strategy it may try (each vector width x unroll factors 1..--max-unroll) is
-measured at once, a task each, and then the same search runs over the measurements: the same
-choice, more measurements in all, less time when there are workers to spare. A worker lowers
+workers it goes in rounds: each round measures, a task each, the next few unroll factors of
+every vector width whose search is not over (the widths are searched independently), and the
+same search then runs over the measurements: the same choice, a few measurements more than
+alone (at most `eps` per width past where its search stops). A worker lowers
 the file itself (once per worker process: the file and its headers must be at the same path
 there, as for `batch`) and measures with the target the command line resolved (for the host:
 the worker's CPU is what llvm-mca and the JIT see, so workers should be the machine kind the
@@ -58,12 +59,15 @@ def tune_on(
     functions: Sequence[str],
     options: SearchOptions,
 ) -> list[KernelTuning]:
-    """The search of each of `functions` over measurements made by `workers`."""
-    wanted = sorted(tuner.candidates(functions, options), key=lambda s: (s.vf, s.uf, s.align))
-    tasks = {_task_key(s.pipeline): (path, tuple(cflags), tuner.target, s) for s in wanted}
-    by_key = dict(zip(tasks, wanted))
-    for key, measurement in workers.run(measure_on_worker, tasks):
-        tuner.record(by_key[key], measurement)
+    """The search of each of `functions` over measurements made by `workers`, in rounds:
+    each round measures, for every vector width whose search goes on, its next `eps + 1`
+    unroll factors (the fewest after which the convergence rule can stop it)."""
+    while wanted := tuner.unmeasured(functions, options, options.eps + 1):
+        ordered = sorted(wanted, key=lambda s: (s.vf, s.uf, s.align))
+        tasks = {_task_key(s.pipeline): (path, tuple(cflags), tuner.target, s) for s in ordered}
+        by_key = dict(zip(tasks, ordered))
+        for key, measurement in workers.run(measure_on_worker, tasks):
+            tuner.record(by_key[key], measurement)
     return [tuner.tune(name, options) for name in functions]
 
 

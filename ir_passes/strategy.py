@@ -115,13 +115,6 @@ class SearchResult:
         )[1]
 
 
-def candidates(
-    widths: Sequence[int], options: SearchOptions, align: bool = False
-) -> list[Strategy]:
-    """Every strategy `search` may try, in its order (what workers measure at once)."""
-    return [Strategy(uf, vf, align) for vf in widths for uf in range(1, options.max_unroll + 1)]
-
-
 def search(
     evaluate: Callable[[Strategy], Cost],
     widths: Sequence[int] = (1,),

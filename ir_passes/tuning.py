@@ -9,6 +9,7 @@ strategy: its loop would be measured unchanged but divided by the wrong UF.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -25,7 +26,6 @@ from .strategy import (
     Strategy,
     StrategyFailed,
     Trial,
-    candidates,
     search,
 )
 
@@ -99,6 +99,14 @@ def measure(
     return target.loop_costs(applied.module, strategy.iterations_per_trip), declined
 
 
+class _Unmeasured(Exception):
+    """A replayed search reached a strategy nobody measured yet (its unroll factor)."""
+
+    def __init__(self, uf: int):
+        super().__init__(uf)
+        self.uf = uf
+
+
 class Tuner:
     """Measures strategies on one module for one target, each strategy compiled once."""
 
@@ -111,14 +119,28 @@ class Tuner:
         """A measurement made elsewhere (on a worker): the search uses it as its own."""
         self._measured[strategy] = measurement
 
-    def candidates(self, functions: Sequence[str], options: SearchOptions) -> set[Strategy]:
-        """Every strategy the search of `functions` may try."""
+    def unmeasured(self, functions: Sequence[str], options: SearchOptions, ahead: int) -> set:
+        """What the searches of `functions` would measure next (`tune` on workers measures a
+        round of them at once): for every function and vector width, the search replayed on
+        what is measured up to its first strategy that is not, and the `ahead - 1` after it.
+        Each width is replayed alone: its stopping rules look at its own trials only, so its
+        trials are those of the whole search."""
         found: set[Strategy] = set()
         for name in functions:
             kernel = self.module.get_global(name)
-            widths = vector_widths(self.target, kernel)
-            found.update(candidates(widths, options, declares_alignment(kernel)))
+            align = declares_alignment(kernel)
+            for vf in vector_widths(self.target, kernel):
+                try:
+                    search(functools.partial(self._replayed, name), [vf], options, align)
+                except _Unmeasured as missing:
+                    last = min(missing.uf + ahead - 1, options.max_unroll)
+                    found.update(Strategy(uf, vf, align) for uf in range(missing.uf, last + 1))
         return found
+
+    def _replayed(self, function: str, strategy: Strategy) -> Cost:
+        if strategy not in self._measured:
+            raise _Unmeasured(strategy.uf)
+        return self.evaluate(function, strategy)
 
     def _measure(self, strategy: Strategy) -> Measurement:
         if strategy not in self._measured:

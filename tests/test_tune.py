@@ -25,7 +25,6 @@ from pycc_stencil.ir_passes.strategy import (
     SearchOptions,
     Strategy,
     StrategyFailed,
-    candidates,
     search,
 )
 from pycc_stencil.ir_passes.tuning import Tuner, tune_module, vector_widths
@@ -296,22 +295,27 @@ def test_tune_json(capsys):
     assert kernel["trials"][2]["stop"] == CONVERGED
 
 
-def test_tune_on_workers_measures_every_candidate_as_a_task_and_chooses_the_same():
+def test_tune_on_workers_measures_in_rounds_and_chooses_what_tune_alone_does():
+    """Each round measures the next eps + 1 unroll factors of every width still searched:
+    several tasks at once, the same trials and choice as alone, at most eps per width more."""
     path, options = os.path.join(C66X, "jacobi.c"), SearchOptions(eps=1)
     module, target = lower_file(path, []).module, target_from_spec("c66x")
-    tasks = []
+    rounds = []
 
     class Recording(InProcess):
         def run(self, function, work):
-            tasks.extend(work.values())
+            rounds.append([task[3] for task in work.values()])
             yield from super().run(function, work)
 
     (remote,) = tune_on(Recording(), Tuner(module, target), path, [], ["Jacobi"], options)
-    measured = sorted(task[3].pipeline for task in tasks)
-    widths = vector_widths(target, module.get_global("Jacobi"))
-    assert measured == sorted(s.pipeline for s in candidates(widths, options))
-    assert len(tasks) > len(remote.result.trials)  # more than the search looked at
     assert [remote] == tune_module(module, ["Jacobi"], target, options)
+    widths = vector_widths(target, module.get_global("Jacobi"))
+    assert len(widths) > 1 and len(rounds[0]) == 2 * len(widths)  # UF 1 and 2 of each
+    measured = [s for batch in rounds for s in batch]
+    tried = [t.strategy for t in remote.result.trials]
+    assert set(tried) <= set(measured) and len(measured) == len(set(measured))
+    assert len(measured) <= len(tried) + options.eps * len(widths)
+    assert len(rounds) < len(tried)  # fewer rounds than measurements one by one
 
 
 def test_tune_jobs_gives_what_tune_alone_gives(capsys):
