@@ -16,6 +16,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
 from .diagnostics import CompilerError, Diagnostic, print_diagnostics, stdout_write_error
+from .executor import ClusterUnreachable
 from .version import __version__
 
 EXIT_INTERNAL = 70
@@ -624,7 +625,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except CompilerError as exc:
         print_diagnostics(exc.diagnostics)
         return 1
-    except (_UsageError, _WriteError, PipelineError, CheckUsageError) as exc:
+    except (_UsageError, _WriteError, PipelineError, CheckUsageError, ClusterUnreachable) as exc:
         print_diagnostics([Diagnostic("error", str(exc))])
         return 1
     except KeyboardInterrupt:

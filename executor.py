@@ -16,6 +16,13 @@ from typing import Any
 
 #: times Dask runs a task again when its worker is lost
 RETRIES = 3
+#: seconds to wait for the Dask scheduler to answer before giving up
+CONNECT_SECONDS = 10
+
+
+class ClusterUnreachable(Exception):
+    """`--scheduler` names no Dask scheduler that answers (or dask.distributed is missing)."""
+
 
 Tasks = dict[str, tuple]  # key -> the function's arguments
 
@@ -75,10 +82,19 @@ class DaskExecutor(Executor):
         self._client = None
 
     def run(self, function: Callable[..., Any], tasks: Tasks) -> Iterator[tuple[str, Any]]:
-        from distributed import Client, as_completed
-
+        try:
+            from distributed import Client, as_completed
+        except ImportError:
+            raise ClusterUnreachable(
+                "--scheduler needs dask.distributed: pip install pycc-stencil[batch]"
+            ) from None
         if self._client is None:
-            self._client = Client(self.scheduler)
+            try:
+                self._client = Client(self.scheduler, timeout=CONNECT_SECONDS)
+            except (OSError, TimeoutError, ValueError) as exc:
+                raise ClusterUnreachable(
+                    f"cannot reach the Dask scheduler at '{self.scheduler}': {exc}"
+                ) from None
         futures = {
             self._client.submit(function, *arguments, key=f"pycc-{key}", retries=RETRIES): key
             for key, arguments in tasks.items()

@@ -113,6 +113,10 @@ def test_bad_command_lines_get_a_diagnostic_and_write_nothing(tree, tmp_path, ca
     assert "missing: no such file or directory" in capsys.readouterr().err
     assert main(["batch", str(tree), "--target", "nope", "--out", str(out)]) == 1
     assert "unknown target 'nope'" in capsys.readouterr().err
+    assert main(["batch", str(tree), "--scheduler", "nowhere", "--out", str(out)]) == 1
+    assert "cannot reach the Dask scheduler at 'nowhere'" in capsys.readouterr().err
+    assert main(["tune", str(tree / "blur.c"), "--scheduler", "nowhere"]) == 1
+    assert "cannot reach the Dask scheduler at 'nowhere'" in capsys.readouterr().err
     assert not out.exists()
 
 
