@@ -549,6 +549,7 @@ def _emitted_c(args: argparse.Namespace, target, module, tiled: dict, functions:
 def _run_tune(args: argparse.Namespace, cflags: list[str]) -> int:
     from .executor import InProcess, executor
     from .frontend import lower_file
+    from .ir_passes.core.target import NoCostModel
     from .ir_passes.strategy import SearchOptions
     from .ir_passes.tuning import Tuner, tune_module
     from .tune_remote import timings_on, tune_on
@@ -569,11 +570,14 @@ def _run_tune(args: argparse.Namespace, cflags: list[str]) -> int:
     options = SearchOptions(args.max_unroll, args.min_unroll, args.eps)
     remote = bool(args.jobs or args.scheduler)
     with executor(args.jobs, args.scheduler) if remote else InProcess() as workers:
-        if remote:
-            tuner = Tuner(lowered.module, target)
-            tunings = tune_on(workers, tuner, args.file, cflags, names, options)
-        else:
-            tunings = tune_module(lowered.module, names, target, options)
+        try:
+            if remote:
+                tuner = Tuner(lowered.module, target)
+                tunings = tune_on(workers, tuner, args.file, cflags, names, options)
+            else:
+                tunings = tune_module(lowered.module, names, target, options)
+        except NoCostModel as exc:
+            raise _UsageError(f"{exc}: tune needs one (host, hexagon, c66x)") from None
         timings = {}
         if args.time:
             chosen = {t.function: t.best.strategy.pipeline for t in tunings if t.best}

@@ -15,6 +15,7 @@ module costs nothing (pytest imports it in every session): the compiler loads on
 from __future__ import annotations
 
 import os
+import re
 import struct
 import zlib
 from pathlib import Path
@@ -110,10 +111,16 @@ class Pycc:
                         lines.append(f"  [{index}]")
                     lines += ["  " + row for row in text_picture(plane)]
             self._pictures.mkdir(parents=True, exist_ok=True)
-            png = self._pictures / f"{function}-{name}.png"
+            png = self._pictures / f"{_current_test()}-{function}-{name}.png"
             png.write_bytes(png_picture(planes))
             lines.append(f"picture: {png}")
         return "\n".join(lines)
+
+
+def _current_test() -> str:
+    """The running test's name as a file name (pictures of two tests never share a file)."""
+    test = os.environ.get("PYTEST_CURRENT_TEST", "test").split(" ")[0].split("::", 1)[-1]
+    return re.sub(r"[^\w.-]+", "_", test)[:120]
 
 
 def _skip(reason: str, strict: bool) -> None:

@@ -43,11 +43,12 @@ def time_on_worker(
     path: str, cflags: tuple[str, ...], function: str, pipelines: list[str], params: dict
 ) -> dict[str, float] | str:
     """Seconds per call of `function` under each pipeline, or why it was not timed (a task)."""
+    from .runtime.footprint import FootprintError
     from .runtime.timing import TimingError, time_pipelines
 
     try:
         return time_pipelines(path, list(cflags), function, pipelines, params)
-    except TimingError as exc:
+    except (TimingError, FootprintError) as exc:  # inputs it cannot size, too large a run
         return f"not timed: {exc}"
 
 

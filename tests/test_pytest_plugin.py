@@ -5,6 +5,7 @@ where the kernel differs."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -137,5 +138,8 @@ def test_a_users_test_file_fails_with_where_the_kernel_differs(pytester):
     picture = [row for row in picture if len(row) == 40 and set(row) <= {"X", "."}]
     assert picture == ["." + "X" * 38 + "."] * 6 + ["." * 40] * 6, picture
     png = next(line for line in output.splitlines() if "picture: " in line)
-    with open(png.split("picture: ")[1].strip(), "rb") as handle:
+    png = png.split("picture: ")[1].strip()
+    with open(png, "rb") as handle:
         assert handle.read(8) == b"\x89PNG\r\n\x1a\n"
+    # named after the test: another test's failure on the same buffer never overwrites it
+    assert os.path.basename(png) == "test_halves_after_a_broken_pass-halves-b.png"

@@ -28,7 +28,9 @@ from pycc_stencil.ir_passes.strategy import (
     search,
 )
 from pycc_stencil.ir_passes.tuning import Tuner, tune_module, vector_widths
-from pycc_stencil.tune_remote import tune_on
+from pycc_stencil.runtime import timing
+from pycc_stencil.runtime.footprint import FootprintError
+from pycc_stencil.tune_remote import time_on_worker, tune_on
 
 HOST = host_target()
 
@@ -329,6 +331,8 @@ def test_tune_jobs_gives_what_tune_alone_gives(capsys):
 def test_tune_bad_input_gets_a_compiler_error(tmp_path, capsys):
     assert main(["tune", str(tmp_path / "missing.c")]) == 1
     assert "error: no such file or directory" in capsys.readouterr().err
+    assert main(["tune", os.path.join(C66X, "jacobi.c"), "--target", "hls"]) == 1
+    assert "target hls has no cost model for loops: tune needs one" in capsys.readouterr().err
     assert main(["tune", os.path.join(C66X, "jacobi.c"), "--target", "tpu"]) == 1
     valid = "valid: host, aie, c, c66x, hexagon, hls"
     assert f"unknown target 'tpu' ({valid})" in capsys.readouterr().err
@@ -402,3 +406,14 @@ def test_tune_host_time_confirms_with_jit_timing(capsys):
     assert line.startswith("JIT timing: unroll(1) ") and " ms" in line
     assert main(["tune", path, "--target", "c66x", "--time"]) == 1
     assert "--time measures the host" in capsys.readouterr().err
+
+
+def test_a_run_too_large_to_size_is_not_timed_and_says_why(monkeypatch):
+    """`--time` with sizes whose footprint dry run gives up: a line, not an internal error."""
+
+    def too_large(*args, **kwargs):
+        raise FootprintError("dry run stopped after 1073741824 memory accesses")
+
+    monkeypatch.setattr(timing, "time_pipelines", too_large)
+    found = time_on_worker("k.c", (), "k", ["unroll(1)"], {"n": "100000000"})
+    assert found == "not timed: dry run stopped after 1073741824 memory accesses"
