@@ -9,6 +9,7 @@ idempotent: a repeated batch job stores the same result, a repeated measurement 
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator
 from concurrent.futures import Executor as _PoolExecutor
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor, as_completed
@@ -27,14 +28,16 @@ class ClusterUnreachable(Exception):
 Tasks = dict[str, tuple]  # key -> the function's arguments
 
 
-class Executor:
+class Executor(ABC):
     """Runs `function(*arguments)` for every task and yields (key, result) as they finish;
     a context manager: its workers (a pool, a cluster connection) last until it closes, so
     work sent in several rounds finds them warm."""
 
+    @abstractmethod
     def run(self, function: Callable[..., Any], tasks: Tasks) -> Iterator[tuple[str, Any]]:
-        raise NotImplementedError
+        """(key, result) of every task, in the order they finish."""
 
+    @abstractmethod
     def close(self) -> None:
         """Release the workers."""
 
@@ -51,6 +54,9 @@ class InProcess(Executor):
     def run(self, function: Callable[..., Any], tasks: Tasks) -> Iterator[tuple[str, Any]]:
         for key, arguments in tasks.items():
             yield key, function(*arguments)
+
+    def close(self) -> None:
+        """Nothing to release: the tasks ran here."""
 
 
 class LocalExecutor(Executor):
