@@ -228,12 +228,17 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     Under `--dist loadgroup` (pyproject's addopts), pytest-xdist sends the tests of one
     `xdist_group` to one worker by appending `@group` to their node ids, which a pytest it does
     not support ignores (pytest-dev/pytest-xdist#1386): the suite would then compile every
-    source on every worker, silently twice as slow. Refuse to run instead."""
+    source on every worker, silently twice as slow. Refuse to run instead.
+
+    Tests marked `after_installs` go last: the test command installs what they need in the
+    background while the others run."""
     if "sweep" not in (config.option.markexpr or ""):
         sweeps = [item for item in items if item.get_closest_marker("sweep")]
         if sweeps:
             config.hook.pytest_deselected(items=sweeps)
             items[:] = [item for item in items if not item.get_closest_marker("sweep")]
+    # last: the browser they need may still be installing (scripts/install_chromium.sh)
+    items.sort(key=lambda item: item.get_closest_marker("after_installs") is not None)
     if not getattr(config.option, "loadgroup", False):
         return
     grouped = [item for item in items if item.get_closest_marker("xdist_group")]

@@ -257,6 +257,14 @@ def rotated(
     return cases
 
 
+def by_file(entries: list[dict]) -> list[int]:
+    """Each entry's position among the distinct files of `entries`, in order. Rotating the
+    pipelines by it (not by the entry's own index) gives every kernel of a file the same
+    ones: a compile is of the whole file, so the file is compiled once per pipeline kept."""
+    files: dict[str, int] = {}
+    return [files.setdefault(entry["file"], len(files)) for entry in entries]
+
+
 def sweep_if(flag: bool) -> list[pytest.MarkDecorator]:
     """The `sweep` mark (opt-in: scripts/run_sweeps.sh) if `flag`."""
     return [pytest.mark.sweep] if flag else []

@@ -7,19 +7,48 @@ from __future__ import annotations
 
 import html
 import json
+import os
 import re
 import shutil
 import subprocess
+import tempfile
+import time
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 from pycc_stencil.batch_job import Record
 from pycc_stencil.batch_report import write_report
 
-BROWSER = shutil.which("chromium") or shutil.which("chromium-browser")
-pytestmark = pytest.mark.skipif(
-    BROWSER is None, reason="chromium is not installed (scripts/install_chromium.sh installs it)"
-)
+pytestmark = pytest.mark.after_installs
+
+#: the marker `scripts/install_chromium.sh` keeps while it installs Chromium (its process id)
+INSTALL_MARKER = Path(tempfile.gettempdir()) / "pycc-stencil-chromium-install.pid"
+#: seconds to wait for an install under way (apt-get update and install: about a minute)
+INSTALL_WAIT = 600.0
+
+
+def _installing() -> bool:
+    """Is `scripts/install_chromium.sh` still running (the test command starts it in the
+    background)?"""
+    try:
+        os.kill(int(INSTALL_MARKER.read_text().split()[0]), 0)
+    except (OSError, ValueError, IndexError):
+        return False
+    return True
+
+
+@pytest.fixture(scope="module")
+def browser() -> str:
+    """Chromium's path, once an install under way has ended; the test is skipped without it."""
+    deadline = time.monotonic() + INSTALL_WAIT
+    while _installing() and time.monotonic() < deadline:
+        time.sleep(1.0)
+    found = shutil.which("chromium") or shutil.which("chromium-browser")
+    if found is None:
+        pytest.skip("chromium is not installed (scripts/install_chromium.sh installs it)")
+    return found
+
 
 #: a report's records: speed-ups whose text order differs from their numeric order
 RECORDS = [
@@ -79,21 +108,21 @@ def report(tmp_path_factory):
     return out / "report.html"
 
 
-def _chromium(*arguments: str) -> subprocess.CompletedProcess:
-    command = [BROWSER, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars"]
+def _chromium(browser: str, *arguments: str) -> subprocess.CompletedProcess:
+    command = [browser, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars"]
     command += ["--virtual-time-budget=5000", *arguments]
     return subprocess.run(command, capture_output=True, text=True, timeout=120)
 
 
 def test_the_page_loads_without_errors_its_links_and_images_resolve_and_the_table_sorts(
-    report, tmp_path
+    browser, report, tmp_path
 ):
     page = report.read_text()
     inspected = tmp_path / "inspected.html"
     inspected.write_text(
         page.replace("<head>", "<head>" + RECORD_ERRORS, 1).replace("</body>", INSPECT + "</body>")
     )
-    run = _chromium("--dump-dom", inspected.as_uri())
+    run = _chromium(browser, "--dump-dom", inspected.as_uri())
     assert run.returncode == 0, run.stderr
     found = re.search(r'<pre id="pycc-inspected">(.*?)</pre>', run.stdout, re.S)
     assert found, run.stdout[-2000:]
@@ -110,10 +139,10 @@ def test_the_page_loads_without_errors_its_links_and_images_resolve_and_the_tabl
     assert [float(v) for v in result["down"]] == [10.5, 9.25, 1.75, -1, -1]
 
 
-def test_a_screenshot_shows_the_plots(report, tmp_path):
+def test_a_screenshot_shows_the_plots(browser, report, tmp_path):
     image = pytest.importorskip("matplotlib.image")
     shot = tmp_path / "shot.png"
-    run = _chromium(f"--screenshot={shot}", "--window-size=1400,1400", report.as_uri())
+    run = _chromium(browser, f"--screenshot={shot}", "--window-size=1400,1400", report.as_uri())
     assert run.returncode == 0 and shot.exists(), run.stderr
     pixels = (image.imread(shot)[:, :, :3] * 255).round().astype(int)
     colours = {tuple(p) for p in pixels.reshape(-1, 3)[::7]}

@@ -14,6 +14,7 @@ import sys
 import pytest
 from corpus.manifest import CORPUS_DIR, KERNELS
 from corpus_check import (
+    by_file,
     case_label,
     compiled,
     corpus_cflags,
@@ -50,9 +51,10 @@ _KINDS = {
     ],
     "pipelines/": [("fuse-tile(4,5)", "fuse-tile", r"for \(c\d+ = ")],
 }
-#: pipelines of a kind each kernel keeps in the default run, rotating over the kernels so
-#: that every pipeline meets a share of them; all run in the sweep (and, as C of every
-#: kernel under 14 pipelines, in scripts/check_emitted_c.py)
+#: pipelines of a kind each kernel keeps in the default run, rotating over the files (the
+#: kernels of a file keep the same ones: one compile each) so that every pipeline meets a
+#: share of them; all run in the sweep (and, as C of every kernel under 14 pipelines, in
+#: scripts/check_emitted_c.py)
 _KEEP = {"c66x/": 2, "legacy/": 1, "polybench/": 1, "pipelines/": 1}
 #: (function, pass) where the pass refuses, with its reason in a remark: the C is still checked
 NOT_APPLICABLE = {
@@ -81,7 +83,7 @@ NOT_APPLICABLE = {
 
 
 def _cases():
-    for index, entry in enumerate(KERNELS):
+    for index, entry in zip(by_file(KERNELS), KERNELS):
         kind = next((k for k in _KINDS if entry["file"].startswith(k)), None)
         if kind is None:
             continue

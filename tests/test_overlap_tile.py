@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pytest
 from corpus.manifest import KERNELS
-from corpus_check import case_label, kernel_group, on_entry, rotated, sweep_if
+from corpus_check import by_file, case_label, kernel_group, on_entry, rotated, sweep_if
 from pycc_stencil.polyhedral.scratch import Buffer
 from test_tiling import (
     HEAT1D_SIZES,
@@ -37,8 +37,8 @@ from test_tiling import (
 DONE = "overlap-tiled"
 #: the radius-2 3-D star's overlapped tiles whose schedule takes isl most of a minute to
 #: build (one compile each: 55 s and 25 s on a 2-core VM); the opt-in sweeps run them
-#: (scripts/run_sweeps.sh), the default run keeps star3d_r2 under overlap-tile(2,7,3,4) and
-#: (2,3,4,5), with halos, poisoned scratch, and in parallel order (test_tiling)
+#: (scripts/run_sweeps.sh); the default run keeps star3d_r2 under overlap-tile(2,7,3,4): one
+#: compile its iterated, halo and parallel-order tests share, and one with poisoned scratch
 STAR3D_SWEEP = {"overlap-tile(3,5,4,3)", "overlap-tile"}
 #: sizes for 1-D, 2-D, 3-D alike (the extra ones are ignored): odd, smaller than the halo
 #: (2x2 tiles of 5 sweeps), the cache model's defaults
@@ -87,7 +87,7 @@ def _entry(function: str) -> dict:
 
 
 def _corpus_cases():
-    """Each kernel under one of the pipelines (rotating over the kernels: each pipeline meets
+    """Each kernel under one of the pipelines (rotating over the files: each pipeline meets
     a quarter of them, of every dimensionality and form) on all its parameter sets; the other
     three pipelines on the busiest set are sweeps (docs/testing.md)."""
     entries = [
@@ -97,7 +97,7 @@ def _corpus_cases():
         and not any(word in entry["file"] for word in ("fixed", "macro", "seidel"))
         and entry["function"] not in NOT_SCOP
     ]
-    for index, entry in enumerate(entries):
+    for index, entry in zip(by_file(entries), entries):
         variant = entry["variants"][0]
         for params, passes, main, sweep in rotated(entry["params"], OVERLAP, 1, index):
             label = case_label(entry, variant, params, passes)
@@ -184,7 +184,7 @@ def test_heat1d_of_the_flextended_reference(stencil, steps, N, passes):
             ("jacobi1d", "overlap-tile(4,16)", "halos 4+4"),  # 4 sweeps = 2 steps
             ("jacobi2d_mod2", "overlap-tile(3,8,8)", "halos 3+3x3+3"),
             ("jacobi2d_two", "overlap-tile(3,8,8)", "halos 3+3x3+3"),  # both forms alike
-            ("star3d_r2", "overlap-tile(2,4,4,4)", "halos 4+4x4+4x4+4"),  # radius 2
+            ("star3d_r2", "overlap-tile(2,7,3,4)", "halos 4+4x4+4x4+4"),  # radius 2
         ]
     ),
 )

@@ -13,6 +13,7 @@ from corpus.manifest import CORPUS_DIR, KERNELS
 from corpus_check import (
     assert_fired,
     busiest,
+    by_file,
     case_label,
     check,
     check_case,
@@ -123,15 +124,16 @@ PIPELINE_DECLINES = {"simd(4),unroll(2)": {"unroll": "loop not unrolled: "}}
 
 
 def _pipeline_cases():
-    """Each chosen kernel under one of the pipelines (rotating over the kernels: each
-    pipeline meets a fifth of them); the other four are sweeps (docs/testing.md)."""
+    """Each chosen kernel under one of the pipelines (rotating over the files, so a file is
+    compiled once: each pipeline meets about a fifth of the kernels); the other four are
+    sweeps (docs/testing.md)."""
     entries = [
         entry
         for file, function in CHOSEN
         for entry in KERNELS
         if entry["file"] == file and function in (None, entry["function"])
     ]
-    for index, entry in enumerate(entries):
+    for index, entry in zip(by_file(entries), entries):
         params = entry["params"][min(1, len(entry["params"]) - 1)]
         variant = entry["variants"][-1]
         kept = {PIPELINES[index % len(PIPELINES)]}
