@@ -11,15 +11,19 @@ import os
 
 import pytest
 from corpus.manifest import BAD, CORPUS_DIR, KERNELS, UNSUPPORTED
-from corpus_check import case_label, check_case, on_entry
+from corpus_check import case_label, check_case, on_entry, sweep_if
 from pycc_stencil.cli import main
 
 
 def _cases():
+    """Every kernel at every variant and parameter set; of a file with three fixed sizes
+    (`-DN=...`), the middle one is a sweep (the odd and the degenerate ones stay)."""
     for entry in KERNELS:
         for variant, params in itertools.product(entry["variants"], entry["params"]):
             label = case_label(entry, variant, params)
-            yield pytest.param(entry, variant, params, id=label, marks=on_entry(entry, variant))
+            middle = len(entry["variants"]) == 3 and variant == entry["variants"][1]
+            marks = [on_entry(entry, variant), *sweep_if(middle)]
+            yield pytest.param(entry, variant, params, id=label, marks=marks)
 
 
 @pytest.mark.parametrize("entry, variant, params", list(_cases()))

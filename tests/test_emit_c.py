@@ -82,18 +82,33 @@ NOT_APPLICABLE = {
 }  # fmt: skip
 
 
+def _kind(entry: dict) -> str | None:
+    return next((k for k in _KINDS if entry["file"].startswith(k)), None)
+
+
+def _pipelines(entry: dict) -> list[tuple[str, str, str]]:
+    """The pipelines of the kernel's kind; none for the VLA and macro forms (their loops are
+    those of the _fixed and _ptr forms) and, but in the sweep, for the _fixed forms (the _ptr
+    form's loops with constant bounds)."""
+    if any(word in entry["file"] for word in ("_vla", "macro/", "_fixed")):
+        return []
+    return _KINDS[_kind(entry)]
+
+
 def _cases():
-    for index, entry in zip(by_file(KERNELS), KERNELS):
-        kind = next((k for k in _KINDS if entry["file"].startswith(k)), None)
-        if kind is None:
-            continue
+    entries = [e for e in KERNELS if _kind(e) is not None]
+    rotating = [e for e in entries if _pipelines(e)]
+    index_of = dict(zip((id(e) for e in rotating), by_file(rotating)))
+    for entry in entries:
         variant = entry["variants"][0]
-        pipelines = _KINDS[kind]
-        if "_vla" in entry["file"] or "macro/" in entry["file"]:
-            pipelines = []  # their loops are those of the _fixed and _ptr forms: no passes only
-        keep = min(_KEEP[kind], len(pipelines))
-        kept = {pipelines[(index + k) % len(pipelines)] for k in range(keep)}
-        for passes, pass_name, shows in [("", None, None), *pipelines]:
+        pipelines = _pipelines(entry)
+        every = _KINDS[_kind(entry)] if "_fixed" in entry["file"] else pipelines
+        index = index_of.get(id(entry), 0)
+        kept = {
+            pipelines[(index + k) % len(pipelines)]
+            for k in range(min(_KEEP[_kind(entry)], len(pipelines)))
+        }
+        for passes, pass_name, shows in [("", None, None), *every]:
             label = case_label(entry, variant, {}, passes or "no-passes")
             # without passes only where no pipeline is kept: a kept one's C holds the same
             # operations (the sweep and scripts/check_emitted_c.py run the untransformed C too)
