@@ -375,7 +375,8 @@ def _point_loops(scop: Scop, y, sizes: list[int], points=None) -> isl.Schedule:
     domain = isl.UnionSet(f"{prefix}{{ {'; '.join(parts)} }}")
     node = isl.Schedule.from_domain(domain).get_root().child(0)
     node = node.insert_partial_schedule(_band(scop, points or y, prefix))
-    return _in_program_order(scop, node, [s for s, _ in y]).get_schedule()
+    schedule = _in_program_order(scop, node, [s for s, _ in y]).get_schedule()
+    return bands.atomic(schedule) if points is not None else schedule
 
 
 def _sets(union: isl.UnionSet) -> list[isl.Set]:
