@@ -357,7 +357,7 @@ def _tile_loops(scop: Scop, y, sizes: list[int], parallel: bool, diamond: bool) 
     if parallel:
         node = node.band_split(1) if node.band_n_member() > 1 else node
         node = node.insert_mark(isl.Id(PARALLEL_MARK))
-    return node.get_schedule()
+    return bands.atomic(node.get_schedule())
 
 
 def _point_loops(scop: Scop, y, sizes: list[int], points=None) -> isl.Schedule:
