@@ -71,8 +71,22 @@ def _grouped(cases, at: int):
     ]
 
 
-@pytest.mark.parametrize("path, function, stages", _grouped(KERNELS, 0))
-@pytest.mark.parametrize("h, w, passes", CASES)
+def _fused_cases():
+    """Every case on every kernel; of the seven pipelines, a kernel keeps every other one
+    (rotating: each pipeline meets one or two of the three kernels, on all its sizes), the
+    others are sweeps (docs/testing.md)."""
+    pipelines = list(dict.fromkeys(passes for _, _, passes in CASES))
+    for k, (path, function, stages) in enumerate(KERNELS):
+        group = kernel_group(os.path.basename(path)[:-2])
+        for h, w, passes in CASES:
+            sweep = (pipelines.index(passes) + k) % 2 == 1
+            yield pytest.param(
+                path, function, stages, h, w, passes,
+                id=f"{h}-{w}-{passes}-{function}", marks=[group, *sweep_if(sweep)],
+            )  # fmt: skip
+
+
+@pytest.mark.parametrize("path, function, stages, h, w, passes", list(_fused_cases()))
 def test_fused_pipeline_is_bit_exact(path, function, stages, h, w, passes):
     result, remarks = _check(path, function, {"h": h, "w": w}, passes)
     assert result.status == "OK", str(result)
