@@ -462,11 +462,11 @@ _FLOATING_KINDS = frozenset(
 
 
 class _FunctionFacts:
-    """One walk of a function's body: its loops (OpenMP loop directives included: their
-    `for` is not exposed by libclang) and calls within the first MAX_NODES nodes (what a
-    function too large to lower is classified by), and whether it multiplies floating-point
-    values anywhere (`*`, `*=`: the products of a skipped function are cc's, and under FP
-    contraction gcc may fuse them)."""
+    """One walk of a function's body: its loops (OpenMP loop and parallel directives
+    included: libclang does not expose their bodies) and calls within the first MAX_NODES
+    nodes (what a function too large to lower is classified by), and whether it multiplies
+    floating-point values anywhere (`*`, `*=`: the products of a skipped function are cc's,
+    and under FP contraction gcc may fuse them)."""
 
     def __init__(self, cursor: ci.Cursor, definitions: dict[str, ci.Cursor]):
         self.has_loops = self.multiplies_floats = self.calls_unknown = False
@@ -481,7 +481,7 @@ class _FunctionFacts:
                 self.multiplies_floats = _floating_product(node)
 
     def _classify(self, node: ci.Cursor, kind: ci.CursorKind, definitions: dict) -> None:
-        if kind in _LOOP_KINDS or (kind.name.startswith("OMP_") and "FOR" in kind.name):
+        if kind in _LOOP_KINDS or _openmp_region(kind):
             self.has_loops = True
         elif kind == K.CALL_EXPR and not self.calls_unknown:
             callee = node.referenced
@@ -496,6 +496,13 @@ class _FunctionFacts:
 
 
 _PRODUCTS = (K.BINARY_OPERATOR, K.COMPOUND_ASSIGNMENT_OPERATOR)
+#: OpenMP directives whose body libclang does not expose and that may hold the loops (`omp
+#: for`, `omp parallel` around `omp for`s, `omp simd`, `omp taskloop`, ...)
+_OPENMP_REGIONS = ("FOR", "PARALLEL", "LOOP", "SIMD", "DISTRIBUTE", "TARGET", "TEAMS")
+
+
+def _openmp_region(kind: ci.CursorKind) -> bool:
+    return kind.name.startswith("OMP_") and any(word in kind.name for word in _OPENMP_REGIONS)
 
 
 def _floating_product(node: ci.Cursor) -> bool:

@@ -286,6 +286,19 @@ def test_unsupported_construct_skips_only_its_function(tmp_path, construct):
     assert list(lowered.functions) == ["ok"]
 
 
+def test_loops_inside_an_openmp_parallel_region_are_named_in_the_skip(tmp_path):
+    """libclang does not expose the body of `#pragma omp parallel`: the function is skipped
+    for the directive, and counted as one with loops (so compiler mode's report gives that
+    reason, not "no loops")."""
+    path = tmp_path / "omp.c"
+    path.write_text(
+        "void f(int n, double *a) {\n#pragma omp parallel\n  {\n#pragma omp for\n"
+        "    for (int i = 0; i < n; i++) a[i] += 1.0;\n  }\n}\n"
+    )
+    (skip,) = lower_file(str(path), ["-fopenmp"]).skipped
+    assert "omp_parallel_directive" in skip.reason and skip.has_loops
+
+
 def test_caller_of_a_skipped_function_is_skipped_with_the_reason(tmp_path):
     lowered = lower_source(
         tmp_path,
