@@ -486,13 +486,17 @@ class CompiledUnit:
         if self.integer_inputs and any(s.dtype.kind in "iu" for s in specs):
             low, high = self.integer_inputs
             used += f", integer inputs in [{low}, {high}] (where its sums saturate, C's wrap)"
+        changed = changed_elements(inputs.buffers, ref_buffers) + changed_elements(
+            inputs.globals, ref_memory.globals
+        )
+        idle = not changed and isinstance(info.result, VoidType)
         return CheckResult(
             "OK",
             info.name,
             f"{run.tolerance.describe()}, {_count(len(specs), 'buffer')}{used}, "
-            f"{_count(comparison.total, 'element')}",
-            changed_elements(inputs.buffers, ref_buffers)
-            + changed_elements(inputs.globals, ref_memory.globals),
+            f"{_count(comparison.total, 'element')}"
+            + (" (the call changed none: these sizes test nothing it computes)" if idle else ""),
+            changed,
         )
 
     def _probe_alignment(self, info: FunctionInfo, inputs: _Memory, scalars: dict, run: _Run):
