@@ -87,9 +87,9 @@ def _kind(entry: dict) -> str | None:
 
 
 def _pipelines(entry: dict) -> list[tuple[str, str, str]]:
-    """The pipelines of the kernel's kind; none for the VLA and macro forms (their loops are
-    those of the _fixed and _ptr forms) and, but in the sweep, for the _fixed forms (the _ptr
-    form's loops with constant bounds)."""
+    """The pipelines the kernel may keep in the default run: its kind's, except for the VLA
+    and macro forms (their loops are those of the _fixed and _ptr forms) and the _fixed ones
+    (the _ptr form's loops with constant bounds: their pipelines run in the sweep only)."""
     if any(word in entry["file"] for word in ("_vla", "macro/", "_fixed")):
         return []
     return _KINDS[_kind(entry)]
