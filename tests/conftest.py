@@ -11,6 +11,7 @@ import compileall
 import hashlib
 import os
 import re
+import signal
 import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -32,6 +33,10 @@ os.environ["PYCC_VERIFY_PASSES"] = "1"
 os.environ["PYCC_TAKEOVER"] = "all"
 #: the compile servers the tests' steps start exit a minute after the last one
 os.environ["PYCC_SERVER_IDLE"] = "60"
+#: a shell without job control starts a background job (`pytest ... &`) with SIGINT ignored,
+#: and every process the tests start would inherit that: the tests of Ctrl-C would fail
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -14,6 +14,10 @@ from pycc_stencil.runtime.emitted import HEADER_DIRS, VENDOR_QUIET
 from pycc_stencil.runtime.hls_vendor import ap_types_dir
 from pycc_stencil.runtime.reference import compiler
 
+#: the tests share the three builds of the wrappers (the ap_uint one costs g++ seconds): one
+#: worker makes each once
+pytestmark = pytest.mark.xdist_group("hls-ship")
+
 _WRAPPERS = r"""
 #include "pycc_ship.h"
 

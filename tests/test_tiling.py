@@ -165,7 +165,10 @@ def _time_tile_cases():
 
 
 def _tile_cases():
-    for entry in _polybench_entries():
+    """Each kernel under the spatial tiling of its dimensionality; every other file (in the
+    manifest's order: each family's forms alternate) is a sweep (docs/testing.md)."""
+    entries = _polybench_entries()
+    for index, entry in zip(by_file(entries), entries):
         if "fdtd" in entry["file"] and entry["function"] != FDTD_CASE[0]:
             continue
         variant = entry["variants"][0]
@@ -176,7 +179,7 @@ def _tile_cases():
         )
         passes = SPATIAL_TILE[_space_dims(entry)]
         label = case_label(entry, variant, params)
-        marks = [on_entry(entry, variant), *sweep_if(_same_loops(entry))]
+        marks = [on_entry(entry, variant), *sweep_if(_same_loops(entry) or index % 2 == 1)]
         yield pytest.param(entry, variant, params, passes, id=label, marks=marks)
 
 
