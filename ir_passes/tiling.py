@@ -26,6 +26,7 @@ from ..polyhedral.schedule.fuse_tile import fuse_tile as fuse_tile_schedule
 from ..polyhedral.schedule.outcome import Outcome
 from ..polyhedral.schedule.overlap_tile import overlap_tile as overlap_tile_schedule
 from ..polyhedral.schedule.tile import tile as tile_schedule
+from ..polyhedral.schedule.time_tile import may_run_rows_together
 from ..polyhedral.schedule.time_tile import time_tile as time_tile_schedule
 from ..polyhedral.scop import Scop
 from .core.hoisting import hoist_invariants
@@ -45,9 +46,12 @@ def _run(
     merge: bool = True,
     large: bool = False,
     swaps: bool = False,
+    in_cache: Callable[..., bool] | None = None,
 ) -> ir.Module:
     """Transform every SCoP of the module; with `large`, the new code runs only when the
-    nest's arrays span the target's locality threshold (`Target.locality_threshold`)."""
+    nest's arrays span the target's locality threshold (`Target.locality_threshold`), unless
+    the transformation says it pays at any size (`Outcome.in_cache`; `in_cache(scop, deps)`:
+    whether it may, asked before transforming a nest whose arrays are known to be smaller)."""
     wanted = [s for s in sizes if s]
     l2 = context.target.cache_bytes(2)
     threshold = context.target.locality_threshold() if large else 0
@@ -70,25 +74,31 @@ def _run(
                 continue  # a remainder sweep of a swap loop: no time loop
             at = scop.entry.terminator
             fixed = constant_footprint(scop) if large else None
-            if fixed is not None and fixed < threshold:
-                context.missed(
-                    f"refused: its arrays span {fixed} bytes, less than half the last-level "
-                    f"cache ({threshold} bytes): the tiled code would never run",
-                    at=at,
-                )
-                continue
+            small = fixed is not None and fixed < threshold
+            too_small = (
+                f"refused: its arrays span {fixed} bytes, less than half the last-level "
+                f"cache ({threshold} bytes): the tiled code would never run"
+            )
             try:
                 with isl_budget():  # the code generator runs unbounded: it edits the IR
-                    outcome = transform(scop, analysis.dependences(scop), wanted, l2=l2)
+                    deps = analysis.dependences(scop)
+                    if small and not (in_cache and in_cache(scop, deps)):
+                        context.missed(too_small, at=at)
+                        continue
+                    outcome = transform(scop, deps, wanted, l2=l2)
             except BudgetExceeded as exc:
                 context.missed(f"refused: {exc}", at=at)
                 continue
             for reason in outcome.refused:
                 context.missed(f"refused: {reason}", at=at)
+            if small and outcome.changed and not outcome.in_cache:
+                context.missed(too_small, at=at)
+                continue
             if outcome.changed:
                 target = context.target
                 runtime, team = target.parallel_runtime, target.parallel_team
-                generate(scop, outcome.schedule, threshold, runtime, team)
+                least = 0 if outcome.in_cache else threshold
+                generate(scop, outcome.schedule, least, runtime, team)
                 assumed = _assumption(scop)
                 for message in outcome.done:
                     context.passed(message + assumed, at=at)
@@ -133,8 +143,9 @@ def parallelogram_tile(module: ir.Module, *sizes: int, context: PassContext) -> 
 @register("time-tile-large", _SIZES, defaults=(0, 0, 0, 0))
 def time_tile_large(module: ir.Module, *sizes: int, context: PassContext) -> ir.Module:
     """`time-tile` whose tiled code runs only when the nest's arrays exceed the L2 cache
-    (else the original nest: at cache sizes the tile loops cost more than they save); what
-    `-O3` and `auto` use."""
+    (else the original nest: at cache sizes the tile loops cost more than they save), except
+    tiles that run their rows together (in-place sweeps), which pay at any size; what `-O3`
+    and `auto` use."""
     return _run(
         module,
         sizes,
@@ -143,6 +154,7 @@ def time_tile_large(module: ir.Module, *sizes: int, context: PassContext) -> ir.
         merge=False,
         large=True,
         swaps=True,
+        in_cache=may_run_rows_together,
     )
 
 
