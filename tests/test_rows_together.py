@@ -136,3 +136,23 @@ def test_3d_gauss_seidel_with_rows_together_is_bit_exact(kernel_file, params):
     result, remarks = check(path, "seidel3d", params, passes, ["-std=c99"])
     assert result.status == "OK" and result.changed, f"{result}\n{[str(r) for r in remarks]}"
     assert any("the rows of a tile run together: 4" in r.message for r in remarks), remarks
+
+
+def test_the_tile_loops_of_seidel_2d_skip_the_tiles_without_points():
+    """The wavefront's parallel loop runs over the tiles that have points, not over the
+    bounding box of the tile coordinates: at 2 threads the box's empty tiles went to one thread
+    in static chunks, and the other did 4 of every 5 tiles (docs/tiling_benchmarks.md)."""
+    scop = _scop(SEIDEL_VLA, "kernel_seidel_2d_vla")
+    outcome = time_tile(scop, compute_dependences(scop), [4, 5, 16], l2=512 << 10)
+    fixed = isl.Set(f"{scop.param_prefix}{{ : tsteps = 8 and n = 60 }}")
+    looped = outcome.schedule.outer.get_domain().intersect_params(fixed.align_params(
+        outcome.schedule.outer.get_domain().get_space().params()))  # fmt: skip
+    (statement,) = scop.nests[0].statements()
+    tile_of = isl.UnionMap(
+        f"{scop.param_prefix}{{ {statement.tuple_text()} -> "
+        "TILE[floor(t / 4), floor((t + i) / 5), floor((2t + i + j) / 16)] }"
+    )
+    with_points = scop.domain().intersect_params(fixed).apply(tile_of)
+    count = looped.as_set().count_val().to_python()
+    needed = isl.Set.from_union_set(with_points).count_val().to_python()
+    assert needed <= count <= needed * 5 // 4, (count, needed)
