@@ -33,6 +33,11 @@ from .core.hoisting import hoist_invariants
 from .registry import PassContext, bounded_int, register
 from .swap_unroll import remainder_blocks, unroll_pointer_swaps
 
+#: bytes the arrays of a nest whose tiled code pays at any size (`Outcome.in_cache`) must still
+#: span for it to run: on the tiniest grids the tile loops cost more than the few hundred
+#: points save (seidel-2d, doubles: 0.43x gcc at 8^2, even at 16^2 = 2 KiB, 1.6x at 24^2;
+#: docs/tiling_benchmarks.md)
+IN_CACHE_MIN_BYTES = 4096
 #: a tile size: 0 for "from the cache model", at most a million points along a dimension
 TileSize = bounded_int("tile size", 1 << 20, least=0)
 _SIZES = (TileSize,) * 4
@@ -82,7 +87,8 @@ def _run(
             try:
                 with isl_budget():  # the code generator runs unbounded: it edits the IR
                     deps = analysis.dependences(scop)
-                    if small and not (in_cache and in_cache(scop, deps)):
+                    tiny = fixed is not None and fixed < IN_CACHE_MIN_BYTES
+                    if small and (tiny or not (in_cache and in_cache(scop, deps))):
                         context.missed(too_small, at=at)
                         continue
                     outcome = transform(scop, deps, wanted, l2=l2)
@@ -97,7 +103,7 @@ def _run(
             if outcome.changed:
                 target = context.target
                 runtime, team = target.parallel_runtime, target.parallel_team
-                least = 0 if outcome.in_cache else threshold
+                least = min(IN_CACHE_MIN_BYTES, threshold) if outcome.in_cache else threshold
                 generate(scop, outcome.schedule, least, runtime, team)
                 assumed = _assumption(scop)
                 for message in outcome.done:

@@ -30,6 +30,7 @@ import pytest
 from corpus.manifest import CORPUS_DIR
 from pycc_stencil.dropin_cache import CODEGEN_ENVIRONMENT
 from pycc_stencil.ir_passes.core.machine_model import CACHE_OVERRIDE
+from pycc_stencil.ir_passes.tiling import IN_CACHE_MIN_BYTES
 from pycc_stencil.polyhedral.codegen import POISON_SCRATCH
 from test_compiler_mode import SMALL_CACHES
 from test_tiling import PYCC, STENCILS_C, _split_functions, build_both
@@ -145,7 +146,8 @@ KERNELS = {
     "kernel_heat_3d_vla": ("with diamond tiles", "of 8x8x16x256,", lambda n: 2 * n**3 * 8),
 }
 #: in-place sweeps: their parallelogram tiles run their rows together, which pays at every
-#: size (polyhedral/schedule/time_tile.py), so their tiled code runs below the threshold too
+#: size (polyhedral/schedule/time_tile.py), so their tiled code runs below the threshold too,
+#: from IN_CACHE_MIN_BYTES on (seidel-2d's n = 12 below it)
 ANY_SIZE = {"kernel_seidel_2d_vla"}
 #: (n, T): the first below the 16 KiB threshold (the original nest runs, except ANY_SIZE's),
 #: the others above it; T = 0, 1, odd, more sweeps than a tile is high (diamonds: 8 sweeps;
@@ -153,7 +155,7 @@ ANY_SIZE = {"kernel_seidel_2d_vla"}
 CASES = {
     "jacobi2d_mod2": [(29, 5), (3, 2), (37, 0), (37, 1), (37, 5), (53, 13), (101, 9)],
     "jacobi2d_two": [(29, 5), (2, 1), (37, 0), (37, 1), (37, 5), (53, 13), (101, 9)],
-    "kernel_seidel_2d_vla": [(43, 5), (2, 3), (47, 0), (47, 1), (61, 7), (67, 70)],
+    "kernel_seidel_2d_vla": [(43, 5), (2, 3), (12, 3), (47, 0), (47, 1), (61, 7), (67, 70)],
     "kernel_heat_3d_vla": [(9, 3), (3, 1), (11, 0), (11, 1), (17, 5), (23, 9)],
 }
 #: flags, and whether the tiles run on the OpenMP runtime (2 threads)
@@ -225,7 +227,8 @@ def test_o3_tiled_code_on_small_grids_matches_cc(tmp_path, shim, variant):
             # T = 0 or no inner point (n <= 2): the tiled code may start, with no points to
             # run (seidel-2d's tile box)
             idle = steps == 0 or n <= 2
-            tiled = None if idle or not threads else span(n) >= L2 or name in ANY_SIZE
+            least = IN_CACHE_MIN_BYTES if name in ANY_SIZE else L2
+            tiled = None if idle or not threads else span(n) >= least
             runs += 1
             run_env = dict(env, LD_PRELOAD=shim, **THREADS) if threads else env
             got = subprocess.run(
