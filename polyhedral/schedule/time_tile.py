@@ -40,8 +40,8 @@ rows together, as a wavefront: row r of the tile is skewed by s*r points (the po
 [y_0, .., y_d + s*r, y_{d-1}], r = y_{d-1} - S*T_{d-1} its row in the tile, s the smallest
 skew that leaves the rows' points of one step of the wavefront independent), so the core
 works on S chains at once, each point's operations in their original order (bit-exact).
-Measured on seidel-2d (docs/tiling_benchmarks.md): 4 rows together ran 2.9x faster than
-gcc, 8 rows 3.8x, all 16 rows of the default tile 4.7x.
+Measured on seidel-2d (docs/polyhedral.md): groups of 4 rows ran 2.9x faster than gcc,
+8 rows 3.8x, all 16 rows of the default tile 3.6-5.4x (the one chain: 1.0x).
 """
 
 from __future__ import annotations
@@ -59,8 +59,6 @@ from . import bands
 from .outcome import Outcome
 
 _MAX_SKEW = 3
-#: the remark's words for the rows of a tile run together (see the module docstring)
-_ROWS_TOGETHER = "the rows of a tile run together"
 #: the remark's reason for choosing diamond tiles (see the module docstring)
 _WHY_DIAMOND = (
     "; diamond tiles because they are legal (parallelogram wavefronts start with one tile)"
@@ -85,7 +83,7 @@ def time_tile(
             done = _attempt(scop, deps, outcome.schedule, path, nest, sweeps, sizes, l2)
             if not isinstance(done, str):
                 why = "" if shape == "diamond" else _WHY_DIAMOND
-                outcome.accept(done[0], done[1] + why)
+                outcome.accept(done[0], done[1] + why, in_cache=done[2])
                 continue
             if shape == "diamond":
                 outcome.refuse(f"no diamond tiles: {done}")
@@ -95,7 +93,7 @@ def time_tile(
         if isinstance(done, str):
             outcome.refuse(done + why_not)
         else:
-            outcome.accept(done[0], done[1] + why_not, in_cache=_ROWS_TOGETHER in done[1])
+            outcome.accept(done[0], done[1] + why_not, in_cache=done[2])
     return outcome
 
 
@@ -123,9 +121,10 @@ def may_run_rows_together(scop: Scop, deps: Dependences) -> bool:
 
 def _attempt(
     scop: Scop, deps: Dependences, schedule, path, nest: LoopNode, sweeps, sizes, l2: int | None
-) -> tuple[TwoLevel, str] | str:
-    """The time-tiled program of one nest and its remark, or why it cannot be built: diamond
-    tiles sized for an `l2`-byte cache, or parallelogram tiles when `l2` is None."""
+) -> tuple[TwoLevel, str, bool] | str:
+    """The time-tiled program of one nest, its remark and whether it pays at any size (its
+    tiles' rows run together), or why it cannot be built: diamond tiles sized for an
+    `l2`-byte cache, or parallelogram tiles when `l2` is None."""
     diamond = l2 is not None
     space = space_depth(sweeps)
     y = _skewed(scop, deps, nest, sweeps, space, diamond)
@@ -151,22 +150,24 @@ def _attempt(
     together = ""
     if rows_skew is not None:
         together = (
-            f"; {_ROWS_TOGETHER}: {tiles[-2]}, each {rows_skew} point(s) behind the one before "
-            "(the innermost loop carries a dependence)"
+            f"; the rows of a tile run together: {tiles[-2]}, each {rows_skew} point(s) behind "
+            "the one before (the innermost loop carries a dependence)"
         )
     skew = ", ".join(y[0][1])
     head = f"time-tiled {len(sweeps)} sweep(s) per step over {space}-D space"
     if diamond:
         along = next(xs[0] for _, xs in sweeps if len(xs) == space)
-        return program, (
+        message = (
             f"{head} with diamond tiles (concurrent start: the tiles along {along} of a time "
             f"band start together; schedule [{skew}]) of {'x'.join(map(str, want))}, "
             f"wavefronts of tiles in parallel"
         )
-    return program, (
+        return program, message, False
+    message = (
         f"{head} with parallelogram tiles (skewed schedule [{skew}]) of "
         f"{'x'.join(map(str, want))}, wavefronts of tiles in parallel{together}"
     )
+    return program, message, rows_skew is not None
 
 
 def node_map(scop: Scop, nest: LoopNode) -> isl.UnionMap:
@@ -335,10 +336,9 @@ def _tiled(scop, schedule, path, y, sizes, deps, points=None) -> tuple[TwoLevel 
     if diamond:
         tiles = tiles.child(0).delete().insert_partial_schedule(_band(scop, points)).parent()
     else:
-        skew = _row_skew(scop, tiles, y, sizes[-2], deps)
-        if skew is not None:
-            point_band = _band(scop, _rows_together(y, skew, f"{sizes[-2]}*floor", sizes[-2]))
-            tiles = tiles.child(0).delete().insert_partial_schedule(point_band).parent()
+        together = _row_skew(scop, tiles, y, sizes[-2], deps)
+        if together is not None:
+            skew, tiles = together
     if not is_legal(deps, tiles.get_schedule()):
         return None, None
     parallel = bands.member_is_parallel(tiles, deps.all, 1)
@@ -370,7 +370,8 @@ def _rows_together(y, skew: int, first_row: str, size: int | None = None):
 
 
 def _row_skew(scop: Scop, tiles: isl.ScheduleNode, y, size: int, deps: Dependences):
-    """The skew s with which the rows of a tile run together, or None: when the innermost
+    """The skew s with which the rows of a tile run together and the tile band with that
+    point order below it, or None: when the innermost
     point loop carries no dependence (its points are independent already: the vectorizer's),
     in 1-D, or when no s up to _MAX_SKEW makes the points of one step of the wavefront
     independent of each other."""
@@ -384,7 +385,7 @@ def _row_skew(scop: Scop, tiles: isl.ScheduleNode, y, size: int, deps: Dependenc
         if is_legal(deps, trial.get_schedule()) and bands.member_is_parallel(
             trial, deps.all, depth - 1
         ):
-            return skew
+            return skew, trial.parent()
     return None
 
 
