@@ -25,11 +25,13 @@ from ..polyhedral.codegen import constant_footprint, generate
 from ..polyhedral.schedule.fuse_tile import fuse_tile as fuse_tile_schedule
 from ..polyhedral.schedule.outcome import Outcome
 from ..polyhedral.schedule.overlap_tile import overlap_tile as overlap_tile_schedule
+from ..polyhedral.schedule.parallel_sweep import parallel_sweep as parallel_sweep_schedule
 from ..polyhedral.schedule.tile import tile as tile_schedule
 from ..polyhedral.schedule.time_tile import may_run_rows_together
 from ..polyhedral.schedule.time_tile import time_tile as time_tile_schedule
 from ..polyhedral.scop import Scop
 from .core.hoisting import hoist_invariants
+from .core.machine_model import SERIAL
 from .registry import PassContext, bounded_int, register
 from .swap_unroll import remainder_blocks, unroll_pointer_swaps
 
@@ -38,6 +40,9 @@ from .swap_unroll import remainder_blocks, unroll_pointer_swaps
 #: points save (seidel-2d, doubles: 0.43x gcc at 8^2, even at 16^2 = 2 KiB, 1.6x at 24^2;
 #: docs/tiling_benchmarks.md)
 IN_CACHE_MIN_BYTES = 4096
+#: bytes the arrays of a nest must span for `parallel-sweep-large`'s parallel code to run:
+#: below, starting and joining the team costs more than the second core saves
+PARALLEL_MIN_BYTES = 1 << 20
 #: a tile size: 0 for "from the cache model", at most a million points along a dimension
 TileSize = bounded_int("tile size", 1 << 20, least=0)
 _SIZES = (TileSize,) * 4
@@ -52,14 +57,20 @@ def _run(
     large: bool = False,
     swaps: bool = False,
     in_cache: Callable[..., bool] | None = None,
+    threshold: int | None = None,
 ) -> ir.Module:
     """Transform every SCoP of the module; with `large`, the new code runs only when the
-    nest's arrays span the target's locality threshold (`Target.locality_threshold`), unless
-    the transformation says it pays at any size (`Outcome.in_cache`; `in_cache(scop, deps)`:
-    whether it may, asked before transforming a nest whose arrays are known to be smaller)."""
+    nest's arrays span `threshold` bytes (by default the target's locality threshold,
+    `Target.locality_threshold`), unless the transformation says it pays at any size
+    (`Outcome.in_cache`; `in_cache(scop, deps)`: whether it may, asked before transforming a
+    nest whose arrays are known to be smaller)."""
     wanted = [s for s in sizes if s]
     l2 = context.target.cache_bytes(2)
-    threshold = context.target.locality_threshold() if large else 0
+    floor = "half the last-level cache" if threshold is None else "the parallel code's minimum"
+    if not large:
+        threshold = 0
+    elif threshold is None:
+        threshold = context.target.locality_threshold()
     if swaps:  # pointer-swap time loops become the K-sweep form first
         unroll_pointer_swaps(module, context)
     for function in list(module.functions):
@@ -81,8 +92,8 @@ def _run(
             fixed = constant_footprint(scop) if large else None
             small = fixed is not None and fixed < threshold
             too_small = (
-                f"refused: its arrays span {fixed} bytes, less than half the last-level "
-                f"cache ({threshold} bytes): the tiled code would never run"
+                f"refused: its arrays span {fixed} bytes, less than {floor} ({threshold} "
+                "bytes): the new code would never run"
             )
             try:
                 with isl_budget():  # the code generator runs unbounded: it edits the IR
@@ -176,6 +187,32 @@ def fuse_tile_large(module: ir.Module, *sizes: int, context: PassContext) -> ir.
     """`fuse-tile` whose fused code runs only when the pipeline's arrays exceed the L2 cache
     (what `-O3` and `auto` use, like `time-tile-large`)."""
     return _run(module, sizes, fuse_tile_schedule, context, large=True)
+
+
+@register("parallel-sweep")
+def parallel_sweep(module: ir.Module, context: PassContext) -> ir.Module:
+    """The outer loop of each nest that carries no dependence runs on the build's threads
+    (polyhedral/schedule/parallel_sweep.py), at any size; nothing without threads."""
+    return _parallel_sweep(module, context, large=False)
+
+
+@register("parallel-sweep-large")
+def parallel_sweep_large(module: ir.Module, context: PassContext) -> ir.Module:
+    """`parallel-sweep` whose parallel code runs only when the nest's arrays span
+    `PARALLEL_MIN_BYTES`."""
+    return _parallel_sweep(module, context, large=True)
+
+
+def _parallel_sweep(module: ir.Module, context: PassContext, large: bool) -> ir.Module:
+    if context.target.parallel_runtime == SERIAL:
+        context.missed(
+            "refused: the build runs no threads (-fopenmp, -ftree-parallelize-loops=N or "
+            "-fpycc-parallel ask for them)"
+        )
+        return module
+    return _run(
+        module, (), parallel_sweep_schedule, context, large=large, threshold=PARALLEL_MIN_BYTES
+    )
 
 
 @register("overlap-tile", _SIZES, defaults=(0, 0, 0, 0))

@@ -1,0 +1,204 @@
+"""`parallel-sweep` and `parallel-sweep-large` (ir_passes/tiling.py,
+polyhedral/schedule/parallel_sweep.py): the outer loop of each nest that carries no dependence
+runs on the team, its points in their original order.
+
+Checked here: bit-exact against cc through the JIT (whose pool runs the loop in reverse, in
+shuffled orders and on two threads: a hidden dependence would change the result) for a 2-D
+sweep (odd, prime and degenerate sizes), a 1-D triad, a 3-D star and a three-nest pipeline,
+each with the pool's loop in the IR; the refusals (a time loop, a reduction into an array, a build
+without threads, a fixed-size nest below the minimum); and compiler mode, where a program built with
+`-fpycc-parallel` runs the sweep on a team of two above `PARALLEL_MIN_BYTES` only, with cc's
+output.
+"""
+
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+from corpus_check import check, compiled, kernel_group
+from pycc_stencil.emit.targets.host import HostX86
+from pycc_stencil.frontend import lower_file
+from pycc_stencil.ir_passes.core.machine_model import SERIAL
+from pycc_stencil.ir_passes.pipeline import parse_pipeline, run_passes
+from pycc_stencil.ir_passes.tiling import PARALLEL_MIN_BYTES
+from test_dropin_threads import SHIM_C, TEAM
+from test_large_tiles import preload_library
+from test_tiling import ORDERS, PYCC, build_both, in_order
+
+KERNELS_C = r"""
+void laplace(int n, int m, const double in[n][m], double out[n][m]) {
+  for (int i = 1; i < n - 1; i++)
+    for (int j = 1; j < m - 1; j++)
+      out[i][j] = 0.5 * in[i][j] + 0.125 * (in[i - 1][j] + in[i + 1][j] + in[i][j - 1]
+                                             + in[i][j + 1]);
+}
+
+void triad(int n, double s, const double *b, const double *c, double *a) {
+  for (int i = 0; i < n; i++)
+    a[i] = b[i] + s * c[i];
+}
+
+void star3d(int n, const float in[n][n][n], float out[n][n][n]) {
+  for (int i = 1; i < n - 1; i++)
+    for (int j = 1; j < n - 1; j++)
+      for (int k = 1; k < n - 1; k++)
+        out[i][j][k] = 0.25f * in[i][j][k] + 0.125f * (in[i - 1][j][k] + in[i + 1][j][k]
+                       + in[i][j - 1][k] + in[i][j + 1][k] + in[i][j][k - 1] + in[i][j][k + 1]);
+}
+
+void pipeline(int h, int w, const float in[h][w], float bx[h][w], float out[h][w]) {
+  for (int y = 0; y < h; y++)
+    for (int x = 1; x < w - 1; x++)
+      bx[y][x] = (in[y][x - 1] + in[y][x] + in[y][x + 1]) * (1.0f / 3.0f);
+  for (int y = 1; y < h - 1; y++)
+    for (int x = 1; x < w - 1; x++)
+      out[y][x] = (bx[y - 1][x] + bx[y][x] + bx[y + 1][x]) * (1.0f / 3.0f);
+}
+
+void heat(int T, int n, double A[n][n], double B[n][n]) {
+  for (int t = 0; t < T; t++) {
+    for (int i = 1; i < n - 1; i++)
+      for (int j = 1; j < n - 1; j++)
+        B[i][j] = 0.2 * (A[i][j] + A[i - 1][j] + A[i + 1][j] + A[i][j - 1] + A[i][j + 1]);
+    for (int i = 1; i < n - 1; i++)
+      for (int j = 1; j < n - 1; j++)
+        A[i][j] = B[i][j];
+  }
+}
+
+void column_sums(int n, int m, const double a[n][m], double s[m]) {
+  for (int i = 0; i < n; i++)
+    for (int j = 0; j < m; j++)
+      s[j] += a[i][j];
+}
+
+void small_fixed(double out[64][64], const double in[64][64]) {
+  for (int i = 1; i < 63; i++)
+    for (int j = 0; j < 64; j++)
+      out[i][j] = in[i - 1][j] + in[i + 1][j];
+}
+"""
+
+#: (function, parameter sets, nests the pass runs in parallel): odd and prime sizes, a grid
+#: of no interior, a loop that runs once
+CASES = [
+    ("laplace", [{"n": 23, "m": 37}, {"n": 3, "m": 41}, {"n": 2, "m": 2}, {"n": 97, "m": 5}], 1),
+    ("triad", [{"n": 101}, {"n": 1}, {"n": 0}], 1),
+    ("star3d", [{"n": 11}, {"n": 4}], 1),
+    ("pipeline", [{"h": 19, "w": 29}, {"h": 3, "w": 7}], 2),
+]
+GROUP = kernel_group("parallel_sweep")
+
+
+@pytest.fixture
+def kernels(kernel_file) -> str:
+    return kernel_file("parallel_sweep", KERNELS_C)
+
+
+def _passed(remarks) -> list[str]:
+    return [r.message for r in remarks if r.kind == "passed"]
+
+
+def _missed(remarks) -> list[str]:
+    return [r.message for r in remarks if r.kind == "missed"]
+
+
+@GROUP
+@pytest.mark.parametrize("env", ORDERS, ids=lambda e: ",".join(f"{k}={v}" for k, v in e.items()))
+@pytest.mark.parametrize("function, sets, nests", CASES, ids=[c[0] for c in CASES])
+def test_sweeps_in_any_order_and_on_two_threads_are_bit_exact(
+    kernels, monkeypatch, env, function, sets, nests
+):
+    in_order(monkeypatch, env)
+    for params in sets:
+        result, remarks = check(kernels, function, params, "parallel-sweep", ["-std=c99"])
+        assert result.status == "OK", result
+        done = _passed(remarks)
+        assert len(done) == nests and all("runs in parallel" in m for m in done), remarks
+    module = compiled(kernels, ["-std=c99"], "parallel-sweep").module
+    outlined = [f.name for f in module.functions if f.name.startswith(f"{function}.par")]
+    assert len(outlined) == nests, outlined  # each nest's loop goes to the pool
+
+
+@GROUP
+@pytest.mark.parametrize(
+    "function, params, reason",
+    [
+        ("heat", {"T": 3, "n": 13}, "carries a dependence"),
+        ("column_sums", {"n": 31, "m": 7}, "carries a dependence"),
+    ],
+)
+def test_nests_whose_outer_loop_carries_a_dependence_are_refused(kernels, function, params, reason):
+    result, remarks = check(kernels, function, params, "parallel-sweep", ["-std=c99"])
+    assert result.status == "OK", result
+    assert not _passed(remarks) and any(reason in m for m in _missed(remarks)), remarks
+
+
+@GROUP
+def test_a_fixed_nest_below_the_minimum_is_refused_by_the_large_form(kernels):
+    assert 2 * 64 * 64 * 8 < PARALLEL_MIN_BYTES  # the premise
+    result, remarks = check(kernels, "small_fixed", {}, "parallel-sweep-large", ["-std=c99"])
+    assert result.status == "OK", result
+    assert not _passed(remarks), remarks
+    assert any("less than the parallel code's minimum" in m for m in _missed(remarks)), remarks
+    result, remarks = check(kernels, "small_fixed", {}, "parallel-sweep", ["-std=c99"])
+    assert result.status == "OK" and _passed(remarks), remarks
+
+
+def test_without_threads_nothing_changes(kernel_file):
+    path = kernel_file("parallel_sweep", KERNELS_C)
+    module = lower_file(path, ["-std=c99"]).module
+    before = str(module)
+    target = HostX86(parallel_runtime=SERIAL)
+    result = run_passes(module, parse_pipeline("parallel-sweep"), target=target)
+    assert str(result.module) == before
+    (remark,) = result.remarks
+    assert remark.kind == "missed" and "the build runs no threads" in remark.message
+
+
+PROGRAM_MAIN = r"""
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+void laplace(int n, int m, const double in[n][m], double out[n][m]);
+int main(int argc, char **argv) {
+  int n = atoi(argv[1]), m = atoi(argv[2]);
+  double *in = malloc(sizeof(double) * n * m), *out = malloc(sizeof(double) * n * m);
+  unsigned s = 2463534242u;
+  for (int k = 0; k < n * m; k++) {  /* a recurrence: nothing for gcc's autopar */
+    s ^= s << 13; s ^= s >> 17; s ^= s << 5;
+    in[k] = (double)(s % 100003u) / 1024.0;
+    out[k] = -1.0;
+  }
+  laplace(n, m, (const double (*)[m])in, (double (*)[m])out);
+  unsigned long long h = 1469598103934665603ull, bits;
+  for (int k = 0; k < n * m; k++) {
+    memcpy(&bits, &out[k], 8); h = (h ^ bits) * 1099511628211ull;
+  }
+  printf("%016llx\n", h);
+  return 0;
+}
+"""
+
+
+@pytest.mark.skipif(PYCC is None, reason="pycc-stencil is not installed")
+def test_compiler_mode_runs_a_large_sweep_on_two_threads_with_ccs_output(tmp_path):
+    laplace = KERNELS_C[: KERNELS_C.index("void triad")]
+    flags = ["-O3", "-fpycc-parallel", "-fpycc-passes=parallel-sweep-large"]
+    env, compiled_functions = build_both(tmp_path, PROGRAM_MAIN, laplace, ["-O3"], flags)
+    function = compiled_functions["laplace"]
+    assert function["compiled_by"] == "pycc-stencil", function
+    assert any("runs in parallel" in r for r in function["remarks"]), function
+    shim = preload_library(tmp_path, SHIM_C)
+    large = 2 * 8 * 401 * 333 > PARALLEL_MIN_BYTES
+    assert large and 2 * 8 * 37 * 23 < PARALLEL_MIN_BYTES  # the premises
+    for args, team in ((["401", "333"], True), (["37", "23"], False), (["2", "9"], False)):
+        run_env = dict(env, LD_PRELOAD=shim, OMP_NUM_THREADS="2")
+        want, got = (
+            subprocess.run([tmp_path / name, *args], capture_output=True, text=True, env=run_env)
+            for name in ("ref", "pycc")
+        )
+        assert want.returncode == got.returncode == 0, got.stderr
+        assert got.stdout == want.stdout, args
+        assert (TEAM in got.stderr) == team, (args, got.stderr)
