@@ -212,25 +212,29 @@ def _openmp_call(
     team: int,
 ) -> None:
     """`if (hi > lo)`: `GOMP_parallel(__pycc_omp_chunk, &{body, ctx, lo, hi},
-    min(hi - lo, team or omp_get_max_threads()), 0)`, or `body(ctx, lo, hi)` when the runtime
-    may not be used (`_omp_ready`)."""
+    min(hi - lo, team or omp_get_max_threads()), 0)` for a team of two or more, else
+    `body(ctx, lo, hi)`, as when the runtime may not be used (`_omp_ready`)."""
     module = builder.module
     n = builder.sub(hi, lo, name="n")
     with builder.if_then(builder.icmp_signed(">", n, _i64(0))):
         gomp = _openmp_function(module, "GOMP_parallel")
         with builder.if_else(builder.call(_omp_ready(module), [])) as (parallel, serial):
             with parallel:
-                job = _entry_alloca(builder, _JOB, "parallel.job")
-                for index, value in enumerate((body, ctx, lo, hi)):
-                    builder.store(value, _field(builder, _JOB, job, index))
                 if team:
                     most = _i64(team)
                 else:
                     default = builder.call(_openmp_function(module, "omp_get_max_threads"), [])
                     most = builder.sext(default, _I64)
                 threads = _select(builder, "<", n, most)
-                team = builder.trunc(threads, _I32)
-                builder.call(gomp, [_omp_chunk(module), job, team, ir.Constant(_I32, 0)])
+                with builder.if_else(builder.icmp_signed(">", threads, _i64(1))) as (many, one):
+                    with many:
+                        job = _entry_alloca(builder, _JOB, "parallel.job")
+                        for index, value in enumerate((body, ctx, lo, hi)):
+                            builder.store(value, _field(builder, _JOB, job, index))
+                        size = builder.trunc(threads, _I32)
+                        builder.call(gomp, [_omp_chunk(module), job, size, ir.Constant(_I32, 0)])
+                    with one:  # a team of one: no runtime call (it costs a microsecond)
+                        builder.call(body, [ctx, lo, hi])
             with serial:
                 builder.call(body, [ctx, lo, hi])
 

@@ -157,6 +157,17 @@ def test_without_threads_nothing_changes(kernel_file):
     assert remark.kind == "missed" and "the build runs no threads" in remark.message
 
 
+#: (added to test_dropin_threads' shim) a call of the OpenMP runtime's GOMP_parallel
+GOMP_SHIM_C = r"""
+void GOMP_parallel(void (*fn)(void *), void *data, unsigned threads, unsigned flags) {
+  static int said;
+  if (!said) said = write(2, "[gomp]\n", 7);
+  ((void (*)(void (*)(void *), void *, unsigned, unsigned))dlsym(RTLD_NEXT, "GOMP_parallel"))(
+      fn, data, threads, flags);
+}
+"""
+GOMP = "[gomp]"
+
 PROGRAM_MAIN = r"""
 #include <stdio.h>
 #include <stdlib.h>
@@ -190,15 +201,17 @@ def test_compiler_mode_runs_a_large_sweep_on_two_threads_with_ccs_output(tmp_pat
     function = compiled_functions["laplace"]
     assert function["compiled_by"] == "pycc-stencil", function
     assert any("runs in parallel" in r for r in function["remarks"]), function
-    shim = preload_library(tmp_path, SHIM_C)
+    shim = preload_library(tmp_path, SHIM_C + GOMP_SHIM_C)
     large = 2 * 8 * 401 * 333 > PARALLEL_MIN_BYTES
     assert large and 2 * 8 * 37 * 23 < PARALLEL_MIN_BYTES  # the premises
-    for args, team in ((["401", "333"], True), (["37", "23"], False), (["2", "9"], False)):
-        run_env = dict(env, LD_PRELOAD=shim, OMP_NUM_THREADS="2")
+    runs = [(["401", "333"], "2", True), (["37", "23"], "2", False), (["2", "9"], "2", False)]
+    runs.append((["401", "333"], "1", False))  # a team of one: no call of the runtime
+    for args, threads, team in runs:
+        run_env = dict(env, LD_PRELOAD=shim, OMP_NUM_THREADS=threads)
         want, got = (
             subprocess.run([tmp_path / name, *args], capture_output=True, text=True, env=run_env)
             for name in ("ref", "pycc")
         )
         assert want.returncode == got.returncode == 0, got.stderr
         assert got.stdout == want.stdout, args
-        assert (TEAM in got.stderr) == team, (args, got.stderr)
+        assert (TEAM in got.stderr) == (GOMP in got.stderr) == team, (args, got.stderr)
