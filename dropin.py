@@ -17,6 +17,7 @@ from .dropin_command import (
     TAKEOVER_POLICIES,
     TAKEOVER_VARIABLE,
     CompilerCommand,
+    asks_threads,
     expand_response_files,
     may_have_kernels,
     nothing_to_improve,
@@ -62,7 +63,8 @@ def run_compiler(argv: list[str], served: Callable[[list[str]], int | None] | No
         from .dropin_textscan import may_have_locality_nest
 
         flags = command.compile_flags()
-        if not any(may_have_locality_nest(i.path, flags) for i in inputs):
+        sweeps = asks_threads(command)
+        if not any(may_have_locality_nest(i.path, flags, sweeps) for i in inputs):
             return exec_cc(cc, command.args)  # no `cc -E` either
     status = None if served is None else served(argv)
     if status is not None:

@@ -11,7 +11,7 @@ import re
 import shlex
 
 from .emit.cc_threads import LINK_OPENMP, PARALLEL_FLAG, PARALLEL_OPTION, wants_threads
-from .ir_passes.presets import LOCALITY_PASSES
+from .ir_passes.presets import locality_passes
 
 #: gcc options whose value is the next argument (when not attached)
 VALUE_OPTIONS = frozenset(
@@ -255,20 +255,27 @@ NOTHING_TO_IMPROVE = (
 def requested_passes(command: CompilerCommand) -> str:
     """`-fpycc-passes=`, else what the optimization level implies: `-O3` and `-Ofast` run the
     locality passes (iterated stencils and pipelines of loop nests whose data exceed the L2
-    cache; other nests are left alone), lower levels none."""
+    cache; under threads also single sweeps on the team; other nests are left alone), lower
+    levels none."""
     chosen = command.pycc_options.get("passes")
     if chosen is not None:
         return chosen
     level = next((f for f in reversed(command.compile_flags()) if f.startswith("-O")), "-O0")
-    return LOCALITY_PASSES if level in ("-O3", "-Ofast") else ""
+    return locality_passes(asks_threads(command)) if level in ("-O3", "-Ofast") else ""
+
+
+def asks_threads(command: CompilerCommand) -> bool:
+    """Do the flags ask for threads (`-fopenmp`, `-ftree-parallelize-loops=N`,
+    `-fpycc-parallel`)? `-O3` then also runs single sweeps on them."""
+    return wants_threads(command.compile_flags(), command.pycc_options)
 
 
 #: why a file is cc's when only the locality passes run and `dropin_prescan` finds no nest
 #: they could transform
 NO_LOCALITY_NEST = (
     "no loop nest the -O3 locality passes could tile (they need two nested loops, or two "
-    "nests, through which an array's data flow, without conditions, jumps or calls): "
-    "nothing to improve"
+    "nests, through which an array's data flow, without conditions, jumps or calls; under "
+    "threads a nest that stores into an array): nothing to improve"
 )
 
 
@@ -276,7 +283,7 @@ def only_locality_passes(command: CompilerCommand) -> bool:
     """The -O3 passes only, and only kernels they improve taken over: files without a nest
     they could transform are cc's before parsing."""
     return (
-        requested_passes(command) == LOCALITY_PASSES
+        requested_passes(command) == locality_passes(asks_threads(command))
         and takeover_policy(command.pycc_options) == "improved"
     )
 

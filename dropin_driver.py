@@ -28,6 +28,7 @@ from .dropin_command import (
     NOTHING_TO_IMPROVE,
     CompilerCommand,
     Input,
+    asks_threads,
     default_output,
     may_have_kernels,
     nothing_to_improve,
@@ -193,7 +194,10 @@ class Driver:
             unit.status, unit.reason = "passthrough", NOTHING_TO_IMPROVE
             status = self._cc(original)
             return self._finish(unit, status, started)
-        if only_locality_passes(self.command) and not may_have_locality_nest(source, self.flags):
+        sweeps = asks_threads(self.command)
+        if only_locality_passes(self.command) and not may_have_locality_nest(
+            source, self.flags, sweeps
+        ):
             unit.status, unit.reason = "passthrough", NO_LOCALITY_NEST  # not even preprocessed
             status = self._cc(original)
             return self._finish(unit, status, started)
@@ -360,7 +364,8 @@ class Driver:
         """pycc-stencil's part of the unit, from the cache (`key`) or computed (then cached)."""
         if preprocessed is None or key is None:
             return UnitResult(reason="the file does not preprocess; cc reports why"), None
-        if only_locality_passes(self.command) and not has_locality_nest(preprocessed):
+        sweeps = asks_threads(self.command)
+        if only_locality_passes(self.command) and not has_locality_nest(preprocessed, sweeps):
             result = UnitResult(reason=NO_LOCALITY_NEST)  # not even parsed
             cache.store(key, *_result_to_cache(result))  # (for `dropin_replay`)
             return result, None

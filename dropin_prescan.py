@@ -64,16 +64,20 @@ _UNSIGNED = frozenset(
 )
 
 
-def has_locality_nest(preprocessed: bytes) -> bool:
-    """Could a function of this preprocessed unit have a nest the locality passes transform?"""
+def has_locality_nest(preprocessed: bytes, sweeps: bool = False) -> bool:
+    """Could a function of this preprocessed unit have a nest the locality passes transform?
+    With `sweeps` (a build with threads, whose `-O3` runs `parallel-sweep-large` too), any
+    nest that stores into an array may be one."""
     tokens = _tokens(_user_code(preprocessed))
     try:
-        return next(_lowerable_bodies(tokens), None) is not None
+        return next(_lowerable_bodies(tokens, sweeps), None) is not None
     except RecursionError:  # nested deeper than the front end lowers (its recursion limit)
         return False
 
 
-def unexpanded_may_have_locality_nest(code: bytes, macros: frozenset[bytes]) -> bool:
+def unexpanded_may_have_locality_nest(
+    code: bytes, macros: frozenset[bytes], sweeps: bool = False
+) -> bool:
     """The same question of code before preprocessing (its directives are skipped), in which
     each use of a name in `macros` may read and store into any array, and is no branch: a
     macro may hide an access or a call, never a loop (`dropin_textscan` makes sure). When
@@ -83,18 +87,18 @@ def unexpanded_may_have_locality_nest(code: bytes, macros: frozenset[bytes]) -> 
     if tokens.count(b"{") != tokens.count(b"}"):
         return True
     try:
-        return next(_candidate_bodies(tokens, macros), None) is not None
+        return next(_candidate_bodies(tokens, macros, sweeps), None) is not None
     except RecursionError:  # nested deeper than the front end lowers (its recursion limit)
         return False
 
 
-def locality_candidates(preprocessed: bytes) -> set[str] | None:
+def locality_candidates(preprocessed: bytes, sweeps: bool = False) -> set[str] | None:
     """The functions of the unit that may have such a nest (the only ones the front end need
     lower at -O3), or None when the name of one of them cannot be told."""
     tokens = _tokens(_user_code(preprocessed))
     names = set()
     try:
-        for start, _ in _lowerable_bodies(tokens):
+        for start, _ in _lowerable_bodies(tokens, sweeps):
             name = _function_name(tokens, start)
             if name is None:
                 return None
@@ -133,7 +137,7 @@ def _closes_do(tokens: list[bytes], index: int) -> bool:
 
 
 def _candidate_bodies(
-    tokens: list[bytes], macros: frozenset[bytes] = frozenset()
+    tokens: list[bytes], macros: frozenset[bytes] = frozenset(), sweeps: bool = False
 ) -> Iterator[tuple[int, int]]:
     """(first, last) token of each top-level brace block with a candidate nest."""
     end = 0
@@ -141,7 +145,7 @@ def _candidate_bodies(
         if start < end or token != b"{":
             continue
         end = _closing(tokens, start)
-        if _has_candidate(tokens, start, end, _Body(tokens, start, end, macros)):
+        if _has_candidate(tokens, start, end, _Body(tokens, start, end, macros, sweeps)):
             hidden = macros & set(tokens[start:end])  # a macro may expand to any access
             touched = None if hidden else _literal_bytes(tokens, start, end)
             if touched is None or touched > TINY_NEST_BYTES:
@@ -152,13 +156,13 @@ def _candidate_bodies(
 _REFUSED_STATEMENTS = frozenset((b"goto", b"asm", b"__asm__", b"__asm"))
 
 
-def _lowerable_bodies(tokens: list[bytes]) -> Iterator[tuple[int, int]]:
+def _lowerable_bodies(tokens: list[bytes], sweeps: bool) -> Iterator[tuple[int, int]]:
     """The candidate bodies of a preprocessed unit but those the front end refuses whole: a
     `goto` or `asm` statement, a call of a function the unit declares without defining it
     or of the C library's (unknown side effects). (Only in cc's unit: before preprocessing
     a macro may hide or define either.)"""
     external: frozenset[bytes] | None = None
-    for start, end in _candidate_bodies(tokens):
+    for start, end in _candidate_bodies(tokens, sweeps=sweeps):
         if external is None:
             external = _external_functions(tokens)
         body = tokens[start + 1 : end]
@@ -367,7 +371,7 @@ def _has_candidate(
         if _affine_nest(tokens, index, nest_end, body):
             written, read = flow = _flow(tokens, index, nest_end, body)
             loops = sum(1 for t in tokens[index : nest_end + 1] if t in _LOOPS)
-            if loops >= 2 and _meets(written, read):
+            if loops >= 2 and _meets(written, read) or body.sweeps and written:
                 return True
             if any(_meets(before, read) for before, _ in earlier):
                 return True
@@ -602,11 +606,19 @@ def _member(tokens: list[bytes], index: int) -> bytes:
 
 class _Body:
     """What the scan knows of a function body: the names that are macros (unexpanded code
-    only), and its pointers' alias classes (`_aliases`), found when a nest first asks: most
-    bodies of a unit have no nest the model may accept."""
+    only), whether a nest on its own that stores into an array counts (`sweeps`), and its
+    pointers' alias classes (`_aliases`), found when a nest first asks: most bodies of a unit
+    have no nest the model may accept."""
 
-    def __init__(self, tokens: list[bytes], start: int, end: int, macros: frozenset[bytes]):
-        self.macros = macros
+    def __init__(
+        self,
+        tokens: list[bytes],
+        start: int,
+        end: int,
+        macros: frozenset[bytes],
+        sweeps: bool = False,
+    ):
+        self.macros, self.sweeps = macros, sweeps
         self._span = (tokens, start, end)
         self._classes: dict[bytes, bytes] | None = None
 

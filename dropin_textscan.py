@@ -154,9 +154,10 @@ def _option(flag: str) -> tuple[str | None, str | None]:
     return None, None
 
 
-def may_have_locality_nest(source: str, flags: list[str]) -> bool:
+def may_have_locality_nest(source: str, flags: list[str], sweeps: bool = False) -> bool:
     """Could the unit cc makes of `source` with `flags` have a nest the -O3 locality passes
-    transform? False only when the text of the file and its user headers says no."""
+    transform (`sweeps`: also single sweeps, under threads)? False only when the text of the
+    file and its user headers says no."""
     try:
         path = _Preprocessor(flags)  # (raises _Unsure)
         code: list[bytes] = []
@@ -168,7 +169,7 @@ def may_have_locality_nest(source: str, flags: list[str]) -> bool:
         _read(source, path, code, seen, 0)
     except (_Unsure, OSError, RecursionError):  # (includes nested past Python's limit)
         return True
-    return unexpanded_may_have_locality_nest(b"\n".join(code), frozenset(path.macros))
+    return unexpanded_may_have_locality_nest(b"\n".join(code), frozenset(path.macros), sweeps)
 
 
 def _read(

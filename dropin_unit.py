@@ -12,6 +12,7 @@ from .diagnostics import CompilerError
 from .dropin_command import (
     NO_LOCALITY_NEST,
     CompilerCommand,
+    asks_threads,
     only_locality_passes,
     takeover_policy,
 )
@@ -57,7 +58,9 @@ def compile_kernels(
         text = handle.read()
 
     # at -O3 only the functions that may have a nest the locality passes tile are lowered
-    only = locality_candidates(text) if only_locality_passes(command) else None
+    only = (
+        locality_candidates(text, asks_threads(command)) if only_locality_passes(command) else None
+    )
 
     def lower() -> LoweredModule:
         lowered = lower_file(

@@ -4,3 +4,11 @@ compiler can name them without loading LLVM, libclang or islpy."""
 #: the locality passes `-O3` and `auto` run: iterated stencils and pipelines of loop nests are
 #: tiled when their data exceed the L2 cache
 LOCALITY_PASSES = "time-tile-large,fuse-tile-large"
+#: what `-O3` runs when the flags ask for threads: also nests whose outer loop carries no
+#: dependence (single sweeps, a pipeline's stages the fused tiles do not take) on the team
+THREADED_LOCALITY_PASSES = LOCALITY_PASSES + ",parallel-sweep-large"
+
+
+def locality_passes(threads: bool) -> str:
+    """The `-O3` locality passes of a build with or without threads."""
+    return THREADED_LOCALITY_PASSES if threads else LOCALITY_PASSES

@@ -121,8 +121,9 @@ int main(int argc, char **argv) {
 }
 """
 
-#: LD_PRELOAD'ed into the OpenMP build of pycc-stencil's program: tiled code's parallel loops
-#: call GOMP_parallel (polyhedral/parallel.py), nothing else in the program does
+#: LD_PRELOAD'ed into the OpenMP build of pycc-stencil's program: every parallel loop of tiled
+#: code asks omp_get_max_threads for its team, and calls GOMP_parallel for a team of two or
+#: more (polyhedral/parallel.py); nothing else in the program does either
 SHIM_C = r"""
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -133,8 +134,16 @@ void GOMP_parallel(void (*fn)(void *), void *data, unsigned threads, unsigned fl
   if (!said) said = write(2, "[GOMP_parallel]\n", 16);
   ((parallel *)dlsym(RTLD_NEXT, "GOMP_parallel"))(fn, data, threads, flags);
 }
+int omp_get_max_threads(void) {
+  static int said;
+  if (!said) said = write(2, "[parallel loop]\n", 16);
+  return ((int (*)(void))dlsym(RTLD_NEXT, "omp_get_max_threads"))();
+}
 """
-MARKER = "[GOMP_parallel]"
+#: the tiled code ran (a parallel loop, on a team of any size)
+MARKER = "[parallel loop]"
+#: the OpenMP runtime ran a team
+TEAM_MARKER = "[GOMP_parallel]"
 
 #: kernel -> (shape and sizes in its time-tile-large remark with a 16 KiB L2, bytes its
 #: arrays span at extent n: the run-time check's measure, from the first to the last cell

@@ -17,14 +17,14 @@ import subprocess
 
 import pytest
 from corpus_check import check, compiled, kernel_group
+from pycc_stencil.dropin_prescan import has_locality_nest, unexpanded_may_have_locality_nest
 from pycc_stencil.emit.targets.host import HostX86
 from pycc_stencil.frontend import lower_file
 from pycc_stencil.ir_passes.core.machine_model import SERIAL
 from pycc_stencil.ir_passes.pipeline import parse_pipeline, run_passes
 from pycc_stencil.ir_passes.tiling import PARALLEL_MIN_BYTES
-from test_dropin_threads import SHIM_C, TEAM
-from test_large_tiles import preload_library
-from test_tiling import ORDERS, PYCC, build_both, in_order
+from test_large_tiles import SHIM_C, TEAM_MARKER, preload_library
+from test_tiling import ORDERS, PYCC, assert_same_output, build_both, in_order
 
 KERNELS_C = r"""
 void laplace(int n, int m, const double in[n][m], double out[n][m]) {
@@ -157,17 +157,6 @@ def test_without_threads_nothing_changes(kernel_file):
     assert remark.kind == "missed" and "the build runs no threads" in remark.message
 
 
-#: (added to test_dropin_threads' shim) a call of the OpenMP runtime's GOMP_parallel
-GOMP_SHIM_C = r"""
-void GOMP_parallel(void (*fn)(void *), void *data, unsigned threads, unsigned flags) {
-  static int said;
-  if (!said) said = write(2, "[gomp]\n", 7);
-  ((void (*)(void (*)(void *), void *, unsigned, unsigned))dlsym(RTLD_NEXT, "GOMP_parallel"))(
-      fn, data, threads, flags);
-}
-"""
-GOMP = "[gomp]"
-
 PROGRAM_MAIN = r"""
 #include <stdio.h>
 #include <stdlib.h>
@@ -193,15 +182,26 @@ int main(int argc, char **argv) {
 """
 
 
+LAPLACE_C = KERNELS_C[: KERNELS_C.index("void triad")]
+#: the default policy: only the functions a pass improves are taken over
+IMPROVED = {"PYCC_TAKEOVER": "improved"}
+
+
 @pytest.mark.skipif(PYCC is None, reason="pycc-stencil is not installed")
-def test_compiler_mode_runs_a_large_sweep_on_two_threads_with_ccs_output(tmp_path):
-    laplace = KERNELS_C[: KERNELS_C.index("void triad")]
-    flags = ["-O3", "-fpycc-parallel", "-fpycc-passes=parallel-sweep-large"]
-    env, compiled_functions = build_both(tmp_path, PROGRAM_MAIN, laplace, ["-O3"], flags)
+@pytest.mark.parametrize(
+    "flags",
+    [["-O3", "-fpycc-parallel", "-fpycc-passes=parallel-sweep-large"], ["-O3", "-fopenmp"]],
+    ids=["the pass", "-O3 -fopenmp"],
+)
+def test_compiler_mode_runs_a_large_sweep_on_two_threads_with_ccs_output(tmp_path, flags):
+    cc_flags = [f for f in flags if not f.startswith("-fpycc")]
+    env, compiled_functions = build_both(
+        tmp_path, PROGRAM_MAIN, LAPLACE_C, cc_flags, flags, pycc_env=IMPROVED
+    )
     function = compiled_functions["laplace"]
     assert function["compiled_by"] == "pycc-stencil", function
     assert any("runs in parallel" in r for r in function["remarks"]), function
-    shim = preload_library(tmp_path, SHIM_C + GOMP_SHIM_C)
+    shim = preload_library(tmp_path, SHIM_C)
     large = 2 * 8 * 401 * 333 > PARALLEL_MIN_BYTES
     assert large and 2 * 8 * 37 * 23 < PARALLEL_MIN_BYTES  # the premises
     runs = [(["401", "333"], "2", True), (["37", "23"], "2", False), (["2", "9"], "2", False)]
@@ -214,4 +214,20 @@ def test_compiler_mode_runs_a_large_sweep_on_two_threads_with_ccs_output(tmp_pat
         )
         assert want.returncode == got.returncode == 0, got.stderr
         assert got.stdout == want.stdout, args
-        assert (TEAM in got.stderr) == (GOMP in got.stderr) == team, (args, got.stderr)
+        assert (TEAM_MARKER in got.stderr) == team, (args, got.stderr)
+
+
+@pytest.mark.skipif(PYCC is None, reason="pycc-stencil is not installed")
+def test_without_threads_o3_leaves_a_single_sweep_to_cc_unparsed(tmp_path):
+    env, functions = build_both(tmp_path, PROGRAM_MAIN, LAPLACE_C, ["-O3"], ["-O3"], IMPROVED)
+    assert not functions, functions  # the unit went to cc before its functions were parsed
+    assert_same_output(tmp_path, env, [["41", "29"]])
+
+
+@pytest.mark.parametrize("sweeps", [False, True])
+def test_the_prescan_counts_single_sweeps_only_under_threads(sweeps):
+    assert has_locality_nest(LAPLACE_C.encode(), sweeps) == sweeps
+    assert unexpanded_may_have_locality_nest(LAPLACE_C.encode(), frozenset(), sweeps) == sweeps
+    reads_only = b"double f(int n, const double *a) { double s = 0; "
+    reads_only += b"for (int i = 0; i < n; i++) s += a[i]; return s; }"
+    assert not has_locality_nest(reads_only, sweeps)
