@@ -43,7 +43,7 @@ IN_CACHE_MIN_BYTES = 4096
 #: bytes the arrays of a nest must span for `parallel-sweep-large`'s parallel code to run:
 #: below, starting and joining the team costs about what the second core saves. A 5-point
 #: double sweep on 2 threads against cc -O3 (AMD EPYC, libgomp; docs/tiling_benchmarks.md):
-#: 0.83x at 64 KiB, 1.0-1.5x at 128 KiB, 1.2-1.7x at 256 KiB, 1.7-1.9x from 1 MiB on
+#: 0.6-0.8x at 64 KiB, 1.1x at 128 KiB, 1.2-1.5x at 256 KiB, 1.2-2.5x from 512 KiB on
 PARALLEL_MIN_BYTES = 256 << 10
 #: a tile size: 0 for "from the cache model", at most a million points along a dimension
 TileSize = bounded_int("tile size", 1 << 20, least=0)
