@@ -50,7 +50,7 @@ from .dropin_report import (
 from .dropin_symbols import foreign_symbols
 from .dropin_textscan import may_have_locality_nest
 from .emit.cc_options import refusal_of_flags
-from .emit.output_files import output_mode, write_atomically
+from .emit.output_files import output_mode, signals_held, write_atomically
 
 
 class Driver:
@@ -72,7 +72,9 @@ class Driver:
 
     def run(self) -> int:
         command = self.command
-        with tempfile.TemporaryDirectory(prefix="pycc-stencil-") as scratch:
+        with signals_held():  # (between mkdir and the registration of its removal)
+            directory = tempfile.TemporaryDirectory(prefix="pycc-stencil-")
+        with directory as scratch:
             if command.stage == "link":
                 return self._build(scratch)
             status = 0

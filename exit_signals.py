@@ -14,7 +14,9 @@ import signal
 import sys
 from collections.abc import Callable
 
-SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+from .emit.output_files import TERMINATING
+
+SIGNALS = TERMINATING
 
 
 class Interrupted(BaseException):

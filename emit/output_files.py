@@ -2,8 +2,26 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import tempfile
+from collections.abc import Iterator
+
+#: the signals that end a compile (exit_signals.py turns them into a cleanup)
+TERMINATING = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+@contextlib.contextmanager
+def signals_held() -> Iterator[None]:
+    """The terminating signals wait while the block runs (they arrive when it ends): for the
+    steps between creating a temporary file and the code that removes it, where an
+    interruption would leave it behind."""
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, TERMINATING)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
 def output_mode() -> int:
@@ -24,12 +42,13 @@ def write_atomically(path: str, data: bytes, mode: int = 0o600) -> None:
             out.write(data)
         return
     directory = os.path.dirname(os.path.abspath(path))
-    fd, partial = tempfile.mkstemp(dir=directory, prefix=".pycc-stencil-")
-    try:
-        with os.fdopen(fd, "wb") as out:
-            out.write(data)
-            os.fchmod(out.fileno(), mode)
-        os.replace(partial, path)
-    except BaseException:
-        os.unlink(partial)
-        raise
+    with signals_held():  # an interruption comes before the file or after the rename
+        fd, partial = tempfile.mkstemp(dir=directory, prefix=".pycc-stencil-")
+        try:
+            with os.fdopen(fd, "wb") as out:
+                out.write(data)
+                os.fchmod(out.fileno(), mode)
+            os.replace(partial, path)
+        except BaseException:
+            os.unlink(partial)
+            raise
