@@ -1,6 +1,6 @@
 """Drivers of the polyhedral passes: `tile(s1,...)`, `time-tile(st,s1,...)` (and its forced
 shapes `diamond-tile`, `parallelogram-tile`), `overlap-tile(st,s1,...)`, `fuse-tile(s1,...)`,
-and the `-large` forms `-O3` runs.
+`parallel-sweep`, and the `-large` forms `-O3` runs.
 
 Each takes the SCoPs of every function and their dependences (polyhedral/analysis.py, cached
 like the loops), asks the transformation (polyhedral/schedule/) for a new schedule, which is
