@@ -60,12 +60,15 @@ def _run(
     swaps: bool = False,
     in_cache: Callable[..., bool] | None = None,
     threshold: int | None = None,
+    whole: bool = False,
 ) -> ir.Module:
     """Transform every SCoP of the module; with `large`, the new code runs only when the
     nest's arrays span `threshold` bytes (by default the target's locality threshold,
     `Target.locality_threshold`), unless the transformation says it pays at any size
     (`Outcome.in_cache`; `in_cache(scop, deps)`: whether it may, asked before transforming a
-    nest whose arrays are known to be smaller)."""
+    nest whose arrays are known to be smaller). With `whole`, a function is transformed only
+    if every loop nest of it is (code earlier passes generated aside): taking it over compiles
+    all of it, and nests no pass improves may run slower than cc's code."""
     wanted = [s for s in sizes if s]
     l2 = context.target.cache_bytes(2)
     floor = "half the last-level cache" if threshold is None else "the parallel code's minimum"
@@ -87,6 +90,7 @@ def _run(
             continue
         for why in analysis.rejected:
             context.missed(f"loop nest is not a SCoP: {why.reason}", at=why.at)
+        pending: list[tuple[Scop, object, Outcome]] = []
         for scop in analysis.scops:
             if swaps and scop.entry in remainder_blocks(function):
                 continue  # a remainder sweep of a swap loop: no time loop
@@ -114,14 +118,32 @@ def _run(
                 context.missed(too_small, at=at)
                 continue
             if outcome.changed:
-                target = context.target
-                runtime, team = target.parallel_runtime, target.parallel_team
-                least = min(IN_CACHE_MIN_BYTES, threshold) if outcome.in_cache else threshold
-                generate(scop, outcome.schedule, least, runtime, team)
-                assumed = _assumption(scop)
-                for message in outcome.done:
-                    context.passed(message + assumed, at=at)
+                pending.append((scop, at, outcome))
+        # a nest left as it is (the code earlier passes generated aside)
+        kept = any(not _generated(why.at) for why in analysis.rejected)
+        kept = kept or len(pending) < len(analysis.scops) or any(o.refused for *_, o in pending)
+        if whole and kept and pending:
+            context.missed(
+                "refused: the function has loop nests this pass does not change; taking it "
+                "over would compile them too",
+                at=function,
+            )
+            continue
+        for scop, at, outcome in pending:
+            target = context.target
+            runtime, team = target.parallel_runtime, target.parallel_team
+            least = min(IN_CACHE_MIN_BYTES, threshold) if outcome.in_cache else threshold
+            generate(scop, outcome.schedule, least, runtime, team)
+            assumed = _assumption(scop)
+            for message in outcome.done:
+                context.passed(message + assumed, at=at)
     return module
+
+
+def _generated(at: object) -> bool:
+    """Is `at` (an instruction) in code an earlier polyhedral pass generated?"""
+    block = getattr(at, "parent", None)
+    return getattr(block, "name", "").startswith("poly.")
 
 
 def _assumption(scop: Scop) -> str:
@@ -213,7 +235,13 @@ def _parallel_sweep(module: ir.Module, context: PassContext, large: bool) -> ir.
         )
         return module
     return _run(
-        module, (), parallel_sweep_schedule, context, large=large, threshold=PARALLEL_MIN_BYTES
+        module,
+        (),
+        parallel_sweep_schedule,
+        context,
+        large=large,
+        threshold=PARALLEL_MIN_BYTES,
+        whole=large,
     )
 
 
