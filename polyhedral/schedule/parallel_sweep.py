@@ -8,7 +8,7 @@ what `gcc -ftree-parallelize-loops=N` does for such nests. Refused: a nest whose
 carries a dependence (a time loop, an in-place sweep: `time-tile` runs the iterated
 stencils' tiles in parallel), and one with an inner loop that does (a reduction: matrix
 products, correlations, whose LLVM code loses to gcc's by more than a second core gains;
-PolyBench's 3mm, correlation and syrk ran 0.46-0.8x gcc on two threads)."""
+PolyBench's correlation, nussinov and syrk ran 0.46-0.8x gcc on two threads)."""
 
 from __future__ import annotations
 
