@@ -110,8 +110,9 @@ CODEGEN_OPTIONS = (
     _honoured("-fstrict-volatile-bitfields", "-fno-strict-volatile-bitfields",
               how="kernels using `volatile` go to cc"),
     _honoured("-fopenmp", "-fopenmp-simd", "-ftree-parallelize-loops=",
-              how="kernels with OpenMP directives go to cc; tiled code's parallel loops run on "
-              "libgomp only under `-fopenmp` or `-ftree-parallelize-loops=N` (see Threads)"),
+              how="kernels with OpenMP directives go to cc; tiled code's parallel loops (and, "
+              "at `-O3`, single sweeps) run on libgomp only under `-fopenmp` or "
+              "`-ftree-parallelize-loops=N` (see Threads)"),
     _honoured("-fcf-protection", "-fcf-protection=full", "-fcf-protection=branch",
               "-fcf-protection=return", "-fcf-protection=none",
               how="as cc's `__CET__` says: `endbr64` and the object's IBT/SHSTK note"),
