@@ -255,3 +255,13 @@ def test_the_large_form_takes_a_function_whole_or_not_at_all(kernels):
     assert result.status == "OK" and not _passed(remarks), remarks
     whole = "the function has loop nests this pass does not change"
     assert any(whole in m for m in _missed(remarks)), remarks
+
+
+@pytest.mark.skipif(PYCC is None, reason="pycc-stencil is not installed")
+def test_sizes_for_the_pass_are_a_diagnostic_and_no_output(tmp_path):
+    (tmp_path / "k.c").write_text(LAPLACE_C)
+    out = tmp_path / "k.o"
+    command = [PYCC, "-O3", "-fpycc-passes=parallel-sweep(3)", "-c", "k.c", "-o", str(out)]
+    done = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True)
+    assert done.returncode == 1 and not out.exists(), done
+    assert "error: pass parallel-sweep takes 0 argument(s), 1 given" in done.stderr
