@@ -332,17 +332,19 @@ def main(argv=None) -> int:
         gomp = bench.Gomp()
         triad_lib = bench.build_triad(gcc, build, [1])
         triad = bench.measure_triad(triad_lib, gomp, 5 if args.quick else 10)[1]
+        core = bench.measure_core_peak(gcc, build, 5 if args.quick else 10)
         results = []
         for size in args.sizes:
             log(f"size {size}: {SIZE_CLASSES[size]}")
             for k in kernels:
                 results += bench.bench_kernel_size(k, size, builds, variants, args, gomp, log)
         end = bench.measure_triad(triad_lib, gomp, 5 if args.quick else 10)[1]
-        bw = max(triad.best, end.best)
+        roofs = bench.Roofs(max(triad.best, end.best), core)
         elapsed = time.perf_counter() - t_start
         lines = [
             f"triad (gcc -O3 -march=native, 3 x 128 MiB, 1 thread): {triad.best:.1f} GB/s best "
-            f"before, {end.best:.1f} after; BW column = achieved / {bw:.1f} GB/s",
+            f"before, {end.best:.1f} after; BW column = achieved / {roofs.bandwidth:.1f} GB/s",
+            roofs.line(),
             f"builds {build_s:.0f} s, run {elapsed:.0f} s; {args.reps} repetitions, "
             f"{bench.statistic_name(args)}, "
             f"round-robin; {priority}; load average {load_start} at the start, "
@@ -356,7 +358,7 @@ def main(argv=None) -> int:
             title = f"{size}: {SIZE_CLASSES[size]}"
             matrix = ratio_matrix(results, size, kernels)
             print_matrix(*matrix, f"{title} - speed vs gcc -O3 (x, higher is faster)", use_rich)
-            rows = bench.table_rows([r for r in results if r.size == size], by_name, bw)
+            rows = bench.table_rows([r for r in results if r.size == size], by_name, roofs)
             bench.print_table(rows, title, use_rich)
             md += [f"**{title}**: speed vs gcc -O3 (x, higher is faster)", "",
                    markdown_matrix(*matrix), "", bench.markdown_table(rows), ""]  # fmt: skip

@@ -43,6 +43,47 @@ def test_every_issue5_time_loop_has_a_tiling_size():
     assert {"heat-2d", "jacobi-2d-mod2", "blur-sharpen-f32"} <= tiling
 
 
+KERNELS = {k.name: k for k in bench.KERNELS}
+
+
+def test_the_in_cache_roof_is_the_tighter_of_arithmetic_and_loads():
+    """Flops and loads per point over one core's rates, in the kernel's element type."""
+    core = bench.CorePeak(gflops=30.0, gloads=20.0)
+    assert core.roof(KERNELS["jacobi-2d"]) == pytest.approx(4.0)  # 5 loads: 20 / 5
+    assert core.roof(KERNELS["heat-2d"]) == pytest.approx(3.0)  # 10 flops: 30 / 10
+    assert core.roof(KERNELS["fdtd-2d"]) == pytest.approx(20 / 11)  # 11 loads per point
+    assert core.roof(KERNELS["blur3x3-f32"]) == pytest.approx(2 * 20 / 9)  # floats: 2 per double
+    assert core.roof(KERNELS["box3x3-u8"]) is None
+    roofs = bench.Roofs(30.0, core)
+    assert roofs.core_fraction(KERNELS["jacobi-2d"], 2.0, threads=2) == pytest.approx(0.25)
+    assert bench.Roofs(30.0).core_fraction(KERNELS["jacobi-2d"], 2.0, 1) is None
+
+
+@pytest.mark.skipif(not shutil.which("gcc"), reason="needs gcc")
+def test_the_core_peak_is_measured(tmp_path):
+    core = bench.measure_core_peak("gcc", tmp_path, reps=1)
+    # any core of this century: between 0.5 and 2000 G of either per second
+    assert 0.5 < core.gflops < 2000 and 0.5 < core.gloads < 2000
+
+
+def _result(variant: str, threads: int, seconds: float) -> bench.Result:
+    label = "gcc" if variant == "gcc" else "pycc-stencil"
+    return bench.Result("jacobi-2d", "large", {}, variant, label, threads, "", points=10**9,
+                        times=[seconds])  # fmt: skip
+
+
+def test_the_summary_states_issue_19s_goals():
+    """One thread against the kernel's goal and the in-cache roof, two against one."""
+    results = [_result("gcc", 1, 1.0), _result("pycc", 1, 0.5), _result("pycc2", 2, 0.25)]
+    roofs = bench.Roofs(30.0, bench.CorePeak(gflops=40.0, gloads=10.0))  # roof 2 GSt/s
+    rows = bench.summary_rows(results, KERNELS, roofs)
+    one, two = (dict(zip(bench.SUMMARY_COLUMNS, row, strict=True)) for row in rows)
+    assert one["vs gcc"] == "2.00x" and one["core"] == "100%"
+    assert one["goals"] == "4.5x gcc: no; 70% core: yes; not slower than gcc: yes"
+    assert two["core"] == "100%"  # 4 GSt/s on two cores
+    assert two["goals"] == "1.8x own 1T: yes; not slower than gcc: yes"
+
+
 PARALLEL = (
     "void GOMP_parallel(void (*)(void *), void *, unsigned, unsigned);\n"
     "void run(void (*f)(void *)) { GOMP_parallel(f, 0, 0, 0); }\n"
@@ -96,4 +137,4 @@ def test_quick_run_of_the_issue5_kernels(tmp_path):
         assert checks[(kernel, "gcc")] == "reference"
         # --max-call: gcc is always repeated, every other variant timed by its checked call
         assert checks[(kernel, "pycc-stencil")] in ("exact (1 call)", "=no-FMA (1 call)"), kernel
-    assert "pycc-stencil against issue 5's goals" in markdown.read_text()
+    assert "pycc-stencil against issue 19's goals" in markdown.read_text()
