@@ -30,12 +30,14 @@ def time_tile(depth: int, bytes_per_point: int) -> list[int]:
 
 def diamond_tile(depth: int, bytes_per_point: int, l2: int) -> list[int]:
     """Sizes (time, space...) of diamond time tiles. A diamond of size S is S sweeps high and
-    S points wide along x_1 (the second size repeats the first); its points run step by step,
-    so what must stay cached is one step's slab, S times the extents of the other dimensions
-    (the parallelogram's, with 512 innermost for 2-D): S is the largest power of two (>= 8)
-    for which the slab fits half the L2 cache."""
+    up to S points wide along x_1 (the second size repeats the first); its points run step by
+    step, so what must stay cached is one step's slab: its width along x_1, S / 2 on average
+    over the steps, times the extents of the other dimensions (the parallelogram's, with 512
+    innermost for 2-D). S is the largest power of two (>= 8) for which that mean slab fits
+    half the L2 cache. (Sized for the widest step, S, fdtd-2d's tiles were half as large and
+    ran 14 % slower on an AMD EPYC with 512 KiB of L2: docs/tiling_benchmarks.md.)"""
     others = {1: [], 2: [512]}.get(depth) or time_tile(depth, bytes_per_point)[2:]
-    budget = l2 // 2 // max(1, bytes_per_point * math.prod(others))
+    budget = l2 // max(1, bytes_per_point * math.prod(others))
     side = max(8, 1 << max(0, budget.bit_length() - 1))
     return [side, side, *others]
 

@@ -150,8 +150,27 @@ class Scop:
         return isl.UnionSet(f"{self.param_prefix}{{ {'; '.join(parts)} }}")
 
     def bytes_per_point(self) -> int:
-        """Bytes of one element of each array: the data one iteration point touches."""
-        return sum(size_of(a.element) for a in self.arrays)
+        """Bytes of the elements one point of the grid holds in every array: the data one
+        iteration point touches. An array whose outermost subscript takes a fixed number of
+        values (`A[t % 2][i][j]`: time planes) holds one element per value, so the one-sweep
+        `%2` form of a stencil gets the tiles of its two-array form."""
+        return sum(size_of(a.element) * self.planes(a) for a in self.arrays)
+
+    def planes(self, array: Array) -> int:
+        """How many values `array`'s outermost subscript takes, when that number is a
+        constant (a plane index); 1 when it depends on the parameters (a row index)."""
+        if array.rank == 1:
+            return 1
+        parts = {
+            f"{s.tuple_text()} -> P[{a.subscripts[0]}]"
+            for s in self.statements
+            for a in s.accesses
+            if a.array is array
+        }
+        values = isl.UnionMap(f"{self.param_prefix}{{ {'; '.join(parts)} }}")
+        values = isl.Set.from_union_set(values.intersect_domain(self.domain()).range())
+        low, high = _constant(values.dim_min(0)), _constant(values.dim_max(0))
+        return 1 if low is None or high is None else max(1, high - low + 1)
 
     def statement(self, name: str) -> Statement:
         return next(s for s in self.statements if s.name == name)
@@ -794,3 +813,12 @@ def _node_yaml(scop: Scop, node, indent: int, lines: list[str]) -> None:
     lines.append(f'{pad}  schedule: "{scop.param_prefix}[{{ {parts} }}]"')
     if node.children:
         _children_yaml(scop, node.children, indent + 2, lines)
+
+
+def _constant(value: isl.PwAff) -> int | None:
+    """The integer a piecewise bound is everywhere, or None (it varies with the parameters)."""
+    affines = [affine for _, affine in value.get_pieces()]
+    if not affines or not all(affine.is_cst() for affine in affines):
+        return None
+    constants = {affine.get_constant_val().to_python() for affine in affines}
+    return constants.pop() if len(constants) == 1 else None
