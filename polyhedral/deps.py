@@ -29,10 +29,7 @@ class Dependences:
     def _computed(self) -> tuple[isl.UnionMap, isl.UnionMap, isl.UnionMap]:
         schedule = self._schedule or self._scop.schedule()
         reads, writes = self._scop.reads(), self._scop.writes()
-        flow_info = (
-            isl.UnionAccessInfo.from_sink(reads).set_must_source(writes).set_schedule(schedule)
-        )
-        flow = flow_info.compute_flow().get_must_dependence()
+        flow = _flow(reads, writes, schedule)
         order = schedule.get_map()
         before = order.lex_lt_union_map(order)  # a -> b: a runs before b
         anti = reads.apply_range(writes.reverse()).intersect(before)
@@ -57,6 +54,21 @@ class Dependences:
     @functools.cached_property
     def all(self) -> isl.UnionMap:
         return self.flow.union(self.anti).union(self.output).coalesce()
+
+
+def _flow(reads: isl.UnionMap, writes: isl.UnionMap, schedule: isl.Schedule) -> isl.UnionMap:
+    """Exact flow dependences (write -> read of the value it wrote), found one read access
+    (basic map) at a time: isl's dataflow analysis of a sink with many disjuncts, such as the
+    27 reads of one array by a 27-point stencil, grows much faster than their number
+    (box-3d27: 0.78 s for all at once, 0.065 s one by one, the same dependences)."""
+    accesses: list[isl.BasicMap] = []
+    reads.foreach_map(lambda relation: relation.foreach_basic_map(accesses.append))
+    flow = isl.UnionMap.empty(reads.get_space())
+    for access in accesses:
+        sink = isl.UnionMap.from_basic_map(access)
+        info = isl.UnionAccessInfo.from_sink(sink).set_must_source(writes)
+        flow = flow.union(info.set_schedule(schedule).compute_flow().get_must_dependence())
+    return flow
 
 
 def compute_dependences(scop: Scop, schedule: isl.Schedule | None = None) -> Dependences:
