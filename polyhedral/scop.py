@@ -157,8 +157,10 @@ class Scop:
         return sum(size_of(a.element) * self.planes(a) for a in self.arrays)
 
     def planes(self, array: Array) -> int:
-        """How many values `array`'s outermost subscript takes, when that number is a
-        constant (a plane index); 1 when it depends on the parameters (a row index)."""
+        """How many planes `array`'s outermost subscripts select: the number of values they
+        take over every integer value of the iterators, when that is bounded (`t % 2`: 2,
+        the constants 0 and 1: 2); 1 when it grows with an iterator (a row index `i`, even in
+        a loop of fixed extent)."""
         if array.rank == 1:
             return 1
         parts = {
@@ -167,8 +169,12 @@ class Scop:
             for a in s.accesses
             if a.array is array
         }
-        values = isl.UnionMap(f"{self.param_prefix}{{ {'; '.join(parts)} }}")
-        values = isl.Set.from_union_set(values.intersect_domain(self.domain()).range())
+        values = isl.UnionMap(f"{self.param_prefix}{{ {'; '.join(parts)} }}").range()
+        if values.is_empty():
+            return 1
+        values = isl.Set.from_union_set(values)
+        if not values.is_bounded():
+            return 1
         low, high = _constant(values.dim_min(0)), _constant(values.dim_max(0))
         return 1 if low is None or high is None else max(1, high - low + 1)
 

@@ -339,6 +339,7 @@ def main(argv=None) -> int:
             for k in kernels:
                 results += bench.bench_kernel_size(k, size, builds, variants, args, gomp, log)
         end = bench.measure_triad(triad_lib, gomp, 5 if args.quick else 10)[1]
+        core = core.best_with(bench.measure_core_peak(gcc, build, 5 if args.quick else 10))
         roofs = bench.Roofs(max(triad.best, end.best), core)
         elapsed = time.perf_counter() - t_start
         lines = [

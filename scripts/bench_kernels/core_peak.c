@@ -4,6 +4,9 @@
  * core_flops: CHAINS independent chains of x = x * m + c, a multiply and an add each (not
  * contracted into an FMA), which the vectorizer spreads over every FP pipe at the target's
  * width: the double-precision flop rate of stencil arithmetic. 2 * CHAINS * reps flops.
+ * 48 chains are 12 independent 256-bit vectors, enough to hide the multiply-add latency on
+ * AVX2 cores (checked in the assembly); with 512-bit vectors they are 6, and the rate may be
+ * latency-bound, under the true peak (the core column then reads high).
  * core_loads: sums an L1-resident array of n 8-byte integers (n a multiple of CHAINS) with
  * CHAINS accumulators; the integer adds run beside the loads on the vector ALUs, so the load
  * ports bound it: the rate of 8-byte elements read from L1. n * reps elements. */
