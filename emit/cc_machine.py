@@ -34,6 +34,15 @@ _SYSFS = "/sys/devices/system/cpu/cpu0/cache"
 CACHE_SIZE_OPTION = "cache-size"
 #: gcc's cache-size parameters (KiB) and the level each sets
 _GCC_CACHE_PARAMS = {"l1-cache-size": 1, "l2-cache-size": 2}
+#: the most of a shared cache one CPU sharing it is counted to hold. In a virtual machine Linux
+#: reports the host socket's whole L3 as shared by the guest's CPUs alone (300 MiB for the 2
+#: vCPUs of a Xeon "Emerald Rapids" guest), though other guests use it too. Calibrated on two
+#: 2-vCPU guests (docs/tiling_benchmarks.md, "When time tiles pay"): with 16 MiB per CPU,
+#: `-O3`'s threshold is 16 MiB on both, where time tiles started to win (AMD EPYC, L3 32 MiB:
+#: heat-3d between 14 and 22.5 MB; the Xeon: jacobi-2d from 4 MB, heat-3d 0.66x untiled at
+#: 14 MB, 1.0x at 34 MB, 1.1-1.4x from 65 MB); counting the Xeon's 300 MiB, time tiles did
+#: not run below 150 MiB and jacobi-2d's 125 MB grid ran at gcc's speed instead of 2.4x.
+SHARED_CACHE_BYTES_PER_CPU = 16 << 20
 
 
 class BadCacheSize(ValueError):
@@ -109,7 +118,8 @@ def _gcc_cache_params(flags: Sequence[str]) -> dict[int, int]:
 
 @functools.cache
 def sysfs_cache_bytes(level: int) -> int | None:
-    """The data (or unified) cache size of `level` of CPU 0, as Linux reports it."""
+    """The data (or unified) cache size of `level` of CPU 0, as Linux reports it, at most
+    `SHARED_CACHE_BYTES_PER_CPU` for each CPU sharing it."""
 
     def read(index: str, name: str) -> str:
         with open(os.path.join(_SYSFS, index, name)) as handle:
@@ -119,7 +129,21 @@ def sysfs_cache_bytes(level: int) -> int | None:
         for index in sorted(i for i in os.listdir(_SYSFS) if i.startswith("index")):
             kind = read(index, "type")
             if int(read(index, "level")) == level and kind in ("Data", "Unified"):
-                return parse_size(read(index, "size"))
+                size = parse_size(read(index, "size"))
+                try:
+                    sharing = _cpu_count(read(index, "shared_cpu_list"))
+                except OSError:
+                    return size
+                return min(size, sharing * SHARED_CACHE_BYTES_PER_CPU)
     except (OSError, ValueError):
         pass
     return None
+
+
+def _cpu_count(cpu_list: str) -> int:
+    """The CPUs of a Linux CPU list (`0-3,8,10-11`: 7)."""
+    count = 0
+    for part in filter(None, cpu_list.split(",")):
+        first, _, last = part.partition("-")
+        count += int(last or first) - int(first) + 1
+    return max(count, 1)

@@ -207,16 +207,21 @@ def test_a_threaded_shared_library_survives_50_dlopen_dlclose(tmp_path):
 
 
 # ------------------------------------------------------------------ the cache model
-def _fake_sysfs(folder: Path, l2_bytes: int) -> Path:
-    """A /sys/devices/system/cpu/cpu0/cache with a 32 KiB L1d and an `l2_bytes` L2."""
-    for index, (level, kind, size) in enumerate(
-        [(1, "Data", "32K"), (1, "Instruction", "32K"), (2, "Unified", f"{l2_bytes >> 10}K")]
-    ):
+def _fake_sysfs(folder: Path, l2_bytes: int, l3: tuple[str, str | None] | None = None) -> Path:
+    """A /sys/devices/system/cpu/cpu0/cache with a 32 KiB L1d, an `l2_bytes` L2 and, with
+    `l3` = (size, shared_cpu_list or None), an L3."""
+    caches = [(1, "Data", "32K", "0"), (1, "Instruction", "32K", "0")]
+    caches.append((2, "Unified", f"{l2_bytes >> 10}K", "0"))
+    if l3 is not None:
+        caches.append((3, "Unified", *l3))
+    for index, (level, kind, size, sharing) in enumerate(caches):
         entry = folder / f"index{index}"
         entry.mkdir(parents=True, exist_ok=True)
         (entry / "level").write_text(f"{level}\n")
         (entry / "type").write_text(f"{kind}\n")
         (entry / "size").write_text(f"{size}\n")
+        if sharing is not None:
+            (entry / "shared_cpu_list").write_text(f"{sharing}\n")
     return folder
 
 
@@ -278,6 +283,25 @@ def test_the_cache_model_of_the_flags(tmp_path, monkeypatch):
         assert later[2] == 128 << 10
         ours = cc_machine.cache_model(params, {"cache-size": "1M"})
         assert ours[2] == 1 << 20
+    finally:
+        cc_machine.sysfs_cache_bytes.cache_clear()
+
+
+@pytest.mark.parametrize(
+    "l3, counted",
+    [
+        (("307200K", "0-1"), 32 << 20),  # a 2-vCPU guest told of its host socket's L3
+        (("307200K", "0-63,128-191"), 300 << 20),
+        (("32768K", "0-1"), 32 << 20),
+        (("307200K", None), 300 << 20),  # no sharing reported: the size as it is
+    ],
+)
+def test_a_shared_cache_counts_16_mib_per_cpu_sharing_it(tmp_path, monkeypatch, l3, counted):
+    monkeypatch.setattr(cc_machine, "_SYSFS", _fake_sysfs(tmp_path, 2 << 20, l3))
+    cc_machine.sysfs_cache_bytes.cache_clear()
+    try:
+        assert cc_machine.cache_model(["-O3", "-march=native"], {})[3] == counted
+        assert cc_machine.cache_model(["-O3", "-march=native"], {})[2] == 2 << 20
     finally:
         cc_machine.sysfs_cache_bytes.cache_clear()
 

@@ -114,7 +114,8 @@ class Target(ABC):
         docs/tiling_benchmarks.md, "When time tiles pay"): while the data fit in the L3, time
         tiles sized for the L2 lost to the untiled nest (heat-3d 0.81x at 14 MB, jacobi-2d
         0.97x at 1 MB), beyond half of it they won (heat-3d 1.19x at 22.5 MB, jacobi-2d 1.13x
-        at 16 MB): the L3 streams the untiled sweeps nearly as fast as the L2 would."""
+        at 16 MB): the L3 streams the untiled sweeps nearly as fast as the L2 would. (A virtual
+        machine's L3 counts at most 16 MiB per CPU sharing it: `emit.cc_machine`.)"""
         return max(self.cache_bytes(2), self.cache_bytes(3) // 2)
 
     def measured_cache_bytes(self, level: int) -> int:
