@@ -121,7 +121,9 @@ CODEGEN_OPTIONS = (
               "-mprefer-vector-width=", "-mprefer-avx128", "-mfpmath=sse", "-mcmodel=small",
               how="`-m<ISA>` is every x86 extension gcc has (`-msse4.1`, `-mno-avx2`, "
               "`-mavx512f`, ...): LLVM gets the features cc's predefined macros name "
-              "(`-march=native`: the host's, less those the macros lack); the others only tune"),
+              "(`-march=native`: the host's, less those the macros lack); "
+              "`-mprefer-vector-width=` and `-mprefer-avx128` set the width of LLVM's vectors "
+              "(`emit.vector_width`: else 512 bits with AVX-512); the others only tune"),
     _cc_only("-fsanitize*", "--coverage", "-fprofile-*", "-ftest-coverage", "-pg", "-p",
              "-finstrument-functions*", "-fpatchable-function-entry=", "-fcf-protection=*",
              "-fharden-*", "-fzero-call-used-regs=",

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import llvmlite.binding as llvm
 
 from .cc_options import refusal_of_flags
+from .vector_width import with_preferred_width
 
 #: the extensions LLVM's code generator can use, each reported by gcc as `__NAME__`
 #: (`__SSE4_1__`); with -march=native they override the host's features, so `-mno-avx2`
@@ -187,7 +188,7 @@ def target_from_flags(cc: str, flags: Sequence[str]) -> TargetSpec:
 def _cpu_and_features(flags: Sequence[str], macros: dict[str, str]) -> tuple[str, str]:
     """LLVM's CPU and features: the baseline x86-64 plus the extensions cc's macros name, or
     under -march=native the host's, each extension gcc has a macro for set as cc's macros say
-    (`-march=native -mno-avx2` has no AVX2)."""
+    (`-march=native -mno-avx2` has no AVX2), and the vector width `emit.vector_width` chooses."""
     chosen = {feature: macro in macros for macro, feature in _FEATURE_MACROS.items()}
     native = _last_value(flags, "-march=") == "native"
     host = llvm.get_host_cpu_features() if native else {}
@@ -197,7 +198,8 @@ def _cpu_and_features(flags: Sequence[str], macros: dict[str, str]) -> tuple[str
     ordered = [(name, on) for name, on in host.items() if name not in chosen]
     ordered += sorted(chosen.items(), key=lambda item: not item[1])
     cpu = llvm.get_host_cpu_name() if native else "x86-64"
-    return cpu, ",".join(f"{'+' if on else '-'}{name}" for name, on in ordered)
+    features = ",".join(f"{'+' if on else '-'}{name}" for name, on in ordered)
+    return cpu, with_preferred_width(flags, features)
 
 
 def _enabled(name: str, options: dict[str, str], flags: Sequence[str], default: bool) -> bool:

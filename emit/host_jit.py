@@ -21,6 +21,7 @@ import llvmlite.binding as llvm
 from llvmlite import ir
 
 from ..polyhedral.parallel import PARALLEL_FOR
+from .vector_width import with_preferred_width
 
 _initialized = False
 #: Engines whose code hosts the parallel runtime's worker threads: those threads outlive the
@@ -46,12 +47,13 @@ def initialize() -> None:
 
 
 def host_target_machine(opt_level: int = 3) -> llvm.TargetMachine:
-    """A new target machine for the host CPU with all of its features."""
+    """A new target machine for the host CPU with all of its features (and the vector width
+    `emit.vector_width` chooses)."""
     initialize()
     target = llvm.Target.from_triple(llvm.get_process_triple())
     return target.create_target_machine(
         cpu=llvm.get_host_cpu_name(),
-        features=llvm.get_host_cpu_features().flatten(),
+        features=with_preferred_width((), llvm.get_host_cpu_features().flatten()),
         opt=opt_level,
         jit=True,
     )

@@ -174,6 +174,42 @@ def test_isa_flags_reach_llvm(flags, on, off):
     assert set(on) | set(off) <= set(features), features
 
 
+@pytest.mark.parametrize(
+    "flags, expected",
+    [
+        (["-march=icelake-server"], "-prefer-128-bit,-prefer-256-bit"),  # AVX-512: its width
+        (["-march=icelake-server", "-mprefer-vector-width=256"], "+prefer-256-bit"),
+        (["-march=icelake-server", "-mprefer-avx128"], "+prefer-128-bit"),
+        (["-mavx512f", "-mprefer-avx128", "-mprefer-vector-width=512"], "-prefer-256-bit"),
+        (["-mavx2", "-mprefer-vector-width=none"], "-prefer-256-bit"),
+        (["-march=icelake-server", "-mno-avx512f"], None),  # the CPU's own tuning
+        (["-mavx2"], None),
+    ],
+)
+def test_the_vector_width_reaches_llvm(flags, expected):
+    features = target_from_flags("cc", ["-O2", *flags]).features
+    last = features.split(",")[-2:]
+    if expected is None:
+        assert not any("prefer-" in f for f in features.split(",")), features
+    else:
+        assert expected.split(",")[-1] in last, features
+
+
+@pytest.mark.skipif(shutil.which("objdump") is None, reason="binutils not installed")
+def test_an_avx512_target_gets_512_bit_vectors_unless_the_flags_say_otherwise(tmp_path, env):
+    """Any host: the objects are only disassembled. (gcc's `-mprefer-vector-width=` was
+    accepted and ignored before.)"""
+    found = {}
+    for case, extra in {"default": [], "256": ["-mprefer-vector-width=256"]}.items():
+        d = write(tmp_path / case, {"k.c": STENCIL})
+        run([PYCC, "-O3", "-march=icelake-server", *extra, "-c", "k.c"], d,
+            dict(env, PYCC_REPORT=str(d / "r.jsonl")))  # fmt: skip
+        assert compiled_by(read_report(d / "r.jsonl"), "k.c") == {"blur": "pycc-stencil"}
+        code = run(["objdump", "-d", "k.o"], d, env).stdout
+        found[case] = ("%zmm" in code, "%ymm" in code)
+    assert found == {"default": (True, True), "256": (False, True)}, found
+
+
 def test_sse41_kernel_compiled_by_pycc_like_cc(tmp_path, env):
     """-msse4.1 (refused before: a typo in the pattern) takes the kernel over; same output."""
     files = {"k.c": STENCIL, "main.c": MAIN}
