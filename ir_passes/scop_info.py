@@ -51,7 +51,7 @@ def _choice(outcome: Outcome) -> str:
     return "refused: " + ("; ".join(outcome.refused) or "nothing to transform")
 
 
-def describe(scop: Scop, deps: Dependences, l2: int) -> str:
+def describe(scop: Scop, deps: Dependences, l2: int, l1: int = 0) -> str:
     """The SCoP, its dependences and the schedules the tiling passes would choose."""
     lines = [
         f"SCoP of {scop.function.name}: {len(scop.nests)} loop nest(s), "
@@ -74,7 +74,7 @@ def describe(scop: Scop, deps: Dependences, l2: int) -> str:
         f"  schedule: {_map(scop.schedule())}",
     ]
     for name, transform in _CHOICES.items():
-        lines.append(f"  {name}: {_choice(transform(scop, deps, [], l2=l2))}")
+        lines.append(f"  {name}: {_choice(transform(scop, deps, [], l2=l2, l1=l1))}")
     return "\n".join(lines)
 
 
@@ -82,7 +82,7 @@ def describe(scop: Scop, deps: Dependences, l2: int) -> str:
 def scop_info(module: ir.Module, *, context: PassContext) -> ir.Module:
     """Report each SCoP (domains, accesses, dependences, schedules) and each nest that is not
     one; the module is unchanged."""
-    l2 = functools.cache(lambda: context.target.cache_bytes(2))
+    caches = functools.cache(lambda: (context.target.cache_bytes(2), context.target.cache_bytes(1)))
     for function in module.functions:
         if not function.blocks:
             continue
@@ -90,6 +90,6 @@ def scop_info(module: ir.Module, *, context: PassContext) -> ir.Module:
         for why in analysis.rejected:
             context.analysis(f"loop nest is not a SCoP: {why.reason}", at=why.at)
         for scop in analysis.scops:
-            text = describe(scop, analysis.dependences(scop), l2())
+            text = describe(scop, analysis.dependences(scop), *caches())
             context.analysis(text, at=scop.entry.terminator)
     return module

@@ -70,7 +70,7 @@ def _run(
     if every loop nest of it is (code earlier passes generated aside): taking it over compiles
     all of it, and nests no pass improves may run slower than cc's code."""
     wanted = [s for s in sizes if s]
-    l2 = context.target.cache_bytes(2)
+    l1, l2 = context.target.cache_bytes(1), context.target.cache_bytes(2)
     floor = "half the last-level cache" if threshold is None else "the parallel code's minimum"
     if not large:
         threshold = 0
@@ -108,7 +108,7 @@ def _run(
                     if small and (tiny or not (in_cache and in_cache(scop, deps))):
                         context.missed(too_small, at=at)
                         continue
-                    outcome = transform(scop, deps, wanted, l2=l2)
+                    outcome = transform(scop, deps, wanted, l2=l2, l1=l1)
             except BudgetExceeded as exc:
                 context.missed(f"refused: {exc}", at=at)
                 continue

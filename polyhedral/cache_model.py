@@ -28,17 +28,29 @@ def time_tile(depth: int, bytes_per_point: int) -> list[int]:
     return [8, 8, 16, 256][: depth + 1] if depth == 3 else [4] * (depth + 1)
 
 
-def diamond_tile(depth: int, bytes_per_point: int, l2: int) -> list[int]:
+#: the fewest steps a diamond sized for the L1 cache must span to be chosen over one sized for
+#: the L2 (see `diamond_tile`)
+L1_DIAMOND_MIN = 256
+
+
+def diamond_tile(depth: int, bytes_per_point: int, l2: int, l1: int = 0) -> list[int]:
     """Sizes (time, space...) of diamond time tiles. A diamond of size S is S sweeps high and
     up to S points wide along x_1 (the second size repeats the first); its points run step by
     step, so what must stay cached is one step's slab: its width along x_1, S / 2 on average
     over the steps, times the extents of the other dimensions (the parallelogram's, with 512
-    innermost for 2-D). S is the largest power of two (>= 8) for which that mean slab fits
-    half the L2 cache. (Sized for the widest step, S, fdtd-2d's tiles were half as large and
-    ran 14 % slower on an AMD EPYC with 512 KiB of L2: docs/tiling_benchmarks.md.)"""
+    innermost for 2-D). S is the largest power of two for which that mean slab fits half the
+    L1 cache, if that S is at least `L1_DIAMOND_MIN` (1-D stencils: jacobi-1d's diamonds of
+    2048 ran 2.8x faster than the L2's 131072 on a Xeon with 48 KiB of L1 and 2 MiB of L2),
+    else half the L2 (>= 8; a 2-D slab the L1 holds is a few rows of 512: too little reuse).
+    (Sized for the widest step, S, fdtd-2d's tiles were half as large and ran 14 % slower on
+    an AMD EPYC with 512 KiB of L2: docs/tiling_benchmarks.md.)"""
     others = {1: [], 2: [512]}.get(depth) or time_tile(depth, bytes_per_point)[2:]
-    budget = l2 // max(1, bytes_per_point * math.prod(others))
-    side = max(8, 1 << max(0, budget.bit_length() - 1))
+
+    def fitting(cache: int) -> int:
+        budget = cache // max(1, bytes_per_point * math.prod(others))
+        return 1 << max(0, budget.bit_length() - 1)
+
+    side = fitting(l1) if fitting(l1) >= L1_DIAMOND_MIN else max(8, fitting(l2))
     return [side, side, *others]
 
 

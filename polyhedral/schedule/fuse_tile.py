@@ -41,7 +41,7 @@ from .outcome import Outcome
 _MAX_COLOURS = 3
 
 
-def fuse_tile(scop: Scop, deps: Dependences, sizes: list[int], *, l2: int) -> Outcome:
+def fuse_tile(scop: Scop, deps: Dependences, sizes: list[int], *, l2: int, l1: int = 0) -> Outcome:
     outcome = Outcome(scop.schedule())
     stages = [nest.statements() for nest in scop.nests]
     if len(stages) < 2:

@@ -39,9 +39,11 @@ from .time_tile import base_coordinates, iterated_sweeps, space_depth
 _MAX_PRIVATE = 1 << 26
 
 
-def overlap_tile(scop: Scop, deps: Dependences, sizes: list[int], *, l2: int) -> Outcome:
-    """Overlapped time tiles (sizes from Zhao & Cohen's table, whatever the cache: `l2` is
-    unused)."""
+def overlap_tile(
+    scop: Scop, deps: Dependences, sizes: list[int], *, l2: int, l1: int = 0
+) -> Outcome:
+    """Overlapped time tiles (sizes from Zhao & Cohen's table, whatever the cache: `l2` and
+    `l1` are unused)."""
     outcome = Outcome(scop.schedule())
     for nest in scop.nests:
         sweeps = iterated_sweeps(scop, deps, nest)

@@ -19,8 +19,8 @@ from . import bands
 from .outcome import Outcome
 
 
-def parallel_sweep(scop, deps: Dependences, sizes: list[int], *, l2: int) -> Outcome:
-    """`sizes` and `l2` are unused (the schedules' signature: there are no tiles; the pass
+def parallel_sweep(scop, deps: Dependences, sizes: list[int], *, l2: int, l1: int = 0) -> Outcome:
+    """`sizes`, `l2` and `l1` are unused (the schedules' signature: there are no tiles; the pass
     takes no arguments)."""
     outcome = Outcome(scop.schedule())
     paths = [bands.path_of(n) for n in bands.chain_starts(outcome.schedule.get_root())]

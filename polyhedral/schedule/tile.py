@@ -12,7 +12,7 @@ from . import bands
 from .outcome import Outcome
 
 
-def tile(scop, deps: Dependences, sizes: list[int], *, l2: int) -> Outcome:
+def tile(scop, deps: Dependences, sizes: list[int], *, l2: int, l1: int = 0) -> Outcome:
     schedule = scop.schedule()
     outcome = Outcome(schedule)
     pending = [bands.path_of(n) for n in bands.chain_starts(schedule.get_root())]

@@ -66,7 +66,7 @@ _WHY_DIAMOND = (
 
 
 def time_tile(
-    scop: Scop, deps: Dependences, sizes: list[int], *, l2: int, shape: str = "auto"
+    scop: Scop, deps: Dependences, sizes: list[int], *, l2: int, l1: int = 0, shape: str = "auto"
 ) -> Outcome:
     """Time-tile every iterated stencil of `scop`; `shape` is "diamond" or "parallelogram"
     (refused when that shape is illegal) or "auto": diamond tiles when they are legal,
@@ -80,7 +80,7 @@ def time_tile(
             continue
         why_not = ""
         if shape != "parallelogram":
-            done = _attempt(scop, deps, outcome.schedule, path, nest, sweeps, sizes, l2)
+            done = _attempt(scop, deps, outcome.schedule, path, nest, sweeps, sizes, (l1, l2))
             if not isinstance(done, str):
                 why = "" if shape == "diamond" else _WHY_DIAMOND
                 outcome.accept(done[0], done[1] + why, in_cache=done[2])
@@ -120,19 +120,30 @@ def may_run_rows_together(scop: Scop, deps: Dependences) -> bool:
 
 
 def _attempt(
-    scop: Scop, deps: Dependences, schedule, path, nest: LoopNode, sweeps, sizes, l2: int | None
+    scop: Scop,
+    deps: Dependences,
+    schedule,
+    path,
+    nest: LoopNode,
+    sweeps,
+    sizes,
+    caches: tuple[int, int] | None,
 ) -> tuple[TwoLevel, str, bool] | str:
     """The time-tiled program of one nest, its remark and whether it pays at any size (its
-    tiles' rows run together), or why it cannot be built: diamond tiles sized for an
-    `l2`-byte cache, or parallelogram tiles when `l2` is None."""
-    diamond = l2 is not None
+    tiles' rows run together), or why it cannot be built: diamond tiles sized for the
+    `caches` (L1 and L2 bytes), or parallelogram tiles when `caches` is None."""
+    diamond = caches is not None
     space = space_depth(sweeps)
     y = _skewed(scop, deps, nest, sweeps, space, diamond)
     if isinstance(y, str):
         return y
     # the sizes given first (time, then space outermost first), the cache model's after
     points = scop.bytes_per_point()
-    defaults = diamond_sizes(space, points, l2) if diamond else default_sizes(space, points)
+    defaults = (
+        diamond_sizes(space, points, caches[1], caches[0])
+        if caches is not None
+        else default_sizes(space, points)
+    )
     want = [*sizes, *defaults[len(sizes) :]][: space + 1]
     # the time size counts sweeps (rounded up to whole steps), so the one-sweep `%2`
     # form and the K-sweep form of a stencil get the same tiles
