@@ -29,28 +29,37 @@ def time_tile(depth: int, bytes_per_point: int) -> list[int]:
 
 
 #: the fewest steps a diamond sized for the L1 cache must span to be chosen over one sized for
-#: the L2 (see `diamond_tile`)
-L1_DIAMOND_MIN = 256
+#: the L2 (see `diamond_tile`): 16 times less DRAM traffic than the untiled sweeps
+L1_DIAMOND_MIN = 32
+#: the innermost tile of a 2-D diamond sized for the L1: 8 vectors of 512 bits (32 ran 1.5x
+#: slower on a Xeon, 128 1.05-1.15x slower)
+L1_DIAMOND_ROW = 64
 
 
 def diamond_tile(depth: int, bytes_per_point: int, l2: int, l1: int = 0) -> list[int]:
     """Sizes (time, space...) of diamond time tiles. A diamond of size S is S sweeps high and
     up to S points wide along x_1 (the second size repeats the first); its points run step by
     step, so what must stay cached is one step's slab: its width along x_1, S / 2 on average
-    over the steps, times the extents of the other dimensions (the parallelogram's, with 512
-    innermost for 2-D). S is the largest power of two for which that mean slab fits half the
-    L1 cache, if that S is at least `L1_DIAMOND_MIN` (1-D stencils: jacobi-1d's diamonds of
-    2048 ran 2.8x faster than the L2's 131072 on a Xeon with 48 KiB of L1 and 2 MiB of L2),
-    else half the L2 (>= 8; a 2-D slab the L1 holds is a few rows of 512: too little reuse).
-    (Sized for the widest step, S, fdtd-2d's tiles were half as large and ran 14 % slower on
-    an AMD EPYC with 512 KiB of L2: docs/tiling_benchmarks.md.)"""
-    others = {1: [], 2: [512]}.get(depth) or time_tile(depth, bytes_per_point)[2:]
+    over the steps, times the extents of the other dimensions (the parallelogram's). S is the
+    largest power of two for which that mean slab fits half the L1 cache (with rows of
+    `L1_DIAMOND_ROW` points in 2-D), if that S is at least `L1_DIAMOND_MIN`; else half the L2
+    (>= 8, rows of 512 in 2-D; 3-D slabs never fit the L1). On a Xeon with 48 KiB of L1 and
+    2 MiB of L2 the L1's diamonds ran faster than the L2's: jacobi-1d's of 2048 2.8x faster
+    than 131072, jacobi-2d's and heat-2d's of 32x32x64 1.2x faster than 256x256x512, fdtd-2d's
+    1.1x (docs/tiling_benchmarks.md). (Sized for the widest step, S, fdtd-2d's tiles were half
+    as large and ran 14 % slower on an AMD EPYC with 512 KiB of L2.)"""
 
-    def fitting(cache: int) -> int:
+    def fitting(cache: int, others: list[int]) -> int:
         budget = cache // max(1, bytes_per_point * math.prod(others))
         return 1 << max(0, budget.bit_length() - 1)
 
-    side = fitting(l1) if fitting(l1) >= L1_DIAMOND_MIN else max(8, fitting(l2))
+    if depth <= 2:
+        rows = [L1_DIAMOND_ROW] if depth == 2 else []
+        side = fitting(l1, rows)
+        if side >= L1_DIAMOND_MIN:
+            return [side, side, *rows]
+    others = {1: [], 2: [512]}.get(depth) or time_tile(depth, bytes_per_point)[2:]
+    side = max(8, fitting(l2, others))
     return [side, side, *others]
 
 
