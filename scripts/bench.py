@@ -452,14 +452,16 @@ def make_variants(args, gcc: str, clang: str | None, pycc: str | None) -> list[V
 def pycc_pass_variants(pycc: str, pipelines: list[str], threads: list[int]) -> list[Variant]:
     """pycc-stencil with `-fpycc-passes=PIPELINE`, per pipeline and thread count: family
     `pycc-tile`, keys pycc-tile, pycc-tile2 for the first pipeline, then pycc-tile-b, ...
-    A pipeline this pycc-stencil cannot run fails the probe and shows as unavailable."""
+    A pipeline may be followed by flags (`PIPELINE -mprefer-vector-width=256`), added to its
+    build. A pipeline this pycc-stencil cannot run fails the probe and shows as unavailable."""
     vs = []
-    for i, pipeline in enumerate(pipelines):
+    for i, spec in enumerate(pipelines):
+        pipeline, *flags = spec.split()
         stem = "pycc-tile" + ("" if i == 0 else "-" + chr(ord("a") + i))
-        command = [pycc, *PYCC_OPT, "-fpycc-parallel", f"-fpycc-passes={pipeline}"]
+        command = [pycc, *PYCC_OPT, "-fpycc-parallel", f"-fpycc-passes={pipeline}", *flags]
         for t in threads:
             key = stem if t == 1 else f"{stem}{t}"
-            vs.append(Variant(key, f"pycc-stencil {pipeline}", command, threads=t, pycc=True,
+            vs.append(Variant(key, f"pycc-stencil {spec}", command, threads=t, pycc=True,
                               pycc_threads=True, omp_runtime=True,
                               family="pycc-tile"))  # fmt: skip
     return vs
@@ -1338,7 +1340,8 @@ def parse_args(argv):
         metavar="PIPELINES",
         help="';'-separated pycc-stencil pipelines, one `pycc-tile` variant each, built with "
         "-fpycc-parallel -fpycc-passes=PIPELINE and run on every --threads count "
-        "(omp_set_num_threads); "
+        "(omp_set_num_threads); a pipeline may be followed by flags for its build "
+        "('time-tile -mprefer-vector-width=256'); "
         f"'' for none (default {DEFAULT_PYCC_PASSES!r})",
     )
     p.add_argument(

@@ -112,6 +112,9 @@ def test_pass_variants_per_pipeline_and_thread_count():
     assert vs[3].command[-1] == "-fpycc-passes=tile(32,32)" and vs[3].threads == 2
     assert "OMP_NUM_THREADS=T" in vs[1].env_text() and vs[1].omp_runtime
     assert "-fpycc-parallel" in vs[1].command
+    (flagged,) = bench.pycc_pass_variants("p", ["time-tile -mprefer-vector-width=256"], [1])
+    assert flagged.command[-2:] == ["-fpycc-passes=time-tile", "-mprefer-vector-width=256"]
+    assert flagged.label == "pycc-stencil time-tile -mprefer-vector-width=256"
 
 
 @pytest.mark.sweep  # a run of the benchmark script: scripts/run_sweeps.sh (docs/testing.md)
