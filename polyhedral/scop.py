@@ -149,12 +149,14 @@ class Scop:
         ]
         return isl.UnionSet(f"{self.param_prefix}{{ {'; '.join(parts)} }}")
 
-    def bytes_per_point(self) -> int:
-        """Bytes of the elements one point of the grid holds in every array: the data one
-        iteration point touches. An array whose outermost subscript takes a fixed number of
-        values (`A[t % 2][i][j]`: time planes) holds one element per value, so the one-sweep
-        `%2` form of a stencil gets the tiles of its two-array form."""
-        return sum(size_of(a.element) * self.planes(a) for a in self.arrays)
+    def bytes_per_point(self, least_rank: int = 1) -> int:
+        """Bytes of the elements one point of the grid holds in every array of `least_rank`
+        dimensions or more: the data one iteration point touches (an array of fewer
+        dimensions than the grid, fdtd-2d's `_fict_[t]`, holds a row or less of it). An
+        array whose outermost subscript takes a fixed number of values (`A[t % 2][i][j]`:
+        time planes) holds one element per value, so the one-sweep `%2` form of a stencil
+        gets the tiles of its two-array form."""
+        return sum(size_of(a.element) * self.planes(a) for a in self.arrays if a.rank >= least_rank)
 
     def planes(self, array: Array) -> int:
         """How many planes `array`'s outermost subscripts select: the number of values they

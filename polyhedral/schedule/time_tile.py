@@ -138,7 +138,7 @@ def _attempt(
     if isinstance(y, str):
         return y
     # the sizes given first (time, then space outermost first), the cache model's after
-    points = scop.bytes_per_point()
+    points = scop.bytes_per_point(least_rank=space)
     defaults = (
         diamond_sizes(space, points, caches[1], caches[0])
         if caches is not None
