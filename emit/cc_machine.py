@@ -132,7 +132,7 @@ def sysfs_cache_bytes(level: int) -> int | None:
                 size = parse_size(read(index, "size"))
                 try:
                     sharing = _cpu_count(read(index, "shared_cpu_list"))
-                except OSError:
+                except (OSError, ValueError):  # not reported, or not a list: the size alone
                     return size
                 return min(size, sharing * SHARED_CACHE_BYTES_PER_CPU)
     except (OSError, ValueError):
@@ -141,9 +141,11 @@ def sysfs_cache_bytes(level: int) -> int | None:
 
 
 def _cpu_count(cpu_list: str) -> int:
-    """The CPUs of a Linux CPU list (`0-3,8,10-11`: 7)."""
+    """The CPUs of a Linux CPU list (`0-3,8,10-11`: 7); ValueError if it names none."""
     count = 0
-    for part in filter(None, cpu_list.split(",")):
+    for part in filter(None, cpu_list.strip().split(",")):
         first, _, last = part.partition("-")
         count += int(last or first) - int(first) + 1
-    return max(count, 1)
+    if count < 1:
+        raise ValueError(f"no CPU in {cpu_list!r}")
+    return count

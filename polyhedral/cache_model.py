@@ -1,6 +1,6 @@
-"""Tile sizes from the target's L2 cache size (`Target.cache_bytes(2)`: on the host read at
-compile time from Linux sysfs, so a build on another machine picks sizes for that machine's
-caches; `PYCC_CACHE_L2` overrides it)."""
+"""Tile sizes from the target's L1 and L2 cache sizes (`Target.cache_bytes`: the model the
+compiler-mode flags select, or the host's from Linux sysfs for the JIT; `PYCC_CACHE_L1`,
+`PYCC_CACHE_L2` override them)."""
 
 from __future__ import annotations
 
@@ -31,8 +31,8 @@ def time_tile(depth: int, bytes_per_point: int) -> list[int]:
 #: the fewest steps a diamond sized for the L1 cache must span to be chosen over one sized for
 #: the L2 (see `diamond_tile`): 16 times less DRAM traffic than the untiled sweeps
 L1_DIAMOND_MIN = 32
-#: the innermost tile of a 2-D diamond sized for the L1: 8 vectors of 512 bits (32 ran 1.5x
-#: slower on a Xeon, 128 1.05-1.15x slower)
+#: the innermost tile of a 2-D diamond sized for the L1: 8 vectors of 512 bits of doubles (32
+#: ran 1.5x slower on a Xeon, 128 1.05-1.15x slower; float stencils, 64x64x64, not measured)
 L1_DIAMOND_ROW = 64
 
 
@@ -46,7 +46,8 @@ def diamond_tile(depth: int, bytes_per_point: int, l2: int, l1: int = 0) -> list
     (>= 8, rows of 512 in 2-D; 3-D slabs never fit the L1). On a Xeon with 48 KiB of L1 and
     2 MiB of L2 the L1's diamonds ran faster than the L2's: jacobi-1d's of 2048 2.8x faster
     than 131072, jacobi-2d's and heat-2d's of 32x32x64 1.2x faster than 256x256x512, fdtd-2d's
-    1.1x (docs/tiling_benchmarks.md). (Sized for the widest step, S, fdtd-2d's tiles were half
+    1.1-1.4x faster than 128x128x512 (docs/tiling_benchmarks.md). An L2 set smaller than the
+    L1 (`-fpycc-cache-size=`) bounds both. (Sized for the widest step, S, fdtd-2d's tiles were half
     as large and ran 14 % slower on an AMD EPYC with 512 KiB of L2.)"""
 
     def fitting(cache: int, others: list[int]) -> int:
@@ -55,7 +56,7 @@ def diamond_tile(depth: int, bytes_per_point: int, l2: int, l1: int = 0) -> list
 
     if depth <= 2:
         rows = [L1_DIAMOND_ROW] if depth == 2 else []
-        side = fitting(l1, rows)
+        side = fitting(min(l1, l2), rows)  # (an L2 set smaller than the L1 bounds both)
         if side >= L1_DIAMOND_MIN:
             return [side, side, *rows]
     others = {1: [], 2: [512]}.get(depth) or time_tile(depth, bytes_per_point)[2:]

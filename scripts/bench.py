@@ -456,7 +456,7 @@ def pycc_pass_variants(pycc: str, pipelines: list[str], threads: list[int]) -> l
     build. A pipeline this pycc-stencil cannot run fails the probe and shows as unavailable."""
     vs = []
     for i, spec in enumerate(pipelines):
-        pipeline, *flags = spec.split()
+        pipeline, *flags = re.split(r"\s+(?=-)", spec.strip())
         stem = "pycc-tile" + ("" if i == 0 else "-" + chr(ord("a") + i))
         command = [pycc, *PYCC_OPT, "-fpycc-parallel", f"-fpycc-passes={pipeline}", *flags]
         for t in threads:

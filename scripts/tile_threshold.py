@@ -9,7 +9,7 @@ run the best of 2 kernel calls on fresh inputs), all printing the same output ha
 - `untiled`: pycc-stencil with every kernel taken over and no pass (`PYCC_TAKEOVER=all
   -fpycc-passes=`): the nest as LLVM compiles it;
 - `tiled`: pycc-stencil `-O3` with the threshold lowered to the L2 (`PYCC_CACHE_L3` = twice
-  the L2; the tile sizes stay the L2's): the time tiles run at every size here;
+  the L2; the tile sizes stay the cache model's): the time tiles run at every size here;
 - `-O3`: pycc-stencil as it is, its run-time check choosing (`Target.locality_threshold`).
 
     .venv/bin/python scripts/tile_threshold.py [--kernels heat-3d:40,64,96,112,128]

@@ -115,6 +115,8 @@ def test_pass_variants_per_pipeline_and_thread_count():
     (flagged,) = bench.pycc_pass_variants("p", ["time-tile -mprefer-vector-width=256"], [1])
     assert flagged.command[-2:] == ["-fpycc-passes=time-tile", "-mprefer-vector-width=256"]
     assert flagged.label == "pycc-stencil time-tile -mprefer-vector-width=256"
+    (spaced,) = bench.pycc_pass_variants("p", [" time-tile(64, 2048) -O2 "], [1])
+    assert spaced.command[-2:] == ["-fpycc-passes=time-tile(64, 2048)", "-O2"]
 
 
 @pytest.mark.sweep  # a run of the benchmark script: scripts/run_sweeps.sh (docs/testing.md)

@@ -74,10 +74,9 @@ def env(cache_dir) -> dict[str, str]:
     return clean_env(cache_dir)
 
 
-#: small caches for tests of the `-large` passes' tiled code: 16 KiB tiles (a 2 KiB L1 holds
-#: no 2-D diamond: `cache_model.diamond_tile`), and that code runs from 16 KiB (half the "L3":
-#: `Target.locality_threshold`) on grids of a few tens of points
-SMALL_CACHES = {"PYCC_CACHE_L1": "2K", "PYCC_CACHE_L2": "16K", "PYCC_CACHE_L3": "32K"}
+#: small caches for tests of the `-large` passes' tiled code: 16 KiB tiles, and that code
+#: runs from 16 KiB (half the "L3": `Target.locality_threshold`) on grids of a few tens of points
+SMALL_CACHES = {"PYCC_CACHE_L2": "16K", "PYCC_CACHE_L3": "32K"}
 
 
 def clean_env(cache_dir: Path, **extra: str) -> dict[str, str]:

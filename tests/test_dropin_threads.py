@@ -292,8 +292,10 @@ def test_the_cache_model_of_the_flags(tmp_path, monkeypatch):
     [
         (("307200K", "0-1"), 32 << 20),  # a 2-vCPU guest told of its host socket's L3
         (("307200K", "0-63,128-191"), 300 << 20),
-        (("32768K", "0-1"), 32 << 20),
+        (("32768K", "0"), 16 << 20),
         (("307200K", None), 300 << 20),  # no sharing reported: the size as it is
+        (("307200K", ""), 300 << 20),  # nor a list
+        (("307200K", "x"), 300 << 20),
     ],
 )
 def test_a_shared_cache_counts_16_mib_per_cpu_sharing_it(tmp_path, monkeypatch, l3, counted):

@@ -349,6 +349,9 @@ def test_overlapping_buffers_take_the_scalar_path_when_needed(kernels_c, offset,
 def test_width_from_the_target():
     assert host_target(features="+sse2,+sse4.2").vector_bytes == 16
     assert host_target(features="+avx,+avx2,+fma").vector_bytes == 32
+    assert host_target(features="+avx,+avx512f,-prefer-128-bit,-prefer-256-bit").vector_bytes == 32
+    assert host_target(features="+avx,+avx2,+prefer-128-bit,+prefer-256-bit").vector_bytes == 16
+    assert host_target(features="+avx,-avx").vector_bytes == 16  # the last sign wins
     assert target_named("hexagon").vector_bytes == 128
     assert target_named("c66x").vector_bytes == 8
 
