@@ -42,6 +42,7 @@ from .dropin_report import (
     UnitRecord,
     UnitResult,
     append_report,
+    internal_error_reason,
     nothing_improved,
     remark,
     verbose,
@@ -417,7 +418,7 @@ class Driver:
             return UnitResult(
                 failure=f"pycc-stencil {exc}"
                 if isinstance(exc, ChildFailure)
-                else f"internal error ({type(exc).__name__}: {exc})",
+                else internal_error_reason("pycc-stencil's part", exc),
                 internal_error=True,
             )
 

@@ -95,6 +95,19 @@ def append_report(path: str, unit: UnitRecord) -> None:
 NOTHING_IMPROVED = "kept by cc: nothing to improve (no pycc-stencil pass transformed it)"
 
 
+#: the most of an exception's text a reason quotes (llvmlite's describe whole expression trees)
+_QUOTED = 160
+
+
+def internal_error_reason(stage: str, exc: BaseException) -> str:
+    """The reason of a compile `exc` interrupted: `internal error in STAGE (Type: text)`, the
+    text's first line, at most `_QUOTED` characters of it."""
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    if len(text) > _QUOTED:
+        text = text[:_QUOTED].rstrip() + "..."
+    return f"internal error in {stage} ({type(exc).__name__}: {text})"
+
+
 def nothing_improved(function: FunctionRecord) -> bool:
     """Was the kernel left to cc only because no pass would transform it (no warning)?"""
     reason = function.reason or ""

@@ -18,7 +18,7 @@ from .dropin_command import (
 )
 from .dropin_original import make_try
 from .dropin_prescan import locality_candidates
-from .dropin_report import NOTHING_IMPROVED, FunctionRecord, UnitResult
+from .dropin_report import NOTHING_IMPROVED, FunctionRecord, UnitResult, internal_error_reason
 from .dropin_split import may_dispatch, split_source
 from .dropin_takeover import (
     Takeover,
@@ -106,9 +106,7 @@ def compile_kernels(
                     working += generate(lower(), [takeover], refused)[1]
                 except Exception as exc:  # noqa: BLE001
                     internal_error = True
-                    refused[takeover.info.name] = (
-                        f"internal error in code generation ({type(exc).__name__}: {exc})"
-                    )
+                    refused[takeover.info.name] = internal_error_reason("code generation", exc)
             output, takeovers = (
                 generate(lower(), working, refused, screen) if working else (None, [])
             )

@@ -48,11 +48,15 @@ def fuse_like_gcc(function: ir.Function) -> int:
         for product in [i for i in block.instructions if i.opname == "fmul"]:
             plan = _fusion_plan(product, users)
             for negation, addition in plan or ():
-                call = _fma(product, negation, addition)
+                created = _fma(product, negation, addition)
+                call = created[-1]
                 replace_uses(function, {addition: call})
                 users[call] = users.pop(addition, [])
-                for operand in used_values(call):
-                    users.setdefault(operand, []).append(call)
+                for operand in used_values(addition):  # (`a*b - c*d`: c*d now feeds a negation)
+                    users[operand] = [u for u in users.get(operand, []) if u is not addition]
+                for instr in created:
+                    for operand in used_values(instr):
+                        users.setdefault(operand, []).append(instr)
                 remove_instruction(addition)
                 if negation is not None:
                     remove_instruction(negation)
@@ -90,23 +94,29 @@ def _fusion_plan(
 
 def _fma(
     product: ir.Instruction, negation: ir.Instruction | None, addition: ir.Instruction
-) -> ir.Instruction:
-    """The call that replaces `addition`, before it: fma(±a, b, ±c) with the signs of
-    `±(a*b) ± c` (negations are exact, so this is gcc's fma/fms/fnma/fnms)."""
+) -> list[ir.Instruction]:
+    """The instructions that replace `addition`, before it, the call last: fma(±a, b, ±c)
+    with the signs of `±(a*b) ± c` (negations are exact, so this is gcc's fma/fms/fnma/fnms)."""
     builder = ir.IRBuilder(addition.parent)
     builder.position_before(addition)
     fused = negation if negation is not None else product
     a, b = product.operands
     first, second = addition.operands
     negate_product = negation is not None
+    created = []
     if second is fused:  # c - p: the product's sign flips
         addend = first
         negate_product ^= addition.opname == "fsub"
+    elif addition.opname == "fsub":
+        addend = builder.fneg(second)
+        created.append(addend)
     else:
-        addend = builder.fneg(second) if addition.opname == "fsub" else second
+        addend = second
     if negate_product:
         a = builder.fneg(a)
-    return builder.call(_intrinsic(addition.parent.parent.module, product.type), [a, b, addend])
+        created.append(a)
+    module = addition.parent.parent.module
+    return [*created, builder.call(_intrinsic(module, product.type), [a, b, addend])]
 
 
 def _intrinsic(module: ir.Module, typ: ir.Type) -> ir.Function:

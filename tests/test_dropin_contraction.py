@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import llvmlite.binding as llvm
 import pytest
+from pycc_stencil.dropin_report import internal_error_reason
 from pycc_stencil.emit.cc_contraction import fuse_like_gcc
 from pycc_stencil.emit.cc_target import target_from_flags
 from pycc_stencil.frontend import lower_file
@@ -45,7 +46,8 @@ void kept(int n, double *restrict o, double *restrict q, const double *x)
 void floats(int n, float *restrict o, const float *x)
 {
     for (int i = 1; i < n - 1; i++)
-        o[i] = 0.25f * x[i - 1] + 0.5f * x[i] + 0.25f * x[i + 1] - x[i] * x[i];
+        o[i] = 0.25f * x[i - 1] + 0.5f * x[i] + 0.25f * x[i + 1] - x[i] * x[i]
+               + (x[i - 1] * x[i + 1] - x[i] * 0.75f);   /* a difference of products */
 }
 """
 
@@ -129,6 +131,26 @@ def test_the_first_product_of_a_sum_fuses(tmp_path):
     text = _fused(tmp_path, source, "f")
     assert text.count("llvm.fma.f64") == 1 and text.count("fmul") == 1
     assert 'call double @"llvm.fma.f64"(double %"a' in text
+
+
+def test_a_difference_of_products_fuses_the_first(tmp_path):
+    """`a*b - c*d` (LucasKanade's determinant): fma(a, b, -(c*d)), c*d kept, as gcc does; the
+    second product used to be planned into the subtraction the first one had replaced (an
+    internal error that left the kernel to cc)."""
+    source = "float f(float a, float b, float c, float d) { return a*b - c*d; }"
+    text = _fused(tmp_path, source, "f")
+    assert text.count("llvm.fma.f32") == 1 and text.count("fmul") == 1 and "fneg" in text
+    assert 'call float @"llvm.fma.f32"(float %"a' in text
+
+
+def test_an_internal_error_is_quoted_short():
+    """The reason an internal error gives quotes the first line of its text, clipped: the
+    difference of products above quoted a whole llvmlite expression tree (100 KB per warning)."""
+    long = ValueError("<ir.Instruction '.331' " + "operands (" * 2000 + "\nsecond line")
+    reason = internal_error_reason("code generation", long)
+    assert reason.startswith("internal error in code generation (ValueError: <ir.Instruction")
+    assert len(reason) < 220 and reason.endswith("...)") and "second line" not in reason
+    assert internal_error_reason("x", KeyError()) == "internal error in x (KeyError: )"
 
 
 def test_a_stored_product_is_not_fused(tmp_path):
