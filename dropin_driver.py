@@ -238,8 +238,11 @@ class Driver:
         key = None if preprocessed is None else self._key(item.path, text, stage, preprocessed)
         outputs = None
         if key is not None and preprocessed is not None:
-            # a link's temporary object has a new name every run, which its bytes do not hold
-            named = original if not output.startswith(scratch) else original[:-1]
+            # an object's bytes hold neither its name (a build into another directory) nor a
+            # link's temporary object's (new every run); a dependency file names its target
+            named = original[:-1]
+            if self._dependency_file(original) and not output.startswith(scratch):
+                named = original
             outputs = replay_key(key, named, self.flags, preprocessed)
         replayed = None if outputs is None else self._replay(key, outputs, unit)
         if replayed is not None:

@@ -26,9 +26,10 @@ def _compile(
     flags: list[str],
     tools: Path,
     tail: tuple[str, ...] = ("-c", "k.c", "-o", "k.o"),
+    dependencies: tuple[str, ...] = ("-MD",),
 ) -> tuple[list[str], dict, str]:
-    """k.c compiled (`-O3 -MD`, `flags`, `tail`) with the logging cc and the cache in `tools`:
-    (the compiles of k.c that ran, k.c's report, stderr)."""
+    """k.c compiled (`-O3`, `dependencies`, `flags`, `tail`) with the logging cc and the cache
+    in `tools`: (the compiles of k.c that ran, k.c's report, stderr)."""
     wrapper, log = logging_cc(tools)
     cache = tools / "cache"
     log.unlink(missing_ok=True)
@@ -36,7 +37,7 @@ def _compile(
     report.unlink(missing_ok=True)
     env = clean_env(cache, PYCC_TAKEOVER="", PYCC_REPORT=str(report), PYCC_CC=str(wrapper))
     done = subprocess.run(
-        [PYCC, "-O3", "-MD", *flags, *tail], cwd=directory, env=env, capture_output=True,
+        [PYCC, "-O3", *dependencies, *flags, *tail], cwd=directory, env=env, capture_output=True,
         text=True,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
@@ -76,6 +77,23 @@ def test_a_compile_and_link_gives_the_object_back_too(tmp_path):
     ran, unit, again = _compile(project, [], tmp_path, tail)
     assert ran == [] and unit["cache"] == "hit" and unit["status"] == "pycc", ran
     assert again == printed and (project / "app").read_bytes() == first
+
+
+def test_an_object_built_into_another_directory_is_given_back(tmp_path):
+    """An object's bytes do not hold its name: the same compile with `-o b/k.o` after
+    `-o a/k.o` (an out-of-tree build, a fresh build directory) is given back. A dependency
+    file names its target, so under -MD it compiles again."""
+    project = _project(tmp_path / "p")
+    for name in ("a", "b", "c", "d"):
+        (project / name).mkdir()
+    ran, unit, _ = _compile(project, [], tmp_path, ("-c", "k.c", "-o", "a/k.o"), ())
+    assert ran and unit["status"] == "pycc", unit
+    ran, unit, _ = _compile(project, [], tmp_path, ("-c", "k.c", "-o", "b/k.o"), ())
+    assert ran == [] and unit["cache"] == "hit", ran
+    assert (project / "a" / "k.o").read_bytes() == (project / "b" / "k.o").read_bytes()
+    _compile(project, [], tmp_path, ("-c", "k.c", "-o", "c/k.o"))
+    ran, unit, _ = _compile(project, [], tmp_path, ("-c", "k.c", "-o", "d/k.o"))
+    assert ran and "d/k.o:" in (project / "d" / "k.d").read_text()
 
 
 def test_a_changed_header_compiles_again(tmp_path):
