@@ -6,9 +6,10 @@ generic CPU (`-march=x86-64-v4`) and gcc 12 under `-march=native` on that Xeon u
 pycc-stencil decides itself: the width the flags ask for (gcc's `-mprefer-vector-width=`
 and `-mprefer-avx128`, the last one winning), else the widest the ISA has. The code it takes
 over is time-tiled stencils running in cache, where 512-bit vectors paid on that Xeon
-(2-D diamond tiles 1.05-1.15x the 256-bit code, 3-D ones 0.92-1.10x, in noise of about
-+-10 %; docs/tiling_benchmarks.md, "512-bit vectors"); no AVX-512 CPU with frequency
-licences (Skylake-SP) was measured.
+(nine iterated stencils 1.04-1.26x the 256-bit code on one thread, side by side in one run;
+docs/tiling_benchmarks.md, "512-bit vectors"); no AVX-512 CPU with frequency licences
+(Skylake-SP) was measured. The `simd` pass binds 256 bits still (`HostX86.vector_bytes`:
+512 was mixed, docs/simd_benchmarks.md).
 """
 
 from __future__ import annotations
