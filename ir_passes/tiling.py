@@ -89,7 +89,8 @@ def _run(
             context.missed(f"loop nests not modelled: {exc}", at=function)
             continue
         for why in analysis.rejected:
-            context.missed(f"loop nest is not a SCoP: {why.reason}", at=why.at)
+            if not _generated(why.at):  # (code an earlier pass generated: not the user's)
+                context.missed(f"loop nest is not a SCoP: {why.reason}", at=why.at)
         pending: list[tuple[Scop, object, Outcome]] = []
         for scop in analysis.scops:
             if swaps and scop.entry in remainder_blocks(function):

@@ -14,7 +14,10 @@ import pytest
 import test_tiling
 from corpus.manifest import CORPUS_DIR, KERNELS
 from corpus_check import kernel_group, on_entry, sweep_if
+from pycc_stencil.emit.targets import host_target
 from pycc_stencil.frontend import lower_file
+from pycc_stencil.ir_passes.core.machine_model import SERIAL
+from pycc_stencil.ir_passes.pipeline import parse_pipeline, run_passes
 from pycc_stencil.polyhedral.codegen import TwoLevel
 from pycc_stencil.polyhedral.deps import compute_dependences
 from pycc_stencil.polyhedral.schedule import time_tile as time_tile_module
@@ -296,6 +299,18 @@ def test_diamonds_are_sized_for_the_l1_where_it_holds_enough_steps(function, l1,
     )
     (done,) = outcome.done
     assert done.split(") of ")[1].split(",")[0] == expected, done
+
+
+def test_later_passes_say_nothing_of_the_code_time_tiles_generated(stencil):
+    """`fuse-tile` after `time-tile` (serial tile loops, compiler mode's default) finds the
+    generated tile loops no SCoP: no remark for the user (it had no file and line)."""
+    module = lower_file(stencil("jacobi2d_two")).module
+    target = host_target(parallel_runtime=SERIAL)
+    result = run_passes(module, parse_pipeline("time-tile,fuse-tile"), target=target)
+    remarks = [r for r in result.remarks if r.function == "jacobi2d_two"]
+    assert any(r.message.startswith("time-tiled") for r in remarks), remarks
+    assert not [r for r in remarks if "not a SCoP" in r.message], [str(r) for r in remarks]
+    assert all(r.location is not None for r in remarks), [str(r) for r in remarks]
 
 
 # --------------------------------------------------------------------------------------------
