@@ -62,6 +62,7 @@ class UnitRecord(_Record):
         reason: str | None = None,
         cache: str | None = None,  # "hit", "miss" or None (not looked up)
         functions: list[FunctionRecord] | None = None,
+        #: frontend, passes, codegen, total; cc: cc's compiles summed (they overlap the rest)
         time_ms: dict[str, float] | None = None,
     ):
         super().__init__(
