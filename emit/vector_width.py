@@ -36,8 +36,14 @@ def preferred_width(flags: Sequence[str], features: str) -> str | None:
             chosen = "128"
     if chosen in _PREFERENCE:
         return chosen
-    enabled = {name[1:]: name[0] == "+" for name in features.split(",") if name[:1] in "+-"}
-    return "512" if enabled.get("avx512f") else None
+    return "512" if "avx512f" in enabled_features(features) else None
+
+
+def enabled_features(features: str) -> set[str]:
+    """The names an LLVM feature string (`+avx2,-avx512f,...`) leaves on, the last sign of
+    each name winning."""
+    signs = {name[1:]: name[0] for name in features.split(",") if name[:1] in "+-"}
+    return {name for name, sign in signs.items() if sign == "+"}
 
 
 def with_preferred_width(flags: Sequence[str], features: str) -> str:

@@ -44,7 +44,7 @@ def diamond_tile(depth: int, bytes_per_point: int, l2: int, l1: int = 0) -> list
     largest power of two for which that mean slab fits half the L1 cache (with rows of
     `L1_DIAMOND_ROW` points in 2-D), if that S is at least `L1_DIAMOND_MIN`; else half the L2
     (>= 8, rows of 512 in 2-D; 3-D slabs never fit the L1). On a Xeon with 48 KiB of L1 and
-    2 MiB of L2 the L1's diamonds ran faster than the L2's: jacobi-1d's of 2048 2.8x faster
+    2 MiB of L2 the L1's diamonds ran faster than the L2's: jacobi-1d's of 2048 2.6x faster
     than 131072, jacobi-2d's and heat-2d's of 32x32x64 1.2x faster than 256x256x512, fdtd-2d's
     1.1-1.4x faster than 128x128x512 (docs/tiling_benchmarks.md). An L2 set smaller than the
     L1 (`-fpycc-cache-size=`) bounds both. (Sized for the widest step, S, fdtd-2d's tiles were half

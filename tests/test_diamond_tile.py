@@ -288,7 +288,7 @@ def test_the_mod2_form_and_the_two_array_form_get_the_same_default_diamonds(sten
 )
 def test_diamonds_are_sized_for_the_l1_where_it_holds_enough_steps(function, l1, expected):
     """jacobi-1d at 4 million points x 100 sweeps, diamonds of 2048 (the L1's) against
-    131072 (the L2's): 2.8x faster on a Xeon (48 KiB L1, 2 MiB L2); jacobi-2d at 2800^2
+    131072 (the L2's): 2.6x faster on a Xeon (48 KiB L1, 2 MiB L2); jacobi-2d at 2800^2
     x 100, 32x32x64 against 256x256x512: 1.2x; fdtd-2d, 32x32x64 against 128x128x512:
     1.1-1.4x (docs/tiling_benchmarks.md)."""
     entry = _corpus(function)

@@ -14,6 +14,7 @@ from llvmlite import ir
 from ...ir_passes.core.machine_model import POOL
 from ...ir_passes.core.target import Cost, Target
 from ..cc_machine import sysfs_cache_bytes
+from ..vector_width import enabled_features
 
 
 class HostX86(Target):
@@ -45,8 +46,7 @@ class HostX86(Target):
 
     @property
     def vector_bytes(self) -> int:
-        signs = {f[1:]: f[0] for f in self.features.split(",") if f[:1] in "+-"}  # last wins
-        enabled = {name for name, sign in signs.items() if sign == "+"}
+        enabled = enabled_features(self.features)
         # the `simd` binding's explicit vectors: 256 bits even with AVX-512 (not measured for
         # it; LLVM's vectorizers use 512: `emit.vector_width`), 128 where the flags ask
         if "prefer-128-bit" in enabled:
