@@ -19,9 +19,11 @@ reduction `sum += w[k] * in[x + k]` accumulates per lane), so results are bit-id
 scalar loop. The only reordering is between lanes of one vector: memory accesses of lanes
 0..W-1 of an instruction all happen before the next instruction's. That is legal unless a store
 of one lane meets an access of another lane in the other order; the pass proves this from the
-affine addresses when their distance is constant, and otherwise guards each vector iteration
-with a run-time check that the byte ranges the U lanes touch do not overlap (when they do, the
-scalar remainder loop finishes the loop). Iterations left over (T mod U) run in the original
+affine addresses when their distance is constant, and otherwise checks at run time, before the
+loop where it can (accesses of one constant stride: their distance; of different constant
+strides: the byte ranges they touch over the whole loop), else at each vector iteration (the
+byte ranges its U lanes touch), that they do not overlap; when they do, the scalar remainder
+loop finishes the loop. Iterations left over (T mod U) run in the original
 scalar loop.
 
 Integer reductions `s = s op x` (add, mul, and, or, xor: exact in any order with wrapping
@@ -36,6 +38,7 @@ or `auto` where the target's costs favour it) by shuffles of the row's vectors l
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from llvmlite import ir
@@ -53,7 +56,15 @@ from .core.symbolic import Expr
 from .ifconvert import if_convert, intrinsic_stem
 from .peel import Stream, peel_before, peel_count
 from .registry import PassContext, bounded_int, register
-from .unroll import Decline, UnrolledLoop, is_remainder, unroll_loop, unrolled_loops
+from .unroll import (
+    Decline,
+    UnrolledLoop,
+    exit_test,
+    is_remainder,
+    is_slice_of,
+    unroll_loop,
+    unrolled_loops,
+)
 
 _BINARY = frozenset(
     "add sub mul sdiv udiv srem urem shl lshr ashr and or xor fadd fsub fmul fdiv frem".split()
@@ -590,15 +601,30 @@ class _Binder:
             low, high = b.select(ordered, first, last), b.select(ordered, last, first)
         return low, b.add(high, ir.Constant(ir.IntType(64), access.size))
 
-    def ranges_apart(self, pairs: list[tuple[_Access, _Access]], lanes: int) -> ir.Value:
-        """True when, for every pair, the byte ranges of lanes 0..lanes-1 do not overlap."""
+    def whole_loop_footprint(self, access: _Access, last: ir.Value) -> tuple[ir.Value, ir.Value]:
+        """[low, high) byte addresses a constant-stride access touches in iterations
+        0..`last` (an i64) of the loop, from lane 0's address."""
+        b = self.builder
+        first = self.address(access, 0)
+        size = ir.Constant(ir.IntType(64), access.size)
+        extent = b.mul(last, ir.Constant(ir.IntType(64), access.stride))
+        if access.stride < 0:
+            return b.add(first, extent), b.add(first, size)
+        return first, b.add(b.add(first, extent), size)
+
+    def ranges_apart(
+        self,
+        pairs: list[tuple[_Access, _Access]],
+        footprint: Callable[[_Access], tuple[ir.Value, ir.Value]],
+    ) -> ir.Value:
+        """True when, for every pair, the byte ranges `footprint` gives do not overlap."""
         b = self.builder
         condition = ir.Constant(ir.IntType(1), 1)
         footprints: dict[_Access, tuple[ir.Value, ir.Value]] = {}
         for first, second in pairs:
             for access in (first, second):
                 if access not in footprints:
-                    footprints[access] = self.footprint(access, lanes)
+                    footprints[access] = footprint(access)
             low1, high1 = footprints[first]
             low2, high2 = footprints[second]
             apart = b.or_(b.icmp_unsigned("<=", high1, low2), b.icmp_unsigned("<=", high2, low1))
@@ -643,21 +669,32 @@ def _bind(function: ir.Function, plan: _Plan, record: UnrolledLoop, width: int) 
         for a, b in plan.runtime_checks
         if isinstance(a.stride, int) and a.stride != 0 and a.stride == b.stride
     ]
-    varying = [pair for pair in plan.runtime_checks if pair not in invariant]
+    # pairs of other constant strides (an int16 row read, a uint8 row written): their
+    # whole-loop ranges are tested once, before the loop, instead of at every iteration
+    constant = (
+        [
+            (a, b)
+            for a, b in plan.runtime_checks
+            if (a, b) not in invariant and isinstance(a.stride, int) and isinstance(b.stride, int)
+        ]
+        if _last_iteration_computable(plan)
+        else []
+    )
+    varying = [pair for pair in plan.runtime_checks if pair not in invariant + constant]
     # a failed check, before the loop or in it, sends the iterations left to the remainder
     record.checked = bool(plan.runtime_checks)
     record.vectorized = True
     # shuffled rows load lanes of later groups early: the tested window grows by a vector
     window = record.factor + width if plan.neighbours else width
-    if invariant:
-        _guard_before_loop(plan, record, width, invariant, window)
+    if invariant or constant:
+        _guard_before_loop(plan, record, width, invariant, constant, window)
     check = None
     if varying:
         check = ir.Block(function, f"{uh.name}.simd.check")
         blocks.append(check)
         binder.builder = ir.IRBuilder(check)
         lanes = record.factor + (width if plan.neighbours else 0)
-        condition = binder.ranges_apart(varying, lanes)
+        condition = binder.ranges_apart(varying, lambda a: binder.footprint(a, lanes))
     body = ir.Block(function, f"{uh.name}.simd")
     blocks.append(body)
     binder.builder = ir.IRBuilder(body)
@@ -764,22 +801,51 @@ def _guard_before_loop(
     plan: _Plan,
     record: UnrolledLoop,
     width: int,
-    pairs: list[tuple[_Access, _Access]],
+    same_stride: list[tuple[_Access, _Access]],
+    other_strides: list[tuple[_Access, _Access]],
     window: int,
 ) -> None:
-    """Test in the preheader that `pairs` (same constant stride) never overlap across the
-    lanes of one vector iteration, and enter the vector loop only if so."""
+    """Test in the preheader that the pairs of `same_stride` (one constant stride) never
+    overlap across the lanes of one vector iteration, and that those of `other_strides`
+    (constant strides) touch disjoint ranges over the whole loop; enter the vector loop
+    only if so."""
     preheader, initial = _entry(record)
     binder = _Binder(plan, record, width, initial, speculative=True)
     binder.builder = ir.IRBuilder(preheader)
     binder.builder.position_before(preheader.terminator)
-    apart = binder.distances_apart(pairs, window)
+    apart = binder.distances_apart(same_stride, window)
+    if other_strides:
+        last = _last_iteration_bound(binder, plan.loop)
+        disjoint_ranges = binder.ranges_apart(
+            other_strides, lambda a: binder.whole_loop_footprint(a, last)
+        )
+        apart = binder.builder.and_(apart, disjoint_ranges)
     term = record.header.terminator
     builder = ir.IRBuilder(record.header)
     builder.position_before(term)
     guard = builder.and_(term.operands[0], apart, name="simd.guard")
     term.operands = [guard, *term.operands[1:]]
     term._clear_string_cache()
+
+
+def _last_iteration_computable(plan: _Plan) -> bool:
+    """Whether the preheader can compute `_last_iteration_bound` (the exit test's values
+    are the induction variables and pure arithmetic on them and on invariants)."""
+    _, v, bound, _, _ = exit_test(plan.loop)
+    return all(is_slice_of(value, plan.loop, plan.ivs) for value in (v, bound))
+
+
+def _last_iteration_bound(binder: _Binder, loop: Loop) -> ir.Value:
+    """An i64 K such that the loop, entered with lane 0's values, runs no iteration after
+    iteration K: |B - v0| / |step| for the header's exit test `v pred B` (v0: v's first
+    value). Exact whenever the vector loop runs (the loop then passes its test at least once,
+    so the distance fits v's width unsigned)."""
+    _, v, bound, step, _ = exit_test(loop)
+    b = binder.builder
+    v0, b0 = binder.scalar(v, 0), binder.scalar(bound, 0)
+    distance = b.sub(b0, v0) if step > 0 else b.sub(v0, b0)
+    last = b.udiv(distance, ir.Constant(distance.type, abs(step)))
+    return b.zext(last, ir.IntType(64)) if last.type.width < 64 else last
 
 
 #: how `simd` reads the neighbours `x-1, x, x+1` of a row

@@ -32,6 +32,7 @@ the reason; an unrolled loop gets `loop unrolled by N [-Rpass=unroll]` at its he
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 
 from llvmlite import ir
@@ -272,6 +273,16 @@ def clone_slice(value: ir.Value, loop: Loop, block: ir.Block, values: dict) -> i
 
 
 _SLICE_OPS = frozenset({"add", "sub", "mul", "shl", "sext", "zext", "trunc"})
+
+
+def is_slice_of(value: ir.Value, loop: Loop, phis: Collection[ins.PhiInstr]) -> bool:
+    """Whether `value` is computed inside `loop` only by the pure integer arithmetic
+    `clone_slice` copies, from values outside it and from `phis`."""
+    if not isinstance(value, ins.Instruction) or value.parent not in loop or value in phis:
+        return True
+    if isinstance(value, ins.PhiInstr) or value.opname not in _SLICE_OPS:
+        return False
+    return all(is_slice_of(operand, loop, phis) for operand in value.operands)
 
 
 def unroll_loop(function: ir.Function, loop: Loop, factor: int) -> UnrolledLoop:

@@ -315,34 +315,53 @@ def test_strided_columns_with_any_stride_are_bit_exact(kernels_c, stride):
     assert passed_by(remarks, "simd"), remarks
 
 
+def _overlapping_runs(kernels_c, passes, name, n, input_bytes, offset):
+    """`name(n, in, out)` run by pycc-stencil's and cc's builds with `out` at `in` plus
+    `offset` bytes in one random buffer: the two buffers' final bytes, and the simd remark."""
+    unit = compiled(kernels_c, [], passes)
+    (done,) = [
+        r.message
+        for r in unit.remarks
+        if r.function == name and r.kind == "passed" and r.pass_name == "simd"
+    ]
+    functions = {
+        "pycc": unit.function(name),
+        "cc": unit.source.reference_of(name).function(name),
+    }
+    margin = input_bytes + 128
+    base = np.random.default_rng(7).integers(0, 256, 3 * margin, dtype=np.uint8)
+
+    def run(function) -> bytes:
+        memory = base.copy()
+        address = memory.ctypes.data + margin
+        function(n, address, address + offset)
+        return memory.tobytes()
+
+    return {side: in_child(lambda f=function: run(f)) for side, function in functions.items()}, done
+
+
 @on_source("simd-kernels.c")
 @pytest.mark.parametrize("passes", ["simd(8)", "unroll(16),simd(4,shuffle)"])
 @pytest.mark.parametrize("offset", [-21, -8, -3, -1, 0, 1, 3, 9])
 def test_overlapping_buffers_take_the_scalar_path_when_needed(kernels_c, offset, passes):
     """`smooth(in, out)` with out = in shifted by `offset` elements: the vector loop must give
     what cc's build of the C gives whatever the overlap (the run-time check falls back)."""
-    n = 41
-    unit = compiled(kernels_c, [], passes)
-    (done,) = [
-        r.message
-        for r in unit.remarks
-        if r.function == "smooth" and r.kind == "passed" and r.pass_name == "simd"
-    ]
+    results, done = _overlapping_runs(kernels_c, passes, "smooth", 41, 41 * 4, offset * 4)
     assert "with a run-time overlap check" in done, done
-    functions = {
-        "pycc": unit.function("smooth"),
-        "cc": unit.source.reference_of("smooth").function("smooth"),
-    }
-    rng = np.random.default_rng(7)
-    base = rng.uniform(-1, 1, n + 60).astype(np.float32)
+    assert results["pycc"] == results["cc"]
 
-    def run(function) -> bytes:
-        memory = base.copy()
-        address = memory.ctypes.data
-        function(n, address + 30 * 4, address + (30 + offset) * 4)
-        return memory.tobytes()
 
-    results = {side: in_child(lambda f=function: run(f)) for side, function in functions.items()}
+@on_source("simd-kernels.c")
+@pytest.mark.parametrize("offset", [-90, -41, -40, -7, 0, 1, 40, 41, 50, 80, 81, 82])
+def test_buffers_of_two_strides_are_tested_once_over_the_whole_loop(kernels_c, offset):
+    """`saturate(a, b)` reads int16 and writes uint8 (strides 2 and 1): one test before the
+    loop covers every iteration (no test per vector iteration), and an overlap only the
+    loop's last vectors meet (b in the upper half of a) still sends the loop to its scalar
+    path."""
+    text = _function_text(_run(kernels_c, "simd(8)"), "saturate")
+    assert "simd.check" not in text and "simd.guard" in text, text
+    results, done = _overlapping_runs(kernels_c, "simd(8)", "saturate", 41, 41 * 2, offset)
+    assert "with a run-time overlap check" in done, done
     assert results["pycc"] == results["cc"]
 
 
