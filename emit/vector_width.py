@@ -8,8 +8,8 @@ and `-mprefer-avx128`, the last one winning), else the widest the ISA has. The c
 over is time-tiled stencils running in cache, where 512-bit vectors paid on that Xeon
 (nine iterated stencils 1.04-1.26x the 256-bit code on one thread, side by side in one run;
 docs/tiling_benchmarks.md, "512-bit vectors"); no AVX-512 CPU with frequency licences
-(Skylake-SP) was measured. The `simd` pass binds 256 bits still (`HostX86.vector_bytes`:
-512 was mixed, docs/simd_benchmarks.md).
+(Skylake-SP) was measured. The `simd` pass follows for elements of 4 bytes or more and binds
+256 bits of narrower ones (`HostX86.simd_lanes`, measured: docs/simd_benchmarks.md).
 """
 
 from __future__ import annotations

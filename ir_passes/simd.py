@@ -30,8 +30,9 @@ Integer reductions `s = s op x` (add, mul, and, or, xor: exact in any order with
 arithmetic) keep one vector accumulator per group and are reduced after the vector loop. Loops
 with early exits, floating-point reductions across iterations (vectorizing them would
 reassociate), recurrences, or unsupported instructions stay scalar with a
-`-Rpass-missed=simd` remark saying why. `simd` without a width uses the target's vector register
-size (the module's Target's `vector_bytes`) divided by the widest element the loop loads or stores.
+`-Rpass-missed=simd` remark saying why. `simd` without a width binds the lanes the module's
+Target gives for the widest element the loop loads or stores (`Target.simd_lanes`: a vector
+register of them).
 Neighbours `x-1, x, x+1` of a row are read by one unaligned load each, or (`simd(W,shuffle)`,
 or `auto` where the target's costs favour it) by shuffles of the row's vectors loaded once.
 """
@@ -982,7 +983,7 @@ def _all_in_vectors(loop: Loop, factor: int) -> str:
 def _width_for(context: PassContext, plan: _Plan, width: int | None) -> int:
     if width is not None:
         return int(width)
-    return max(1, context.target.vector_bytes // plan.element_size)
+    return context.target.simd_lanes(plan.element_size)
 
 
 @register("simd", (SimdWidth, NeighbourMode), defaults=(None, "auto"))

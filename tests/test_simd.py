@@ -371,6 +371,15 @@ def test_width_from_the_target():
     assert host_target(features="+avx,+avx512f,-prefer-128-bit,-prefer-256-bit").vector_bytes == 32
     assert host_target(features="+avx,+avx2,+prefer-128-bit,+prefer-256-bit").vector_bytes == 16
     assert host_target(features="+avx,-avx").vector_bytes == 16  # the last sign wins
+    # the default binding: 512-bit vectors of 4- and 8-byte elements with AVX-512, as
+    # LLVM's vectorizers; 256 bits of narrower ones, or where the flags prefer 256 or 128
+    wide = host_target(features="+avx,+avx2,+avx512f,+avx512bw,-prefer-128-bit,-prefer-256-bit")
+    assert [wide.simd_lanes(n) for n in (1, 2, 4, 8)] == [32, 16, 16, 8]
+    for narrower in ("+prefer-256-bit", "-avx512f"):
+        target = host_target(features=f"+avx,+avx2,+avx512f,+avx512bw,{narrower}")
+        assert [target.simd_lanes(n) for n in (1, 2, 4, 8)] == [32, 16, 8, 4]
+    assert host_target(features="+avx,+avx2").simd_lanes(4) == 8
+    assert host_target(features="+avx512f,+prefer-128-bit,+prefer-256-bit").simd_lanes(4) == 4
     assert target_named("hexagon").vector_bytes == 128
     assert target_named("c66x").vector_bytes == 8
 

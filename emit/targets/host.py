@@ -47,11 +47,23 @@ class HostX86(Target):
     @property
     def vector_bytes(self) -> int:
         enabled = enabled_features(self.features)
-        # the `simd` binding's explicit vectors: 256 bits even with AVX-512 (not measured for
-        # it; LLVM's vectorizers use 512: `emit.vector_width`), 128 where the flags ask
+        # 256 bits even with AVX-512 (see `simd_lanes`), 128 where the flags ask
         if "prefer-128-bit" in enabled:
             return 16
         return 32 if "avx" in enabled else 16  # SSE2 is part of x86-64
+
+    def simd_lanes(self, element_bytes: int) -> int:
+        """512-bit vectors of elements of 4 bytes or more where the ISA has AVX-512 and the
+        flags do not ask for narrower ones (as LLVM's vectorizers, `emit.vector_width`), else
+        `vector_bytes`' 256 bits. Measured on an AVX-512 Xeon (docs/simd_benchmarks.md):
+        512 bits won on the float kernels (Harris 1.2x, Jacobi and LucasKanade 1.15-1.2x the
+        256-bit binding) and lost on the int16 and uint8 ones, whose arithmetic in `int`
+        then spans 2-4 registers per vector and whose remainder grows."""
+        enabled = enabled_features(self.features)
+        wide = "avx512f" in enabled and not enabled & {"prefer-128-bit", "prefer-256-bit"}
+        if wide and element_bytes >= 4:
+            return 64 // element_bytes
+        return super().simd_lanes(element_bytes)
 
     def neighbour_costs(self, vector_size: int) -> tuple[float, float]:
         """2 load ports; a shift across a 256-bit vector takes 2 port-5 shuffles (vperm2f128 +

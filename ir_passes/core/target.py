@@ -74,10 +74,15 @@ class Target(ABC):
         SIMD binding's choice between an unaligned load per neighbour offset and loads on a
         grid plus shuffles, for vectors of `vector_size` bytes."""
 
+    def simd_lanes(self, element_bytes: int) -> int:
+        """The lanes `simd` without a width binds for a loop whose widest element loaded or
+        stored has `element_bytes` bytes: a full vector register of them."""
+        return max(1, self.vector_bytes // max(1, element_bytes))
+
     def vector_widths(self, element_bytes: int) -> list[int]:
         """Vector widths (lanes) the strategy search tries for `element_bytes`-byte elements:
-        1 (scalar), then the full register."""
-        lanes = max(1, self.vector_bytes // max(1, element_bytes))
+        1 (scalar), then what `simd` binds by default."""
+        lanes = self.simd_lanes(element_bytes)
         return [1] + ([lanes] if lanes > 1 else [])
 
     def loop_costs(self, module: ir.Module, iterations_per_trip: int) -> dict[str, Cost]:
