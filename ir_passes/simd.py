@@ -951,22 +951,31 @@ def _peel_for_alignment(plan: _Plan, record: UnrolledLoop, width: int) -> str:
 
 
 def _vector_epilogue(function: ir.Function, header: ir.Block, lanes: int) -> str:
-    """Bind the scalar remainder loop (header `header`) once more at half the width, so at
-    most lanes/2 - 1 iterations stay scalar (a 1022-pixel row at 32 lanes would leave 30);
-    the remark's suffix, or "" where it does not apply (narrow vectors, a peeled loop)."""
+    """Bind the scalar remainder loop (header `header`) once more at half the width, and its
+    own remainder at half that, down to 4 lanes, so at most 3 iterations stay scalar (a
+    1020-pixel row at 32 lanes would leave 28; 16 and 8 lanes then take 24 of them, as LLVM's
+    8-lane epilogue loop does); the remark's suffix, or "" where it does not apply (narrow
+    vectors, a peeled loop)."""
+    widths = []
     half = lanes // 2
-    if half < 4:
+    while half >= 4:
+        invalidate(function)
+        remainder = next(o for o in loops_of(function).loops if o.header is header)
+        try:
+            plan = _plan(remainder)
+            _check_dependences(plan, half)
+            record = unroll_loop(function, remainder, half)
+        except Decline:
+            break
+        _bind(function, plan, record, half)
+        widths.append(half)
+        half //= 2
+    if not widths:
         return ""
-    invalidate(function)
-    remainder = next(o for o in loops_of(function).loops if o.header is header)
-    try:
-        plan = _plan(remainder)
-        _check_dependences(plan, half)
-        record = unroll_loop(function, remainder, half)
-    except Decline:
-        return ""
-    _bind(function, plan, record, half)
-    return f", and a {half}-wide epilogue"
+    if len(widths) == 1:
+        return f", and a {widths[0]}-wide epilogue"
+    named = ", ".join(str(w) for w in widths[:-1]) + f" and {widths[-1]}"
+    return f", and {named}-wide epilogues"
 
 
 def _all_in_vectors(loop: Loop, factor: int) -> str:

@@ -32,6 +32,7 @@ the reason; an unrolled loop gets `loop unrolled by N [-Rpass=unroll]` at its he
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Collection
 from dataclasses import dataclass
 
@@ -258,6 +259,49 @@ def build_guard(block: ir.Block, pred: str, v0, b0, step: int, span: int, metada
     return guard
 
 
+def _limit_before(loop: Loop, pred: str, bound: ir.Value, step: int, span: int):
+    """The exit test `v pred B` of N more iterations, `v + span*sign(step) pred B`, as one
+    comparison with a limit computed once in the preheader (None for `!=` tests or a bound
+    the loop computes from more than invariants): `v < L` with L = B - span (+1 for `<=`),
+    `v > L` with L = B + span (-1 for `>=`), exact in v's width; where L would overflow no v
+    passes, so L is the type's extreme that none passes. A vector loop then tests its trip
+    count once per iteration, as LLVM's own vectorizer does."""
+    kind = pred[1:] if pred[0] in "su" else pred
+    if kind == "ne" or not is_slice_of(bound, loop, ()):
+        return None
+    preheader = loop.preheader
+    terminator = preheader.terminator
+    preheader.instructions.remove(terminator)
+    b0 = clone_slice(bound, loop, preheader, {})
+    width = b0.type.width
+    signed = pred[0] == "s"
+    low, high = (-(1 << (width - 1)), (1 << (width - 1)) - 1) if signed else (0, (1 << width) - 1)
+    offset = span - (1 if kind in ("le", "ge") else 0)  # >= 0: span is at least 1
+    builder = ir.IRBuilder(preheader)
+    compare = builder.icmp_signed if signed else builder.icmp_unsigned
+    constant = functools.partial(ir.Constant, b0.type)
+    if step > 0:  # L = B - offset, valid when B >= low + offset
+        valid = compare(">=", b0, constant(low + offset))
+        limit = builder.select(valid, builder.sub(b0, constant(offset)), constant(low))
+    else:  # L = B + offset, valid when B <= high - offset
+        valid = compare("<=", b0, constant(high - offset))
+        limit = builder.select(valid, builder.add(b0, constant(offset)), constant(high))
+    limit.name = "unroll.limit"
+    preheader.instructions.append(terminator)
+    return limit
+
+
+def _compare_with_limit(block: ir.Block, pred: str, v0, limit, step: int, metadata: dict):
+    """`v0 < limit` (`>` for a negative step), signed or unsigned as `pred`, at the end of
+    `block`: the guard `_limit_before` prepared."""
+    builder = ir.IRBuilder(block)
+    builder.position_at_end(block)
+    compare = builder.icmp_signed if pred[0] == "s" else builder.icmp_unsigned
+    guard = compare("<" if step > 0 else ">", v0, limit, name="unroll.guard")
+    guard.metadata.update(metadata)
+    return guard
+
+
 def clone_slice(value: ir.Value, loop: Loop, block: ir.Block, values: dict) -> ir.Value:
     """`value` recomputed at the end of `block` from `values` (the header phis' values there):
     the pure integer arithmetic inside the loop it depends on is copied."""
@@ -316,7 +360,11 @@ def unroll_loop(function: ir.Function, loop: Loop, factor: int) -> UnrolledLoop:
     for instr in rest:
         values[instr] = clone_instruction(instr, uh, values, {})
     v0, b0 = values.get(v, v), values.get(bound, bound)
-    guard = build_guard(uh, pred, v0, b0, step, span, header.terminator.metadata)
+    limit = _limit_before(loop, pred, bound, step, span)
+    if limit is None:
+        guard = build_guard(uh, pred, v0, b0, step, span, header.terminator.metadata)
+    else:
+        guard = _compare_with_limit(uh, pred, v0, limit, step, header.terminator.metadata)
 
     # the copies: entry blocks (copy 0 enters through UH) and body blocks, then their contents
     entries = [uh] + [new_block(f"{header.name}.u{k}") for k in range(1, factor)]

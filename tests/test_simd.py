@@ -250,6 +250,19 @@ def test_vector_ir_is_visible_and_the_loop_steps_by_the_width(kernels_c):
     )
 
 
+def test_the_remainder_is_bound_at_halving_widths_down_to_4_lanes(kernels_c):
+    """At most 3 iterations stay scalar after a 16-lane loop: 8- and 4-lane epilogues."""
+    result = _run(kernels_c, "simd(16)")
+    steps = sorted(
+        iv.step
+        for lp in loops_of(result.module.get_global("add")).loops
+        for iv in lp.induction_variables
+    )
+    assert steps == [1, 4, 8, 16]
+    (message,) = [r.message for r in result.remarks if r.function == "add"]
+    assert message.endswith("and 8 and 4-wide epilogues"), message
+
+
 def test_unrolled_loop_is_bound_in_groups(kernels_c):
     text = _function_text(_run(kernels_c, "unroll(8),simd(4)"), "add")
     assert text.count("store <4 x float>") == 2

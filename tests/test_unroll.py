@@ -3,6 +3,7 @@ sizes (smaller than the factor, prime), the IV step of the unrolled loop, remark
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from corpus.manifest import KERNELS
 from corpus_check import assert_fired, busiest, case_label, check_case, on_entry
@@ -102,3 +103,73 @@ def test_factor_one_is_a_no_op(lowered):
 def test_factor_below_one_is_a_pipeline_error(text):
     with pytest.raises(PipelineError, match="not a valid unroll factor"):
         parse_pipeline(text)
+
+
+#: loops whose bounds may lie at the ends of their type: the unrolled loop's limit
+#: (`B - span`, `B + span`) must not wrap there
+EXTREMES = """
+int up(int lo, int hi, int *out) {
+  int k = 0;
+  for (int i = lo; i < hi; i++) out[k++ & 15] = i;
+  return k;
+}
+int up_le(int lo, int hi, int *out) {
+  int k = 0;
+  for (int i = lo; i <= hi; i++) out[k++ & 15] = i;
+  return k;
+}
+int down(int hi, int lo, int *out) {
+  int k = 0;
+  for (int i = hi; i > lo; i--) out[k++ & 15] = i;
+  return k;
+}
+int down_ge(int hi, int lo, int *out) {
+  int k = 0;
+  for (int i = hi; i >= lo; i--) out[k++ & 15] = i;
+  return k;
+}
+int up_unsigned(unsigned lo, unsigned hi, int *out) {
+  int k = 0;
+  for (unsigned i = lo; i < hi; i++) out[k++ & 15] = (int)i;
+  return k;
+}
+"""
+MIN, MAX, UMAX = -(2**31), 2**31 - 1, 2**32 - 1
+#: (first, bound) of each function: empty, shorter than the factor, longer, at both ends
+EXTREME_RANGES = {
+    "up": [(MIN, MIN), (MIN, MIN + 2), (MIN, MIN + 13), (MAX - 13, MAX), (-5, 6)],
+    "up_le": [(MIN, MIN + 1), (MIN, MIN + 12), (MAX - 12, MAX - 1), (-5, 6), (3, 2)],
+    "down": [(MAX, MAX), (MAX, MAX - 2), (MAX, MAX - 13), (MIN + 13, MIN), (6, -5)],
+    "down_ge": [(MAX, MAX - 1), (MAX, MAX - 12), (MIN + 12, MIN + 1), (6, -5), (2, 3)],
+    "up_unsigned": [(0, 0), (0, 2), (0, 13), (UMAX - 13, UMAX), (UMAX - 1, 1)],
+}
+
+
+@pytest.mark.parametrize("name", sorted(EXTREME_RANGES))
+def test_the_unrolled_loop_tests_a_limit_that_never_wraps(module_c_file, name):
+    """The unrolled loop compares its IV with one limit computed before the loop (not the
+    bound and the distance left at every iteration), and runs exactly the iterations cc's
+    build runs at the ends of the IV's type."""
+    from corpus_check import compiled, in_child
+
+    path = module_c_file("extremes", EXTREMES)
+    text = str(run_passes(lower_file(path).module, parse_pipeline("unroll(4)"), target=HOST)
+               .module.get_global(name))  # fmt: skip
+    assert "icmp" in text and '%"unroll.limit"' in text, text
+    guards = [line for line in text.splitlines() if '%"unroll.guard" =' in line]
+    assert len(guards) == 1 and '%"unroll.limit"' in guards[0], guards
+    unit = compiled(path, [], "unroll(4)")
+    ranges = EXTREME_RANGES[name]
+
+    def run(function):
+        results = []
+        for first, bound in ranges:
+            out = np.zeros(16, dtype=np.int32)
+            results.append((function(first, bound, out.ctypes.data), out.tobytes()))
+        return results
+
+    pycc = in_child(lambda: run(unit.function(name)))
+    cc = in_child(lambda: run(unit.source.reference_of(name).function(name)))
+    for case, mine, theirs in zip(ranges, pycc, cc, strict=True):
+        assert mine == theirs, case
+    assert max(count for count, _ in cc) >= 8  # the unrolled loop ran somewhere
