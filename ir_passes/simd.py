@@ -665,23 +665,18 @@ def _bind(function: ir.Function, plan: _Plan, record: UnrolledLoop, width: int) 
     position = function.blocks.index(record.body[0])
     blocks: list[ir.Block] = []
     middle = next(t for t in uh.terminator.operands[1:] if t is not record.entry)
-    invariant = [
-        (a, b)
-        for a, b in plan.runtime_checks
-        if isinstance(a.stride, int) and a.stride != 0 and a.stride == b.stride
-    ]
-    # pairs of other constant strides (an int16 row read, a uint8 row written): their
-    # whole-loop ranges are tested once, before the loop, instead of at every iteration
-    constant = (
-        [
-            (a, b)
-            for a, b in plan.runtime_checks
-            if (a, b) not in invariant and isinstance(a.stride, int) and isinstance(b.stride, int)
-        ]
-        if _last_iteration_computable(plan)
-        else []
-    )
-    varying = [pair for pair in plan.runtime_checks if pair not in invariant + constant]
+    # pairs of one constant stride: their distance is tested before the loop; of other
+    # constant strides (an int16 row read, a uint8 row written): the byte ranges they cover
+    # over the whole loop, also before it; of strides the loop computes: every iteration
+    invariant, constant, varying = [], [], []
+    whole_loop = _last_iteration_computable(plan)
+    for a, b in plan.runtime_checks:
+        if isinstance(a.stride, int) and a.stride != 0 and a.stride == b.stride:
+            invariant.append((a, b))
+        elif whole_loop and isinstance(a.stride, int) and isinstance(b.stride, int):
+            constant.append((a, b))
+        else:
+            varying.append((a, b))
     # a failed check, before the loop or in it, sends the iterations left to the remainder
     record.checked = bool(plan.runtime_checks)
     record.vectorized = True
@@ -837,15 +832,19 @@ def _last_iteration_computable(plan: _Plan) -> bool:
 
 
 def _last_iteration_bound(binder: _Binder, loop: Loop) -> ir.Value:
-    """An i64 K such that the loop, entered with lane 0's values, runs no iteration after
-    iteration K: |B - v0| / |step| for the header's exit test `v pred B` (v0: v's first
-    value). Exact whenever the vector loop runs (the loop then passes its test at least once,
-    so the distance fits v's width unsigned)."""
-    _, v, bound, step, _ = exit_test(loop)
+    """The i64 index K of the last iteration the loop runs when entered with lane 0's
+    values, for the header's exit test `v pred B` (v0: v's first value): (|B - v0| - 1) /
+    |step| for `<`, `>` and `!=`, |B - v0| / |step| for `<=` and `>=`. Exact whenever the
+    vector loop runs: the loop then passes its test at least once, so the distance fits v's
+    width unsigned, and is at least 1 for a strict test."""
+    pred, v, bound, step, _ = exit_test(loop)
     b = binder.builder
     v0, b0 = binder.scalar(v, 0), binder.scalar(bound, 0)
     distance = b.sub(b0, v0) if step > 0 else b.sub(v0, b0)
-    last = b.udiv(distance, ir.Constant(distance.type, abs(step)))
+    if pred[-2:] not in ("le", "ge"):
+        distance = b.sub(distance, ir.Constant(distance.type, 1))
+    last = distance if abs(step) == 1 else b.udiv(distance, ir.Constant(distance.type, abs(step)))
+    last.name = "simd.last"
     return b.zext(last, ir.IntType(64)) if last.type.width < 64 else last
 
 
@@ -965,17 +964,17 @@ def _vector_epilogue(function: ir.Function, header: ir.Block, lanes: int) -> str
             plan = _plan(remainder)
             _check_dependences(plan, half)
             record = unroll_loop(function, remainder, half)
-        except Decline:
+            _bind(function, plan, record, half)
+        except Decline:  # (an unrolled loop left unbound is still the scalar loop's code)
             break
-        _bind(function, plan, record, half)
         widths.append(half)
         half //= 2
     if not widths:
         return ""
     if len(widths) == 1:
         return f", and a {widths[0]}-wide epilogue"
-    named = ", ".join(str(w) for w in widths[:-1]) + f" and {widths[-1]}"
-    return f", and {named}-wide epilogues"
+    named = ", ".join(f"{w}-" for w in widths[:-1]) + f" and {widths[-1]}-wide"
+    return f", and {named} epilogues"
 
 
 def _all_in_vectors(loop: Loop, factor: int) -> str:
@@ -987,6 +986,22 @@ def _all_in_vectors(loop: Loop, factor: int) -> str:
     if not count or count % factor:
         return ""
     return f", trip count {count}: no iteration left to the scalar remainder"
+
+
+def _value_operations(plan: _Plan) -> int:
+    """The instructions of the scalar body that compute values, not addresses (address
+    arithmetic: getelementptrs and what only they use): the loop's size for
+    `Target.simd_interleave`."""
+    users: dict[ir.Value, list[ir.Instruction]] = {}
+    for instr in plan.body:
+        for operand in instr.operands:
+            users.setdefault(operand, []).append(instr)
+    addresses: set[ir.Instruction] = set()
+    for instr in reversed(plan.body):  # users come after what they use
+        used_by = users.get(instr, [])
+        if instr.opname == "getelementptr" or (used_by and set(used_by) <= addresses):
+            addresses.add(instr)
+    return len(plan.body) - len(addresses)
 
 
 def _width_for(context: PassContext, plan: _Plan, width: int | None) -> int:
@@ -1028,8 +1043,11 @@ def simd(
                 if lanes == 1:
                     raise Decline("vector width 1")
                 _check_dependences(plan, lanes)
+                interleave = 1
                 if record is None:
-                    record = unroll_loop(function, loop, lanes)
+                    if width is None:
+                        interleave = context.target.simd_interleave(_value_operations(plan))
+                    record = unroll_loop(function, loop, lanes * interleave)
                 elif record.factor % lanes:
                     raise Decline(
                         f"unrolled by {record.factor}, which is not a multiple of the width {lanes}"
@@ -1038,7 +1056,7 @@ def simd(
                 _bind(function, plan, record, lanes)
                 peeled = _peel_for_alignment(plan, record, lanes)
                 exact = "" if peeled else _all_in_vectors(plan.loop, record.factor)
-                peeled += exact or _vector_epilogue(function, plan.loop.header, lanes)
+                peeled += exact or _vector_epilogue(function, plan.loop.header, lanes * interleave)
             except Decline as reason:
                 context.missed(f"loop not vectorized: {reason}", at=loop.header)
                 continue

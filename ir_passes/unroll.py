@@ -13,10 +13,13 @@ constant step `s`, possibly offset or extended), the pass builds
 
 Operands are remapped per copy (operand registration): in copy k a constant-step IV is
 `iv + k*s`, any other header phi is the value the previous copy sends along the latch edge,
-loop invariants stay themselves. The guard "iteration N-1 runs" is computed without overflow:
-with iteration 0 running, the distance `B - v` (`v - B` for a negative step) is exact as an
-unsigned value of v's width, and iterations 0..N-1 all run iff that distance exceeds (or, for
-`<=`/`>=`, reaches) (N-1)*|s|.
+loop invariants stay themselves. The guard is one comparison of v with a limit the preheader
+computes once where the bound is invariant arithmetic (`v < B - (N-1)*s`, `+1` for `<=`;
+mirrored for a negative step; the type's extreme where the limit would wrap, so no v passes).
+Otherwise (a `!=` test, a bound the loop computes) the guard "iteration N-1 runs" is computed
+without overflow: with iteration 0 running, the distance `B - v` (`v - B` for a negative step)
+is exact as an unsigned value of v's width, and iterations 0..N-1 all run iff that distance
+exceeds (or, for `<=`/`>=`, reaches) (N-1)*|s|.
 
 A rotated loop (clang's form: the exit test `v pred B` in the latch, the body runs once before
 it; a guard before the loop, if any, is left as it is) is unrolled the same way, except that UH

@@ -4,6 +4,7 @@ if-conversion of saturating/thresholding kernels."""
 
 from __future__ import annotations
 
+import ctypes
 import os
 import re
 
@@ -24,6 +25,8 @@ from corpus_check import (
     passed_by,
     sweep_if,
 )
+from llvmlite import ir
+from pycc_stencil.emit.host_jit import compile_module
 from pycc_stencil.emit.targets import host_target, target_named
 from pycc_stencil.frontend import lower_file
 from pycc_stencil.ir_passes.core.alignment import declare_row_alignment
@@ -260,7 +263,20 @@ def test_the_remainder_is_bound_at_halving_widths_down_to_4_lanes(kernels_c):
     )
     assert steps == [1, 4, 8, 16]
     (message,) = [r.message for r in result.remarks if r.function == "add"]
-    assert message.endswith("and 8 and 4-wide epilogues"), message
+    assert message.endswith("and 8- and 4-wide epilogues"), message
+
+
+def test_small_bodies_bind_several_vectors_per_iteration(kernels_c):
+    """`simd` without a width interleaves small bodies on the host, as LLVM's vectorizer does
+    (`c[i] = a[i] + b[i]`: 4 vectors); an explicit width, a large body or another target
+    binds one."""
+    assert [HOST.simd_interleave(n) for n in (6, 12, 13, 24, 25, 100)] == [4, 4, 2, 2, 1, 1]
+    assert target_named("c66x").simd_interleave(6) == 1
+    result = _run(kernels_c, "simd")
+    (message,) = [r.message for r in result.remarks if r.function == "add"]
+    assert ", 4 vectors per iteration" in message, message
+    (explicit,) = [r.message for r in _run(kernels_c, "simd(8)").remarks if r.function == "add"]
+    assert "vectors per iteration" not in explicit, explicit
 
 
 def test_unrolled_loop_is_bound_in_groups(kernels_c):
@@ -376,6 +392,54 @@ def test_buffers_of_two_strides_are_tested_once_over_the_whole_loop(kernels_c, o
     results, done = _overlapping_runs(kernels_c, "simd(8)", "saturate", 41, 41 * 2, offset)
     assert "with a run-time overlap check" in done, done
     assert results["pycc"] == results["cc"]
+
+
+#: loops of every exit test over an int16 row read and a uint8 row written (two strides)
+LAST_ITERATION = """
+#define F(name) void name(int lo, int hi, const short *s, unsigned char *d)
+F(lt) { for (int i = lo; i < hi; i++) d[i] = s[i] >> 1; }
+F(le) { for (int i = lo; i <= hi; i++) d[i] = s[i] >> 1; }
+F(gt) { for (int i = hi; i > lo; i--) d[i] = s[i] >> 1; }
+F(ge) { for (int i = hi; i >= lo; i--) d[i] = s[i] >> 1; }
+F(ne) { for (int i = lo; i != hi; i++) d[i] = s[i] >> 1; }
+F(lt3) { for (int i = lo; i < hi; i += 3) d[i] = s[i] >> 1; }
+F(ge3) { for (int i = hi; i >= lo; i -= 3) d[i] = s[i] >> 1; }
+"""
+#: the iterations each runs for (lo, hi), as C runs them
+LAST_ITERATION_COUNTS = {
+    "lt": lambda lo, hi: len(range(lo, hi)),
+    "le": lambda lo, hi: len(range(lo, hi + 1)),
+    "gt": lambda lo, hi: len(range(hi, lo, -1)),
+    "ge": lambda lo, hi: len(range(hi, lo - 1, -1)),
+    "ne": lambda lo, hi: len(range(lo, hi)),
+    "lt3": lambda lo, hi: len(range(lo, hi, 3)),
+    "ge3": lambda lo, hi: len(range(hi, lo - 1, -3)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(LAST_ITERATION_COUNTS))
+def test_the_whole_loop_range_ends_at_the_last_iteration(module_c_file, name):
+    """The overlap test of two strides covers iterations 0..K, K exactly the last one (one
+    more would make buffers that only touch look overlapping, and the loop run scalar): the
+    pass's K, stored to a probe where it is computed, against the iterations C runs."""
+    path = module_c_file("last_iteration", LAST_ITERATION)
+    module = run_passes(lower_file(path).module, parse_pipeline("simd(8)"), target=HOST).module
+    (last,) = [
+        i for b in module.get_global(name).blocks for i in b.instructions if i.name == "simd.last"
+    ]
+    probe = ir.GlobalVariable(module, ir.IntType(64), "probe")
+    probe.initializer = ir.Constant(ir.IntType(64), -1)
+    builder = ir.IRBuilder(last.parent)
+    builder.position_after(last)
+    builder.store(builder.zext(last, ir.IntType(64)), probe)
+    jit = compile_module(module, export=[name], opt_level=0)
+    kernel = ctypes.CFUNCTYPE(None, ctypes.c_int, ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p)
+    source = np.arange(200, dtype=np.int16)
+    for lo, hi in [(0, 41), (3, 90), (1, 17), (5, 66), (0, 100)]:
+        target = np.zeros(200, dtype=np.uint8)
+        kernel(jit.function_address(name))(lo, hi, source.ctypes.data, target.ctypes.data)
+        found = ctypes.c_int64.from_address(jit.global_address("probe")).value
+        assert found == LAST_ITERATION_COUNTS[name](lo, hi) - 1, (lo, hi)
 
 
 def test_width_from_the_target():

@@ -16,6 +16,15 @@ from ...ir_passes.core.target import Cost, Target
 from ..cc_machine import sysfs_cache_bytes
 from ..vector_width import enabled_features
 
+#: the body size (value-computing instructions, `simd._value_operations`) below which a
+#: vector loop interleaves: chosen so the bench kernels get the interleave counts LLVM's
+#: vectorizer gives them on an AVX-512 Xeon (4 for matrix_add's 6 and the 1x3 mean
+#: filter's 12, 2 for Jacobi's 14, 1 for Sobel's 29 and the 7-tap Gaussian's 32) but for the
+#: 3x3 mean filter (24: 2 here, 1 in LLVM), which measured faster with 2 (docs/simd_benchmarks.md)
+SMALL_LOOP_OPERATIONS = 48
+#: LLVM's largest interleave count for x86 with AVX
+MAX_INTERLEAVE = 4
+
 
 class HostX86(Target):
     """x86-64 with the given CPU and LLVM feature string (`+avx2,+fma,...`)."""
@@ -64,6 +73,15 @@ class HostX86(Target):
         if wide and element_bytes >= 4:
             return 64 // element_bytes
         return super().simd_lanes(element_bytes)
+
+    def simd_interleave(self, operations: int) -> int:
+        """Small bodies run several vectors per iteration, as LLVM's vectorizer interleaves
+        small loops (at most 4 on x86): the largest power of two up to
+        SMALL_LOOP_OPERATIONS / operations, between 1 and MAX_INTERLEAVE."""
+        count = 1
+        while count < MAX_INTERLEAVE and 2 * count * operations <= SMALL_LOOP_OPERATIONS:
+            count *= 2
+        return count
 
     def neighbour_costs(self, vector_size: int) -> tuple[float, float]:
         """2 load ports; a shift across a 256-bit vector takes 2 port-5 shuffles (vperm2f128 +

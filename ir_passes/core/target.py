@@ -66,7 +66,8 @@ class Target(ABC):
     @property
     @abstractmethod
     def vector_bytes(self) -> int:
-        """Bytes per vector register: what `simd` with no width aims for."""
+        """Bytes per vector register (what `simd` with no width binds unless the target's
+        `simd_lanes` says otherwise)."""
 
     @abstractmethod
     def neighbour_costs(self, vector_size: int) -> tuple[float, float]:
@@ -78,6 +79,11 @@ class Target(ABC):
         """The lanes `simd` without a width binds for a loop whose widest element loaded or
         stored has `element_bytes` bytes: a full vector register of them."""
         return max(1, self.vector_bytes // max(1, element_bytes))
+
+    def simd_interleave(self, operations: int) -> int:
+        """Vectors per iteration `simd` without a width binds for a loop body of
+        `operations` value-computing instructions: one unless the target says otherwise."""
+        return 1
 
     def vector_widths(self, element_bytes: int) -> list[int]:
         """Vector widths (lanes) the strategy search tries for `element_bytes`-byte elements:
