@@ -67,7 +67,8 @@ class HostX86(Target):
         `vector_bytes`' 256 bits. Measured on an AVX-512 Xeon (docs/simd_benchmarks.md):
         512 bits won on the float kernels (Harris 1.2x, Jacobi and LucasKanade 1.15-1.2x the
         256-bit binding) and lost on the int16 and uint8 ones, whose arithmetic in `int`
-        then spans 2-4 registers per vector and whose remainder grows."""
+        then spans 2-4 registers per vector and whose remainder grows. Doubles follow the
+        floats (as in LLVM's choice) without a measurement of their own."""
         enabled = enabled_features(self.features)
         wide = "avx512f" in enabled and not enabled & {"prefer-128-bit", "prefer-256-bit"}
         if wide and element_bytes >= 4:
