@@ -28,6 +28,7 @@ from corpus_check import (
 from llvmlite import ir
 from pycc_stencil.emit.host_jit import compile_module
 from pycc_stencil.emit.targets import host_target, target_named
+from pycc_stencil.emit.targets.portable_c import PortableC
 from pycc_stencil.frontend import lower_file
 from pycc_stencil.ir_passes.core.alignment import declare_row_alignment
 from pycc_stencil.ir_passes.core.analyses import loops_of
@@ -456,6 +457,9 @@ def test_width_from_the_target():
         target = host_target(features=f"+avx,+avx2,+avx512f,+avx512bw,{narrower}")
         assert [target.simd_lanes(n) for n in (1, 2, 4, 8)] == [32, 16, 8, 4]
     assert host_target(features="+avx,+avx2").simd_lanes(4) == 8
+    # the portable C's 16-byte vectors do not follow the host's ISA
+    portable = PortableC(features="+avx,+avx2,+avx512f,-prefer-128-bit,-prefer-256-bit")
+    assert [portable.simd_lanes(n) for n in (1, 4, 8)] == [16, 4, 2]
     assert host_target(features="+avx512f,+prefer-128-bit,+prefer-256-bit").simd_lanes(4) == 4
     assert target_named("hexagon").vector_bytes == 128
     assert target_named("c66x").vector_bytes == 8

@@ -7,6 +7,7 @@ is where `check --target c` runs them; tiled code runs serially (no runtime to l
 from __future__ import annotations
 
 from ...ir_passes.core.machine_model import SERIAL
+from ...ir_passes.core.target import Target
 from .host import HostX86
 
 
@@ -21,6 +22,11 @@ class PortableC(HostX86):
     @property
     def vector_bytes(self) -> int:
         return 16
+
+    def simd_lanes(self, element_bytes: int) -> int:
+        """16 bytes of them whatever the host's ISA (the C must not depend on the machine
+        that wrote it): the base rule, not the host's AVX-512 widening."""
+        return Target.simd_lanes(self, element_bytes)
 
     def describe(self) -> str:
         return f"portable C99 with GCC vectors ({self.vector_bytes}-byte vectors, host costs)"
