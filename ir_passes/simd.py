@@ -60,6 +60,7 @@ from .registry import PassContext, bounded_int, register
 from .unroll import (
     Decline,
     UnrolledLoop,
+    build_guard,
     exit_test,
     is_remainder,
     is_slice_of,
@@ -949,6 +950,95 @@ def _peel_for_alignment(plan: _Plan, record: UnrolledLoop, width: int) -> str:
     )
 
 
+#: the vector iterations a loop must run for the run-time alignment of its stores to pay
+#: (the first vector is computed twice in part)
+ALIGN_MIN_VECTORS = 4
+#: the store streams a loop needs for the run-time alignment to pay: Sobel's two rows of
+#: floats ran 1.5x faster aligned; loops with one store (jacobi +12 %, 3x3 mean filter,
+#: 7-tap Gaussian, Harris -3 to -6 %) gain or lose by which loads share the store's
+#: alignment, which the row starts decide (docs/simd_benchmarks.md)
+ALIGN_MIN_STORES = 2
+
+
+def _align_stores_at_run_time(
+    context: PassContext, plan: _Plan, record: UnrolledLoop, width: int
+) -> str:
+    """Where the target wants a vector loop's stores aligned (`Target.store_alignment`: a
+    512-bit store off a 64-byte line splits the line, on every iteration), the loop stores
+    ALIGN_MIN_STORES rows or more and its start is not known aligned: run its first `width`
+    lanes as one unaligned vector, then
+    start the vector loop at the first iteration whose store address is aligned. The lanes
+    in between are computed again with the same values, which holds when no store of the
+    first vector touches what its lanes read or store (tested at run time with the other
+    conditions: at least ALIGN_MIN_VECTORS vectors of iterations, an element-aligned
+    store). The remark's suffix, or "" where it does not apply."""
+    stores = [a for a in plan.accesses if a.is_store and a.stride == a.size]
+    if len(stores) < ALIGN_MIN_STORES:
+        return ""
+    alignment = context.target.store_alignment(width * stores[0].size)
+    simple = all(isinstance(a.stride, int) for a in plan.accesses) and all(
+        phi in plan.ivs for phi in record.phis
+    )
+    if not alignment or plan.reductions or plan.neighbours or not simple:
+        return ""
+    if not _last_iteration_computable(plan):
+        return ""
+    function = record.header.parent
+    uh = record.header
+    preheader, initial = _entry(record)
+    check = ir.Block(function, f"{uh.name}.align")
+    head = ir.Block(function, f"{uh.name}.align.head")
+    binder = _Binder(plan, record, width, initial, speculative=True)
+    binder.builder = ir.IRBuilder(check)
+    pred, v, bound, step, _ = exit_test(plan.loop)
+    v0, b0 = binder.scalar(v, 0), binder.scalar(bound, 0)
+    span = (ALIGN_MIN_VECTORS * width - 1) * abs(step)
+    long_enough = build_guard(check, pred, v0, b0, step, span, {})
+    b = binder.builder
+    b.position_at_end(check)
+    i64 = ir.IntType(64)
+    store = stores[0]
+    address = binder.address(store, 0)
+    element_aligned = b.icmp_unsigned("==", b.and_(address, i64(store.size - 1)), i64(0))
+    gap = b.and_(b.sub(i64(alignment), b.and_(address, i64(alignment - 1))), i64(alignment - 1))
+    ahead = b.lshr(gap, i64(store.size.bit_length() - 1), name="simd.align.peel")
+    go = b.and_(b.and_(long_enough, element_aligned), b.icmp_unsigned("!=", gap, i64(0)))
+    hazards = [
+        (s, a)
+        for s in plan.accesses
+        if s.is_store
+        for a in plan.accesses
+        if a is not s and not disjoint(s.base, a.base) and not (a.is_store and id(a) < id(s))
+    ]
+    if hazards:
+        go = b.and_(go, binder.ranges_apart(hazards, lambda a: binder.footprint(a, width)))
+    join = ir.Block(function, f"{uh.name}.aligned")  # the vector loop's one preheader
+    b.cbranch(go, head, join)
+    first = _Binder(plan, record, width, initial)
+    first.builder = ir.IRBuilder(head)
+    for access in plan.accesses:
+        first.emit_access(access, 0)
+    joined = ir.IRBuilder(join)
+    for phi, new in record.phis.items():
+        count = first.builder.trunc(ahead, phi.type) if phi.type.width < 64 else ahead
+        stride = ir.Constant(phi.type, plan.ivs[phi].step)
+        advanced = first.builder.add(initial[phi], first.builder.mul(count, stride))
+        start = joined.phi(phi.type, name=f"{phi.name}.aligned")
+        start.add_incoming(initial[phi], check)
+        start.add_incoming(advanced, head)
+        new.incomings = [(start if b is preheader else v, join if b is preheader else b)
+                         for v, b in new.incomings]  # fmt: skip
+        new._clear_string_cache()
+    first.builder.branch(join)
+    joined.branch(uh)
+    term = preheader.terminator
+    term.operands = [check if t is uh else t for t in term.operands]
+    term._clear_string_cache()
+    position = function.blocks.index(uh)
+    function.blocks[position:position] = [check, head, join]
+    return f", its stores aligned to {alignment} bytes at run time"
+
+
 def _vector_epilogue(function: ir.Function, header: ir.Block, lanes: int) -> str:
     """Bind the scalar remainder loop (header `header`) once more at half the width, and its
     own remainder at half that, down to 4 lanes, so at most 3 iterations stay scalar (a
@@ -1056,6 +1146,8 @@ def simd(
                 _bind(function, plan, record, lanes)
                 peeled = _peel_for_alignment(plan, record, lanes)
                 exact = "" if peeled else _all_in_vectors(plan.loop, record.factor)
+                if not peeled and not exact:
+                    peeled = _align_stores_at_run_time(context, plan, record, lanes)
                 peeled += exact or _vector_epilogue(function, plan.loop.header, lanes * interleave)
             except Decline as reason:
                 context.missed(f"loop not vectorized: {reason}", at=loop.header)

@@ -80,6 +80,11 @@ class Target(ABC):
         stored has `element_bytes` bytes: a full vector register of them."""
         return max(1, self.vector_bytes // max(1, element_bytes))
 
+    def store_alignment(self, vector_bytes: int) -> int:
+        """Bytes `simd` aligns a vector loop's stores of `vector_bytes` to at run time, from
+        the store's address (0: it does not)."""
+        return 0
+
     def simd_interleave(self, operations: int) -> int:
         """Vectors per iteration `simd` without a width binds for a loop body of
         `operations` value-computing instructions: one unless the target says otherwise."""
