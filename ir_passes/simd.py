@@ -1003,12 +1003,13 @@ def _align_stores_at_run_time(
     gap = b.and_(b.sub(i64(alignment), b.and_(address, i64(alignment - 1))), i64(alignment - 1))
     ahead = b.lshr(gap, i64(store.size.bit_length() - 1), name="simd.align.peel")
     go = b.and_(b.and_(long_enough, element_aligned), b.icmp_unsigned("!=", gap, i64(0)))
-    hazards = [
+    accesses = plan.accesses
+    hazards = [  # each store with every access after it and every load before it
         (s, a)
-        for s in plan.accesses
+        for i, s in enumerate(accesses)
         if s.is_store
-        for a in plan.accesses
-        if a is not s and not disjoint(s.base, a.base) and not (a.is_store and id(a) < id(s))
+        for j, a in enumerate(accesses)
+        if j != i and not (a.is_store and j < i) and not disjoint(s.base, a.base)
     ]
     if hazards:
         go = b.and_(go, binder.ranges_apart(hazards, lambda a: binder.footprint(a, width)))
