@@ -499,6 +499,7 @@ def test_width_from_the_target():
     # the portable C's 16-byte vectors do not follow the host's ISA
     portable = PortableC(features="+avx,+avx2,+avx512f,-prefer-128-bit,-prefer-256-bit")
     assert [portable.simd_lanes(n) for n in (1, 4, 8)] == [16, 4, 2]
+    assert portable.store_alignment(64) == 0 and host_target().store_alignment(64) == 64
     assert host_target(features="+avx512f,+prefer-128-bit,+prefer-256-bit").simd_lanes(4) == 4
     assert target_named("hexagon").vector_bytes == 128
     assert target_named("c66x").vector_bytes == 8

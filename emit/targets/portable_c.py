@@ -28,5 +28,9 @@ class PortableC(HostX86):
         that wrote it): the base rule, not the host's AVX-512 widening."""
         return Target.simd_lanes(self, element_bytes)
 
+    def store_alignment(self, vector_bytes: int) -> int:
+        """None: aligning stores to the host's cache line is the host's tuning, not C's."""
+        return Target.store_alignment(self, vector_bytes)
+
     def describe(self) -> str:
         return f"portable C99 with GCC vectors ({self.vector_bytes}-byte vectors, host costs)"
