@@ -966,8 +966,8 @@ def _align_stores_at_run_time(
     """Where the target wants a vector loop's stores aligned (`Target.store_alignment`: a
     512-bit store off a 64-byte line splits the line, on every iteration), the loop stores
     ALIGN_MIN_STORES rows or more and its start is not known aligned: run its first `width`
-    lanes as one unaligned vector, then
-    start the vector loop at the first iteration whose store address is aligned. The lanes
+    lanes as one unaligned vector, then start the vector loop at the first iteration whose
+    store address is aligned. The lanes
     in between are computed again with the same values, which holds when no store of the
     first vector touches what its lanes read or store (tested at run time with the other
     conditions: at least ALIGN_MIN_VECTORS vectors of iterations, an element-aligned
@@ -976,8 +976,10 @@ def _align_stores_at_run_time(
     if len(stores) < ALIGN_MIN_STORES:
         return ""
     alignment = context.target.store_alignment(width * stores[0].size)
-    simple = all(isinstance(a.stride, int) for a in plan.accesses) and all(
-        phi in plan.ivs for phi in record.phis
+    simple = (
+        all(isinstance(a.stride, int) for a in plan.accesses)
+        and all(phi in plan.ivs for phi in record.phis)
+        and stores[0].size & (stores[0].size - 1) == 0  # the iterations ahead: a shift
     )
     if not alignment or plan.reductions or plan.neighbours or not simple:
         return ""
@@ -1027,8 +1029,10 @@ def _align_stores_at_run_time(
         start = joined.phi(phi.type, name=f"{phi.name}.aligned")
         start.add_incoming(initial[phi], check)
         start.add_incoming(advanced, head)
-        new.incomings = [(start if b is preheader else v, join if b is preheader else b)
-                         for v, b in new.incomings]  # fmt: skip
+        new.incomings = [
+            (start, join) if block is preheader else (value, block)
+            for value, block in new.incomings
+        ]
         new._clear_string_cache()
     first.builder.branch(join)
     joined.branch(uh)
