@@ -5,12 +5,14 @@ loops that test their condition first, whose bodies have no condition (`if`, `sw
 `||` all branch in the front end's IR), no jump (`goto`, `break`, `continue`, `return`), no
 call but arithmetic ones (the math functions LLVM has intrinsics for), no pointer that walks
 (`p += stride`: an access base that is not loop-invariant) and no subscript loaded from memory
-(`lut[a[i]]`). They need a nest of two loops at least (a time loop around a sweep) whose
-arrays carry data from one iteration to the next, or two nests in one function, a later one
-reading an array an earlier one writes (a pipeline): an array written and read, under its own
-name or one assigned from it (`double *b = a`, a pointer swap). And the front end must lower
-the function: no `goto`, no `asm`, no call of a function the unit declares and does not
-define.
+(`lut[a[i]]`); a SCoP is a run of the function's outermost loops, so nests inside another
+loop never count. The passes need a time loop around sweeps (perfect nests, nothing stored
+between them) whose arrays carry data from one iteration to the next (not gemm's `for i ...
+C[i][j] += ...`, whose outer loop only picks a row), or two nests of one run, a later one
+reading an array an earlier one writes (a pipeline), every nest between them pure (no array
+updated in place or written twice): an array written and read, under its own name or one
+assigned from it (`double *b = a`, a pointer swap). And the front end must lower the
+function: no `goto`, no `asm`, no call of a function the unit declares and does not define.
 
 A file of which no function has such a nest is left to cc without loading libclang, LLVM or
 isl: most files of a real project are (a codec, a library of utilities). The scan is
@@ -141,11 +143,13 @@ def _candidate_bodies(
 ) -> Iterator[tuple[int, int]]:
     """(first, last) token of each top-level brace block with a candidate nest."""
     end = 0
+    file_scope = _FileScope(tokens)
     for start, token in enumerate(tokens):
         if start < end or token != b"{":
             continue
         end = _closing(tokens, start)
-        if _has_candidate(tokens, start, end, _Body(tokens, start, end, macros, sweeps)):
+        body = _Body(tokens, start, end, macros, sweeps, file_scope)
+        if _has_candidate(tokens, start, end, body):
             hidden = macros & set(tokens[start:end])  # a macro may expand to any access
             touched = None if hidden else _literal_bytes(tokens, start, end)
             if touched is None or touched > TINY_NEST_BYTES:
@@ -338,13 +342,33 @@ _ANY_ARRAY = b"*"
 Flow = tuple[set[bytes], set[bytes]]
 
 
+class _Stage:
+    """A nest of the run a SCoP may hold, for the pipeline test: its flow, and whether it
+    surely belongs to that run (not in a branch of an `if`). (No `typing.NamedTuple`: the
+    front door imports this module, and `typing` costs it 3 ms.)"""
+
+    __slots__ = ("written", "read", "sure")
+
+    def __init__(self, written: set[bytes], read: set[bytes], sure: bool = True):
+        self.written, self.read, self.sure = written, read, sure
+
+    def unsure(self) -> _Stage:
+        return _Stage(self.written, self.read, False)
+
+
 def _has_candidate(
-    tokens: list[bytes], start: int, end: int, body: _Body, earlier: list[Flow] | None = None
+    tokens: list[bytes],
+    start: int,
+    end: int,
+    body: _Body,
+    earlier: list[_Stage | None] | None = None,
 ) -> bool:
-    """Does `tokens[start..end]` (a function body) have a nest of two loops whose arrays carry
-    data across its iterations, or two nests, a later one reading what an earlier one writes,
-    that the model may accept? Inside a loop it does not accept, its inner nests are looked
-    at; nests in the two branches of an `if` are no pipeline (one of them runs)."""
+    """Does `tokens[start..end]` (a function body) have a top-level nest the model may accept
+    that time tiling may transform (`_may_be_iterated`), or two nests of one run, a later one
+    reading what an earlier one writes, that fusion may take (`_may_feed`)? Only top-level
+    nests count: a SCoP is a run of the function's outermost loops (`polyhedral.scop.
+    extract_scops`), so the nests inside a loop the model refuses are never transformed.
+    Nests in the two branches of an `if` are no pipeline (one of them runs)."""
     earlier = [] if earlier is None else earlier
     index = start
     while index <= end:
@@ -355,12 +379,14 @@ def _has_candidate(
             branches = [(then_start, then_end)]
             if tokens[then_end + 1 : then_end + 2] == [b"else"]:
                 branches.append((then_end + 2, _statement_end(tokens, then_end + 2)))
-            after = list(earlier)
+            # a branch's nests may or may not share a run with the nests around the `if`
+            unsure = [s if s is None else s.unsure() for s in earlier]
+            after = list(unsure)
             for first, last in branches:
-                flows = list(earlier)
-                if _has_candidate(tokens, first, last, body, flows):
+                stages = list(unsure)
+                if _has_candidate(tokens, first, last, body, stages):
                     return True
-                after += flows[len(earlier) :]
+                after += [s.unsure() for s in stages[len(unsure) :] if s is not None]
             earlier[:] = after
             index = branches[-1][1] + 1
             continue
@@ -368,20 +394,179 @@ def _has_candidate(
             index += 1
             continue
         nest_end = _statement_end(tokens, index)
-        if _affine_nest(tokens, index, nest_end, body):
-            written, read = flow = _flow(tokens, index, nest_end, body)
-            loops = sum(1 for t in tokens[index : nest_end + 1] if t in _LOOPS)
-            if loops >= 2 and _meets(written, read) or body.sweeps and written:
-                return True
-            if any(_meets(before, read) for before, _ in earlier):
-                return True
-            earlier.append(flow)
-        else:  # the inner nests, of the body only (not a `do`'s `while (...)`)
-            body_end = _statement_end(tokens, index + 1) if tokens[index] == b"do" else nest_end
-            if _has_candidate(tokens, index + 1, body_end, body):
-                return True
+        if not _affine_nest(tokens, index, nest_end, body):
+            earlier.append(None)  # a nest outside the model ends the run a SCoP may hold
+            index = nest_end + 1
+            continue
+        written, read = _flow(tokens, index, nest_end, body)
+        if body.sweeps and written:
+            return True
+        if _may_be_iterated(tokens, index, nest_end, body, (written, read)):
+            return True
+        if _may_feed(earlier, written, read, body):
+            return True
+        earlier.append(_Stage(written, read))
         index = nest_end + 1
     return False
+
+
+def _may_be_iterated(tokens: list[bytes], start: int, end: int, body: _Body, flow: Flow) -> bool:
+    """May `time-tile` take the nest at `tokens[start..end]`? It needs a time loop whose body
+    is sweeps (perfect nests: `time_tile.sweeps_of`) and whose iterations carry data
+    through an array (`time_tile.iterated_sweeps`). Told apart from gemm's or syrk's nests,
+    whose outer loop only picks the row `C[i]` that the rest of the nest updates."""
+    written, read = flow
+    loops = sum(1 for t in tokens[start : end + 1] if t in _LOOPS)
+    if loops < 2 or not _meets(written, read):
+        return False
+    return _sweeps_may_be_perfect(tokens, start, body) and _outer_may_carry(
+        tokens, start, end, body, flow
+    )
+
+
+def _loop_body(tokens: list[bytes], loop: int) -> tuple[int, int]:
+    """The first and last token of the body of the `for` or `while` loop at `loop`."""
+    first = _closing(tokens, loop + 1) + 1
+    return first, _statement_end(tokens, first)
+
+
+def _statements(tokens: list[bytes], start: int, end: int) -> Iterator[tuple[int, int]]:
+    """The statements of `tokens[start..end]` (one statement or a block), blocks opened."""
+    if tokens[start] == b"{":
+        index = start + 1
+        while index < end:
+            last = _statement_end(tokens, index)
+            yield from _statements(tokens, index, last)
+            index = last + 1
+    elif tokens[start] != b";":
+        yield start, end
+
+
+def _sweeps_may_be_perfect(tokens: list[bytes], loop: int, body: _Body) -> bool:
+    """Is the body of the loop at `loop` sweeps that may be perfect nests: loops, each a
+    chain of single loops down to a body of statements, and between them nothing that
+    stores (a store makes a statement of the model's; other statements may compile to no
+    instruction at all: a pointer swap, a constant assigned)?"""
+    sweeps = 0
+    for first, last in _statements(tokens, *_loop_body(tokens, loop)):
+        if tokens[first] in _LOOPS:
+            sweeps += 1
+            if not _chain_may_be_perfect(tokens, first, body):
+                return False
+        elif _flow(tokens, first - 1, last, body)[0]:
+            return False
+    return sweeps > 0
+
+
+def _chain_may_be_perfect(tokens: list[bytes], loop: int, body: _Body) -> bool:
+    inner = list(_statements(tokens, *_loop_body(tokens, loop)))
+    loops = [first for first, _ in inner if tokens[first] in _LOOPS]
+    if not loops:
+        return True
+    stores = any(_flow(tokens, first - 1, last, body)[0] for first, last in inner
+                 if first != loops[0])  # fmt: skip
+    return len(loops) == 1 and not stores and _chain_may_be_perfect(tokens, loops[0], body)
+
+
+def _outer_may_carry(tokens: list[bytes], loop: int, end: int, body: _Body, flow: Flow) -> bool:
+    """May the outer loop (at `loop`) of the nest carry data from one iteration to the next?
+    Not when it is a `for` whose counter keeps its value through the body and every array
+    the nest writes is, in all its accesses, subscripted by the bare counter in one
+    dimension (`C[i][j]` for the outer `i`): then its iterations touch disjoint elements.
+    Names the scan cannot follow (another name of the same pointer, a member, a macro, an
+    access through a pointer, a store into a global) may carry."""
+    written, read = flow
+    if tokens[loop] != b"for":
+        return True
+    header_end = _closing(tokens, loop + 1)
+    parts = _split(tokens[loop + 2 : header_end], b";")
+    if len(parts) != 3 or not parts[1] or not _IDENTIFIER.match(parts[1][0]):
+        return True
+    counter = parts[1][0]
+    if _step(parts[2], counter) is None or _ANY_ARRAY in written | read:
+        return True
+    if _assigns_other_than_arrays(tokens, header_end + 1, end, body, counter):
+        return True
+    return not all(
+        b"->" not in name
+        and body.unaliased(name)
+        and _indexed_by(tokens, header_end, end, name, counter)
+        for name in written
+    )
+
+
+def _assigns_other_than_arrays(
+    tokens: list[bytes], start: int, end: int, body: _Body, counter: bytes
+) -> bool:
+    """Does `tokens[start..end]` store into the counter (or declare another one of its
+    name), a member, a global or a macro? (A local scalar is a register in the front end's
+    IR: a value carried in it puts the nest outside the model.)"""
+    for index in range(start, end + 1):
+        token = tokens[index]
+        if not _IDENTIFIER.match(token):
+            continue
+        before, after = tokens[index - 1], tokens[index + 1] if index < end else b""
+        if token == counter and _IDENTIFIER.match(before) and before != b"sizeof":
+            return True  # a declaration of another variable of the counter's name
+        if not (after in _ASSIGN or after in _STEP or before in _INCREMENT):
+            continue
+        if before in _MEMBER or token in body.macros or token == counter:
+            return True
+        if body.global_or_address_taken(token):
+            return True
+    return False
+
+
+def _indexed_by(tokens: list[bytes], start: int, end: int, name: bytes, counter: bytes) -> bool:
+    """Is every use of `name` in `tokens(start..end]` a subscript chain whose subscript in
+    one dimension (the same in each) is `[counter]` alone?"""
+    dimensions: set[int] | None = None
+    for index in range(start + 1, end + 1):
+        if tokens[index] != name or tokens[index - 1] in _MEMBER:
+            continue
+        if tokens[index - 1] in (b"&", b"(") or tokens[index + 1] != b"[":
+            return False
+        mine, opening, dimension = set(), index + 1, 0
+        while opening <= end and tokens[opening] == b"[":
+            closing = _closing(tokens, opening)
+            if tokens[opening + 1 : closing] == [counter]:
+                mine.add(dimension)
+            opening, dimension = closing + 1, dimension + 1
+        dimensions = mine if dimensions is None else dimensions & mine
+        if not dimensions:
+            return False
+    return bool(dimensions)
+
+
+def _may_feed(
+    earlier: list[_Stage | None], written: set[bytes], read: set[bytes], body: _Body
+) -> bool:
+    """May `fuse-tile` take a run of nests that ends with this one (`written`, `read`)? It
+    needs an earlier nest of the run whose writes this one reads, and every nest from that
+    one to this one pure (`fuse_tile._impure`): no array written by two of them, none
+    updated in place, none read before a later one writes it. Only conflicts between names
+    the scan can follow refute it; None in `earlier` ends a run (a nest outside the model)."""
+    later_written = _sure(written, body)
+    if later_written & _sure(read, body):
+        return False  # updated in place: no run with this nest is pure
+    for position in range(len(earlier) - 1, -1, -1):
+        stage = earlier[position]
+        if stage is None:
+            return False
+        if not stage.sure:  # from here on the run is not known: any producer may be fused
+            return any(s is not None and _meets(s.written, read) for s in earlier[: position + 1])
+        mine_written, mine_read = _sure(stage.written, body), _sure(stage.read, body)
+        if mine_written & (mine_read | later_written) or mine_read & later_written:
+            return False
+        if _meets(stage.written, read):
+            return True
+        later_written |= mine_written
+    return False
+
+
+def _sure(names: set[bytes], body: _Body) -> set[bytes]:
+    """The names of `names` that are one array each: not any array, no member, no alias."""
+    return {n for n in names if n != _ANY_ARRAY and b"->" not in n and body.unaliased(n)}
 
 
 #: a body whose loops all have literal bounds and touch at most this many bytes (each access
@@ -604,11 +789,33 @@ def _member(tokens: list[bytes], index: int) -> bytes:
     return tokens[index]
 
 
+class _FileScope:
+    """The names a unit declares outside its functions' bodies (its globals, and more:
+    types, functions, parameters), found when a nest first asks."""
+
+    def __init__(self, tokens: list[bytes]):
+        self._tokens = tokens
+        self._names: frozenset[bytes] | None = None
+
+    def __contains__(self, name: bytes) -> bool:
+        if self._names is None:
+            depth, names = 0, set()
+            for token in self._tokens:
+                if token == b"{":
+                    depth += 1
+                elif token == b"}":
+                    depth -= 1
+                elif depth == 0:
+                    names.add(token)
+            self._names = frozenset(names)
+        return name in self._names
+
+
 class _Body:
     """What the scan knows of a function body: the names that are macros (unexpanded code
-    only), whether a nest on its own that stores into an array counts (`sweeps`), and its
-    pointers' alias classes (`_aliases`), found when a nest first asks: most bodies of a unit
-    have no nest the model may accept."""
+    only), whether a nest on its own that stores into an array counts (`sweeps`), its
+    pointers' alias classes (`_aliases`), found when a nest first asks (most bodies of a unit
+    have no nest the model may accept), and the unit's file-scope names."""
 
     def __init__(
         self,
@@ -617,16 +824,33 @@ class _Body:
         end: int,
         macros: frozenset[bytes],
         sweeps: bool = False,
+        file_scope: _FileScope | None = None,
     ):
         self.macros, self.sweeps = macros, sweeps
         self._span = (tokens, start, end)
         self._classes: dict[bytes, bytes] | None = None
+        self._file_scope = file_scope if file_scope is not None else _FileScope(tokens)
 
     def alias(self, name: bytes) -> bytes:
         """The one name of `name`'s alias class."""
         if self._classes is None:
             self._classes = _aliases(*self._span)
         return self._classes.get(name, name)
+
+    def unaliased(self, name: bytes) -> bool:
+        """Is `name` the only name of its pointer (no assignment gives it another)?"""
+        self.alias(name)
+        return name not in self._classes  # type: ignore[operator]
+
+    def global_or_address_taken(self, name: bytes) -> bool:
+        """May a store into the plain name `name` be a store into memory: a global (a file-
+        scope name, or any name once the body declares an `extern`), or a local whose address
+        the body takes?"""
+        tokens, start, end = self._span
+        body = tokens[start : end + 1]
+        if name in self._file_scope or b"extern" in body:
+            return True
+        return any(a == b"&" and b == name for a, b in zip(body, body[1:]))
 
 
 def _aliases(tokens: list[bytes], start: int, end: int) -> dict[bytes, bytes]:

@@ -114,6 +114,7 @@ def _compile(tmp_path: Path, report: bool) -> tuple[list[str], dict | None, str]
     extra = {"PYCC_REPORT": str(tmp_path / "r.jsonl")} if report else {}
     env = clean_env(
         tmp_path / "cache", PYCC_TAKEOVER="", PYCC_CC=str(wrapper), PYTHONPROFILEIMPORTTIME="1",
+        PYCC_SERVER="0",  # this process's imports, not those of a server another test started
         **extra,
     )  # fmt: skip
     done = subprocess.run(
