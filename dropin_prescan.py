@@ -89,7 +89,7 @@ def unexpanded_may_have_locality_nest(
     if tokens.count(b"{") != tokens.count(b"}"):
         return True
     try:
-        return next(_candidate_bodies(tokens, macros, sweeps), None) is not None
+        return next(_lowerable_bodies(tokens, sweeps, macros), None) is not None
     except RecursionError:  # nested deeper than the front end lowers (its recursion limit)
         return False
 
@@ -160,17 +160,19 @@ def _candidate_bodies(
 _REFUSED_STATEMENTS = frozenset((b"goto", b"asm", b"__asm__", b"__asm"))
 
 
-def _lowerable_bodies(tokens: list[bytes], sweeps: bool) -> Iterator[tuple[int, int]]:
-    """The candidate bodies of a preprocessed unit but those the front end refuses whole: a
-    `goto` or `asm` statement, a call of a function the unit declares without defining it
-    or of the C library's (unknown side effects). (Only in cc's unit: before preprocessing
-    a macro may hide or define either.)"""
+def _lowerable_bodies(
+    tokens: list[bytes], sweeps: bool, macros: frozenset[bytes] = frozenset()
+) -> Iterator[tuple[int, int]]:
+    """The candidate bodies but those the front end refuses whole: a `goto` or `asm`
+    statement, a call of a function the code declares without defining it or of the C
+    library's (unknown side effects). Before preprocessing, a name in `macros` may be
+    anything, and a definition in a branch cc drops still counts as one."""
     external: frozenset[bytes] | None = None
-    for start, end in _candidate_bodies(tokens, sweeps=sweeps):
+    for start, end in _candidate_bodies(tokens, macros, sweeps):
         if external is None:
-            external = _external_functions(tokens)
+            external = _external_functions(tokens) - macros
         body = tokens[start + 1 : end]
-        if _REFUSED_STATEMENTS.isdisjoint(body) and not any(
+        if (_REFUSED_STATEMENTS - macros).isdisjoint(body) and not any(
             token == b"(" and before in external for before, token in zip(body, body[1:])
         ):
             yield start, end

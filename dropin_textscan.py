@@ -8,9 +8,12 @@ system header, whose functions are never kernels), every `#if` branch kept. Each
 macro they (or `-D`) define, or of the standard's function-like macros, may read and store
 into any array: a macro may hide an access, a call or nothing at all. Where the text cannot
 answer, the answer is "may have" and the unit is preprocessed and scanned as before: a macro
-whose body loops, an `#include` of a computed name, a file that cannot be read, braces that
-do not balance across `#if` branches, a directive spelled in a way only cc reads right, a
-preprocessor option or variable not modelled. Conditional code inside a function and a
+whose body opens a loop for its use to close, an object-like macro whose braces do not close
+in order (`#define BEGIN {`), an `#include` of a computed name, a file that cannot be read,
+braces that do not balance across `#if` branches, a directive spelled in a way only cc reads
+right, a preprocessor option or variable not modelled. A call of the C library's or of a
+function the text declares and does not define refuses its function, as in cc's unit, unless
+a macro of that name may replace it. Conditional code inside a function and a
 standard macro's arguments are read as possibly compiled out (`assert` under -DNDEBUG).
 Known misses (each only costs a missed optimization; docs/build_cost.md): a looping macro
 used inside a loop of the caller, an object-like macro that is an access, token-pasted loop
@@ -61,8 +64,8 @@ _ODD_SPELLING = re.compile(
     rb"%:|\?\?[=/]|#[ \t]*(?:define|include|import)?/\*|include_next|#[ \t]*[\v\f]|\r(?!\n)"
     rb"|#[ \t]*define[^\n]*/\*(?:(?!\*/)[^\n])*\n"  # a comment continuing a definition's line
 )
-#: an object-like macro whose body has a brace (`#define BEGIN {`)
-_BRACE_DEFINITION = re.compile(rb"#[ \t]*define[ \t]+[A-Za-z_]\w*[ \t][^\n/]*[{}]")
+#: the body of an object-like macro whose line has a brace (`#define BEGIN {`)
+_BRACE_DEFINITION = re.compile(rb"#[ \t]*define[ \t]+[A-Za-z_]\w*[ \t]([^\n]*[{}][^\n]*)")
 _CONDITIONAL = re.compile(rb"#[ \t]*(if|ifdef|ifndef|elif|else|endif)\b")
 #: in a function's conditional code, what may be in a branch cc drops: a condition, a jump,
 #: `&&`, `||` (neutral: gone), a call (read as a macro's: any access or nothing)
@@ -189,7 +192,7 @@ def _read(
     seen.add(_identity(file))
     with open(file, "rb") as handle:
         text = _SPLICE.sub(b"", handle.read())
-    if _ODD_SPELLING.search(text) or _BRACE_DEFINITION.search(text):
+    if _ODD_SPELLING.search(text) or not all(map(_nested, _BRACE_DEFINITION.findall(text))):
         raise _Unsure
     text = _without_dropped_branches(text)
     path.macros.update(_DEFINED.findall(text))
@@ -207,6 +210,18 @@ def _read(
     if scanned:
         code.append(text[position:])
     code += (_macro_code(d) for d in _LOOPING_DEFINITION.findall(text))
+
+
+def _nested(body: bytes) -> bool:
+    """Do the braces of a macro's body close in order (`{ ... }`, not `{`, `}` or `} else {`)?
+    Then its uses change no block of the code around them; its loops are scanned where it is
+    defined (`_macro_code`)."""
+    depth = 0
+    for brace in re.findall(rb"[{}]", blank_comments_and_literals(body)):
+        depth += 1 if brace == b"{" else -1
+        if depth < 0:
+            return False
+    return depth == 0
 
 
 def _at_line_start(text: bytes, position: int) -> bool:

@@ -73,6 +73,17 @@ def _scan(tmp_path: Path, files: dict[str, str], flags: tuple[str, ...] = ()) ->
           + " { assert(i > 0 && j > 0); a[i][j] = a[i-1][j]; } }"}, (), True),
         # an `#include` in a comment includes nothing, and its comment still ends
         ({"k.c": '/* see\n #include "x.h" */\n' + ITERATED}, (), True),
+        # a macro whose braces close in order changes no block around its uses
+        ({"k.c": "#define ZERO { 0, 0 }\n" + SWEEP}, (), False),
+        ({"k.c": "#define RESET { for (int e = 0; e < 4; e++) { x[e] = 0; } }\n" + SWEEP}, (),
+         False),
+        ({"k.c": "#define OPEN {\n" + SWEEP}, (), True),
+        ({"k.c": "#define ELSE } else {\n" + SWEEP}, (), True),
+        # the front end refuses a function that calls the C library (not a macro of the code)
+        ({"k.c": ITERATED.replace("{\n", "{\n free(a);\n", 1)}, (), False),
+        ({"k.c": "#define free(p) (void)(p)\n" + ITERATED.replace("{\n", "{\n free(a);\n", 1)},
+         (), True),
+        ({"k.c": ITERATED.replace("{\n", "{\n free(a);\n", 1)}, ("-Dfree(p)=",), True),
         # where the text cannot tell: a macro opening a loop, a computed include, braces
         # that do not balance across #if branches, a loop in -D, a forced include not found
         ({"k.c": "#define FOR(i, n) for (int i = 0; i < n; i++)\n" + SWEEP}, (), True),
