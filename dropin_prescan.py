@@ -2,7 +2,7 @@
 
 `time-tile-large` and `fuse-tile-large` transform only SCoPs (`polyhedral/scop.py`): nests of
 loops that test their condition first, whose bodies have no condition (`if`, `switch`, `&&`,
-`||` all branch in the front end's IR), no jump (`goto`, `break`, `continue`, `return`), no
+`||`, `?:` all branch in the front end's IR), no jump (`goto`, `break`, `continue`, `return`), no
 call but arithmetic ones (the math functions LLVM has intrinsics for), no pointer that walks
 (`p += stride`: an access base that is not loop-invariant) and no subscript loaded from memory
 (`lut[a[i]]`); a SCoP is a run of the function's outermost loops, so nests inside another
@@ -16,8 +16,8 @@ function: no `goto`, no `asm`, no call of a function the unit declares and does 
 
 A file of which no function has such a nest is left to cc without loading libclang, LLVM or
 isl: most files of a real project are (a codec, a library of utilities). The scan is
-deliberately looser than the model (a `?:`, a typedef-named cast or an ill-formed bound pass
-it), never stricter: every nest the passes transform passes the scan. Only the user's code is
+deliberately looser than the model (a typedef-named cast or an ill-formed bound pass it),
+never stricter: every nest the passes transform passes the scan. Only the user's code is
 read; functions of system headers are never kernels.
 """
 
@@ -37,8 +37,10 @@ _DIRECTIVE = re.compile(rb"^[ \t]*#[^\n]*", re.M)
 _TO_LINE_END = re.compile(rb"#[^\n]*")
 _LINE_MARKER = re.compile(rb"^#\s*(?:line\s+)?\d+\s*(\"(?:\\.|[^\"\\])*\")?([ \d]*)$")
 _LOOPS = frozenset((b"for", b"while", b"do"))
-#: tokens that put a nest outside the polyhedral model
-_NOT_AFFINE = frozenset((b"if", b"switch", b"goto", b"break", b"continue", b"return", b"&&", b"||"))
+#: tokens that put a nest outside the polyhedral model (`?:` branches too, in its header also)
+_NOT_AFFINE = frozenset(
+    (b"if", b"switch", b"goto", b"break", b"continue", b"return", b"&&", b"||", b"?")
+)
 #: words a `(` follows that are not calls
 _NOT_CALLS = frozenset(
     b"if for while switch return sizeof _Alignof __alignof__ alignof typeof __typeof__ "

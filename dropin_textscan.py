@@ -68,9 +68,9 @@ _ODD_SPELLING = re.compile(
 _BRACE_DEFINITION = re.compile(rb"#[ \t]*define[ \t]+[A-Za-z_]\w*[ \t]([^\n]*[{}][^\n]*)")
 _CONDITIONAL = re.compile(rb"#[ \t]*(if|ifdef|ifndef|elif|else|endif)\b")
 #: in a function's conditional code, what may be in a branch cc drops: a condition, a jump,
-#: `&&`, `||` (neutral: gone), a call (read as a macro's: any access or nothing)
+#: `&&`, `||`, `?` (neutral: gone), a call (read as a macro's: any access or nothing)
 _MAYBE_DROPPED = re.compile(
-    rb"\b(?:if|switch|goto|break|continue|return)\b|&&|\|\||"
+    rb"\b(?:if|switch|goto|break|continue|return)\b|&&|\|\||\?|"
     rb"\b(?!(?:for|while|do|sizeof)\b)[A-Za-z_]\w*(?=\s*\()"
 )
 _EXTERN_C = re.compile(rb'extern\s*"C"\s*\{')
@@ -275,7 +275,7 @@ _JUMPS = frozenset(b"if switch goto break continue return".split())
 
 
 def _neutral(match: re.Match[bytes]) -> bytes:
-    """A jump, `&&` or `||` gone; a called name a macro's (`_MAYBE_DROPPED`)."""
+    """A jump, `&&`, `||` or `?` gone; a called name a macro's (`_MAYBE_DROPPED`)."""
     token = match.group()
     if token[:1].isalpha() or token[:1] == b"_":
         return b" " if token in _JUMPS else MACRO_ARGUMENT

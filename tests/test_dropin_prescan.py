@@ -39,10 +39,10 @@ void jacobi(int T, int n, double *a, double *b) {
          " for (int i = 0; i < n; i++) b[i] = a[i] * 2;\n"
          " for (int i = 1; i < n; i++) c[i] = b[i] + b[i-1]; }", True),
         ("void f(int n, float *a) { for (int i = 0; i < n; i++) a[i] = 0; }", False),
-        # arithmetic calls, casts, `?:`, sizeof and a braceless nest are in the model's reach
+        # arithmetic calls, casts, sizeof and a braceless nest are in the model's reach
         ("void f(int n, double a[n][n]) { for (int i = 0; i < n; i++)\n"
          " for (int j = 0; j < n; j++) a[i][j] = sqrt((double)fabsf(a[i][j])) + sizeof(int)\n"
-         " + (j > 2 ? __builtin_fma(1.0, 2.0, 3.0) : 0); }", True),
+         " + __builtin_fma(1.0, 2.0, 3.0); }", True),
         # a condition, a jump, a call or a do loop in the nest put it outside the model
         (ITERATED.replace("b[i] = (", "if (a[i] > 0) b[i] = ("), False),
         (ITERATED.replace("a[i] = b[i];", "{ a[i] = b[i]; if (a[i]) break; }"), False),
@@ -169,6 +169,9 @@ TIME_LOOP = "for (int t = 0; t < T; t++) {"
          .replace("C[i][j] *= 0.5;", CARRIED), True),
         (GEMM.replace("{\n    for", "{ double g = 0;\n    for")
          .replace("C[i][j] *= 0.5;", "{ g = C[i][j]; C[i][j] = g * 0.5; }"), False),
+        # `?:` branches (floyd-warshall's `min`), in the loop's header as in its body
+        (ITERATED.replace("a[i] = b[i];", "a[i] = b[i] > 0 ? b[i] : 0;"), False),
+        (ITERATED.replace("t < T", "t < (T > 4 ? T : 4)"), False),
         # a store between the sweeps of the time loop, or an imperfect sweep
         (ITERATED.replace(TIME_LOOP, TIME_LOOP + " a[0] = t;"), False),
         (ITERATED.replace(TIME_LOOP, TIME_LOOP + " double *s = a;"), True),

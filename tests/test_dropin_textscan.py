@@ -71,6 +71,9 @@ def _scan(tmp_path: Path, files: dict[str, str], flags: tuple[str, ...] = ()) ->
          True),
         ({"k.c": "void f(int n, double a[n][n]) {" + TWO_LOOPS
           + " { assert(i > 0 && j > 0); a[i][j] = a[i-1][j]; } }"}, (), True),
+        ({"k.c": "void f(int n, double a[n][n]) {" + TWO_LOOPS
+          + " {\n#ifdef CLAMP\n a[i][j] = a[i][j] > 0 ? a[i][j] : 0;\n#endif\n"
+          " a[i][j] = a[i-1][j]; } }"}, (), True),
         # an `#include` in a comment includes nothing, and its comment still ends
         ({"k.c": '/* see\n #include "x.h" */\n' + ITERATED}, (), True),
         # a macro whose braces close in order changes no block around its uses
