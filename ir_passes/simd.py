@@ -619,16 +619,23 @@ class _Binder:
         pairs: list[tuple[_Access, _Access]],
         footprint: Callable[[_Access], tuple[ir.Value, ir.Value]],
     ) -> ir.Value:
-        """True when, for every pair, the byte ranges `footprint` gives do not overlap."""
+        """True when, for every pair, the byte ranges `footprint` gives do not overlap. Pairs
+        whose first range lies a constant number of bytes from another pair's, relative to
+        the second (`_shifted_groups`), are tested as one: the hull of the shifted ranges."""
         b = self.builder
+        i64 = ir.IntType(64)
         condition = ir.Constant(ir.IntType(1), 1)
         footprints: dict[_Access, tuple[ir.Value, ir.Value]] = {}
-        for first, second in pairs:
+        for (first, second), shifts in _shifted_groups(pairs):
             for access in (first, second):
                 if access not in footprints:
                     footprints[access] = footprint(access)
             low1, high1 = footprints[first]
             low2, high2 = footprints[second]
+            if max(shifts):
+                high1 = b.add(high1, ir.Constant(i64, max(shifts)))
+            if min(shifts):
+                low1 = b.add(low1, ir.Constant(i64, min(shifts)))
             apart = b.or_(b.icmp_unsigned("<=", high1, low2), b.icmp_unsigned("<=", high2, low1))
             condition = b.and_(condition, apart)
         return condition
@@ -638,21 +645,53 @@ class _Binder:
         delta = first - second never changes, so it is tested once, before the loop. Lane k of
         `first` runs before lane k - j of `second` (0 < j < window, the lanes whose order the
         vector code may change); they overlap iff -size1 < delta + j*d < size2, so delta must
-        avoid the hull of those intervals."""
+        avoid the hull of those intervals. Pairs that differ only by a constant shift of one
+        side's address (a row's x-1, x, x+1 against a store: `_shifted_groups`) are tested as
+        one: the reference delta plus every shift must avoid it on the same side."""
         b = self.builder
         i64 = ir.IntType(64)
         condition = ir.Constant(ir.IntType(1), 1)
-        for first, second in pairs:
+        for (first, second), shifts in _shifted_groups(pairs):
             d, far = first.stride, (window - 1) * abs(first.stride)
             if d > 0:  # unsafe: -(size1 + (W-1)d) < delta < size2 - d
                 low, high = -(first.size + far), second.size - d
             else:  # unsafe: |d| - size1 < delta < size2 + (W-1)|d|
                 low, high = -d - first.size, second.size + far
             delta = b.sub(self.address(first, 0), self.address(second, 0))
-            below = b.icmp_signed("<=", delta, ir.Constant(i64, low))
-            above = b.icmp_signed(">=", delta, ir.Constant(i64, high))
+            below = b.icmp_signed("<=", delta, ir.Constant(i64, low - max(shifts)))
+            above = b.icmp_signed(">=", delta, ir.Constant(i64, high - min(shifts)))
             condition = b.and_(condition, b.or_(below, above))
         return condition
+
+
+def _shifted_groups(
+    pairs: list[tuple[_Access, _Access]],
+) -> list[tuple[tuple[_Access, _Access], list[int]]]:
+    """`pairs` as groups [(reference pair, byte shifts of delta)]: pairs that share one
+    access, whose other accesses have one base, size and stride and addresses a constant
+    number of bytes apart, have deltas (first's address - second's) = the reference's + a
+    constant shift, in every lane and iteration."""
+    groups: list[tuple[tuple[_Access, _Access], list[int]]] = []
+    for pair in pairs:
+        for (first, second), shifts in groups:
+            for fixed, moving, reference, sign in ((1, 0, first, 1), (0, 1, second, -1)):
+                other = pair[moving]
+                if pair[fixed] is not (first, second)[fixed] or not _same_row(other, reference):
+                    continue
+                distance = other.offset - reference.offset
+                if all(not m for m, _ in distance.terms):
+                    shifts.append(sign * distance.constant_term)
+                    break
+            else:
+                continue
+            break
+        else:
+            groups.append((pair, [0]))
+    return groups
+
+
+def _same_row(a: _Access, b: _Access) -> bool:
+    return a.base is b.base and a.size == b.size and a.stride == b.stride and a is not b
 
 
 def _type_suffix(t: ir.Type) -> str:

@@ -398,6 +398,77 @@ def test_buffers_of_two_strides_are_tested_once_over_the_whole_loop(kernels_c, o
     assert results["pycc"] == results["cc"]
 
 
+#: a row read at x-1, x, x+1 after one store and before another into one output
+SHIFTED_ROW = """
+void later(int n, const float *a, float *b) {
+  for (int i = 1; i < n - 1; i++) { b[i] = 1.0f; b[i] = b[i] * a[i + 1] + a[i - 1] + a[i]; }
+}
+"""
+
+
+@pytest.mark.parametrize("offset", [-9, -5, -4, -3, -2, -1, 0, 1, 2, 3, 4, 5, 9])
+def test_a_row_against_a_store_is_tested_as_one_pair(module_c_file, offset):
+    """The three loads of a row against each store are one distance test before the loop
+    (not three), whether the store comes before or after them, and an overlap at any of
+    the row's offsets still sends the loop to its scalar path."""
+    path = module_c_file("shifted-row", SHIFTED_ROW)
+    text = _function_text(_run(path, "simd(8)"), "later")
+    guards = len(re.findall(r'%"simd\.guard[.\d]*" =', text))  # the loop's, its epilogue's
+    assert guards and text.count("icmp sle i64") == 2 * guards, text
+    results, done = _overlapping_runs(path, "simd(8)", "later", 37, 37 * 4, offset * 4)
+    assert "with a run-time overlap check" in done, done
+    assert results["pycc"] == results["cc"]
+
+
+SHIFTED_TWO_STRIDES = """
+void narrow(int n, const short *a, unsigned char *b) {
+  for (int i = 1; i < n - 1; i++) b[i] = (unsigned char)((a[i - 1] + a[i] + a[i + 1]) >> 2);
+}
+"""
+
+
+SHIFTED_COLUMN = """
+void spread(int n, const float *a, float *b) {
+  int s = n / 9;  /* a stride known at run time only: tested in every vector iteration */
+  for (int i = 1; i < n - 1; i++) b[s * i] = a[s * i - 1] + a[s * i] + a[s * i + 40];
+}
+void spread_after(int n, const float *a, float *b) {  /* b stored before a is read */
+  int s = n / 9;
+  for (int i = 1; i < n - 1; i++) {
+    b[s * i] = 2.0f;
+    b[s * i + 2 * n] = a[s * i - 1] + a[s * i + 40];
+  }
+}
+"""
+
+
+@pytest.mark.parametrize("name", ["spread", "spread_after"])
+# b[3i + 3k'] = a[3i + 3k + c], k < k' (spread_after) or k > k' (spread): the lanes that meet
+@pytest.mark.parametrize("offset", [-22, -13, -4, -1, 0, 2, 11, 19, 20, 28, 37, 43, 52, 61, 62])
+def test_lanes_of_a_shifted_row_are_tested_as_one_range(module_c_file, offset, name):
+    """`a[3i - 1], a[3i], a[3i + 40]` against `b[3i]` (a stride known at run time): the
+    overlap test of each vector iteration covers the hull of the loads' lanes (wider than
+    one load's lanes), so `b` at any offset from `a` gives cc's results."""
+    path = module_c_file("shifted-column", SHIFTED_COLUMN)
+    results, done = _overlapping_runs(path, "simd(8)", name, 29, 29 * 20, offset * 4)
+    assert "with a run-time overlap check" in done, done
+    assert results["pycc"] == results["cc"]
+
+
+@pytest.mark.parametrize("offset", [-80, -79, -77, -40, -3, -1, 0, 1, 2, 40, 71, 72, 73, 74])
+def test_a_row_of_another_stride_is_tested_as_one_range(module_c_file, offset):
+    """An int16 row read at x-1, x, x+1 and a uint8 row written: one range test over the
+    whole loop for the three loads (their hull), and an overlap at the hull's edges still
+    sends the loop to its scalar path."""
+    path = module_c_file("shifted-two-strides", SHIFTED_TWO_STRIDES)
+    text = _function_text(_run(path, "simd(8)"), "narrow")
+    guards = len(re.findall(r'%"simd\.guard[.\d]*" =', text))
+    assert guards and text.count("icmp ule i64") == 2 * guards, text
+    results, done = _overlapping_runs(path, "simd(8)", "narrow", 37, 37 * 2, offset)
+    assert "with a run-time overlap check" in done, done
+    assert results["pycc"] == results["cc"]
+
+
 #: loops of every exit test over an int16 row read and a uint8 row written (two strides)
 LAST_ITERATION = """
 #define F(name) void name(int lo, int hi, const short *s, unsigned char *d)
