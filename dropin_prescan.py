@@ -46,7 +46,7 @@ _NOT_CALLS = frozenset(
     b"if for while switch return sizeof _Alignof __alignof__ alignof typeof __typeof__ "
     b"__typeof __attribute__ __asm__ asm __extension__ _Generic __builtin_offsetof _Pragma "
     b"int char short long float double void signed unsigned _Bool const volatile restrict "
-    b"__restrict struct union enum".split()
+    b"__restrict struct union enum _Alignas alignas _Atomic _Static_assert static_assert".split()
 )
 #: calls the front end lowers to arithmetic (LLVM intrinsics), with their float/long double forms
 _ARITHMETIC_CALL = re.compile(
@@ -77,6 +77,8 @@ def has_locality_nest(preprocessed: bytes, sweeps: bool = False) -> bool:
         return next(_lowerable_bodies(tokens, sweeps), None) is not None
     except RecursionError:  # nested deeper than the front end lowers (its recursion limit)
         return False
+    except (KeyError, IndexError):  # ill-formed code (cc reports it): may have one
+        return True
 
 
 def unexpanded_may_have_locality_nest(
@@ -94,6 +96,8 @@ def unexpanded_may_have_locality_nest(
         return next(_lowerable_bodies(tokens, sweeps, macros), None) is not None
     except RecursionError:  # nested deeper than the front end lowers (its recursion limit)
         return False
+    except (KeyError, IndexError):  # ill-formed code (cc reports it): may have one
+        return True
 
 
 def locality_candidates(preprocessed: bytes, sweeps: bool = False) -> set[str] | None:
@@ -109,6 +113,8 @@ def locality_candidates(preprocessed: bytes, sweeps: bool = False) -> set[str] |
             names.add(name.decode())
     except RecursionError:  # nested deeper than the front end lowers (its recursion limit)
         return set()
+    except (KeyError, IndexError):  # ill-formed code (cc reports it): lower them all
+        return None
     return names
 
 
@@ -120,8 +126,10 @@ def loops_end_inside(code: bytes) -> bool:
     if any(tokens.count(o) != tokens.count(c) for c, o in _OPENING.items()):
         return False
     for index, token in enumerate(tokens):
-        if token not in (b"for", b"while") or tokens[index + 1 : index + 2] != [b"("]:
+        if token not in (b"for", b"while"):
             continue
+        if tokens[index + 1 : index + 2] != [b"("]:
+            return False  # `#define pfor for`: the loop is its use's
         if token == b"while" and _closes_do(tokens, index - 1):
             continue
         header_end = _closing(tokens, index + 1)
@@ -341,6 +349,10 @@ def _statement_end(tokens: list[bytes], start: int) -> int:
 
 #: the name of an array a nest reads or writes through a pointer it dereferences (`*p`): any
 _ANY_ARRAY = b"*"
+#: the token `dropin_textscan` puts where a function's code is conditional (`#ifdef ...`):
+#: what is stored there may be compiled out, so its body's shape refutes nothing (not C: it
+#: neither calls, nor declares, nor ends a statement)
+CONDITIONAL_CODE = b"@"
 
 #: Flow = (arrays written, arrays read) of a nest, by alias class (`_aliases`)
 Flow = tuple[set[bytes], set[bytes]]
@@ -400,6 +412,13 @@ def _has_candidate(
         nest_end = _statement_end(tokens, index)
         if not _affine_nest(tokens, index, nest_end, body):
             earlier.append(None)  # a nest outside the model ends the run a SCoP may hold
+            # a loop whose body may leave it on the first pass (`for (;;) { ...; break; }`)
+            # is no loop in the IR: its nests may be the function's outermost
+            body_end = _statement_end(tokens, index + 1) if tokens[index] == b"do" else nest_end
+            if (_leaves_at_its_end(tokens, index, body_end) or body.conditional) and _has_candidate(
+                tokens, index + 1, body_end, body
+            ):
+                return True
             index = nest_end + 1
             continue
         written, read = _flow(tokens, index, nest_end, body)
@@ -414,15 +433,31 @@ def _has_candidate(
     return False
 
 
+#: statements that leave a loop
+_EXITS = frozenset((b"break", b"return", b"goto"))
+
+
+def _leaves_at_its_end(tokens: list[bytes], loop: int, body_end: int) -> bool:
+    """Does the body of the loop at `loop` end with a `break`, `return` or `goto` (then it
+    may run once: no loop in the IR)?"""
+    last = _opening(tokens, body_end) if tokens[body_end] == b"}" else body_end
+    statements = list(_statements(tokens, last, body_end)) if tokens[last] == b"{" else []
+    return bool(statements) and tokens[statements[-1][0]] in _EXITS
+
+
 def _may_be_iterated(tokens: list[bytes], start: int, end: int, body: _Body, flow: Flow) -> bool:
     """May `time-tile` take the nest at `tokens[start..end]`? It needs a time loop whose body
     is sweeps (perfect nests: `time_tile.sweeps_of`) and whose iterations carry data
     through an array (`time_tile.iterated_sweeps`). Told apart from gemm's or syrk's nests,
-    whose outer loop only picks the row `C[i]` that the rest of the nest updates."""
+    whose outer loop only picks the row `C[i]` that the rest of the nest updates. (Nests
+    that only write an array are left out: an image filter's outer loop carries nothing, a
+    loop repeating a sweep, `for r ... c[i] = a[i] + b[i]`, is a benchmark's.)"""
     written, read = flow
     loops = sum(1 for t in tokens[start : end + 1] if t in _LOOPS)
     if loops < 2 or not _meets(written, read):
         return False
+    if body.conditional or tokens[start + 1 : start + 2] != [b"("]:
+        return True  # code that may be compiled out, or a header a macro makes
     return _sweeps_may_be_perfect(tokens, start, body) and _outer_may_carry(
         tokens, start, end, body, flow
     )
@@ -455,6 +490,8 @@ def _sweeps_may_be_perfect(tokens: list[bytes], loop: int, body: _Body) -> bool:
     for first, last in _statements(tokens, *_loop_body(tokens, loop)):
         if tokens[first] in _LOOPS:
             sweeps += 1
+            if tokens[first + 1 : first + 2] != [b"("]:
+                continue  # a header a macro makes: any shape
             if not _chain_may_be_perfect(tokens, first, body):
                 return False
         elif _flow(tokens, first - 1, last, body)[0]:
@@ -465,8 +502,8 @@ def _sweeps_may_be_perfect(tokens: list[bytes], loop: int, body: _Body) -> bool:
 def _chain_may_be_perfect(tokens: list[bytes], loop: int, body: _Body) -> bool:
     inner = list(_statements(tokens, *_loop_body(tokens, loop)))
     loops = [first for first, _ in inner if tokens[first] in _LOOPS]
-    if not loops:
-        return True
+    if not loops or any(tokens[first + 1 : first + 2] != [b"("] for first in loops):
+        return not loops or len(loops) == 1
     stores = any(_flow(tokens, first - 1, last, body)[0] for first, last in inner
                  if first != loops[0])  # fmt: skip
     return len(loops) == 1 and not stores and _chain_may_be_perfect(tokens, loops[0], body)
@@ -550,6 +587,8 @@ def _may_feed(
     one to this one pure (`fuse_tile._impure`): no array written by two of them, none
     updated in place, none read before a later one writes it. Only conflicts between names
     the scan can follow refute it; None in `earlier` ends a run (a nest outside the model)."""
+    if body.conditional:  # stores that may be compiled out refute nothing
+        return any(s is not None and _meets(s.written, read) for s in earlier)
     later_written = _sure(written, body)
     if later_written & _sure(read, body):
         return False  # updated in place: no run with this nest is pure
@@ -569,8 +608,13 @@ def _may_feed(
 
 
 def _sure(names: set[bytes], body: _Body) -> set[bytes]:
-    """The names of `names` that are one array each: not any array, no member, no alias."""
-    return {n for n in names if n != _ANY_ARRAY and b"->" not in n and body.unaliased(n)}
+    """The names of `names` that are one array each: not any array, no member, no alias,
+    none of a cast or an expression before a subscript (`((float *)p)[i]`, `(a + k)[i]`)."""
+    return {
+        n
+        for n in names
+        if n != _ANY_ARRAY and b"->" not in n and body.unaliased(n) and n not in body.in_parens
+    }
 
 
 #: a body whose loops all have literal bounds and touch at most this many bytes (each access
@@ -737,6 +781,8 @@ def _flow(tokens: list[bytes], start: int, end: int, body: _Body) -> Flow:
     for index in range(start + 1, end + 1):
         if tokens[index] == b"[" and tokens[index - 1] != b"]":
             names, first = _base(tokens, index)
+            if b"sizeof" in tokens[first - 2 : first]:  # `sizeof b[0]`, `sizeof(b[0])`
+                continue
             after = _chain_end(tokens, index, end) + 1
             operator = tokens[after] if after <= end else b""
             stored = operator in _ASSIGN or operator in _STEP or tokens[first - 1] in _INCREMENT
@@ -834,6 +880,21 @@ class _Body:
         self._span = (tokens, start, end)
         self._classes: dict[bytes, bytes] | None = None
         self._file_scope = file_scope if file_scope is not None else _FileScope(tokens)
+        self._in_parens: frozenset[bytes] | None = None
+        #: does the body hold conditional code (`CONDITIONAL_CODE`)?
+        self.conditional = CONDITIONAL_CODE in tokens[start:end]
+
+    @property
+    def in_parens(self) -> frozenset[bytes]:
+        """The names of parenthesized expressions before a subscript (`((float *)p)[i]`)."""
+        if self._in_parens is None:
+            tokens, start, end = self._span
+            names: set[bytes] = set()
+            for index in range(start + 1, end):
+                if tokens[index] == b"[" and tokens[index - 1] == b")":
+                    names.update(_base(tokens, index)[0])
+            self._in_parens = frozenset(names)
+        return self._in_parens
 
     def alias(self, name: bytes) -> bytes:
         """The one name of `name`'s alias class."""

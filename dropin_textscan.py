@@ -26,6 +26,7 @@ import os
 import re
 
 from .dropin_prescan import (
+    CONDITIONAL_CODE,
     blank_comments_and_literals,
     loops_end_inside,
     unexpanded_may_have_locality_nest,
@@ -64,13 +65,15 @@ _ODD_SPELLING = re.compile(
     rb"%:|\?\?[=/]|#[ \t]*(?:define|include|import)?/\*|include_next|#[ \t]*[\v\f]|\r(?!\n)"
     rb"|#[ \t]*define[^\n]*/\*(?:(?!\*/)[^\n])*\n"  # a comment continuing a definition's line
 )
-#: the body of an object-like macro whose line has a brace (`#define BEGIN {`)
-_BRACE_DEFINITION = re.compile(rb"#[ \t]*define[ \t]+[A-Za-z_]\w*[ \t]([^\n]*[{}][^\n]*)")
+#: the body of a macro whose line has a brace (`#define BEGIN {`, `#define F(x) f(x) {`)
+_BRACE_DEFINITION = re.compile(
+    rb"#[ \t]*define[ \t]+[A-Za-z_]\w*(?:\([^)\n]*\)|[ \t])([^\n]*[{}][^\n]*)"
+)
 _CONDITIONAL = re.compile(rb"#[ \t]*(if|ifdef|ifndef|elif|else|endif)\b")
 #: in a function's conditional code, what may be in a branch cc drops: a condition, a jump,
-#: `&&`, `||`, `?` (neutral: gone), a call (read as a macro's: any access or nothing)
+#: `&&`, `||`, `?`, `asm` (neutral: gone), a call (read as a macro's: any access or nothing)
 _MAYBE_DROPPED = re.compile(
-    rb"\b(?:if|switch|goto|break|continue|return)\b|&&|\|\||\?|"
+    rb"\b(?:if|switch|goto|break|continue|return|asm|__asm__|__asm)\b|&&|\|\||\?|"
     rb"\b(?!(?:for|while|do|sizeof)\b)[A-Za-z_]\w*(?=\s*\()"
 )
 _EXTERN_C = re.compile(rb'extern\s*"C"\s*\{')
@@ -264,18 +267,21 @@ def _in_braces(text: bytes, position: int) -> bool:
 
 
 def _neutralised(code: bytes) -> bytes:
-    """Conditional code with its maybe-dropped tokens neutral; its directives unchanged."""
+    """Conditional code with its maybe-dropped tokens neutral, marked as conditional (what
+    it stores may be gone too: `CONDITIONAL_CODE`); its directives unchanged."""
     return b"\n".join(
-        line if line.lstrip().startswith(b"#") else _MAYBE_DROPPED.sub(_neutral, line)
+        line
+        if line.lstrip().startswith(b"#")
+        else CONDITIONAL_CODE + b" " + _MAYBE_DROPPED.sub(_neutral, line)
         for line in code.split(b"\n")
     )
 
 
-_JUMPS = frozenset(b"if switch goto break continue return".split())
+_JUMPS = frozenset(b"if switch goto break continue return asm __asm__ __asm".split())
 
 
 def _neutral(match: re.Match[bytes]) -> bytes:
-    """A jump, `&&`, `||` or `?` gone; a called name a macro's (`_MAYBE_DROPPED`)."""
+    """A jump, `asm`, `&&`, `||` or `?` gone; a called name a macro's (`_MAYBE_DROPPED`)."""
     token = match.group()
     if token[:1].isalpha() or token[:1] == b"_":
         return b" " if token in _JUMPS else MACRO_ARGUMENT

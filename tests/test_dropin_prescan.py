@@ -181,6 +181,17 @@ TIME_LOOP = "for (int t = 0; t < T; t++) {"
         ("void f(int T, int n, double a[n][n]) { for (int t = 0; t < T; t++)\n"
          " for (int i = 1; i < n; i++) { double x = 0; for (int j = 1; j < n; j++)"
          " a[i][j] = a[i-1][j-1] + x; } }", True),
+        # what the scan cannot follow refutes nothing (each transformed by the passes): a
+        # cast's or an expression's names before a subscript, `sizeof`, a loop that leaves
+        # at the end of its first pass (no loop in the IR)
+        ("void k(int n, void *in, void *tmp, void *out) {\n"
+         " for (int i = 1; i < n-1; i++) ((float *)tmp)[i] = ((const float *)in)[i-1];\n"
+         " for (int i = 1; i < n-1; i++) ((float *)out)[i] = ((float *)tmp)[i-1]; }", True),
+        (PIPELINE.replace("a[i] * 2", "a[i] * (float)sizeof b[0]"), True),
+        ("void f(int T, int n, double *a, double *b) { for (;;) {\n"
+         + ITERATED.split("{\n", 1)[1].rsplit("}", 1)[0] + " break; } }", True),
+        ("_Alignas(64) double g[8];\n"
+         + ITERATED.replace("{\n", "{\n _Alignas(64) double w[3] = {0};\n", 1), True),
         # a pipeline whose nests are not pure: recomputing a producer per tile is wrong
         (PIPELINE, True),
         (PIPELINE.replace("c[i] = b[i]", "c[i] = c[i] + b[i]"), False),
@@ -212,6 +223,15 @@ def test_the_scan_knows_which_nests_the_passes_refuse(tmp_path, code, candidate)
     module = lower_file(str(path)).module
     applied = run_passes(module, parse_pipeline(LOCALITY_PASSES), target=HOST)
     assert "passed" not in {r.kind for r in applied.remarks}, applied.remarks
+
+
+def test_ill_formed_code_gets_an_answer():
+    """cc -E passes code cc then refuses (a loop cut short): every cut of a kernel, closed
+    by a brace or not, gets an answer, never an exception."""
+    for end in range(len(ITERATED)):
+        for code in (ITERATED[:end], ITERATED[:end] + "}", ITERATED[:end] + " for ("):
+            assert has_locality_nest(code.encode()) in (True, False)
+            assert isinstance(locality_candidates(code.encode()), (set, type(None)))
 
 
 def test_the_large_passes_refuse_arrays_known_to_fit_the_l2(tmp_path):

@@ -87,6 +87,22 @@ def _scan(tmp_path: Path, files: dict[str, str], flags: tuple[str, ...] = ()) ->
         ({"k.c": "#define free(p) (void)(p)\n" + ITERATED.replace("{\n", "{\n free(a);\n", 1)},
          (), True),
         ({"k.c": ITERATED.replace("{\n", "{\n free(a);\n", 1)}, ("-Dfree(p)=",), True),
+        # what conditional code inside a function stores may be compiled out: it refutes no
+        # shape (a store between sweeps, an alternative body of a braceless loop, an `asm`)
+        ({"k.c": ITERATED.replace("        for (int i = 1; i < n - 1; i++) a[i]",
+                                  "#ifdef TRACE\n b[0] = a[0];\n#endif\n"
+                                  "        for (int i = 1; i < n - 1; i++) a[i]")}, (), True),
+        ({"k.c": ITERATED.replace("b[i] = (a[i-1] + a[i] + a[i+1]) / 3.0;",
+                                  "\n#ifdef WIDE\n b[i] = a[i-1] + a[i+1];\n#else\n"
+                                  " b[i] = a[i];\n#endif\n")}, (), True),
+        ({"k.c": ITERATED.replace("{\n", '{\n#ifdef B\n __asm__ __volatile__("" ::: "memory");'
+                                          "\n#endif\n", 1)}, (), True),
+        # a function-like macro that opens a body, a loop keyword or a header a macro makes
+        ({"k.c": "#define BEGIN(f) void f(int T, int n, double *a, double *b) {\n#define END }\n"
+          "BEGIN(k)" + ITERATED.split("{\n", 1)[1].rsplit("}", 1)[0] + "END\n"}, (), True),
+        ({"k.c": "#define pfor for\n" + ITERATED.replace("for (", "pfor (")}, (), True),
+        ({"k.c": "#define RANGE(i, lo, hi) (int i = (lo); i < (hi); i++)\n"
+          + ITERATED.replace("for (int t = 0; t < T; t++)", "for RANGE(t, 0, T)")}, (), True),
         # where the text cannot tell: a macro opening a loop, a computed include, braces
         # that do not balance across #if branches, a loop in -D, a forced include not found
         ({"k.c": "#define FOR(i, n) for (int i = 0; i < n; i++)\n" + SWEEP}, (), True),
