@@ -406,7 +406,7 @@ void later(int n, const float *a, float *b) {
 """
 
 
-@pytest.mark.parametrize("offset", [-9, -5, -4, -3, -2, -1, 0, 1, 2, 3, 4, 5, 9])
+@pytest.mark.parametrize("offset", [-9, -4, -3, -1, 0, 1, 3, 4, 9])
 def test_a_row_against_a_store_is_tested_as_one_pair(module_c_file, offset):
     """The three loads of a row against each store are one distance test before the loop
     (not three), whether the store comes before or after them, and an overlap at any of
@@ -444,7 +444,7 @@ void spread_after(int n, const float *a, float *b) {  /* b stored before a is re
 
 @pytest.mark.parametrize("name", ["spread", "spread_after"])
 # b[3i + 3k'] = a[3i + 3k + c], k < k' (spread_after) or k > k' (spread): the lanes that meet
-@pytest.mark.parametrize("offset", [-22, -13, -4, -1, 0, 2, 11, 19, 20, 28, 37, 43, 52, 61, 62])
+@pytest.mark.parametrize("offset", [-22, -4, 0, 2, 19, 28, 37, 43, 52, 61])
 def test_lanes_of_a_shifted_row_are_tested_as_one_range(module_c_file, offset, name):
     """`a[3i - 1], a[3i], a[3i + 40]` against `b[3i]` (a stride known at run time): the
     overlap test of each vector iteration covers the hull of the loads' lanes (wider than
@@ -455,7 +455,7 @@ def test_lanes_of_a_shifted_row_are_tested_as_one_range(module_c_file, offset, n
     assert results["pycc"] == results["cc"]
 
 
-@pytest.mark.parametrize("offset", [-80, -79, -77, -40, -3, -1, 0, 1, 2, 40, 71, 72, 73, 74])
+@pytest.mark.parametrize("offset", [-80, -77, -3, 0, 2, 72, 74])
 def test_a_row_of_another_stride_is_tested_as_one_range(module_c_file, offset):
     """An int16 row read at x-1, x, x+1 and a uint8 row written: one range test over the
     whole loop for the three loads (their hull), and an overlap at the hull's edges still
