@@ -716,7 +716,8 @@ def _affine_nest(tokens: list[bytes], start: int, end: int, body: _Body) -> bool
     """No token of the nest puts it outside the model (a `do` loop tests its condition last;
     a `for` that declares an unsigned counter compares without sign; a pointer that walks is
     no invariant base; a subscript loaded from memory is no affine one; a macro may be an
-    access, and its arguments may vanish: `assert(i > 0 && i < n)` under -DNDEBUG)."""
+    access, and its arguments may vanish: `assert(i > 0 && i < n)` under -DNDEBUG). A
+    counter declared an integer is no pointer, even in `(a + i*n)[j]`."""
     previous = b""
     pointers: set[bytes] = set()
     stepped: set[bytes] = set()
@@ -747,7 +748,7 @@ def _affine_nest(tokens: list[bytes], start: int, end: int, body: _Body) -> bool
         elif _IDENTIFIER.match(token) and _unary_star(tokens, index - 1):
             pointers.add(token)
         previous = token
-    return not pointers & stepped
+    return not (pointers & stepped) - body.integers
 
 
 def _loaded_subscript(tokens: list[bytes], opening: int) -> bool:
@@ -881,8 +882,17 @@ class _Body:
         self._classes: dict[bytes, bytes] | None = None
         self._file_scope = file_scope if file_scope is not None else _FileScope(tokens)
         self._in_parens: frozenset[bytes] | None = None
+        self._integers: frozenset[bytes] | None = None
         #: does the body hold conditional code (`CONDITIONAL_CODE`)?
         self.conditional = CONDITIONAL_CODE in tokens[start:end]
+
+    @property
+    def integers(self) -> frozenset[bytes]:
+        """The names the body declares of an integer type (`int i, j = 0, *p` declares `i`
+        and `j`), found when a nest first asks."""
+        if self._integers is None:
+            self._integers = _integers(*self._span)
+        return self._integers
 
     @property
     def in_parens(self) -> frozenset[bytes]:
@@ -916,6 +926,37 @@ class _Body:
         if name in self._file_scope or b"extern" in body:
             return True
         return any(a == b"&" and b == name for a, b in zip(body, body[1:]))
+
+
+#: type words that begin a declaration of integers (C's, and <stddef.h>'s and <stdint.h>'s
+#: names: a header cannot redefine them)
+_INTEGER_TYPES = frozenset(
+    b"int long short char signed unsigned _Bool size_t ptrdiff_t int8_t int16_t int32_t "
+    b"int64_t uint8_t uint16_t uint32_t uint64_t intptr_t uintptr_t".split()
+)
+
+
+def _integers(tokens: list[bytes], start: int, end: int) -> frozenset[bytes]:
+    """The names declared in `tokens[start..end]` by declarations whose type is an integer
+    type word, but those a `*` makes pointers: the declarators after the type words and
+    after each top-level `,` up to the `;`."""
+    names: set[bytes] = set()
+    index = start
+    while index < end:
+        if tokens[index] not in _INTEGER_TYPES or tokens[index - 1] not in (b";", b"{", b"}", b"("):
+            index += 1
+            continue
+        while index < end and tokens[index] in _INTEGER_TYPES:
+            index += 1
+        depth, declarator = 0, True
+        while index < end and not (depth == 0 and tokens[index] in (b";", b")")):
+            token = tokens[index]
+            depth += {b"(": 1, b"[": 1, b"{": 1, b")": -1, b"]": -1, b"}": -1}.get(token, 0)
+            if declarator and _IDENTIFIER.match(token):
+                names.add(token)
+            declarator = depth == 0 and token == b","
+            index += 1
+    return frozenset(names)
 
 
 def _aliases(tokens: list[bytes], start: int, end: int) -> dict[bytes, bytes]:

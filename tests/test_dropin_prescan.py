@@ -69,6 +69,15 @@ void jacobi(int T, int n, double *a, double *b) {
          " for (int x = 0; x < m - 1; x++) a[x] = a[x] + a[x+1]; }", False),
         ("void f(int n, int m, float *a) { for (int y = 0; y < n; y++)\n"
          " for (int x = 0; x < m - 1; x++) a[y*m + x] = a[y*m + x] + (a)[y*m + x+1]; }", True),
+        # ... but a counter declared an integer is no pointer, in a row's address too
+        ("void f(int T, int n, double *a, double *b) { for (int t = 0; t < T; t++) {\n"
+         " for (int i = 1; i < n - 1; i++) for (int j = 0; j < n; j++)\n"
+         "  (b + i*n)[j] = (a + (i-1)*n)[j] + (a + (i+1)*n)[j];\n"
+         " for (int i = 1; i < n - 1; i++) for (int j = 0; j < n; j++)\n"
+         "  (a + i*n)[j] = (b + i*n)[j]; } }", True),
+        ("void f(int n, int m, float *a) { int y, x, *p = 0;\n"
+         " for (y = 0; y < n; y++) for (x = 0; x < m - 1; x++) (a + y*m)[x] += (a + y*m)[x+1]; }",
+         True),
         # a subscript loaded from memory
         (ITERATED.replace("a[i] = b[i];", "a[i] = b[lut[i]];"), False),
         # no array carries data: one sweep, a reduction, a second nest reading other arrays
