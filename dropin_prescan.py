@@ -500,13 +500,19 @@ def _sweeps_may_be_perfect(tokens: list[bytes], loop: int, body: _Body) -> bool:
 
 
 def _chain_may_be_perfect(tokens: list[bytes], loop: int, body: _Body) -> bool:
+    """Is the loop at `loop` a chain of single loops down to a body without loops, with no
+    store beside an inner loop?"""
     inner = list(_statements(tokens, *_loop_body(tokens, loop)))
     loops = [first for first, _ in inner if tokens[first] in _LOOPS]
-    if not loops or any(tokens[first + 1 : first + 2] != [b"("] for first in loops):
-        return not loops or len(loops) == 1
+    if not loops:
+        return True
     stores = any(_flow(tokens, first - 1, last, body)[0] for first, last in inner
                  if first != loops[0])  # fmt: skip
-    return len(loops) == 1 and not stores and _chain_may_be_perfect(tokens, loops[0], body)
+    if len(loops) > 1 or stores:
+        return False
+    if tokens[loops[0] + 1 : loops[0] + 2] != [b"("]:
+        return True  # a header a macro makes: any shape below it
+    return _chain_may_be_perfect(tokens, loops[0], body)
 
 
 def _outer_may_carry(tokens: list[bytes], loop: int, end: int, body: _Body, flow: Flow) -> bool:
@@ -529,9 +535,7 @@ def _outer_may_carry(tokens: list[bytes], loop: int, end: int, body: _Body, flow
     if _assigns_other_than_arrays(tokens, header_end + 1, end, body, counter):
         return True
     return not all(
-        b"->" not in name
-        and body.unaliased(name)
-        and _indexed_by(tokens, header_end, end, name, counter)
+        name in _sure({name}, body) and _indexed_by(tokens, header_end, end, name, counter)
         for name in written
     )
 
