@@ -24,7 +24,7 @@ read; functions of system headers are never kernels.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
 _TOKEN = re.compile(
     rb"[A-Za-z_]\w*|\d[\w.]*"  # the common tokens first: the scan reads whole units
@@ -82,16 +82,29 @@ def has_locality_nest(preprocessed: bytes, sweeps: bool = False) -> bool:
 
 
 def unexpanded_may_have_locality_nest(
-    code: bytes, macros: frozenset[bytes], sweeps: bool = False
+    code: bytes,
+    macros: frozenset[bytes],
+    sweeps: bool = False,
+    unnested: Mapping[bytes, list[bytes]] | None = None,
 ) -> bool:
     """The same question of code before preprocessing (its directives are skipped), in which
     each use of a name in `macros` may read and store into any array, and is no branch: a
     macro may hide an access or a call, never a loop (`dropin_textscan` makes sure). When
-    its braces do not balance (an `#if` with a brace in each branch) the answer is yes."""
+    its braces do not balance (an `#if` with a brace in each branch) the answer is yes.
+    `unnested`: the bodies of macros whose braces do not close in order (PolyBench's
+    `polybench_start_instruments` opens a loop `polybench_stop_instruments` closes); a use
+    is read as the name alone when every such body calls a function that refuses its user:
+    wherever the use expands to one, its function is cc's; otherwise the answer is yes."""
     # once comments and literals are blanks, a `#` begins a directive that runs to the line's end
     tokens = _TOKEN.findall(_TO_LINE_END.sub(b"", blank_comments_and_literals(code)))
     if tokens.count(b"{") != tokens.count(b"}"):
         return True
+    used = (unnested or {}).keys() & set(tokens)
+    if used:
+        external = _external_functions(tokens) - macros
+        bodies = [_tokens(blank_comments_and_literals(b)) for n in used for b in unnested[n]]
+        if not all(_calls(body, external) for body in bodies):
+            return True
     try:
         return next(_lowerable_bodies(tokens, sweeps, macros), None) is not None
     except RecursionError:  # nested deeper than the front end lowers (its recursion limit)
@@ -182,10 +195,13 @@ def _lowerable_bodies(
         if external is None:
             external = _external_functions(tokens) - macros
         body = tokens[start + 1 : end]
-        if (_REFUSED_STATEMENTS - macros).isdisjoint(body) and not any(
-            token == b"(" and before in external for before, token in zip(body, body[1:])
-        ):
+        if (_REFUSED_STATEMENTS - macros).isdisjoint(body) and not _calls(body, external):
             yield start, end
+
+
+def _calls(tokens: list[bytes], functions: frozenset[bytes]) -> bool:
+    """Do `tokens` call one of `functions`?"""
+    return any(token == b"(" and before in functions for before, token in zip(tokens, tokens[1:]))
 
 
 #: C library functions the front end never lowers a call of (system headers declare them;

@@ -8,8 +8,9 @@ system header, whose functions are never kernels), every `#if` branch kept. Each
 macro they (or `-D`) define, or of the standard's function-like macros, may read and store
 into any array: a macro may hide an access, a call or nothing at all. Where the text cannot
 answer, the answer is "may have" and the unit is preprocessed and scanned as before: a macro
-whose body opens a loop for its use to close, an object-like macro whose braces do not close
-in order (`#define BEGIN {`), an `#include` of a computed name, a file that cannot be read,
+whose body opens a loop for its use to close, a macro whose braces do not close in order
+(`#define BEGIN {`) unless each body of it calls a function that refuses its user (below), an
+`#include` of a computed name, a file that cannot be read,
 braces that do not balance across `#if` branches, a directive spelled in a way only cc reads
 right, a preprocessor option or variable not modelled. A call of the C library's or of a
 function the text declares and does not define refuses its function, as in cc's unit, unless
@@ -65,9 +66,9 @@ _ODD_SPELLING = re.compile(
     rb"%:|\?\?[=/]|#[ \t]*(?:define|include|import)?/\*|include_next|#[ \t]*[\v\f]|\r(?!\n)"
     rb"|#[ \t]*define[^\n]*/\*(?:(?!\*/)[^\n])*\n"  # a comment continuing a definition's line
 )
-#: the body of a macro whose line has a brace (`#define BEGIN {`, `#define F(x) f(x) {`)
+#: the name and body of a macro whose line has a brace (`#define BEGIN {`, `#define F(x) {`)
 _BRACE_DEFINITION = re.compile(
-    rb"#[ \t]*define[ \t]+[A-Za-z_]\w*(?:\([^)\n]*\)|[ \t])([^\n]*[{}][^\n]*)"
+    rb"#[ \t]*define[ \t]+([A-Za-z_]\w*)(?:\([^)\n]*\)|[ \t])([^\n]*[{}][^\n]*)"
 )
 _CONDITIONAL = re.compile(rb"#[ \t]*(if|ifdef|ifndef|elif|else|endif)\b")
 #: in a function's conditional code, what may be in a branch cc drops: a condition, a jump,
@@ -114,6 +115,8 @@ class _Preprocessor:
         self.after: list[str] = []
         self.forced: list[str] = []  # -include, -imacros
         self.macros: set[bytes] = {*STANDARD_MACROS, MACRO_ARGUMENT}
+        #: the bodies of each macro whose braces do not close in order (`#define BEGIN {`)
+        self.unnested: dict[bytes, list[bytes]] = {}
         if any(os.environ.get(v) for v in _ENVIRONMENT) or any(
             f.startswith(_UNMODELLED) for f in flags
         ):
@@ -175,7 +178,9 @@ def may_have_locality_nest(source: str, flags: list[str], sweeps: bool = False) 
         _read(source, path, code, seen, 0)
     except (_Unsure, OSError, RecursionError):  # (includes nested past Python's limit)
         return True
-    return unexpanded_may_have_locality_nest(b"\n".join(code), frozenset(path.macros), sweeps)
+    return unexpanded_may_have_locality_nest(
+        b"\n".join(code), frozenset(path.macros), sweeps, path.unnested
+    )
 
 
 def _read(
@@ -195,8 +200,11 @@ def _read(
     seen.add(_identity(file))
     with open(file, "rb") as handle:
         text = _SPLICE.sub(b"", handle.read())
-    if _ODD_SPELLING.search(text) or not all(map(_nested, _BRACE_DEFINITION.findall(text))):
+    if _ODD_SPELLING.search(text):
         raise _Unsure
+    for name, body in _BRACE_DEFINITION.findall(text):
+        if not _nested(body):
+            path.unnested.setdefault(name, []).append(body)
     text = _without_dropped_branches(text)
     path.macros.update(_DEFINED.findall(text))
     scanned = depth == 0 or in_body or _has_code_to_scan(text)
@@ -305,7 +313,7 @@ def _macro_code(definition: bytes) -> bytes:
         raise _Unsure  # cc reports it
     _, parameters, body = parts.groups()
     body = blank_comments_and_literals(body).replace(b"#", b" ")  # `#x`, `a##b`: not directives
-    if not _LOOPING.search(body):
+    if not _LOOPING.search(body) or not _nested(body):  # (unnested: `_Preprocessor.unnested`)
         return b""
     if not loops_end_inside(body):
         raise _Unsure

@@ -19,6 +19,26 @@ from test_dropin_speculative import logging_cc
 #: one sweep: no array carries data, no candidate
 SWEEP = "void sweep(int n, float *a, float *b) { for (int i = 0; i < n; i++) b[i] = a[i]; }\n"
 TWO_LOOPS = "for (int i = 1; i < n; i++) for (int j = 1; j < n; j++)"
+#: a branch whose `else` a macro (`{}`) spells
+SELECT = "void pick(int n, float *a) {{ if (n) {{ a[0] = 1; {} a[0] = 2; }} }}\n"
+#: a time loop a macro opens and another closes
+STEPS = "#define BEGIN for (int t = 0; t < T; t++) {\n#define END }\n"
+#: PolyBench's PAPI instruments: a loop over counters that one macro opens and another
+#: closes, each calling functions declared and not defined (that refuse the function)
+COUNTER_MACROS = (
+    "#define START start_counters(); for (int e = 0; next_counter(e); e++) {\n"
+    "#define STOP stop_counter(e); }\n"
+)
+COUNTERS = (
+    "extern void start_counters(void);\nextern int next_counter(int);\n"
+    "extern void stop_counter(int);\n" + COUNTER_MACROS
+)
+#: ... the same functions defined in the file (they refuse nothing)
+DEFINED_COUNTERS = (
+    "void start_counters(void) { }\nint next_counter(int e) { return e < 1; }\n"
+    "void stop_counter(int e) { (void)e; }\n" + COUNTER_MACROS
+)
+MAIN = "int main(void) { float a[8] = { 0 }, b[8]; START sweep(8, a, b); STOP return 0; }\n"
 
 
 def _scan(tmp_path: Path, files: dict[str, str], flags: tuple[str, ...] = ()) -> bool:
@@ -80,8 +100,16 @@ def _scan(tmp_path: Path, files: dict[str, str], flags: tuple[str, ...] = ()) ->
         ({"k.c": "#define ZERO { 0, 0 }\n" + SWEEP}, (), False),
         ({"k.c": "#define RESET { for (int e = 0; e < 4; e++) { x[e] = 0; } }\n" + SWEEP}, (),
          False),
-        ({"k.c": "#define OPEN {\n" + SWEEP}, (), True),
-        ({"k.c": "#define ELSE } else {\n" + SWEEP}, (), True),
+        # one whose braces do not: unused it changes nothing; used, it may open a loop
+        # around what follows (unless every body of it calls what refuses its user)
+        ({"k.c": "#define OPEN {\n" + SWEEP}, (), False),
+        ({"k.c": "#define ELSE } else {\n" + SWEEP + SELECT.format("ELSE")}, (), True),
+        ({"k.c": STEPS + ITERATED.replace("for (int t = 0; t < T; t++) {", "BEGIN")
+          .replace("}\n}", "END }")}, (), True),
+        ({"k.c": COUNTERS + SWEEP + MAIN}, (), False),
+        ({"k.c": COUNTERS.replace("stop_counter(e); }", "}") + SWEEP + MAIN}, (), True),
+        ({"k.c": COUNTERS + ITERATED + MAIN}, (), True),
+        ({"k.c": DEFINED_COUNTERS + SWEEP + MAIN}, (), True),
         # the front end refuses a function that calls the C library (not a macro of the code)
         ({"k.c": ITERATED.replace("{\n", "{\n free(a);\n", 1)}, (), False),
         ({"k.c": "#define free(p) (void)(p)\n" + ITERATED.replace("{\n", "{\n free(a);\n", 1)},
@@ -133,6 +161,22 @@ def test_the_text_scan_finds_whatever_the_preprocessed_scan_finds():
         assert from_text or not has_locality_nest(done.stdout), path
         refused += not from_text
     assert looked_at >= 50 and refused >= 20, (looked_at, refused)
+
+
+@pytest.mark.parametrize("kernel, candidate", [(SWEEP, False), (ITERATED, True)])
+def test_instruments_that_open_a_loop_are_read_as_polybench_builds_them(
+    tmp_path, kernel, candidate
+):
+    """PolyBench's header defines its instruments empty, or (`-DPOLYBENCH_PAPI`) as a loop
+    over counters that one macro opens and the other closes: the text scan answers without
+    `cc -E`, and as the preprocessed scan does whichever definition cc takes."""
+    header = "#define START\n#define STOP\n#ifdef PAPI\n#undef START\n#undef STOP\n"
+    files = {"k.c": '#include "p.h"\n' + kernel + MAIN, "p.h": header + COUNTERS + "#endif\n"}
+    assert _scan(tmp_path, files) is candidate
+    for defines in ([], ["-DPAPI"]):
+        done = subprocess.run([CC, *defines, "-E", str(tmp_path / "k.c")], capture_output=True)
+        assert done.returncode == 0, done.stderr
+        assert has_locality_nest(done.stdout) is candidate
 
 
 def _compile(tmp_path: Path, report: bool) -> tuple[list[str], dict | None, str]:
