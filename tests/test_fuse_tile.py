@@ -127,11 +127,14 @@ ORDERED = [
 ]
 
 
+#: ORDERED as pytest params, each on the worker of its file (which compiles it once)
+ORDERED_PARAMS = [
+    pytest.param(*o, id=o[2], marks=kernel_group(os.path.basename(o[0])[:-2])) for o in ORDERED
+]
+
+
 @pytest.mark.parametrize("order", ["reverse", "shuffle:3", "shuffle:11"])
-@pytest.mark.parametrize(
-    "path, function, passes, how",
-    [pytest.param(*o, id=o[2], marks=kernel_group(os.path.basename(o[0])[:-2])) for o in ORDERED],
-)
+@pytest.mark.parametrize("path, function, passes, how", ORDERED_PARAMS)
 def test_tile_order_does_not_matter(monkeypatch, path, function, passes, how, order):
     monkeypatch.setenv("PYCC_PARALLEL_ORDER", order)
     result, remarks = _check(path, function, {"h": 29, "w": 31}, passes)
@@ -140,14 +143,14 @@ def test_tile_order_does_not_matter(monkeypatch, path, function, passes, how, or
     assert how in passed
 
 
-def test_parallel_tiles_on_two_threads(monkeypatch):
+@pytest.mark.parametrize("path, function, passes, how", ORDERED_PARAMS)
+def test_parallel_tiles_on_two_threads(monkeypatch, path, function, passes, how):
     monkeypatch.setenv("PYCC_NUM_THREADS", "2")
-    for path, function, passes, how in ORDERED:
-        result, remarks = _check(path, function, {"h": 61, "w": 47}, passes)
-        assert result.status == "OK", str(result)
-        assert result.changed, f"{result}: the run changed nothing"
-        (done,) = passed_by(remarks, "fuse-tile")
-        assert how in done, done
+    result, remarks = _check(path, function, {"h": 61, "w": 47}, passes)
+    assert result.status == "OK", str(result)
+    assert result.changed, f"{result}: the run changed nothing"
+    (done,) = passed_by(remarks, "fuse-tile")
+    assert how in done, done
 
 
 @pytest.mark.parametrize(

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import importlib.util
+import os
 from pathlib import Path
 
 import pytest
@@ -44,13 +45,18 @@ def layer_of(module: str) -> str:
 
 
 def modules() -> dict[str, Path]:
+    """The package's modules, by name (the skipped directories, a venv's thousands of files
+    among them, not even walked)."""
     found = {}
-    for path in ROOT.rglob("*.py"):
-        relative = path.relative_to(ROOT)
-        if set(relative.parts) & SKIP or any(p.endswith(".egg-info") for p in relative.parts):
-            continue
-        name = ".".join(relative.with_suffix("").parts)
-        found[name.removesuffix(".__init__").removesuffix("__init__")] = path
+    for directory, subdirectories, files in os.walk(ROOT):
+        subdirectories[:] = [
+            d for d in subdirectories if d not in SKIP and not d.endswith(".egg-info")
+        ]
+        for file in files:
+            if file.endswith(".py"):
+                relative = (Path(directory) / file).relative_to(ROOT)
+                name = ".".join(relative.with_suffix("").parts)
+                found[name.removesuffix(".__init__").removesuffix("__init__")] = ROOT / relative
     return found
 
 

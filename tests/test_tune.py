@@ -377,7 +377,7 @@ def test_passes_auto_is_bit_exact(file, function, params):
 
 
 def test_passes_auto_applies_the_host_choice_or_keeps_the_original_loop(tmp_path):
-    for kernel in ("matrix_add.c", "sobel.c", "lucas_kanade.c"):
+    for kernel in ("matrix_add.c", "lucas_kanade.c"):  # usually tuned here; usually kept
         lowered = lower_file(os.path.join(C66X, kernel))
         applied = run_passes(lowered.module, parse_pipeline("auto"), verify=True, target=HOST)
         messages = [r.message for r in applied.remarks if r.pass_name == "auto"]
