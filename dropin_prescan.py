@@ -86,26 +86,25 @@ def unexpanded_may_have_locality_nest(
     macros: frozenset[bytes],
     sweeps: bool = False,
     unnested: Mapping[bytes, list[bytes]] | None = None,
+    used_by_macros: frozenset[bytes] = frozenset(),
 ) -> bool:
     """The same question of code before preprocessing (its directives are skipped), in which
     each use of a name in `macros` may read and store into any array, and is no branch: a
     macro may hide an access or a call, never a loop (`dropin_textscan` makes sure). When
     its braces do not balance (an `#if` with a brace in each branch) the answer is yes.
     `unnested`: the bodies of macros whose braces do not close in order (PolyBench's
-    `polybench_start_instruments` opens a loop `polybench_stop_instruments` closes); a use
-    is read as the name alone when every such body calls a function that refuses its user:
-    wherever the use expands to one, its function is cc's; otherwise the answer is yes."""
+    `polybench_start_instruments` opens a loop `polybench_stop_instruments` closes), of
+    which those in `used_by_macros` are used by other macros. A use is read as the name
+    alone when every such body only opens braces or only closes them (not `} else {`) and
+    calls a function that refuses its user (`_calls`): wherever the use expands to one, its
+    function is cc's. Otherwise the answer is yes."""
     # once comments and literals are blanks, a `#` begins a directive that runs to the line's end
     tokens = _TOKEN.findall(_TO_LINE_END.sub(b"", blank_comments_and_literals(code)))
     if tokens.count(b"{") != tokens.count(b"}"):
         return True
-    used = (unnested or {}).keys() & set(tokens)
-    if used:
-        external = _external_functions(tokens) - macros
-        bodies = [_tokens(blank_comments_and_literals(b)) for n in used for b in unnested[n]]
-        if not all(_calls(body, external) for body in bodies):
-            return True
     try:
+        if not _unnested_uses_refused(tokens, macros, unnested or {}, used_by_macros):
+            return True
         return next(_lowerable_bodies(tokens, sweeps, macros), None) is not None
     except RecursionError:  # nested deeper than the front end lowers (its recursion limit)
         return False
@@ -195,13 +194,55 @@ def _lowerable_bodies(
         if external is None:
             external = _external_functions(tokens) - macros
         body = tokens[start + 1 : end]
-        if (_REFUSED_STATEMENTS - macros).isdisjoint(body) and not _calls(body, external):
+        if (_REFUSED_STATEMENTS - macros).isdisjoint(body) and not _calls(body, external, macros):
             yield start, end
 
 
-def _calls(tokens: list[bytes], functions: frozenset[bytes]) -> bool:
-    """Do `tokens` call one of `functions`?"""
-    return any(token == b"(" and before in functions for before, token in zip(tokens, tokens[1:]))
+def _calls(tokens: list[bytes], functions: frozenset[bytes], macros: frozenset[bytes]) -> bool:
+    """Do `tokens` call one of `functions` outside the arguments of a use of `macros` (which
+    may drop them: `assert(ready())` under -DNDEBUG)?"""
+    index = 0
+    while index < len(tokens) - 1:
+        name, following = tokens[index], tokens[index + 1]
+        if following == b"(" and name in functions:
+            return True
+        index = _closing(tokens, index + 1) if following == b"(" and name in macros else index + 1
+    return False
+
+
+def _unnested_uses_refused(
+    tokens: list[bytes],
+    macros: frozenset[bytes],
+    unnested: Mapping[bytes, list[bytes]],
+    used_by_macros: frozenset[bytes],
+) -> bool:
+    """Does every body of each macro of `unnested` the code or `used_by_macros` uses open or
+    close braces only, and call a function that refuses its user?"""
+    used = unnested.keys() & (set(tokens) | used_by_macros)
+    if not used:
+        return True
+    external = _external_functions(tokens) - macros
+    for name in used:
+        for body in unnested[name]:
+            body_tokens = _tokens(blank_comments_and_literals(body))
+            unmatched = _unmatched_braces(body_tokens)
+            if len(unmatched) != 1 or not _calls(body_tokens, external, macros):
+                return False
+    return True
+
+
+def _unmatched_braces(tokens: list[bytes]) -> set[bytes]:
+    """The kinds of brace (`{`, `}`) left once the pairs of `tokens` are matched."""
+    opened, unmatched = 0, set()
+    for token in tokens:
+        if token == b"{":
+            opened += 1
+        elif token == b"}":
+            if opened:
+                opened -= 1
+            else:
+                unmatched.add(b"}")
+    return unmatched | ({b"{"} if opened else set())
 
 
 #: C library functions the front end never lowers a call of (system headers declare them;

@@ -8,14 +8,17 @@ system header, whose functions are never kernels), every `#if` branch kept. Each
 macro they (or `-D`) define, or of the standard's function-like macros, may read and store
 into any array: a macro may hide an access, a call or nothing at all. Where the text cannot
 answer, the answer is "may have" and the unit is preprocessed and scanned as before: a macro
-whose body opens a loop for its use to close, a macro whose braces do not close in order
-(`#define BEGIN {`) unless each body of it calls a function that refuses its user (below), an
-`#include` of a computed name, a file that cannot be read,
-braces that do not balance across `#if` branches, a directive spelled in a way only cc reads
-right, a preprocessor option or variable not modelled. A call of the C library's or of a
-function the text declares and does not define refuses its function, as in cc's unit, unless
-a macro of that name may replace it. Conditional code inside a function and a
-standard macro's arguments are read as possibly compiled out (`assert` under -DNDEBUG).
+whose body opens a loop for its use to close, an `#include` of a computed name, a file that
+cannot be read, braces that do not balance across `#if` branches, a directive spelled in a
+way only cc reads right, a preprocessor option or variable not modelled. A call of the C
+library's or of a function the text declares and does not define (nor a macro's body may
+define) refuses its function, as in cc's unit, unless a macro of that name may replace it or
+the call is in a macro's argument (`assert` under -DNDEBUG drops it). A macro whose braces do
+not close in order (PolyBench's instruments, `#define BEGIN {`) is read as its name alone
+where each body of it only opens or only closes braces and makes such a call (wherever it
+expands to one, its function is cc's); otherwise, or when it may be used where the scan
+cannot see (a header of declarations, a pasted name), the answer is "may have". Conditional
+code inside a function is read as possibly compiled out.
 Known misses (each only costs a missed optimization; docs/build_cost.md): a looping macro
 used inside a loop of the caller, an object-like macro that is an access, token-pasted loop
 keywords, macros of system headers other than the standard's.
@@ -25,6 +28,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterable
 
 from .dropin_prescan import (
     CONDITIONAL_CODE,
@@ -66,10 +70,20 @@ _ODD_SPELLING = re.compile(
     rb"%:|\?\?[=/]|#[ \t]*(?:define|include|import)?/\*|include_next|#[ \t]*[\v\f]|\r(?!\n)"
     rb"|#[ \t]*define[^\n]*/\*(?:(?!\*/)[^\n])*\n"  # a comment continuing a definition's line
 )
-#: the name and body of a macro whose line has a brace (`#define BEGIN {`, `#define F(x) {`)
+#: the name, parameters and body of a macro whose line has a brace (`#define BEGIN {`,
+#: `#define F(x) {`, `#define END/**/}`)
 _BRACE_DEFINITION = re.compile(
-    rb"#[ \t]*define[ \t]+([A-Za-z_]\w*)(?:\([^)\n]*\)|[ \t])([^\n]*[{}][^\n]*)"
+    rb"#[ \t]*define[ \t]+([A-Za-z_]\w*)(?:\(([^)\n]*)\))?([^\n]*[{}][^\n]*)"
 )
+#: the name, parameters and body of every macro
+_ANY_DEFINITION = re.compile(rb"#[ \t]*define[ \t]+([A-Za-z_]\w*)(?:\(([^)\n]*)\))?([^\n]*)")
+#: a `##` and the tokens it pastes
+_PASTE = re.compile(rb"(\w*)\s*##\s*(\w*)")
+_WORD = re.compile(rb"[A-Za-z_]\w*")
+#: a function's body after its parameter list (`f(void) {`, not `for (...;...) {`); in a
+#: macro's body, the name of the function it may define
+_FUNCTION_BODY = re.compile(rb"\)\s*\{")
+_DEFINES_FUNCTION = re.compile(rb"([A-Za-z_]\w*)\s*\([^;{}]*\)\s*\{")
 _CONDITIONAL = re.compile(rb"#[ \t]*(if|ifdef|ifndef|elif|else|endif)\b")
 #: in a function's conditional code, what may be in a branch cc drops: a condition, a jump,
 #: `&&`, `||`, `?`, `asm` (neutral: gone), a call (read as a macro's: any access or nothing)
@@ -115,8 +129,15 @@ class _Preprocessor:
         self.after: list[str] = []
         self.forced: list[str] = []  # -include, -imacros
         self.macros: set[bytes] = {*STANDARD_MACROS, MACRO_ARGUMENT}
-        #: the bodies of each macro whose braces do not close in order (`#define BEGIN {`)
+        #: the bodies of each macro whose braces do not close in order (`#define BEGIN {`),
+        #: each parameter a macro (`MACRO_ARGUMENT`)
         self.unnested: dict[bytes, list[bytes]] = {}
+        #: the words of every macro's body, and the words each `##` of one pastes with a
+        #: parameter's (its result holds them; none: any name)
+        self.macro_words: set[bytes] = set()
+        self.pastes: list[list[bytes]] = []
+        #: the text of the headers read for their macros only (`_has_code_to_scan`)
+        self.unscanned: list[bytes] = []
         if any(os.environ.get(v) for v in _ENVIRONMENT) or any(
             f.startswith(_UNMODELLED) for f in flags
         ):
@@ -178,9 +199,21 @@ def may_have_locality_nest(source: str, flags: list[str], sweeps: bool = False) 
         _read(source, path, code, seen, 0)
     except (_Unsure, OSError, RecursionError):  # (includes nested past Python's limit)
         return True
+    used = set(path.unnested) & path.macro_words  # through another macro (`#define B OPEN`)
+    if path.unnested and (
+        any(all(w in n for w in words) for words in path.pastes for n in path.unnested)
+        or _mentioned(path.unnested, path.unscanned)
+    ):
+        return True  # a use the scan cannot see (a pasted name), or in code it does not read
     return unexpanded_may_have_locality_nest(
-        b"\n".join(code), frozenset(path.macros), sweeps, path.unnested
+        b"\n".join(code), frozenset(path.macros), sweeps, path.unnested, frozenset(used)
     )
+
+
+def _mentioned(names: Iterable[bytes], texts: list[bytes]) -> bool:
+    """Does one of `texts` have one of `names` as a word?"""
+    word = re.compile(rb"\b(?:" + b"|".join(map(re.escape, names)) + rb")\b")
+    return any(word.search(text) for text in texts)
 
 
 def _read(
@@ -202,12 +235,18 @@ def _read(
         text = _SPLICE.sub(b"", handle.read())
     if _ODD_SPELLING.search(text):
         raise _Unsure
-    for name, body in _BRACE_DEFINITION.findall(text):
+    for name, parameters, body in _BRACE_DEFINITION.findall(text):
         if not _nested(body):
-            path.unnested.setdefault(name, []).append(body)
+            path.unnested.setdefault(name, []).append(_with_arguments(parameters, body))
+    for _, parameters, body in _ANY_DEFINITION.findall(text):
+        path.macro_words.update(_WORD.findall(body))
+        path.pastes += _pasted_words(_with_arguments(parameters, body))
+        path.macros.update(_DEFINES_FUNCTION.findall(body))  # no call of it refuses
     text = _without_dropped_branches(text)
     path.macros.update(_DEFINED.findall(text))
     scanned = depth == 0 or in_body or _has_code_to_scan(text)
+    if not scanned:
+        path.unscanned.append(text)
     position = 0
     for include in _INCLUDE.finditer(text):
         if not _at_line_start(text, include.start()):
@@ -220,7 +259,7 @@ def _read(
         _include(include.group(1), file, path, code, seen, depth, inside)
     if scanned:
         code.append(text[position:])
-    code += (_macro_code(d) for d in _LOOPING_DEFINITION.findall(text))
+    code += (_macro_code(d, path.unnested) for d in _LOOPING_DEFINITION.findall(text))
 
 
 def _nested(body: bytes) -> bool:
@@ -297,31 +336,53 @@ def _neutral(match: re.Match[bytes]) -> bytes:
 
 
 def _has_code_to_scan(text: bytes) -> bool:
-    """A header of declarations has none (it may still include one that has)."""
+    """A header of declarations has none (it may still include one that has); one that
+    defines a function has (what it defines no call of it refuses)."""
     if text.count(b"{") != text.count(b"}"):
         return True
-    return bool(_LOOP_KEYWORD.search(text)) and bool(
-        _LOOP_KEYWORD.search(blank_comments_and_literals(text))
-    )
+    if not (_LOOP_KEYWORD.search(text) or _FUNCTION_BODY.search(text)):
+        return False
+    code = blank_comments_and_literals(text)
+    return bool(_LOOP_KEYWORD.search(code) or _FUNCTION_BODY.search(code))
 
 
-def _macro_code(definition: bytes) -> bytes:
+def _macro_code(definition: bytes, unnested: dict[bytes, list[bytes]]) -> bytes:
     """The code to scan of a macro whose body loops (as one block, each parameter a macro
-    that may be any array: `SMOOTH(x, x)`); nothing when only its comments loop."""
+    that may be any array: `SMOOTH(x, x)`); nothing when only its comments loop, or when its
+    braces do not nest (its uses are judged as `unnested`'s)."""
     parts = _DEFINITION.match(definition)
     if parts is None:
         raise _Unsure  # cc reports it
-    _, parameters, body = parts.groups()
+    name, parameters, body = parts.groups()
     body = blank_comments_and_literals(body).replace(b"#", b" ")  # `#x`, `a##b`: not directives
-    if not _LOOPING.search(body) or not _nested(body):  # (unnested: `_Preprocessor.unnested`)
+    if not _LOOPING.search(body):
+        return b""
+    if not _nested(body):
+        if name not in unnested:
+            raise _Unsure
         return b""
     if not loops_end_inside(body):
         raise _Unsure
-    if parameters:
-        names = [p.strip().replace(b"...", b"__VA_ARGS__") for p in parameters.split(b",")]
-        pattern = re.compile(rb"\b(?:" + b"|".join(re.escape(n) for n in names if n) + rb")\b")
-        body = pattern.sub(MACRO_ARGUMENT, body)
-    return b"{" + body + b"}"
+    return b"{" + _with_arguments(parameters, body) + b"}"
+
+
+def _pasted_words(body: bytes) -> list[list[bytes]]:
+    """For each `##` of a macro's `body` (its parameters `MACRO_ARGUMENT`), the words the
+    name it makes surely holds: those it pastes but the parameters (none: it may be any)."""
+    return [
+        [w for w in match.groups() if w and w != MACRO_ARGUMENT] for match in _PASTE.finditer(body)
+    ]
+
+
+def _with_arguments(parameters: bytes | None, body: bytes) -> bytes:
+    """A macro's body with each of its `parameters` (None: an object-like macro) replaced by
+    `MACRO_ARGUMENT`: what its use passes may be any array, or a macro."""
+    names = [p.strip().replace(b"...", b"__VA_ARGS__") for p in (parameters or b"").split(b",")]
+    names = [n for n in names if n]
+    if not names:
+        return body
+    pattern = re.compile(rb"\b(?:" + b"|".join(re.escape(n) for n in names) + rb")\b")
+    return pattern.sub(MACRO_ARGUMENT, body)
 
 
 def _include(

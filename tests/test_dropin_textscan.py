@@ -38,6 +38,11 @@ DEFINED_COUNTERS = (
     "void start_counters(void) { }\nint next_counter(int e) { return e < 1; }\n"
     "void stop_counter(int e) { (void)e; }\n" + COUNTER_MACROS
 )
+#: a 1-D sweep, in a function whose time loop macros `{}` open and `{}` close
+SMOOTH = "for (int i = 1; i < n - 1; i++) a[i] = (a[i-1] + a[i] + a[i+1]) / 3.0;"
+LOOPED = "void k(int T, int n, double *a) {{\n {}\n " + SMOOTH + "\n {}\n}}\n"
+#: a time loop opened and closed by macros that call a function declared, not defined
+TICKING = "#define BEGIN tick(); for (int t = 0; t < T; t++) {\n#define END } tick();\n"
 MAIN = "int main(void) { float a[8] = { 0 }, b[8]; START sweep(8, a, b); STOP return 0; }\n"
 
 
@@ -110,6 +115,38 @@ def _scan(tmp_path: Path, files: dict[str, str], flags: tuple[str, ...] = ()) ->
         ({"k.c": COUNTERS.replace("stop_counter(e); }", "}") + SWEEP + MAIN}, (), True),
         ({"k.c": COUNTERS + ITERATED + MAIN}, (), True),
         ({"k.c": DEFINED_COUNTERS + SWEEP + MAIN}, (), True),
+        # ... and a use the scan cannot see, through another macro, a pasted name or a
+        # header it does not read, or an unnested body spelled without a blank
+        ({"k.c": STEPS + "#define OPEN BEGIN\n#define CLOSE END\n"
+          + LOOPED.format("OPEN", "CLOSE")}, (), True),
+        ({"k.c": STEPS + "#define CAT(a, b) a##b\n" + LOOPED.format("CAT(BEG, IN)", "END")}, (),
+         True),
+        ({"k.c": '#include "s.h"\n#include "f.h"\n', "s.h": STEPS,
+          "f.h": "void k(int T, int n, double *a) { BEGIN " + SMOOTH + " END }\n"}, (), True),
+        ({"k.c": STEPS.replace("BEGIN ", "BEGIN/**/").replace("END ", "END")
+          + LOOPED.format("BEGIN", "END")}, (), True),
+        # ... or whose refusing call is not its user's: a parameter's, in a macro's argument
+        # (`assert` under -DNDEBUG), of a function a macro or a header defines, or in
+        # another function (a body that closes one block and opens the next)
+        ({"k.c": "#define BEGIN(f) f(0); for (int t = 0; t < T; t++) {\n#define END(f) } f(0);\n"
+          "static void nop(int x) { (void)x; }\n"
+          + LOOPED.format("BEGIN(nop)", "END(nop)")}, (), True),
+        ({"k.c": "#include <assert.h>\nint ready(void);\n#define BEGIN assert(ready()); "
+          "for (int t = 0; t < T; t++) {\n#define END }\n" + LOOPED.format("BEGIN", "END")},
+         ("-DNDEBUG",), True),
+        ({"k.c": "void tick(void);\n#define DEFINE_TICK void tick(void) { }\nDEFINE_TICK\n"
+          + TICKING + LOOPED.format("BEGIN", "END")}, (), True),
+        ({"k.c": '#include "t.h"\n#include "d.h"\n' + LOOPED.format("BEGIN", "END"),
+          "t.h": "void tick(void);\n" + TICKING, "d.h": "void tick(void) { }\n"}, (), True),
+        ({"k.c": "#include <stdlib.h>\nvoid tick(void);\n"
+          "#define NEXT tick(); } void k2(int T, int n, double *a) {\n"
+          "void k1(int T, int n, double *a) {\n free(0);\n NEXT\n"
+          " for (int t = 0; t < T; t++) { " + SMOOTH + " }\n}\n"}, (), True),
+        # ... the same refusing calls written in the function
+        ({"k.c": "#include <assert.h>\nint ready(void);\n"
+          + ITERATED.replace("{\n", "{\n assert(ready());\n", 1)}, ("-DNDEBUG",), True),
+        ({"k.c": "#define QUIET(x)\nvoid tick(void);\n"
+          + ITERATED.replace("{\n", "{\n QUIET(tick());\n", 1)}, (), True),
         # the front end refuses a function that calls the C library (not a macro of the code)
         ({"k.c": ITERATED.replace("{\n", "{\n free(a);\n", 1)}, (), False),
         ({"k.c": "#define free(p) (void)(p)\n" + ITERATED.replace("{\n", "{\n free(a);\n", 1)},
@@ -230,3 +267,8 @@ def test_pathological_code_is_answered_quickly_and_without_a_crash(tmp_path):
         assert may_have_locality_nest(str(tmp_path / "k.c"), []) is candidate
         assert has_locality_nest(code.encode()) is candidate
         assert time.perf_counter() - started < 2.0
+    # a declarator nested past the recursion limit, beside the uses of a macro whose braces
+    # do not nest: answered (no kernel: the front end does not lower it), not raised
+    declarator = "int " + "(*" * 1200 + "f(void)" + ")" * 1200 + " { return 0; }\n"
+    (tmp_path / "k.c").write_text(TICKING + declarator + LOOPED.format("BEGIN", "END"))
+    assert may_have_locality_nest(str(tmp_path / "k.c"), []) is False
