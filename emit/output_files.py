@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
-import tempfile
 from collections.abc import Iterator
 
 #: the signals that end a compile (exit_signals.py turns them into a cleanup)
@@ -41,6 +40,8 @@ def write_atomically(path: str, data: bytes, mode: int = 0o600) -> None:
         with open(path, "wb") as out:
             out.write(data)
         return
+    import tempfile  # here: the front door, which hands most files to cc, writes none
+
     directory = os.path.dirname(os.path.abspath(path))
     with signals_held():  # an interruption comes before the file or after the rename
         fd, partial = tempfile.mkstemp(dir=directory, prefix=".pycc-stencil-")

@@ -19,7 +19,6 @@ from pathlib import Path
 import pytest
 from pycc_stencil.dropin_command import parse_command
 from pycc_stencil.dropin_driver import Driver
-from pycc_stencil.emit import output_files
 from pycc_stencil.emit.output_files import signals_held, write_atomically
 from pycc_stencil.exit_signals import run_until_signal
 
@@ -65,7 +64,7 @@ def test_a_held_signal_arrives_when_the_block_ends():
 
 
 def test_an_interrupted_atomic_write_leaves_no_partial_file(tmp_path, monkeypatch):
-    monkeypatch.setattr(output_files.tempfile, "mkstemp", _signalled_after(tempfile.mkstemp))
+    monkeypatch.setattr(tempfile, "mkstemp", _signalled_after(tempfile.mkstemp))
     status = _in_child(lambda: write_atomically(str(tmp_path / "out.o"), b"object") or 0)
     assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGTERM
     # the signal waited for the rename: the output is whole, and no partial file is left
