@@ -42,6 +42,10 @@ def _users(function: ir.Function) -> dict[ir.Value, list[ir.Instruction]]:
 
 def fuse_like_gcc(function: ir.Function) -> int:
     """Fuse the products gcc would fuse into `llvm.fma` calls; returns how many uses fused."""
+    later, _ = _repeats(function)
+    for product, first in later.items():  # gcc's value numbering: one product, all its uses
+        replace_uses(function, {product: first})
+        remove_instruction(product)
     users = _users(function)
     fused = 0
     for block in function.blocks:
@@ -144,6 +148,13 @@ def unpredictable_fusion(function: ir.Function) -> str | None:
     values a branch chooses (`?:`, `if`), which gcc if-converts in its vector loop and not in
     its scalar one, so that a product and its addition share a block in one and not in the
     other."""
+    if _repeats(function)[1]:
+        return (
+            "a product is written twice under -ffp-contract=fast with FMA, in two blocks or "
+            "after a store: whether gcc computes it once (its value numbering), and fuses "
+            "that one by all its uses, is not told here, so the kernel stays with cc "
+            "(-ffp-contract=off or -std=c17 make it pycc-stencil's)"
+        )
     loops = loops_of(function)
     users = _users(function)
     for block in function.blocks:
@@ -169,6 +180,97 @@ def unpredictable_fusion(function: ir.Function) -> str | None:
                         "(-ffp-contract=off or -std=c17 make it pycc-stencil's)"
                     )
     return None
+
+
+def _repeats(function: ir.Function) -> tuple[dict[ir.Instruction, ir.Instruction], bool]:
+    """The products of `function` that multiply what an earlier one of their block does (the
+    same arguments or constants, or loads of one address computed alike), with no store or
+    call before them in the block: gcc's value numbering makes them that earlier one. And
+    whether a product repeats one that it may or may not make it (in another block, or
+    after a store)."""
+    keys: dict[int, object] = {}
+    later: dict[ir.Instruction, ir.Instruction] = {}
+    seen: set[object] = set()
+    unsure = False
+    for block in function.blocks:
+        first: dict[object, ir.Instruction] = {}
+        writes: list[ir.Value | None] = []  # the arrays stores before here write (None: any)
+        for instr in block.instructions:
+            if instr.opname == "store":
+                writes.append(_restricted_root(instr.operands[1]))
+            elif instr.opname == "call" and not _pure_call(instr):
+                writes.append(None)
+            if instr.opname != "fmul":
+                continue
+            key = tuple(sorted(map(repr, (_key(o, keys) for o in instr.operands))))
+            if key in first and not _may_write(writes, _read_roots(instr)):
+                later[instr] = first[key]
+            elif key in seen:
+                unsure = True
+            first.setdefault(key, instr)
+            seen.add(key)
+    return later, unsure
+
+
+def _restricted_root(pointer: ir.Value) -> ir.Value | None:
+    """The `noalias` (restrict) argument `pointer` is an address into, or None."""
+    while isinstance(pointer, ir.Instruction) and pointer.opname in ("getelementptr", "bitcast"):
+        pointer = pointer.operands[0]
+    restricted = isinstance(pointer, ir.Argument) and "noalias" in pointer.attributes
+    return pointer if restricted else None
+
+
+def _read_roots(product: ir.Instruction) -> set[ir.Value | None]:
+    """The roots of the addresses the loads `product` depends on read (None: unknown)."""
+    roots: set[ir.Value | None] = set()
+    work, seen = [product], set()
+    while work:
+        value = work.pop()
+        if id(value) in seen or not isinstance(value, ir.Instruction):
+            continue
+        seen.add(id(value))
+        if value.opname == "load":
+            pointer = value.operands[0]
+            while isinstance(pointer, ir.Instruction) and pointer.opname in ("getelementptr",):
+                pointer = pointer.operands[0]
+            roots.add(pointer if isinstance(pointer, ir.Argument) else None)
+        if value.opname in _PURE:
+            work += value.operands
+    return roots
+
+
+def _may_write(writes: list[ir.Value | None], reads: set[ir.Value | None]) -> bool:
+    """May one of `writes` change what `reads` read? Only a store into a restrict array the
+    reads do not read cannot (gcc's alias analysis, which also knows more, merges then)."""
+    return any(root is None or root in reads for root in writes)
+
+
+def _pure_call(call: ir.Instruction) -> bool:
+    """A call of an LLVM arithmetic intrinsic (`llvm.sqrt`, `llvm.fabs`: no memory)."""
+    callee = getattr(call, "callee", None)
+    name = getattr(callee, "name", "")
+    return name.startswith("llvm.") and not name.startswith(("llvm.mem", "llvm.lifetime"))
+
+
+#: instructions whose value depends only on their operands' (a load: on its address's)
+_PURE = frozenset(
+    "load getelementptr add sub mul shl sext zext trunc fadd fsub fmul fdiv fneg fpext fptrunc "
+    "sitofp uitofp bitcast".split()
+)
+
+
+def _key(value: ir.Value, keys: dict[int, object]) -> object:
+    """A key equal for values computed alike from the same arguments and constants."""
+    if id(value) in keys:
+        return keys[id(value)]
+    if isinstance(value, ir.Constant):
+        key: object = ("constant", str(value))
+    elif isinstance(value, ir.Instruction) and value.opname in _PURE:
+        key = (value.opname, str(value.type), *(_key(o, keys) for o in value.operands))
+    else:
+        key = ("value", id(value))  # an argument, a phi, a call...
+    keys[id(value)] = key
+    return key
 
 
 def _header_of(loops: LoopInfo, block: ir.Block) -> Loop | None:

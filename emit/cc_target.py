@@ -165,7 +165,7 @@ def target_from_flags(cc: str, flags: Sequence[str]) -> TargetSpec:
         contraction="__FAST_MATH__" not in macros
         and _contracts(flags, macros)
         and _enabled("expensive-optimizations", options, flags, default=opt_level >= 2)
-        and bool({"__FMA__", "__FMA4__"} & set(macros)),
+        and bool({"__FMA__", "__FMA4__", "__AVX512F__"} & set(macros)),
         wrapv=_last_of(flags, ("-fwrapv", "-fno-wrapv", "-fstrict-overflow")) == "-fwrapv",
         strict_aliasing=_enabled("strict-aliasing", options, flags, default=opt_level >= 2),
         math_errno="__NO_MATH_ERRNO__" not in macros,
@@ -190,6 +190,10 @@ def _cpu_and_features(flags: Sequence[str], macros: dict[str, str]) -> tuple[str
     under -march=native the host's, each extension gcc has a macro for set as cc's macros say
     (`-march=native -mno-avx2` has no AVX2), and the vector width `emit.vector_width` chooses."""
     chosen = {feature: macro in macros for macro, feature in _FEATURE_MACROS.items()}
+    # gcc fuses multiply-adds with AVX-512F's instructions even without `__FMA__`
+    # (`-mavx512f`, `-march=native -mno-fma`); LLVM has them only with +fma (-fma would
+    # turn AVX-512F off)
+    chosen["fma"] = chosen["fma"] or chosen["avx512f"]
     native = _last_value(flags, "-march=") == "native"
     host = llvm.get_host_cpu_features() if native else {}
     # LLVM applies features in order, and turning one off turns off every feature implying it:

@@ -38,6 +38,7 @@ from .clang_ast import (
     string_value,
     strip_parens,
     unary_operator,
+    walk,
 )
 from .clang_types import ARRAY_KINDS, ctype_of
 from .conversions import convert, int_result, to_index, truth_value
@@ -515,6 +516,13 @@ class ExpressionLowering:
             return self.rvalue(rhs)
         if op in ("&&", "||"):
             return self.logical_value(c)
+        negated = _negated_float(lhs) if op == "+" else None
+        if negated is not None and not _has_effects(rhs):
+            # gcc folds `(-A) + B` into `B - A` before anything else (the same value), so
+            # B's products come first in its block, which decides the multiply-adds it fuses
+            # under contraction (`emit/cc_contraction`)
+            b = self.rvalue(rhs)
+            return self.arithmetic("-", b, self.rvalue(negated), c)
         a = self.rvalue(lhs)
         b = self.rvalue(rhs)
         return self.arithmetic(op, a, b, c)
@@ -1022,3 +1030,30 @@ def _unsupported_expression(c: ci.Cursor) -> str:
 
 #: operators spelled as keywords or builtins (the construct has that name)
 _KEYWORD_OPERATOR = re.compile(r"_Generic|_Alignof|__builtin_\w+|__real__|__imag__")
+
+
+_FLOATING = frozenset({ci.TypeKind.FLOAT, ci.TypeKind.DOUBLE, ci.TypeKind.LONGDOUBLE})
+_EFFECTS = frozenset({K.CALL_EXPR, K.COMPOUND_ASSIGNMENT_OPERATOR})
+
+
+def _negated_float(cursor: ci.Cursor) -> ci.Cursor | None:
+    """The operand of `-X` (in parentheses or not) of a floating type without side effects,
+    or None."""
+    cursor = strip_parens(cursor)
+    if cursor.kind != K.UNARY_OPERATOR or unary_operator(cursor) != "-":
+        return None
+    if cursor.type.get_canonical().kind not in _FLOATING or _has_effects(cursor):
+        return None
+    return children(cursor)[0]
+
+
+def _has_effects(cursor: ci.Cursor) -> bool:
+    """May evaluating `cursor` have side effects (a call, an assignment, `++`/`--`)?"""
+    for node in walk(cursor):
+        if node.kind in _EFFECTS:
+            return True
+        if node.kind == K.BINARY_OPERATOR and binary_operator(node) == "=":
+            return True
+        if node.kind == K.UNARY_OPERATOR and unary_operator(node).endswith(("++", "--")):
+            return True
+    return False

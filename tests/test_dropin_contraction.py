@@ -10,7 +10,7 @@ from __future__ import annotations
 import llvmlite.binding as llvm
 import pytest
 from pycc_stencil.dropin_report import internal_error_reason
-from pycc_stencil.emit.cc_contraction import fuse_like_gcc
+from pycc_stencil.emit.cc_contraction import fuse_like_gcc, unpredictable_fusion
 from pycc_stencil.emit.cc_target import target_from_flags
 from pycc_stencil.frontend import lower_file
 from test_compiler_mode import clean_env, functions_of, units_for
@@ -29,8 +29,11 @@ void shapes(int n, double *restrict o, const double *x, const double *y)
         o[5 * i] = 3.0 * x[i] + y[i] + 2.0 * x[i] * y[i] + y[i] * y[i]; /* a chain */
         o[5 * i + 1] = x[i] * y[i] + y[i] * 0.3;     /* two products: the first fuses */
         o[5 * i + 2] = x[i] - y[i] * 0.7 + (0.1 * x[i] - 1.0) - -(y[i] * y[i]);
-        o[5 * i + 3] = -(x[i] * 0.9) + y[i];         /* through a negation */
-        o[5 * i + 4] = p + x[i] + (p - y[i]);        /* a product used by two additions */
+        o[5 * i + 3] = -(x[i] * 0.9) + y[i]          /* through a negation; gcc folds */
+                       + (-(x[i] * 1.3) + y[i] * 0.45); /* (-A) + B into B - A first */
+        o[5 * i + 4] = p + x[i] + (p - y[i])         /* a product used by two additions */
+                       + (y[i] * 1.7 + x[i] * x[i]) * 0.01 + (x[i] * x[i] - y[i] * 1.7);
+                       /* products written twice: gcc's value numbering makes each one */
     }
 }
 
@@ -107,10 +110,13 @@ FMA = ["-O2", "-mfma"]
         (["-O2", "-mfma", "-std=c99", "-ffp-contract=fast"], True),
         (["-O2", "-mfma", "-ffp-contract=off"], False),
         (["-O2", "-mfma", "-ffast-math"], False),  # reassociation instead
+        (["-O2", "-mavx512f"], True),  # AVX-512F's own multiply-adds, no `__FMA__`
     ],
 )
 def test_contraction_follows_gcc(flags, contraction):
-    assert target_from_flags("cc", flags).contraction is contraction
+    target = target_from_flags("cc", flags)
+    assert target.contraction is contraction
+    assert ("+fma" in target.features.split(",")) is ("-mfma" in flags or "-mavx512f" in flags)
 
 
 def test_fast_math_is_the_only_llvm_flag():
@@ -141,6 +147,30 @@ def test_a_difference_of_products_fuses_the_first(tmp_path):
     text = _fused(tmp_path, source, "f")
     assert text.count("llvm.fma.f32") == 1 and text.count("fmul") == 1 and "fneg" in text
     assert 'call float @"llvm.fma.f32"(float %"a' in text
+
+
+def test_a_negated_product_plus_a_product_fuses_the_second(tmp_path):
+    """`-(a*b) + c*d`: gcc folds it into `c*d - a*b` before fusing, so c*d fuses:
+    fma(c, d, -(a*b)), not fma(-a, b, c*d) (other bits)."""
+    source = "double f(double a, double b, double c, double d) { return -(a*b) + c*d; }"
+    text = _fused(tmp_path, source, "f")
+    assert text.count("llvm.fma.f64") == 1 and text.count("fmul") == 1
+    assert 'call double @"llvm.fma.f64"(double %"c' in text
+
+
+def test_a_product_written_again_after_a_store_that_may_change_it_stays_with_cc(tmp_path):
+    """Whether gcc makes the two `x[i] * x[i]` one depends on whether the store to `o`
+    (not restrict) may change `x[i]`: not told, so the kernel is cc's; with `restrict` on
+    `o` (gcc merges them, and so does `fuse_like_gcc`) it is pycc-stencil's."""
+    source = (
+        "void f(int n, double *o, const double *x) {\n"
+        "  for (int i = 0; i < n; i++) { o[i] = x[i] * x[i] + 1.0; o[n + i] = x[i] * x[i]; }\n}"
+    )
+    path = tmp_path / "f.c"
+    path.write_text(source)
+    assert "written twice" in unpredictable_fusion(lower_file(str(path)).module.globals["f"])
+    path.write_text(source.replace("double *o", "double *restrict o"))
+    assert unpredictable_fusion(lower_file(str(path)).module.globals["f"]) is None
 
 
 def test_an_internal_error_is_quoted_short():
