@@ -50,10 +50,13 @@ def run_compiler(argv: list[str], served: Callable[[list[str]], int | None] | No
     dry_run = "-###" in command.args  # cc only prints its commands: nothing for pycc-stencil
     if command.stage not in ("link", "object", "assembly") or not inputs or dry_run:
         return exec_cc(cc, command.args)
-    if any(i.path == "-" for i in command.inputs) or (
-        command.output and command.stage != "link" and len(command.inputs) > 1
+    if (
+        any(i.path == "-" for i in command.inputs)
+        or command.output == "-"  # stdout: an assembly listing, or cc's error for an object
+        or command.missing_value
+        or (command.output and command.stage != "link" and len(command.inputs) > 1)
     ):
-        return exec_cc(cc, command.args)  # stdin, or an error cc reports itself
+        return exec_cc(cc, command.args)  # stdin, stdout, or an error cc reports itself
     observed = "report" in command.pycc_options or os.environ.get("PYCC_REPORT")
     if not observed and nothing_to_improve(command):  # no pass: nothing to load at all
         return exec_cc(cc, command.args)

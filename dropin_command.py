@@ -83,6 +83,8 @@ class CompilerCommand:
         self.stage = "link"  # link | object | assembly | preprocess | syntax | information
         self.pycc_options: dict[str, str] = {}
         self.unknown_options: list[str] = []  # `-fpycc-*` options pycc-stencil does not have
+        #: an option that takes a value ends the command (`... -I`): cc's error to report
+        self.missing_value = False
 
     @property
     def c_inputs(self) -> list[Input]:
@@ -192,6 +194,7 @@ def parse_command(argv: list[str]) -> CompilerCommand:
         if arg in VALUE_OPTIONS:
             value = next(args, None)
             if value is None:
+                command.missing_value = True
                 continue
             command.args.append(value)
             if arg == "-o":

@@ -516,6 +516,22 @@ def test_output_naming_an_input_is_refused_like_gcc(tmp_path, env, args):
     )
 
 
+@pytest.mark.parametrize(
+    "args",
+    [["-O3", "-c", "k.c", "-I"], ["-O3", "-c", "k.c", "-o"], ["-O3", "-c", "k.c", "-MF"],
+     ["-O3", "-c", "k.c", "-o", "-"]],
+    ids=["-I", "-o", "-MF", "-o -"],
+)  # fmt: skip
+def test_a_command_cc_rejects_is_rejected_by_cc(tmp_path, env, args):
+    """An option missing its value at the end, or an object to stdout: cc's error and
+    status, and no file (pycc-stencil used to compile it, `-I` writing an executable named
+    `-`, `-o -` an object to stdout)."""
+    ref, got, _ = both(tmp_path, {"k.c": STENCIL}, args, env, check=False)
+    assert got.returncode == ref.returncode == 1
+    assert got.stderr == ref.stderr and got.stdout == ref.stdout == ""
+    assert sorted(p.name for p in (tmp_path / "pycc").iterdir()) == ["k.c"]
+
+
 def test_output_hard_link_to_the_input_is_replaced_not_written_through(tmp_path, env):
     """gcc does not refuse a hard link to the input (it compares names): the output becomes a
     new file and the source keeps its text, with both compilers."""
