@@ -503,15 +503,21 @@ class Driver:
     def _dependency_flags(self, source: str, output: str, link_stage: bool) -> list[str]:
         """The user's -MD/-MMD options, made explicit (file and target named after the real
         output, not the temporary one pycc-stencil compiles to). With `-Wp,-MD,f.d` (kbuild)
-        cc names the file and target itself; `-MT`, `-MQ`, `-MP` still shape it."""
+        cc names the file and target itself; `-MT`, `-MQ`, `-MP` still shape it. A command
+        that also links names them as gcc 12 does: after its `-o` (`prog.d`, target `prog`:
+        each input rewrites it), else `a-<input>.d` with the target `<input>.o`."""
         flags = self.command.dependency_flags()
         if not {"-MD", "-MMD"} & set(flags):
             through_wp = any(f.startswith("-Wp,") and "-MD" in f for f in self.flags)
             return flags if through_wp else []
+        file = os.path.splitext(output)[0] + ".d"
         if link_stage:
-            output = default_output(source, "object")
+            output = self.command.output or default_output(source, "object")
+            file = os.path.splitext(output)[0] + ".d"
+            if self.command.output is None:
+                file = "a-" + file
         if "-MF" not in flags:
-            flags += ["-MF", os.path.splitext(output)[0] + ".d"]
+            flags += ["-MF", file]
         if "-MT" not in flags and "-MQ" not in flags:
             flags += ["-MQ", output]
         return flags

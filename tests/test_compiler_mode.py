@@ -616,6 +616,28 @@ def test_dependency_file_identical(pair, flags, depfile):
     assert_compiled_by_pycc(pair.reported(), "kernels.c", KERNELS)
 
 
+@pytest.mark.parametrize(
+    "flags",
+    [["-MMD", "-o", "out/app.exe"], ["-MD"], ["-MMD", "-MF", "x.d", "-o", "out/app"],
+     ["-MD", "-MF", "x.d"]],
+    ids=["MMD-o", "MD-a.out", "MMD-MF-o", "MD-MF"],
+)  # fmt: skip
+def test_dependency_files_of_a_command_that_links(pair, flags):
+    """Compiling and linking in one command, gcc 12 names the dependency file after `-o`
+    (`out/app.d`, target `out/app`, rewritten by each input) or, without it, `a-<input>.d`
+    with the target `<input>.o`; pycc-stencil used the latter's names in both cases."""
+    for d in (pair.cc_dir, pair.pycc_dir):
+        (d / "out").mkdir()
+    sources = ["main.c", "kernels.c", "util.c", "fallback.c"]
+    pair.both(["-O3", "-std=c99", *flags, *sources, "-lm"])
+    written = {p.relative_to(pair.cc_dir): p.read_text() for p in pair.cc_dir.rglob("*.d")}
+    assert written and all("app.h" in text for text in written.values())
+    assert {p.relative_to(pair.pycc_dir): p.read_text() for p in pair.pycc_dir.rglob("*.d")} == (
+        written
+    )
+    assert_compiled_by_pycc(pair.reported(), "kernels.c", KERNELS)
+
+
 @pytest.mark.parametrize("flags", [["-M"], ["-MM"], ["-MM", "-MT", "t"]], ids=["M", "MM", "MM-MT"])
 def test_M_dependencies_on_stdout(pair, flags):
     ref, got = pair.both(["-std=c99", *flags, "kernels.c"])
