@@ -247,7 +247,7 @@ class Driver:
         replayed = None if outputs is None else self._replay(key, outputs, unit)
         if replayed is not None:
             data, failure = replayed
-            return self._finish(unit, _write_output(data, output), started, failure)
+            return self._finish(unit, _write_output(data, output, stage), started, failure)
         speculative.begin()
         result, cache_state = self._analyse(item.path, preprocessed, key, stage, unit, scratch)
         unit.cache = cache_state
@@ -257,7 +257,7 @@ class Driver:
         unit.reason = result.failure or result.reason
         if result.split_source is None or result.pycc_output is None:
             if speculative.ahead:
-                status = speculative.finish() or _publish(speculative.output, output)
+                status = speculative.finish() or _publish(speculative.output, output, stage)
             else:
                 status = self._cc(original)
             self.cc_seconds += speculative.seconds
@@ -270,7 +270,7 @@ class Driver:
                     function.compiled_by = "cc"
                     function.reason = unit.reason
             unit.status = "cc"
-            status = _publish(speculative.output, output)
+            status = _publish(speculative.output, output, stage)
         else:
             unit.status = "pycc" if status == 0 else "cc"
         self.cc_seconds += speculative.seconds
@@ -486,7 +486,7 @@ class Driver:
         if foreign:
             unit.reason = f"its code needs '{foreign[0]}', which cc's object does not"
             return None
-        return _publish(joined, output)
+        return _publish(joined, output, stage)
 
     def _cc_object(self, item: Input, path: str) -> str | None:
         """cc's own object for the original file (what the user's build would link), at
@@ -528,20 +528,27 @@ def _scratch_file(scratch: str, name: str) -> str:
     return os.path.join(scratch, f"{len(os.listdir(scratch))}-{name}")
 
 
-def _publish(path: str, output: str) -> int:
+def _publish(path: str, output: str, stage: str) -> int:
     """Move a finished output into place: atomically for a regular file, so a failed or
     interrupted build never leaves a partial one; `-` is stdout; devices such as /dev/null
     and other special files are written, never replaced."""
     with open(path, "rb") as handle:
-        return _write_output(handle.read(), output)
+        return _write_output(handle.read(), output, stage)
 
 
-def _write_output(data: bytes, output: str) -> int:
-    """`_publish` of `data`."""
+def _write_output(data: bytes, output: str, stage: str) -> int:
+    """`_publish` of `data`, the output of `stage` (`object` or `assembly`), with the mode
+    cc's would have: through a symbolic link (a dangling one makes its target), and an
+    existing file's own mode where cc writes into it (`-S` always, as for an object only
+    into an empty file; a full one as replaces)."""
     if output == "-":
         return _write_stdout(data)
+    path = os.path.realpath(output) if os.path.islink(output) else output
+    mode = output_mode()
+    if os.path.isfile(path) and (stage == "assembly" or os.path.getsize(path) == 0):
+        mode = os.stat(path).st_mode & 0o7777
     try:
-        write_atomically(output, data, mode=output_mode())
+        write_atomically(path, data, mode=mode)
     except OSError as exc:
         print(f"pycc-stencil: error: cannot write '{output}': {exc.strerror}", file=sys.stderr)
         return 1

@@ -486,6 +486,29 @@ def test_output_modes_follow_the_umask_like_cc(tmp_path, env, umask):
     assert [u["status"] for u in units] == ["pycc"] * 3  # pycc-stencil wrote them
 
 
+@pytest.mark.parametrize("stage, output", [("-c", "k.o"), ("-S", "k.s")])
+@pytest.mark.parametrize("before", ["empty", "full", "dangling link"])
+def test_an_existing_output_gets_what_cc_makes_of_it(tmp_path, env, stage, output, before):
+    """cc writes through a symbolic link (a dangling one makes its target), into an
+    existing `-S` output (its mode stays) and into an empty object (as replaces a full one):
+    pycc-stencil used to replace the link and give every output the umask's mode."""
+    modes = {}
+    for side, compiler in (("cc", CC), ("pycc", PYCC)):
+        d = write(tmp_path / side, {"k.c": STENCIL})
+        if before == "dangling link":
+            (d / output).symlink_to("target")
+        else:
+            (d / output).write_text("" if before == "empty" else "old\n")
+            (d / output).chmod(0o600)
+        report = dict(env, PYCC_REPORT=str(tmp_path / "report.jsonl"))
+        run([compiler, "-O2", stage, "k.c", "-o", output], d, report)
+        written = d / ("target" if before == "dangling link" else output)
+        modes[side] = ((d / output).is_symlink(), oct(written.stat().st_mode & 0o777))
+    assert modes["pycc"] == modes["cc"]
+    units = units_for(read_report(tmp_path / "report.jsonl"), "k.c")
+    assert [u["status"] for u in units] == ["pycc"]  # pycc-stencil wrote it
+
+
 SOURCE_TEXT = STENCIL
 
 
