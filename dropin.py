@@ -31,6 +31,10 @@ from .dropin_command import (
 _SOURCE_SUFFIXES = (".c", ".i", ".cc", ".cpp", ".cxx", ".C", ".s", ".S", ".o", ".a", ".so")
 
 
+#: variables with which cc writes dependency rules as -MD does (gcc's cpp manual)
+DEPENDENCY_VARIABLES = ("DEPENDENCIES_OUTPUT", "SUNPRO_DEPENDENCIES")
+
+
 def run_compiler(argv: list[str], served: Callable[[list[str]], int | None] | None = None) -> int:
     """Behave as `cc argv` (or `argv[0] argv[1:]` when argv[0] names a compiler). The work
     past the front door goes to `served` first (the warm server, `dropin_server`), which
@@ -40,7 +44,9 @@ def run_compiler(argv: list[str], served: Callable[[list[str]], int | None] | No
     refused = _refused_command(command)
     if refused:
         return refused
-    if os.environ.get("PYCC_DISABLE", "") not in ("", "0"):
+    if os.environ.get("PYCC_DISABLE", "") not in ("", "0") or any(
+        os.environ.get(v) for v in DEPENDENCY_VARIABLES
+    ):  # (cc's dependency output the environment asks for would list pycc-stencil's steps)
         return exec_cc(cc, command.args)
     error = _option_error(command.pycc_options)
     if error is not None:

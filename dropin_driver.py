@@ -76,6 +76,9 @@ class Driver:
         with signals_held():  # (between mkdir and the registration of its removal)
             directory = tempfile.TemporaryDirectory(prefix="pycc-stencil-")
         with directory as scratch:
+            refusal = refusal_of_flags(self.flags)
+            if command.stage == "link" and refusal is not None:
+                return self._left_to_cc(refusal)
             if command.stage == "link":
                 return self._build(scratch)
             status = 0
@@ -86,6 +89,17 @@ class Driver:
             if others:
                 status = self._cc([a for a in self._args_without(command.c_inputs)]) or status
             return status
+
+    def _left_to_cc(self, refusal: str) -> int:
+        """The whole command run by cc, when the flags leave every file to it: the names of
+        the temporaries it keeps and of its dependency files are its own (`-save-temps`)."""
+        started = time.perf_counter()
+        self.cc_seconds = 0.0
+        status = self._cc(self.command.args)
+        for item in self.command.c_inputs:
+            unit = UnitRecord(source=item.path, output=None, status="cc", reason=refusal)
+            self._finish(unit, status, started, refusal)
+        return status
 
     def _build(self, scratch: str) -> int:
         """Compile each C input to an object, then link everything as `cc` would."""

@@ -91,7 +91,7 @@ def compile_kernels(
                 lowered, takeovers, text, target, refused
             )
     if takeovers:
-        generate = _CodeGenerator(target, steps, flags, stage, command.pycc_options, tag)
+        generate = _CodeGenerator(target, steps, flags, stage, command.pycc_options, tag, source)
         generate.dispatchable = {t.info.name for t in takeovers if may_dispatch(text, t)}
 
         def screen(kept: list[Takeover]) -> list[Takeover]:
@@ -220,8 +220,10 @@ class _CodeGenerator:
         stage: str,
         options: dict[str, str],
         tag: str,
+        source: str,
     ):
         self.target, self.steps, self.stage, self.tag = target, steps, stage, tag
+        self.source = source  # the C file (its object's `FILE` symbol)
         #: what the passes see: the CPU (`simd`'s width), the caches and threads of the flags
         self.machine = compiler_mode_target(target, flags, options)
         self.hidden = _hidden_by_default(flags)
@@ -262,8 +264,9 @@ class _CodeGenerator:
             globals_as=global_symbols(lowered, takeovers, self.tag),
         )
         if self.stage == "assembly":
-            return compile_to_assembly(module_text, self.target).encode(), takeovers
-        return compile_to_object(module_text, self.target), takeovers
+            assembly = compile_to_assembly(module_text, self.target, self.source)
+            return assembly.encode(), takeovers
+        return compile_to_object(module_text, self.target, self.source), takeovers
 
     def _try(self, lowered: LoweredModule, takeover: Takeover) -> Takeover:
         """`takeover` as a try that cc's definition calls, where it can be one."""

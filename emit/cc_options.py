@@ -150,6 +150,7 @@ CODEGEN_OPTIONS = (
              why="cc's `.dwo`/`.su` next to the output would describe only its part of the object"),
     _cc_only("-flto*", "-save-temps*",
              why="LTO bytecode; the temporaries would be those of the rewritten file"),
+    _cc_only("-aux-info*", why="the prototypes cc lists would include the rewritten file's"),
     _cc_only("-m*", why="every other `-m` option: ABI (`-mabi=`, `-m32`, `-mx32`), code "
              "model, x87 math, `-mgeneral-regs-only`, `-mfentry`, red zone, retpolines, ..."),
 )  # fmt: skip

@@ -2,24 +2,39 @@
 
 from __future__ import annotations
 
+import os
+
 from .cc_target import TargetSpec
 from .host_jit import optimize, parse_verified
 
 
-def compile_to_object(module_text: str, target: TargetSpec) -> bytes:
-    """Verify, optimize at the target's -O level and emit an ELF relocatable object."""
+def compile_to_object(module_text: str, target: TargetSpec, source: str = "") -> bytes:
+    """Verify, optimize at the target's -O level and emit an ELF relocatable object, whose
+    `FILE` symbol names `source` (the C file's base name, as cc's object does; linkers quote
+    it in their messages)."""
     machine = target.target_machine()
-    parsed = parse_verified(module_text)
+    parsed = parse_verified(_named(module_text, source))
     _optimize_for(parsed, target, machine)
     return machine.emit_object(parsed)
 
 
-def compile_to_assembly(module_text: str, target: TargetSpec) -> str:
+def compile_to_assembly(module_text: str, target: TargetSpec, source: str = "") -> str:
     """As `compile_to_object`, but the assembly text (`cc -S`)."""
     machine = target.target_machine()
-    parsed = parse_verified(module_text)
+    parsed = parse_verified(_named(module_text, source))
     _optimize_for(parsed, target, machine)
     return machine.emit_assembly(parsed)
+
+
+def _named(module_text: str, source: str) -> str:
+    """`module_text` with its `source_filename` (LLVM's string escapes: `\\XX`)."""
+    if not source:
+        return module_text
+    name = "".join(
+        c if c.isprintable() and c not in '"\\' else "".join(f"\\{b:02X}" for b in c.encode())
+        for c in os.path.basename(source)
+    )
+    return f'source_filename = "{name}"\n{module_text}'
 
 
 def _optimize_for(parsed, target: TargetSpec, machine) -> None:

@@ -509,6 +509,29 @@ def test_an_existing_output_gets_what_cc_makes_of_it(tmp_path, env, stage, outpu
     assert [u["status"] for u in units] == ["pycc"]  # pycc-stencil wrote it
 
 
+def test_a_command_whose_flags_are_cc_s_is_cc_s_whole(tmp_path, env):
+    """`-save-temps` compiling and linking in one command: cc's temporaries, named after the
+    program (`prog-k.o` too), not those of pycc-stencil's steps; a dependency file the
+    environment asks for (`DEPENDENCIES_OUTPUT`) as cc writes it."""
+    files = {"k.c": STENCIL, "main.c": MAIN}
+    both(tmp_path / "temps", files, ["-O3", "-save-temps", "k.c", "main.c", "-o", "prog"], env)
+    names = [sorted(p.name for p in (tmp_path / "temps" / s).iterdir()) for s in ("cc", "pycc")]
+    assert names[0] == names[1] and "prog-k.o" in names[0]
+    deps = dict(env, DEPENDENCIES_OUTPUT="deps.txt")
+    both(tmp_path / "deps", files, ["-O3", "-c", "k.c"], deps)
+    texts = [(tmp_path / "deps" / s / "deps.txt").read_text() for s in ("cc", "pycc")]
+    assert texts[0] == texts[1] and texts[0].startswith("k.o: k.c")
+
+
+def test_an_object_names_its_source_as_cc_s_does(tmp_path, env):
+    """Its `FILE` symbol is the C file's name (linkers quote it), not LLVM's `<string>`."""
+    _, _, report = both(tmp_path, {"k.c": STENCIL}, ["-O2", "-c", "k.c"], env)
+    assert set(compiled_by(report, "k.c").values()) == {"pycc-stencil"}
+    symbols = run(["readelf", "-s", "k.o"], tmp_path / "pycc", env).stdout
+    files = {line.split()[-1] for line in symbols.splitlines() if " FILE " in line}
+    assert files == {"k.c"}
+
+
 SOURCE_TEXT = STENCIL
 
 
