@@ -59,6 +59,7 @@ def run_compiler(argv: list[str], served: Callable[[list[str]], int | None] | No
     if (
         any(i.path == "-" for i in command.inputs)
         or command.output == "-"  # stdout: an assembly listing, or cc's error for an object
+        or (command.output is not None and os.path.isdir(command.output))  # cc's error
         or command.missing_value
         or (command.output and command.stage != "link" and len(command.inputs) > 1)
     ):

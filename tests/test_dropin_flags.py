@@ -565,8 +565,8 @@ def test_output_naming_an_input_is_refused_like_gcc(tmp_path, env, args):
 @pytest.mark.parametrize(
     "args",
     [["-O3", "-c", "k.c", "-I"], ["-O3", "-c", "k.c", "-o"], ["-O3", "-c", "k.c", "-MF"],
-     ["-O3", "-c", "k.c", "-o", "-"]],
-    ids=["-I", "-o", "-MF", "-o -"],
+     ["-O3", "-c", "k.c", "-o", "-"], ["-O3", "-c", "k.c", "-o", "."]],
+    ids=["-I", "-o", "-MF", "-o -", "-o directory"],
 )  # fmt: skip
 def test_a_command_cc_rejects_is_rejected_by_cc(tmp_path, env, args):
     """An option missing its value at the end, or an object to stdout: cc's error and
