@@ -264,22 +264,23 @@ def test_isl_beyond_its_operation_budget_refuses_the_transformation(c_file, caps
 
 @pytest.mark.skipif(PYCC is None, reason="pycc-stencil is not installed")
 def test_compiler_mode_assembly_to_a_full_stdout_is_a_write_error(c_file, tmp_path):
-    """`-S -o -` writes the joined assembly to stdout: a full device was an internal error
-    and a second compile by cc."""
+    """`-S -o -` (assembly to stdout) is cc's: on a full device, its error and status (it
+    was once an internal error and a second compile by cc)."""
     env = clean_env(tmp_path / "cache")
-    with open("/dev/full", "w") as full:
-        done = subprocess.run(
-            [PYCC, "-O2", "-S", str(c_file(sum_kernel(3))), "-o", "-"],
-            stdout=full,
-            stderr=subprocess.PIPE,
-            text=True,
-            env=env,
-            timeout=300,
-        )
-    assert (done.returncode, done.stderr) == (
-        1,
-        "pycc-stencil: error: write error: No space left on device\n",
-    )
+    results = []
+    for compiler in ("cc", PYCC):
+        with open("/dev/full", "w") as full:
+            done = subprocess.run(
+                [compiler, "-O2", "-S", str(c_file(sum_kernel(3))), "-o", "-"],
+                stdout=full,
+                stderr=subprocess.PIPE,
+                text=True,
+                env=env,
+                timeout=300,
+            )
+        results.append((done.returncode, done.stderr))
+    assert results[1] == results[0] and results[0][0] == 1
+    assert "No space left on device" in results[0][1]
 
 
 @pytest.mark.skipif(PYCC is None, reason="pycc-stencil is not installed")
