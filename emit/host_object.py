@@ -6,6 +6,7 @@ import os
 
 from .cc_target import TargetSpec
 from .host_jit import optimize, parse_verified
+from .vector_sqrt import bind_vector_sqrt
 
 
 def compile_to_object(module_text: str, target: TargetSpec, source: str = "") -> bytes:
@@ -13,17 +14,13 @@ def compile_to_object(module_text: str, target: TargetSpec, source: str = "") ->
     `FILE` symbol names `source` (the C file's base name, as cc's object does; linkers quote
     it in their messages)."""
     machine = target.target_machine()
-    parsed = parse_verified(_named(module_text, source))
-    _optimize_for(parsed, target, machine)
-    return machine.emit_object(parsed)
+    return machine.emit_object(_optimized(module_text, target, machine, source))
 
 
 def compile_to_assembly(module_text: str, target: TargetSpec, source: str = "") -> str:
     """As `compile_to_object`, but the assembly text (`cc -S`)."""
     machine = target.target_machine()
-    parsed = parse_verified(_named(module_text, source))
-    _optimize_for(parsed, target, machine)
-    return machine.emit_assembly(parsed)
+    return machine.emit_assembly(_optimized(module_text, target, machine, source))
 
 
 def _named(module_text: str, source: str) -> str:
@@ -37,8 +34,15 @@ def _named(module_text: str, source: str) -> str:
     return f'source_filename = "{name}"\n{module_text}'
 
 
-def _optimize_for(parsed, target: TargetSpec, machine) -> None:
-    """LLVM's pipeline for the target's -O level and -f[no-]tree-*-vectorize switches."""
+def _optimized(module_text: str, target: TargetSpec, machine, source: str):
+    """The verified module after LLVM's pipeline for the target's -O level and
+    -f[no-]tree-*-vectorize switches; without AVX, with the square roots LLVM scalarized in
+    vector loops packed again (`vector_sqrt`: gcc's `sqrtpd`)."""
+    parsed = parse_verified(_named(module_text, source))
     loop, slp = target.vectorizers
     optimize(parsed, target.opt_level, machine, target.size_level, loop_vectorize=loop,
              slp_vectorize=slp)  # fmt: skip
+    if "+avx" in target.features.split(","):
+        return parsed
+    packed = bind_vector_sqrt(text := str(parsed))
+    return parsed if packed is text else parse_verified(packed)
