@@ -51,7 +51,7 @@ from .dropin_report import (
 from .dropin_symbols import foreign_symbols
 from .dropin_textscan import may_have_locality_nest
 from .emit.cc_options import refusal_of_flags
-from .emit.output_files import output_mode, signals_held, write_atomically
+from .emit.output_files import signals_held, write_output
 
 
 class Driver:
@@ -551,18 +551,16 @@ def _publish(path: str, output: str, stage: str) -> int:
 
 
 def _write_output(data: bytes, output: str, stage: str) -> int:
-    """`_publish` of `data`, the output of `stage` (`object` or `assembly`), with the mode
-    cc's would have: through a symbolic link (a dangling one makes its target), and an
-    existing file's own mode where cc writes into it (`-S` always, as for an object only
-    into an empty file; a full one as replaces)."""
+    """`_publish` of `data`, the output of `stage` (`object` or `assembly`), as cc's would be
+    written: through a symbolic link (a dangling one makes its target), and into the existing
+    file (its inode, mode and hard links) where cc writes into it: `-S` always, an object only
+    into an empty file (`as` replaces a full one); elsewhere a new file, whole or not at all."""
     if output == "-":
         return _write_stdout(data)
     path = os.path.realpath(output) if os.path.islink(output) else output
-    mode = output_mode()
-    if os.path.isfile(path) and (stage == "assembly" or os.path.getsize(path) == 0):
-        mode = os.stat(path).st_mode & 0o7777
     try:
-        write_atomically(path, data, mode=mode)
+        empty = os.path.isfile(path) and os.path.getsize(path) == 0
+        write_output(path, data, into_existing=stage == "assembly" or empty)
     except OSError as exc:
         print(f"pycc-stencil: error: cannot write '{output}': {exc.strerror}", file=sys.stderr)
         return 1

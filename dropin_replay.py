@@ -16,7 +16,7 @@ import os
 import sys
 
 from . import dropin_cache as cache
-from .emit.output_files import output_mode, write_atomically
+from .emit.output_files import write_output
 
 #: options that read files outside the key, or write files besides the output and the
 #: dependency file: such compiles always run
@@ -77,7 +77,7 @@ def replay(key: str) -> bytes | None:
     sys.stderr.flush()
     if dependency_file is not None:
         try:
-            write_atomically(dependency_file, blobs["dependencies"], mode=output_mode())
+            write_output(dependency_file, blobs["dependencies"], into_existing=True)
         except OSError:
             return None  # the compile runs and reports it
     return blobs["output"]

@@ -37,8 +37,7 @@ def write_atomically(path: str, data: bytes, mode: int = 0o600) -> None:
     regular file (`/dev/null`, a FIFO, a terminal) is written in place: replacing it would
     destroy the device."""
     if os.path.exists(path) and not os.path.isfile(path):
-        with open(path, "wb") as out:
-            out.write(data)
+        write_in_place(path, data)
         return
     import tempfile  # here: the front door, which hands most files to cc, writes none
 
@@ -53,3 +52,28 @@ def write_atomically(path: str, data: bytes, mode: int = 0o600) -> None:
         except BaseException:
             os.unlink(partial)
             raise
+
+
+def write_in_place(path: str, data: bytes) -> None:
+    """Truncate and write the existing file at `path` (its inode, mode and every hard link
+    stay), as cc does for a device or, through `as`, an `-S` output or an empty object; an
+    interruption waits until the bytes, all in memory already, are written, and a failed
+    write (a full disk) removes the regular file it truncated, as gcc deletes its outputs."""
+    with signals_held(), open(path, "wb") as out:
+        try:
+            out.write(data)
+            out.flush()
+        except OSError:
+            if os.path.isfile(path):
+                os.unlink(path)
+            raise
+
+
+def write_output(path: str, data: bytes, into_existing: bool) -> None:
+    """A compiler's output file: written into the existing regular file where cc writes into
+    it (`into_existing`: `-S`, dependency files, an empty object), else a new file with
+    `output_mode()`, whole or not at all."""
+    if into_existing and os.path.isfile(path):
+        write_in_place(path, data)
+    else:
+        write_atomically(path, data, mode=output_mode())

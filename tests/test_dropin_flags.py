@@ -490,9 +490,10 @@ def test_output_modes_follow_the_umask_like_cc(tmp_path, env, umask):
 @pytest.mark.parametrize("before", ["empty", "full", "dangling link"])
 def test_an_existing_output_gets_what_cc_makes_of_it(tmp_path, env, stage, output, before):
     """cc writes through a symbolic link (a dangling one makes its target), into an
-    existing `-S` output (its mode stays) and into an empty object (as replaces a full one):
-    pycc-stencil used to replace the link and give every output the umask's mode."""
-    modes = {}
+    existing `-S` output and into an empty object (the same file: its mode stays, a hard
+    link to it sees the new bytes; as replaces a full object): pycc-stencil used to replace
+    the link and give every output the umask's mode, and a hard link kept the old bytes."""
+    seen = {}
     for side, compiler in (("cc", CC), ("pycc", PYCC)):
         d = write(tmp_path / side, {"k.c": STENCIL})
         if before == "dangling link":
@@ -500,11 +501,13 @@ def test_an_existing_output_gets_what_cc_makes_of_it(tmp_path, env, stage, outpu
         else:
             (d / output).write_text("" if before == "empty" else "old\n")
             (d / output).chmod(0o600)
+            os.link(d / output, d / "hard")
         report = dict(env, PYCC_REPORT=str(tmp_path / "report.jsonl"))
         run([compiler, "-O2", stage, "k.c", "-o", output], d, report)
         written = d / ("target" if before == "dangling link" else output)
-        modes[side] = ((d / output).is_symlink(), oct(written.stat().st_mode & 0o777))
-    assert modes["pycc"] == modes["cc"]
+        linked = (d / "hard").exists() and (d / "hard").read_bytes() == written.read_bytes()
+        seen[side] = ((d / output).is_symlink(), oct(written.stat().st_mode & 0o777), linked)
+    assert seen["pycc"] == seen["cc"]
     units = units_for(read_report(tmp_path / "report.jsonl"), "k.c")
     assert [u["status"] for u in units] == ["pycc"]  # pycc-stencil wrote it
 

@@ -5,6 +5,7 @@ object, what cc printed, the dependency file, with no compile run; anything outs
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from pathlib import Path
 
@@ -58,10 +59,13 @@ def test_a_warm_compile_gives_the_outputs_back_without_compiling(tmp_path):
     assert ran and unit["status"] == "pycc" and "division by zero" in printed, unit
     first = [(project / name).read_bytes() for name in ("k.o", "k.d")]
     (project / "k.o").unlink()
+    (project / "k.d").write_text("old\n")  # cc writes into it: a hard link sees the new text
+    os.link(project / "k.d", project / "linked.d")
     ran, unit, again = _compile(project, [], tmp_path)
     assert ran == [] and unit["cache"] == "hit" and unit["status"] == "pycc", ran
     assert again == printed
     assert [(project / name).read_bytes() for name in ("k.o", "k.d")] == first
+    assert (project / "linked.d").read_bytes() == first[1]
 
 
 def test_a_compile_and_link_gives_the_object_back_too(tmp_path):

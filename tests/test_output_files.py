@@ -12,6 +12,7 @@ inside the call that creates the file or directory.
 from __future__ import annotations
 
 import os
+import resource
 import signal
 import tempfile
 from pathlib import Path
@@ -19,7 +20,7 @@ from pathlib import Path
 import pytest
 from pycc_stencil.dropin_command import parse_command
 from pycc_stencil.dropin_driver import Driver
-from pycc_stencil.emit.output_files import signals_held, write_atomically
+from pycc_stencil.emit.output_files import signals_held, write_atomically, write_in_place
 from pycc_stencil.exit_signals import run_until_signal
 
 
@@ -70,6 +71,25 @@ def test_an_interrupted_atomic_write_leaves_no_partial_file(tmp_path, monkeypatc
     # the signal waited for the rename: the output is whole, and no partial file is left
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out.o"]
     assert (tmp_path / "out.o").read_bytes() == b"object"
+
+
+def test_a_failed_write_in_place_leaves_no_partial_file(tmp_path):
+    """An `-S` output is written into the existing file, as cc does; when the disk is full
+    (here: a file size limit) the truncated file is removed, as gcc deletes its outputs."""
+    out = tmp_path / "k.s"
+    out.write_text("old assembly\n")
+
+    def body() -> int:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # the write fails with EFBIG instead
+        resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))
+        try:
+            write_in_place(str(out), b"x" * 10000)
+        except OSError:
+            return 0
+        return 1
+
+    assert os.waitstatus_to_exitcode(_in_child(body)) == 0
+    assert not out.exists()
 
 
 @pytest.mark.parametrize("held", [True, False], ids=["held", "not held (the mutation)"])
