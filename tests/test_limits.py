@@ -350,22 +350,26 @@ def test_a_20000_term_sum_is_skipped_not_a_crash(c_file):
 def test_a_directory_listing_that_runs_out_of_memory_is_the_memory_diagnostic(
     c_file, monkeypatch, capsys
 ):
-    """ENOMEM from a system call (here: listing the target modules, which `pkgutil` read as
-    an empty directory, so CI once said "unknown target 'host' (valid: )") is the memory
-    diagnostic, not a wrong answer."""
+    """ENOMEM from a system call (here: listing the pass and target modules, which `pkgutil`
+    read as an empty directory, so CI once said "unknown target 'host' (valid: )") is the
+    memory diagnostic, not a wrong answer."""
     import errno
 
     from pycc_stencil.emit import targets
+    from pycc_stencil.ir_passes.pipeline import load_passes
 
     def no_memory(path: str) -> list[str]:
         raise OSError(errno.ENOMEM, "Cannot allocate memory", path)
 
     path = c_file(sum_kernel(4))
-    targets._classes.cache_clear()
+    registries = (targets._classes, targets._class_named, load_passes)
+    for registry in registries:
+        registry.cache_clear()
     monkeypatch.setattr(os, "listdir", no_memory)
     monkeypatch.setenv("PYCC_MEMORY_LIMIT", "0")
     try:
         assert main(["tune", str(path)]) == 1
     finally:
-        targets._classes.cache_clear()
+        for registry in registries:
+            registry.cache_clear()
     assert "pycc-stencil ran out of memory" in capsys.readouterr().err

@@ -5,6 +5,9 @@ here (plus its emitter); `target_named` and `target_names` find it without a lis
 from __future__ import annotations
 
 import functools
+import importlib
+import importlib.util
+from types import ModuleType
 
 from ...ir_passes.core.modules import import_modules
 from ...ir_passes.core.target import Target
@@ -12,17 +15,31 @@ from ...ir_passes.core.target import Target
 
 @functools.cache
 def _classes() -> dict[str, type[Target]]:
-    found: dict[str, type[Target]] = {}
-    for module in import_modules(__name__):
-        for value in vars(module).values():
-            if (
-                isinstance(value, type)
-                and issubclass(value, Target)
-                and value.name
-                and value.__module__ == module.__name__
-            ):
-                found[value.name] = value
-    return found
+    return {name: value for module in import_modules(__name__) for name, value in _defined(module)}
+
+
+def _defined(module: ModuleType) -> list[tuple[str, type[Target]]]:
+    """The targets `module` defines, by registry name."""
+    return [
+        (value.name, value)
+        for value in vars(module).values()
+        if isinstance(value, type)
+        and issubclass(value, Target)
+        and value.name
+        and value.__module__ == module.__name__
+    ]
+
+
+@functools.cache
+def _class_named(name: str) -> type[Target] | None:
+    """The target `name`, from its own module where it has one (`host.py`: a compile imports
+    neither the HLS back end nor numpy), else from the whole registry."""
+    module_name = f"{__name__}.{name}"
+    if importlib.util.find_spec(module_name) is not None:
+        found = dict(_defined(importlib.import_module(module_name)))
+        if name in found:
+            return found[name]
+    return _classes().get(name)
 
 
 def target_names() -> list[str]:
@@ -32,10 +49,10 @@ def target_names() -> list[str]:
 
 def target_named(name: str, **options: object) -> Target:
     """A new Target of the registered kind `name` (host options: `cpu`, `features`)."""
-    classes = _classes()
-    if name not in classes:
+    found = _class_named(name) if name.isidentifier() else None
+    if found is None:
         raise ValueError(f"unknown target {name!r} (valid: {', '.join(target_names())})")
-    return classes[name](**options)
+    return found(**options)
 
 
 def target_from_spec(spec: str) -> Target:
