@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import signal
 import subprocess
@@ -475,7 +476,7 @@ class Driver:
             with open(cc_part, "rb") as handle:
                 cc_text = handle.read()
             with open(joined, "wb") as handle:
-                handle.write(cc_text + b"\n" + result.pycc_output)
+                handle.write(cc_text + b"\n" + _SOURCE_FILE_DIRECTIVE.sub(b"", result.pycc_output))
         else:
             pycc_part = _scratch_file(scratch, "pycc-part.o")
             with open(pycc_part, "wb") as handle:
@@ -548,6 +549,12 @@ def _publish(path: str, output: str, stage: str) -> int:
     and other special files are written, never replaced."""
     with open(path, "rb") as handle:
         return _write_output(handle.read(), output, stage)
+
+
+#: the `.file "k.c"` line of pycc-stencil's assembly: cc's part names the file already, and
+#: with a second one the assembler makes a second FILE symbol, after which linkers name no
+#: source file in their messages about global functions (`k.c:(.text+0x14)`)
+_SOURCE_FILE_DIRECTIVE = re.compile(rb'^\t\.file\t"(?:[^"\\]|\\.)*"\n', re.M)
 
 
 def _write_output(data: bytes, output: str, stage: str) -> int:

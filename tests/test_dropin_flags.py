@@ -535,6 +535,20 @@ def test_an_object_names_its_source_as_cc_s_does(tmp_path, env):
     assert files == {"k.c"}
 
 
+def test_a_link_error_of_assembled_s_output_names_the_source_as_cc_s_does(tmp_path, env):
+    """`-S` output assembled and linked: the linker's message names `k.c` before the offset
+    (pycc-stencil's part used to add a second `.file`, and a second FILE symbol hid it)."""
+    files = {"k.c": STENCIL + "void missing(void);\nint main(void) { missing(); return 0; }\n"}
+    _, _, report = both(tmp_path, files, ["-O2", "-S", "k.c"], env)
+    assert compiled_by(report, "k.c")["blur"] == "pycc-stencil"
+    messages = []
+    for side in ("cc", "pycc"):
+        done = run([CC, "k.s", "-o", "app"], tmp_path / side, env, check=False)
+        assert done.returncode == 1
+        messages.append(re.sub(r"/tmp/\w+\.o", "TEMP.o", done.stderr))
+    assert messages[0] == messages[1] and "k.c:(.text" in messages[0], messages
+
+
 SOURCE_TEXT = STENCIL
 
 
