@@ -204,6 +204,8 @@ class _Generator:
         self.frame = None  # where this function allocates private buffers (scratch.py)
         self.runtime = runtime  # how parallel loops run (polyhedral/parallel.py)
         self.team = team  # and on how many threads (OpenMP; 0: the runtime's default)
+        #: per array, the alias metadata of its accesses in the new code (`_alias_tags`)
+        self.alias_tags = _alias_tags(function.module, scop)
 
     # -- nodes -------------------------------------------------------------------------------
 
@@ -374,12 +376,15 @@ class _Generator:
 
     def copy_statement(self, stmt: Statement, values: dict) -> None:
         block = self.builder.block
+        arrays = {id(a.instruction): a.array.name for a in stmt.accesses}
         for instr in stmt.block.instructions[:-1]:
             if instr in values:
                 continue
             for op in used_values(instr):
                 self.resolve(op, values, block)
             values[instr] = _clone(instr, block, values)
+            for kind, node in self.alias_tags.get(arrays.get(id(instr), ""), {}).items():
+                values[instr].set_metadata(kind, node)
             if instr.opname == "getelementptr" and id(values[instr].pointer) in self.unbounded:
                 # the rebased address points before its buffer: no `inbounds` promise
                 values[instr].inbounds = False
@@ -680,6 +685,31 @@ def _linear(e: isl.AstExpr) -> dict[str, int] | None:
             return None
         return {k: c * factor.get("", 0) for k, c in other.items()}
     return None
+
+
+def _alias_tags(module: ir.Module, scop: Scop) -> dict[str, dict[str, ir.MDValue]]:
+    """For each array of `scop`, the `!alias.scope` (its own scope) and `!noalias` (every
+    other array's) of its loads and stores in the generated code. The new code runs only
+    when `entry_condition` holds: no written array shares a byte with another (two loads may
+    meet, which no transformation cares about), so LLVM need not version every vectorized
+    loop of a tile with run-time overlap checks of its own. Scopes are named after the
+    function and the nest, unique in the module."""
+    names = sorted({a.name for a in scop.arrays})
+    if len(names) < 2:
+        return {}
+    where = f"pycc.{scop.function.name}.{scop.entry.name}"
+    domain = module.add_metadata([ir.MetaDataString(module, where)])
+    scopes = {
+        name: module.add_metadata([ir.MetaDataString(module, f"{where}.{name}"), domain])
+        for name in names
+    }
+    return {
+        name: {
+            "alias.scope": module.add_metadata([scopes[name]]),
+            "noalias": module.add_metadata([scopes[other] for other in names if other != name]),
+        }
+        for name in names
+    }
 
 
 def _clone(instr: ir.Instruction, block: ir.Block, values: dict) -> ir.Instruction:
