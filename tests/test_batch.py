@@ -144,9 +144,14 @@ def test_flags_come_from_cmakes_compile_commands(tree, tmp_path):
     assert _statuses(records)[("grid.c", "smooth")] == "checked"  # found grid.h
 
 
-def test_a_dask_cluster_gives_the_same_report_and_survives_a_lost_worker(tree, tmp_path, capsys):
+def test_a_dask_cluster_gives_the_same_report_and_survives_a_lost_worker(
+    tree, tmp_path, capsys, monkeypatch
+):
     distributed = pytest.importorskip("distributed")
     flags = [f"-I{tree / 'include'}"]
+    # the killed worker cannot remove its job's scratch directory: not in the system's /tmp
+    (tmp_path / "tmp").mkdir()
+    monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))
     with distributed.LocalCluster(
         n_workers=2, threads_per_worker=1, host="127.0.0.1", dashboard_address=None
     ) as cluster:
