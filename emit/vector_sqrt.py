@@ -43,7 +43,9 @@ def bind_vector_sqrt(module_text: str) -> str:
     #: a vector of roots being built -> (source vector, its lanes so far, call flags)
     built: dict[str, tuple[str, frozenset[int], str]] = {}
     for index, line in enumerate(lines):
-        if match := _EXTRACT.match(line):
+        if line.startswith("define "):  # value names are the function's own
+            lanes, roots, built = {}, {}, {}
+        elif match := _EXTRACT.match(line):
             lanes[match[1]] = (f"{match[2]} {match[5]}", int(match[6]))
         elif (match := _SQRT.match(line)) and match[4] in lanes:
             roots[match[1]] = (*lanes[match[4]], match[2])

@@ -109,6 +109,22 @@ declare float @llvm.sqrt.f32(float)
     assert bind_vector_sqrt(text) is text
 
 
+def test_names_of_another_function_are_not_its_lanes():
+    """`%a` and `%b` are lanes of `%v` in @g only: @h's roots of its own `%a`, `%b` stay."""
+    h = (
+        PARTS.replace("@g(", "@h(")
+        .replace("extractelement <4 x float> %v, i64 0", "fadd float 1.0, 2.0")
+        .replace("extractelement <4 x float> %v, i64 1", "fadd float 3.0, 4.0")
+        .replace("declare float @llvm.sqrt.f32(float)\n", "")
+    )
+    text = PARTS.replace("LANE", "3").replace("%w, i64 2", "%v, i64 2") + h.replace("LANE", "3")
+    text = text.replace("%w, i64 2", "%v, i64 2")
+    parse_verified(text)
+    packed = bind_vector_sqrt(text)
+    assert packed.count("@llvm.sqrt.v4f32(<4 x float> %v)") == 1, packed
+    parse_verified(packed)
+
+
 SWEEP = """\
 #include <math.h>
 #include <stdio.h>
