@@ -31,6 +31,8 @@ from .registry import PassContext, register
 
 #: the transformations whose choice is shown, by pass name
 _CHOICES = {"tile": tile, "time-tile": time_tile, "fuse-tile": fuse_tile}
+#: those whose default sizes may have been measured for the target (`Target.tile_key`)
+_TUNED = frozenset({"time-tile"})
 
 
 def _map(relation: isl.UnionMap | isl.Schedule) -> str:
@@ -51,8 +53,9 @@ def _choice(outcome: Outcome) -> str:
     return "refused: " + ("; ".join(outcome.refused) or "nothing to transform")
 
 
-def describe(scop: Scop, deps: Dependences, l2: int, l1: int = 0) -> str:
-    """The SCoP, its dependences and the schedules the tiling passes would choose."""
+def describe(scop: Scop, deps: Dependences, l2: int, l1: int = 0, tile_key: str = "") -> str:
+    """The SCoP, its dependences and the schedules the tiling passes would choose for the
+    target of `tile_key` with these caches."""
     lines = [
         f"SCoP of {scop.function.name}: {len(scop.nests)} loop nest(s), "
         f"{len(scop.statements)} statement(s)",
@@ -74,7 +77,8 @@ def describe(scop: Scop, deps: Dependences, l2: int, l1: int = 0) -> str:
         f"  schedule: {_map(scop.schedule())}",
     ]
     for name, transform in _CHOICES.items():
-        lines.append(f"  {name}: {_choice(transform(scop, deps, [], l2=l2, l1=l1))}")
+        key = {"tile_key": tile_key} if name in _TUNED else {}
+        lines.append(f"  {name}: {_choice(transform(scop, deps, [], l2=l2, l1=l1, **key))}")
     return "\n".join(lines)
 
 
@@ -82,7 +86,10 @@ def describe(scop: Scop, deps: Dependences, l2: int, l1: int = 0) -> str:
 def scop_info(module: ir.Module, *, context: PassContext) -> ir.Module:
     """Report each SCoP (domains, accesses, dependences, schedules) and each nest that is not
     one; the module is unchanged."""
-    caches = functools.cache(lambda: (context.target.cache_bytes(2), context.target.cache_bytes(1)))
+    target = context.target
+    caches = functools.cache(
+        lambda: (target.cache_bytes(2), target.cache_bytes(1), target.tile_key())
+    )
     for function in module.functions:
         if not function.blocks:
             continue

@@ -165,20 +165,21 @@ def tile(module: ir.Module, *sizes: int, context: PassContext) -> ir.Module:
 def time_tile(module: ir.Module, *sizes: int, context: PassContext) -> ir.Module:
     """Tiles across the time loop of iterated stencils, wavefronts in parallel: diamond tiles
     where legal, else skewed parallelograms (polyhedral/schedule/time_tile.py)."""
-    return _run(module, sizes, time_tile_schedule, context, merge=False, swaps=True)
+    transform = _time_tiles(context)
+    return _run(module, sizes, transform, context, merge=False, swaps=True)
 
 
 @register("diamond-tile", _SIZES, defaults=(0, 0, 0, 0))
 def diamond_tile(module: ir.Module, *sizes: int, context: PassContext) -> ir.Module:
     """`time-tile` with diamond tiles only (refused where they are illegal)."""
-    transform = functools.partial(time_tile_schedule, shape="diamond")
+    transform = _time_tiles(context, shape="diamond")
     return _run(module, sizes, transform, context, merge=False, swaps=True)
 
 
 @register("parallelogram-tile", _SIZES, defaults=(0, 0, 0, 0))
 def parallelogram_tile(module: ir.Module, *sizes: int, context: PassContext) -> ir.Module:
     """`time-tile` with skewed parallelogram tiles only."""
-    transform = functools.partial(time_tile_schedule, shape="parallelogram")
+    transform = _time_tiles(context, shape="parallelogram")
     return _run(module, sizes, transform, context, merge=False, swaps=True)
 
 
@@ -191,13 +192,18 @@ def time_tile_large(module: ir.Module, *sizes: int, context: PassContext) -> ir.
     return _run(
         module,
         sizes,
-        time_tile_schedule,
+        _time_tiles(context),
         context,
         merge=False,
         large=True,
         swaps=True,
         in_cache=may_run_rows_together,
     )
+
+
+def _time_tiles(context: PassContext, shape: str = "auto") -> Callable[..., Outcome]:
+    """The time-tiling transformation for the pass's target (its measured sizes)."""
+    return functools.partial(time_tile_schedule, shape=shape, tile_key=context.target.tile_key())
 
 
 @register("fuse-tile", _SIZES, defaults=(0, 0, 0, 0))

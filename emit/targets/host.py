@@ -121,6 +121,13 @@ class HostX86(Target):
             return self.caches[level]
         return sysfs_cache_bytes(level) or super().measured_cache_bytes(level)
 
+    def tile_key(self) -> str:
+        """The CPU, the width of its vectors of doubles and the L1 and L2 the flags imply."""
+        return (
+            f"{self.cpu}, {self.simd_lanes(8) * 64}-bit vectors, L1 {self.cache_bytes(1)}, "
+            f"L2 {self.cache_bytes(2)}"
+        )
+
     def describe(self) -> str:
         return f"host {self.triple} ({self.cpu}, {self.vector_bytes}-byte vectors)"
 

@@ -124,6 +124,12 @@ class Target(ABC):
             return parse_size(override)
         return self.measured_cache_bytes(level)
 
+    def tile_key(self) -> str:
+        """The name measured tile sizes are kept under for this target
+        (`polyhedral.tuned_sizes`), or "" when none are: what decides the best tiles, as the
+        build's flags give it (never the build host's own machine)."""
+        return ""
+
     def locality_threshold(self) -> int:
         """Bytes a nest's arrays must span for the `-large` passes' tiled code to run: half the
         last-level cache, and at least the L2. Measured on an AMD EPYC (L2 512 KiB, L3 32 MiB;

@@ -55,6 +55,7 @@ from ..cache_model import time_tile as default_sizes
 from ..codegen import PARALLEL_MARK, TwoLevel
 from ..deps import Dependences, carried_at, is_legal
 from ..scop import LoopNode, Scop, Statement
+from ..tuned_sizes import stencil_class, tuned_diamond
 from . import bands
 from .outcome import Outcome
 
@@ -66,11 +67,20 @@ _WHY_DIAMOND = (
 
 
 def time_tile(
-    scop: Scop, deps: Dependences, sizes: list[int], *, l2: int, l1: int = 0, shape: str = "auto"
+    scop: Scop,
+    deps: Dependences,
+    sizes: list[int],
+    *,
+    l2: int,
+    l1: int = 0,
+    shape: str = "auto",
+    tile_key: str = "",
 ) -> Outcome:
     """Time-tile every iterated stencil of `scop`; `shape` is "diamond" or "parallelogram"
     (refused when that shape is illegal) or "auto": diamond tiles when they are legal,
-    parallelogram tiles otherwise (see the module docstring for why)."""
+    parallelogram tiles otherwise (see the module docstring for why). Diamond sizes not given
+    are those measured for the target `tile_key` names (`tuned_sizes`), else the cache
+    model's."""
     outcome = Outcome(scop.schedule())
     starts = [bands.path_of(n) for n in bands.chain_starts(outcome.schedule.get_root())]
     for path, nest in zip(starts, scop.nests):
@@ -80,7 +90,8 @@ def time_tile(
             continue
         why_not = ""
         if shape != "parallelogram":
-            done = _attempt(scop, deps, outcome.schedule, path, nest, sweeps, sizes, (l1, l2))
+            caches = (l1, l2, tile_key)
+            done = _attempt(scop, deps, outcome.schedule, path, nest, sweeps, sizes, caches)
             if not isinstance(done, str):
                 why = "" if shape == "diamond" else _WHY_DIAMOND
                 outcome.accept(done[0], done[1] + why, in_cache=done[2])
@@ -127,11 +138,12 @@ def _attempt(
     nest: LoopNode,
     sweeps,
     sizes,
-    caches: tuple[int, int] | None,
+    caches: tuple[int, int, str] | None,
 ) -> tuple[TwoLevel, str, bool] | str:
     """The time-tiled program of one nest, its remark and whether it pays at any size (its
     tiles' rows run together), or why it cannot be built: diamond tiles sized for the
-    `caches` (L1 and L2 bytes), or parallelogram tiles when `caches` is None."""
+    `caches` (L1 and L2 bytes, and the target's `tile_key`), or parallelogram tiles when
+    `caches` is None."""
     diamond = caches is not None
     space = space_depth(sweeps)
     y = _skewed(scop, deps, nest, sweeps, space, diamond)
@@ -139,12 +151,12 @@ def _attempt(
         return y
     # the sizes given first (time, then space outermost first), the cache model's after
     points = scop.bytes_per_point(least_rank=space)
-    defaults = (
-        diamond_sizes(space, points, caches[1], caches[0])
-        if caches is not None
-        else default_sizes(space, points)
-    )
+    defaults, origin = default_sizes(space, points), ""
+    if diamond:
+        defaults, origin = _diamond_defaults(space, points, *caches)
     want = [*sizes, *defaults[len(sizes) :]][: space + 1]
+    if len(sizes) > space or (space == 1 and sizes):
+        origin = ""  # every size was given (a diamond's s1 is its height)
     # the time size counts sweeps (rounded up to whole steps), so the one-sweep `%2`
     # form and the K-sweep form of a stencil get the same tiles
     per_step = len(nest.children)
@@ -171,7 +183,7 @@ def _attempt(
         message = (
             f"{head} with diamond tiles (concurrent start: the tiles along {along} of a time "
             f"band start together; schedule [{skew}]) of {'x'.join(map(str, want))}, "
-            f"wavefronts of tiles in parallel"
+            f"wavefronts of tiles in parallel{origin}"
         )
         return program, message, False
     message = (
@@ -179,6 +191,18 @@ def _attempt(
         f"{'x'.join(map(str, want))}, wavefronts of tiles in parallel{together}"
     )
     return program, message, rows_skew is not None
+
+
+def _diamond_defaults(
+    space: int, points: int, l1: int, l2: int, tile_key: str
+) -> tuple[list[int], str]:
+    """A diamond's sizes where none are given, and where they come from (for the remark)."""
+    tuned = tuned_diamond(tile_key, space, points) if tile_key else None
+    if tuned is not None:
+        return tuned, f"; sizes measured for {tile_key} ({stencil_class(space, points)})"
+    model = diamond_sizes(space, points, l2, l1)
+    target = f" for {tile_key}" if tile_key else ""
+    return model, f"; sizes from the cache model{target} ({stencil_class(space, points)})"
 
 
 def node_map(scop: Scop, nest: LoopNode) -> isl.UnionMap:

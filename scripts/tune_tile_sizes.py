@@ -1,0 +1,248 @@
+#!/usr/bin/env python3
+"""Measure diamond tile sizes around the cache model's on this machine and record those that
+beat the model's in `polyhedral/tuned_sizes.py`, where `-O3`'s time tiles take them for this
+target (`-march=native` here; the entry's key names the CPU, its vector width, L1 and L2).
+
+For each class of stencil (space depth, bytes per point) among the kernels, the bench kernels
+(`scripts/bench.py`) are built with `time-tile-large` at the model's sizes and at sizes around
+them (the diamond's height x 1/2, 2, and its innermost tile x 1/2, 2; x 1/4 .. 4 in 1-D), every
+output is checked against gcc's, and each is timed at the `tiling` size (DRAM-sized grids) on
+one thread, round-robin, best of `--reps`. A class gets an entry only if a candidate beats the
+model's sizes by `--margin` (geometric mean over its kernels) and still does when the two are
+timed again alone with twice the repetitions; otherwise its entry is removed and the model
+decides. Nothing is written with `--dry-run`.
+
+    python scripts/tune_tile_sizes.py [--kernels jacobi-1d,jacobi-2d,...] [--reps 5]
+        [--margin 0.05] [--dry-run]
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import datetime
+import math
+import platform
+import re
+import shutil
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import bench
+
+REPOSITORY = Path(__file__).resolve().parent.parent
+TABLE = REPOSITORY / "polyhedral" / "tuned_sizes.py"
+BEGIN, END = "    # BEGIN TUNED", "    # END TUNED"
+#: bench.py's references every output is checked against
+REFERENCES = ("gcc", "gcc-nofma")
+DEFAULT_KERNELS = "jacobi-1d,jacobi-2d,heat-2d,fdtd-2d,heat-3d,box-3d27"
+#: the diamonds' remark: its space depth, its sizes and where they came from (time_tile.py)
+REMARK = re.compile(
+    r"over (?P<depth>\d+)-D space with diamond tiles .*?\) of (?P<sizes>[\dx]+), .*?"
+    r"; sizes (?:from the cache model for|measured for) (?P<key>.+?) "
+    r"\((?P<cls>\d+-D, \d+ bytes a point)\)"
+)
+
+
+@dataclass
+class StencilClass:
+    """The kernels of one class and the sizes tried for them."""
+
+    name: str
+    key: str
+    model: list[int]
+    kernels: list[bench.Kernel] = field(default_factory=list)
+
+    def candidates(self) -> list[list[int]]:
+        """The model's sizes first, then the sizes around them."""
+        side, *rest = self.model[1:]
+        if rest:  # the diamond's height, and the tile of the next space dimension
+            sides = [side // 2, side, side * 2]
+            inner = [[r, *rest[1:]] for r in (rest[0] // 2, rest[0], rest[0] * 2)]
+        else:
+            sides, inner = [side // 4, side // 2, side, side * 2, side * 4], [[]]
+        out = [self.model]
+        for s in sides:
+            for tail in inner:
+                sizes = [s, s, *tail]
+                if min(sizes) >= 4 and sizes not in out:
+                    out.append(sizes)
+        return out
+
+
+def pipeline(sizes: list[int]) -> str:
+    return f"time-tile-large({','.join(map(str, sizes))})"
+
+
+def classes_of(
+    kernels, pycc: str, build: Path, log: Callable[[str], None]
+) -> dict[str, StencilClass]:
+    """Each kernel's class, model sizes and target key, from its `time-tile-large` remark."""
+    (variant,) = bench.pycc_pass_variants(pycc, ["time-tile-large"], [1])
+    builds = bench.build_all(kernels, [variant], build, None)
+    found: dict[str, StencilClass] = {}
+    for k in kernels:
+        b = builds[(k.name, variant.key)]
+        match = next((m for r in b.pycc_remarks if (m := REMARK.search(r))), None)
+        if match is None:
+            log(f"{k.name}: no diamond tiles ({b.pycc_status or b.error}); left out")
+            continue
+        model = model_sizes(match)
+        cls = found.setdefault(match["cls"], StencilClass(match["cls"], match["key"], model))
+        cls.kernels.append(k)
+    return found
+
+
+def model_sizes(match: re.Match) -> list[int]:
+    """The cache model's sizes of a remark (a measured entry's remark: recomputed from the
+    class, as the pass would without the entry)."""
+    sizes = [int(x) for x in match["sizes"].split("x")]
+    if "from the cache model" in match.group(0):
+        return sizes
+    from pycc_stencil.emit.targets import host_target
+    from pycc_stencil.polyhedral.cache_model import diamond_tile
+
+    depth, points = (int(x) for x in re.findall(r"\d+", match["cls"]))
+    target = host_target()
+    return diamond_tile(depth, points, target.cache_bytes(2), target.cache_bytes(1))
+
+
+def timed(kernels, variants, build: Path, args, size: str, log) -> dict[str, dict[str, float]]:
+    """Seconds per call of each variant on each kernel (outputs checked against gcc's)."""
+    gcc = shutil.which(args.gcc) or args.gcc
+    base = [v for v in bench.make_variants(args, gcc, None, None) if v.key in REFERENCES]
+    everything = [*base, *variants]
+    builds = bench.build_all(kernels, everything, build, None)
+    gomp = bench.Gomp()
+    times: dict[str, dict[str, float]] = {}
+    for k in kernels:
+        for r in bench.bench_kernel_size(k, size, builds, everything, args, gomp, log):
+            if r.variant.startswith("pycc-tile") and r.time and not r.wrong:
+                times.setdefault(r.variant, {})[k.name] = r.time
+            elif r.variant.startswith("pycc-tile"):
+                log(f"  {k.name} {r.label}: {r.check or r.note}: not a candidate")
+    return times
+
+
+def relative(times: dict[str, dict[str, float]], key: str, model_key: str) -> float | None:
+    """Geometric mean over the kernels of the variant's time over the model's."""
+    mine, model = times.get(key, {}), times.get(model_key, {})
+    common = [k for k in model if k in mine]
+    if not common or len(common) < len(model):
+        return None
+    return math.exp(sum(math.log(mine[k] / model[k]) for k in common) / len(common))
+
+
+def choose(ratios: dict[int, float | None], margin: float) -> int | None:
+    """The candidate (index, 0 = the model's sizes) whose time over the model's is lowest, if
+    it is at most 1 - margin."""
+    known = {i: r for i, r in ratios.items() if r is not None and i != 0}
+    if not known:
+        return None
+    best = min(known, key=known.__getitem__)
+    return best if known[best] <= 1 - margin else None
+
+
+def tune_class(cls: StencilClass, pycc: str, build: Path, args, log) -> dict | None:
+    """The class's entry, or None when the model's sizes stay."""
+    candidates = cls.candidates()
+    variants = bench.pycc_pass_variants(pycc, [pipeline(c) for c in candidates], [1])
+    bench.probe_variants(variants, build)
+    log(f"{cls.name}: {len(cls.kernels)} kernel(s), {len(candidates)} candidates around the "
+        f"model's {'x'.join(map(str, cls.model))}")  # fmt: skip
+    times = timed(cls.kernels, variants, build, args, args.size, log)
+    ratios = {i: relative(times, v.key, variants[0].key) for i, v in enumerate(variants)}
+    for i, c in enumerate(candidates):
+        shown = "-" if ratios[i] is None else f"{1 / ratios[i]:.3f}x"
+        log(f"  {'x'.join(map(str, c)):>16}  {shown} the model's speed")
+    best = choose(ratios, args.margin)
+    if best is None:
+        return None
+    again = bench.pycc_pass_variants(pycc, [pipeline(cls.model), pipeline(candidates[best])], [1])
+    confirm = argparse.Namespace(**{**vars(args), "reps": args.reps * 2})
+    times = timed(cls.kernels, again, build, confirm, args.size, log)
+    ratio = relative(times, again[1].key, again[0].key)
+    log(f"  again, alone: {'x'.join(map(str, candidates[best]))} at "
+        f"{'-' if ratio is None else f'{1 / ratio:.3f}x'} the model's speed")  # fmt: skip
+    if choose({0: 1.0, 1: ratio}, args.margin) is None:
+        return None
+    return {
+        "sizes": candidates[best],
+        "model": cls.model,
+        "speedup": round(1 / ratio, 3),
+        "kernels": [k.name for k in cls.kernels],
+        "measured": f"{datetime.date.today()} on {platform.node() or 'this machine'}, "
+        f"{args.size} size, 1 thread, best of {confirm.reps}",
+    }
+
+
+def read_table(text: str) -> dict[str, dict[str, dict]]:
+    """The entries between the markers of `tuned_sizes.py`'s text."""
+    body = text[text.index(BEGIN) : text.index(END)].split("\n", 1)[1]
+    return ast.literal_eval("{" + body + "}")
+
+
+def write_table(text: str, table: dict[str, dict[str, dict]]) -> str:
+    """`tuned_sizes.py`'s text with `table` between the markers (formatted as ruff would)."""
+    lines = []
+    for key in sorted(table):
+        lines.append(f"    {key!r}: {{")
+        for name in sorted(table[key]):
+            lines.append(f"        {name!r}: {{")
+            for field_name, value in table[key][name].items():
+                lines.append(f"            {field_name!r}: {value!r},")
+            lines.append("        },")
+        lines.append("    },")
+    start = text.index("\n", text.index(BEGIN)) + 1
+    stop = text.index(END)
+    return text[:start] + "".join(f"{line}\n" for line in lines).replace("'", '"') + text[stop:]
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--kernels", default=DEFAULT_KERNELS, help=f"default {DEFAULT_KERNELS}")
+    p.add_argument("--size", default="tiling", help="bench.py's size class (default tiling)")
+    p.add_argument("--margin", type=float, default=0.05, help="least gain over the model's (0.05)")
+    p.add_argument("--dry-run", action="store_true", help="measure, but write nothing")
+    bench.add_common_options(p)
+    p.set_defaults(reps=5, best=True)  # the best of the repetitions: noise only adds time
+    args = p.parse_args(argv)
+    by_name = {k.name: k for k in bench.KERNELS}
+    unknown = [k for k in args.kernels.split(",") if k not in by_name]
+    if unknown:
+        p.error(f"unknown kernel: {', '.join(unknown)}")
+    kernels = [by_name[k] for k in args.kernels.split(",") if args.size in by_name[k].sizes]
+    pycc = args.pycc or bench.default_pycc()
+    if not pycc:
+        sys.exit("tune_tile_sizes.py: pycc-stencil not found (pass --pycc PATH)")
+    args.threads, args.variants, args.pycc_passes = [1], ["pycc-tile"], []
+
+    def log(message: str) -> None:
+        print(message, file=sys.stderr, flush=True)
+
+    text = TABLE.read_text()
+    table = read_table(text)
+    with bench.build_directory(args.keep, prefix="pycc-tune-") as build:
+        classes = classes_of(kernels, pycc, build, log)
+        for cls in classes.values():
+            entry = tune_class(cls, pycc, build, args, log)
+            entries = table.setdefault(cls.key, {})
+            if entry is None:
+                entries.pop(cls.name, None)
+                print(f"{cls.key}: {cls.name}: the model's {'x'.join(map(str, cls.model))}")
+            else:
+                entries[cls.name] = entry
+                sizes, model = ("x".join(map(str, s)) for s in (entry["sizes"], cls.model))
+                print(f"{cls.key}: {cls.name}: {sizes}, {entry['speedup']}x the model's {model}")
+            if not entries:
+                del table[cls.key]
+    if not args.dry_run:
+        TABLE.write_text(write_table(text, table))
+        print(f"written: {TABLE.relative_to(REPOSITORY)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
