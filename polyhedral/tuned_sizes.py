@@ -8,26 +8,39 @@ only when it beats the model's by a margin. Entries are kept per target (`Target
 the CPU the flags select, its vector width and the L1 and L2 they imply), not per build host:
 a build for a target gets the same tiles wherever it runs. Within a target, per class of
 stencil: its space depth and its bytes per point (`Scop.bytes_per_point`), what the model's
-sizes depend on.
+sizes depend on, and the loads a point makes (a 27-point box does five times the in-cache work
+of a 7-point star on the same bytes). An entry may also say that time tiles do not pay for the
+class on the target ("sizes": None): where the tiled code lost to cc's untiled code at a size
+the tuner measured, `-O3` leaves such nests alone (issue 19's "never lose", by measurement).
 """
 
 from __future__ import annotations
 
 #: target key -> stencil class -> the tuner's verdict: "sizes" (time, then space outermost
-#: first, as the passes' arguments), "model" (the model's sizes then), "speedup" (the model's
-#: time over the sizes' time, geometric mean over "kernels"), "measured" (date and machine)
+#: first, as the passes' arguments; None: no time tiles), "model" (the model's sizes then),
+#: "speedup" (the model's time over the sizes' time, geometric mean over "kernels"),
+#: "against_gcc" (for None: the tiles' speed over gcc's at each bench size measured),
+#: "measured" (date, CPU, how)
 TUNED: dict[str, dict[str, dict]] = {
     # BEGIN TUNED (scripts/tune_tile_sizes.py rewrites what is between these lines)
+    "emeraldrapids, 512-bit vectors, L1 49152, L2 2097152": {
+        "3-D, 16 bytes and 27 loads a point": {
+            "sizes": None,
+            "against_gcc": {"tiling": 1.053, "l3": 0.935},
+            "model": [32, 32, 16, 256],
+            "kernels": ["box-3d27"],
+            "measured": "2026-11-29, Intel(R) Xeon(R) Processor (family 6 model 207, AVX512F AVX2 FMA), 2 cores, 1 thread, best of 5",
+        },
+    },
     # END TUNED
 }
 
 
-def stencil_class(depth: int, bytes_per_point: int) -> str:
+def stencil_class(depth: int, bytes_per_point: int, loads: int) -> str:
     """The name of a class of stencils that get the same tiles."""
-    return f"{depth}-D, {bytes_per_point} bytes a point"
+    return f"{depth}-D, {bytes_per_point} bytes and {loads} loads a point"
 
 
-def tuned_diamond(target_key: str, depth: int, bytes_per_point: int) -> list[int] | None:
-    """The measured diamond sizes for a stencil of this class on this target, if any."""
-    entry = TUNED.get(target_key, {}).get(stencil_class(depth, bytes_per_point))
-    return None if entry is None else list(entry["sizes"])
+def measured(target_key: str, name: str) -> dict | None:
+    """The tuner's entry for the class `name` on the target, if it has one."""
+    return TUNED.get(target_key, {}).get(name) if target_key else None

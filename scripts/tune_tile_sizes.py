@@ -7,10 +7,14 @@ For each class of stencil (space depth, bytes per point) among the kernels, the 
 (`scripts/bench.py`) are built with `time-tile-large` at the model's sizes and at sizes around
 them (the diamond's height x 1/2, 2, and its innermost tile x 1/2, 2; x 1/4 .. 4 in 1-D), every
 output is checked against gcc's, and each is timed at the `tiling` size (DRAM-sized grids) on
-one thread, round-robin, best of `--reps`. A class gets an entry only if a candidate beats the
+one thread, round-robin, best of `--reps`. A class gets sizes only if a candidate beats the
 model's sizes by `--margin` (geometric mean over its kernels) and still does when the two are
-timed again alone with twice the repetitions; otherwise its entry is removed and the model
-decides. Nothing is written with `--dry-run`.
+timed again alone with twice the repetitions. The sizes chosen (the model's or the winner) are
+then timed against gcc at each of `--check-sizes` (DRAM-sized grids with many steps, grids
+past the L3 threshold with one or two): where they run slower than gcc's untiled code by more
+than the margin, the class's entry says "no time tiles" and `-O3` leaves its nests to cc
+(issue 19's "never lose", measured). Otherwise the entry is removed and the model decides.
+Nothing is written with `--dry-run`.
 
     python scripts/tune_tile_sizes.py [--kernels jacobi-1d,jacobi-2d,...] [--reps 5]
         [--margin 0.05] [--dry-run]
@@ -22,7 +26,6 @@ import argparse
 import ast
 import datetime
 import math
-import platform
 import re
 import shutil
 import sys
@@ -42,7 +45,7 @@ DEFAULT_KERNELS = "jacobi-1d,jacobi-2d,heat-2d,fdtd-2d,heat-3d,box-3d27"
 REMARK = re.compile(
     r"over (?P<depth>\d+)-D space with diamond tiles .*?\) of (?P<sizes>[\dx]+), .*?"
     r"; sizes (?:from the cache model for|measured for) (?P<key>.+?) "
-    r"\((?P<cls>\d+-D, \d+ bytes a point)\)"
+    r"\((?P<cls>\d+-D, \d+ bytes and \d+ loads a point)\)"
 )
 
 
@@ -104,7 +107,7 @@ def model_sizes(match: re.Match) -> list[int]:
     from pycc_stencil.emit.targets import host_target
     from pycc_stencil.polyhedral.cache_model import diamond_tile
 
-    depth, points = (int(x) for x in re.findall(r"\d+", match["cls"]))
+    depth, points, _ = (int(x) for x in re.findall(r"\d+", match["cls"]))
     target = host_target()
     return diamond_tile(depth, points, target.cache_bytes(2), target.cache_bytes(1))
 
@@ -119,7 +122,7 @@ def timed(kernels, variants, build: Path, args, size: str, log) -> dict[str, dic
     times: dict[str, dict[str, float]] = {}
     for k in kernels:
         for r in bench.bench_kernel_size(k, size, builds, everything, args, gomp, log):
-            if r.variant.startswith("pycc-tile") and r.time and not r.wrong:
+            if (r.variant.startswith("pycc-tile") or r.variant == "gcc") and r.time and not r.wrong:
                 times.setdefault(r.variant, {})[k.name] = r.time
             elif r.variant.startswith("pycc-tile"):
                 log(f"  {k.name} {r.label}: {r.check or r.note}: not a candidate")
@@ -146,7 +149,46 @@ def choose(ratios: dict[int, float | None], margin: float) -> int | None:
 
 
 def tune_class(cls: StencilClass, pycc: str, build: Path, args, log) -> dict | None:
-    """The class's entry, or None when the model's sizes stay."""
+    """The class's entry: sizes that beat the model's, or no tiles where the tiles lose to
+    gcc's untiled code at a size measured; None when the model's sizes stay."""
+    sizes, speedup = best_sizes(cls, pycc, build, args, log)
+    shown = "x".join(map(str, sizes or cls.model))
+    chosen = bench.pycc_pass_variants(pycc, [pipeline(sizes or cls.model)], [1])
+    against: dict[str, float | None] = {}
+    for size in args.check_sizes:
+        times = timed(cls.kernels, chosen, build, args, size, log)
+        ratio = relative(times, chosen[0].key, "gcc")
+        against[size] = None if ratio is None else round(1 / ratio, 3)
+        log(f"  {size}: {shown} at {against[size]}x gcc's speed")
+    facts = {
+        "model": cls.model,
+        "kernels": [k.name for k in cls.kernels],
+        "measured": f"{datetime.date.today()}, {cpu(args)}, 1 thread, best of {args.reps}",
+    }
+    if loses(against, args.margin):
+        return {"sizes": None, "against_gcc": against, **facts}
+    if sizes is None:
+        return None
+    return {"sizes": sizes, "speedup": speedup, **facts}
+
+
+def cpu(args) -> str:
+    """The CPU as bench.py names it (model, ISA, cores)."""
+    line = bench.machine_info(shutil.which(args.gcc) or args.gcc, None, None)[0]
+    return line.removeprefix("machine: ").split(";")[0].split(", 24 GiB")[0]
+
+
+def loses(against: dict[str, float | None], margin: float) -> bool:
+    """Whether the tiles ran slower than gcc's untiled code by more than `margin` at a size
+    (their speeds relative to gcc's)."""
+    return any(speed is not None and speed < 1 - margin for speed in against.values())
+
+
+def best_sizes(
+    cls: StencilClass, pycc: str, build: Path, args, log
+) -> tuple[list[int] | None, float | None]:
+    """Sizes that beat the model's by the margin at `args.size`, timed twice, and their speed
+    over the model's; (None, None) when the model's stay."""
     candidates = cls.candidates()
     variants = bench.pycc_pass_variants(pycc, [pipeline(c) for c in candidates], [1])
     bench.probe_variants(variants, build)
@@ -159,23 +201,16 @@ def tune_class(cls: StencilClass, pycc: str, build: Path, args, log) -> dict | N
         log(f"  {'x'.join(map(str, c)):>16}  {shown} the model's speed")
     best = choose(ratios, args.margin)
     if best is None:
-        return None
+        return None, None
     again = bench.pycc_pass_variants(pycc, [pipeline(cls.model), pipeline(candidates[best])], [1])
     confirm = argparse.Namespace(**{**vars(args), "reps": args.reps * 2})
     times = timed(cls.kernels, again, build, confirm, args.size, log)
     ratio = relative(times, again[1].key, again[0].key)
     log(f"  again, alone: {'x'.join(map(str, candidates[best]))} at "
         f"{'-' if ratio is None else f'{1 / ratio:.3f}x'} the model's speed")  # fmt: skip
-    if choose({0: 1.0, 1: ratio}, args.margin) is None:
-        return None
-    return {
-        "sizes": candidates[best],
-        "model": cls.model,
-        "speedup": round(1 / ratio, 3),
-        "kernels": [k.name for k in cls.kernels],
-        "measured": f"{datetime.date.today()} on {platform.node() or 'this machine'}, "
-        f"{args.size} size, 1 thread, best of {confirm.reps}",
-    }
+    if ratio is None or choose({0: 1.0, 1: ratio}, args.margin) is None:
+        return None, None
+    return candidates[best], round(1 / ratio, 3)
 
 
 def read_table(text: str) -> dict[str, dict[str, dict]]:
@@ -204,6 +239,11 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--kernels", default=DEFAULT_KERNELS, help=f"default {DEFAULT_KERNELS}")
     p.add_argument("--size", default="tiling", help="bench.py's size class (default tiling)")
+    p.add_argument(
+        "--check-sizes",
+        default="tiling,l3",
+        help="sizes where the chosen tiles must not lose to gcc (default tiling,l3)",
+    )
     p.add_argument("--margin", type=float, default=0.05, help="least gain over the model's (0.05)")
     p.add_argument("--dry-run", action="store_true", help="measure, but write nothing")
     bench.add_common_options(p)
@@ -218,6 +258,7 @@ def main(argv: list[str] | None = None) -> int:
     if not pycc:
         sys.exit("tune_tile_sizes.py: pycc-stencil not found (pass --pycc PATH)")
     args.threads, args.variants, args.pycc_passes = [1], ["pycc-tile"], []
+    args.check_sizes = args.check_sizes.split(",")
 
     def log(message: str) -> None:
         print(message, file=sys.stderr, flush=True)
@@ -229,12 +270,16 @@ def main(argv: list[str] | None = None) -> int:
         for cls in classes.values():
             entry = tune_class(cls, pycc, build, args, log)
             entries = table.setdefault(cls.key, {})
+            model = "x".join(map(str, cls.model))
             if entry is None:
                 entries.pop(cls.name, None)
-                print(f"{cls.key}: {cls.name}: the model's {'x'.join(map(str, cls.model))}")
+                print(f"{cls.key}: {cls.name}: the model's {model}")
+            elif entry["sizes"] is None:
+                entries[cls.name] = entry
+                print(f"{cls.key}: {cls.name}: no time tiles (gcc's speed: {entry['against_gcc']})")
             else:
                 entries[cls.name] = entry
-                sizes, model = ("x".join(map(str, s)) for s in (entry["sizes"], cls.model))
+                sizes = "x".join(map(str, entry["sizes"]))
                 print(f"{cls.key}: {cls.name}: {sizes}, {entry['speedup']}x the model's {model}")
             if not entries:
                 del table[cls.key]

@@ -24,21 +24,26 @@ sys.path.insert(0, str(SCRIPTS))
 import tune_tile_sizes  # noqa: E402  (scripts/ is not a package)
 
 JACOBI_2D = "kernel_jacobi_2d_vla"
-CLASS_2D = "2-D, 16 bytes a point"  # A and B, doubles
+CLASS_2D = "2-D, 16 bytes and 5 loads a point"  # A and B, doubles; the 5 points
 
 
 def _entry(function: str) -> dict:
     return next(e for e in KERNELS if e["function"] == function)
 
 
-def _remark(function: str, tile_key: str, sizes: list[int] | None = None) -> str:
-    """The diamond remark of `time-tile` on a corpus kernel (L1 48 KiB, L2 2 MiB)."""
+def _outcome(function: str, tile_key: str, sizes: list[int] | None = None, shape="auto"):
+    """`time-tile` on a corpus kernel (L1 48 KiB, L2 2 MiB)."""
     module = lower_file(f"{CORPUS_DIR}/{_entry(function)['file']}").module
     (scop,), _ = extract_scops(module.get_global(function), merge=False)
-    outcome = time_tile(
-        scop, compute_dependences(scop), sizes or [], l2=2 << 20, l1=48 << 10, tile_key=tile_key
+    deps = compute_dependences(scop)
+    return time_tile(
+        scop, deps, sizes or [], l2=2 << 20, l1=48 << 10, tile_key=tile_key, shape=shape
     )
-    (done,) = outcome.done
+
+
+def _remark(function: str, tile_key: str, sizes: list[int] | None = None) -> str:
+    """The diamond remark of `time-tile` on a corpus kernel."""
+    (done,) = _outcome(function, tile_key, sizes).done
     return done
 
 
@@ -74,6 +79,22 @@ def test_sizes_given_win_over_measured_ones(measured):
     assert _sizes(partly) == "8x8x128", partly
 
 
+def test_where_tiles_lost_to_the_untiled_nest_the_default_tiles_nothing(monkeypatch):
+    """An entry without sizes (the tuner timed the tiles slower than gcc's untiled code for
+    the class on the target): `time-tile` and `time-tile-large` with default sizes refuse the
+    nest, with the reason; sizes given or a shape forced still tile."""
+    table = {"a-cpu": {CLASS_2D: {"sizes": None, "model": [32, 32, 64]}}}
+    monkeypatch.setattr(tuned_sizes, "TUNED", table)
+    outcome = _outcome(JACOBI_2D, "a-cpu")
+    assert not outcome.changed
+    (why,) = outcome.refused
+    assert f"time tiles lost to the untiled nest for {CLASS_2D} on a-cpu" in why
+    assert _outcome(JACOBI_2D, "another-cpu").changed
+    assert _outcome("kernel_jacobi_1d_vla", "a-cpu").changed  # another class
+    assert _outcome(JACOBI_2D, "a-cpu", [8, 0, 24]).changed
+    assert _outcome(JACOBI_2D, "a-cpu", shape="diamond").changed
+
+
 def test_measured_sizes_give_bit_exact_tiles(monkeypatch):
     """Through `check` (the host target: its key is this machine's), odd sizes that divide
     nothing, the tiled code forced at any size."""
@@ -99,6 +120,19 @@ def test_the_tuner_reads_the_passes_remark():
         CLASS_2D,
     )
     assert tune_tile_sizes.model_sizes(match) == [32, 32, 64]
+
+
+@pytest.mark.parametrize(
+    "against, lost",
+    [
+        ({"tiling": 1.8, "l3": 1.1}, False),
+        ({"tiling": 1.1, "l3": 0.97}, False),  # within the margin
+        ({"tiling": 1.1, "l3": 0.85}, True),  # box-3d27 on the Xeon guest
+        ({"tiling": None, "l3": 1.2}, False),  # not measured: no verdict
+    ],
+)
+def test_the_tuner_says_no_tiles_where_they_lose_to_gcc_at_a_size(against, lost):
+    assert tune_tile_sizes.loses(against, 0.05) is lost
 
 
 def test_the_tuner_tries_sizes_around_the_models_and_the_model_first():
@@ -129,7 +163,8 @@ def test_the_tuner_rewrites_only_the_table_of_the_module():
     table = {
         "cpu, 512-bit vectors, L1 49152, L2 2097152": {
             CLASS_2D: {"sizes": [16, 16, 128], "model": [32, 32, 64], "speedup": 1.1},
-            "3-D, 16 bytes a point": {"sizes": [8, 8, 8, 256], "kernels": ["heat-3d"]},
+            "3-D, 16 bytes and 7 loads a point": {"sizes": [8, 8, 8, 256], "kernels": ["heat-3d"]},
+            "3-D, 16 bytes and 27 loads a point": {"sizes": None, "against_gcc": {"l3": 0.85}},
         }
     }
     written = tune_tile_sizes.write_table(text, table)

@@ -55,7 +55,7 @@ from ..cache_model import time_tile as default_sizes
 from ..codegen import PARALLEL_MARK, TwoLevel
 from ..deps import Dependences, carried_at, is_legal
 from ..scop import LoopNode, Scop, Statement
-from ..tuned_sizes import stencil_class, tuned_diamond
+from ..tuned_sizes import measured, stencil_class
 from . import bands
 from .outcome import Outcome
 
@@ -80,13 +80,22 @@ def time_tile(
     (refused when that shape is illegal) or "auto": diamond tiles when they are legal,
     parallelogram tiles otherwise (see the module docstring for why). Diamond sizes not given
     are those measured for the target `tile_key` names (`tuned_sizes`), else the cache
-    model's."""
+    model's; where the target's measurements say time tiles lose to the untiled nest, "auto"
+    without sizes refuses."""
     outcome = Outcome(scop.schedule())
     starts = [bands.path_of(n) for n in bands.chain_starts(outcome.schedule.get_root())]
     for path, nest in zip(starts, scop.nests):
         sweeps = iterated_sweeps(scop, deps, nest)
         if isinstance(sweeps, str):
             outcome.refuse(sweeps)
+            continue
+        name = class_of(scop, nest, sweeps)
+        entry = measured(tile_key, name)
+        if shape == "auto" and not sizes and entry is not None and entry["sizes"] is None:
+            outcome.refuse(
+                f"time tiles lost to the untiled nest for {name} on {tile_key} (measured: "
+                "polyhedral/tuned_sizes.py)"
+            )
             continue
         why_not = ""
         if shape != "parallelogram":
@@ -153,7 +162,7 @@ def _attempt(
     points = scop.bytes_per_point(least_rank=space)
     defaults, origin = default_sizes(space, points), ""
     if diamond:
-        defaults, origin = _diamond_defaults(space, points, *caches)
+        defaults, origin = _diamond_defaults(class_of(scop, nest, sweeps), space, points, *caches)
     want = [*sizes, *defaults[len(sizes) :]][: space + 1]
     if len(sizes) > space or (space == 1 and sizes):
         origin = ""  # every size was given (a diamond's s1 is its height)
@@ -193,16 +202,27 @@ def _attempt(
     return program, message, rows_skew is not None
 
 
+def class_of(scop: Scop, nest: LoopNode, sweeps) -> str:
+    """The nest's class of stencils (`tuned_sizes.stencil_class`): its space depth, bytes per
+    point and the most distinct elements a sweep's statement reads."""
+    space = space_depth(sweeps)
+    loads = max(
+        len({(a.array.name, tuple(a.subscripts)) for a in s.accesses if not a.is_write})
+        for s in nest.statements()
+    )
+    return stencil_class(space, scop.bytes_per_point(least_rank=space), loads)
+
+
 def _diamond_defaults(
-    space: int, points: int, l1: int, l2: int, tile_key: str
+    name: str, space: int, points: int, l1: int, l2: int, tile_key: str
 ) -> tuple[list[int], str]:
     """A diamond's sizes where none are given, and where they come from (for the remark)."""
-    tuned = tuned_diamond(tile_key, space, points) if tile_key else None
-    if tuned is not None:
-        return tuned, f"; sizes measured for {tile_key} ({stencil_class(space, points)})"
+    entry = measured(tile_key, name)
+    if entry is not None and entry["sizes"] is not None:
+        return list(entry["sizes"]), f"; sizes measured for {tile_key} ({name})"
     model = diamond_sizes(space, points, l2, l1)
     target = f" for {tile_key}" if tile_key else ""
-    return model, f"; sizes from the cache model{target} ({stencil_class(space, points)})"
+    return model, f"; sizes from the cache model{target} ({name})"
 
 
 def node_map(scop: Scop, nest: LoopNode) -> isl.UnionMap:
