@@ -32,7 +32,7 @@ from .registry import PassContext, register
 #: the transformations whose choice is shown, by pass name
 _CHOICES = {"tile": tile, "time-tile": time_tile, "fuse-tile": fuse_tile}
 #: those whose default sizes may have been measured for the target (`Target.tile_key`)
-_TUNED = frozenset({"time-tile"})
+_TUNED = frozenset({"time-tile", "fuse-tile"})
 
 
 def _map(relation: isl.UnionMap | isl.Schedule) -> str:

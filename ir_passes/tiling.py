@@ -210,14 +210,19 @@ def _time_tiles(context: PassContext, shape: str = "auto") -> Callable[..., Outc
 def fuse_tile(module: ir.Module, *sizes: int, context: PassContext) -> ir.Module:
     """Tiles of the last stage of a pipeline of loop nests, the producers fused into each
     tile (recomputed for it, halos overlapping)."""
-    return _run(module, sizes, fuse_tile_schedule, context)
+    return _run(module, sizes, _fused_tiles(context), context)
 
 
 @register("fuse-tile-large", _SIZES, defaults=(0, 0, 0, 0))
 def fuse_tile_large(module: ir.Module, *sizes: int, context: PassContext) -> ir.Module:
     """`fuse-tile` whose fused code runs only when the pipeline's arrays exceed the L2 cache
     (what `-O3` and `auto` use, like `time-tile-large`)."""
-    return _run(module, sizes, fuse_tile_schedule, context, large=True)
+    return _run(module, sizes, _fused_tiles(context), context, large=True)
+
+
+def _fused_tiles(context: PassContext) -> Callable[..., Outcome]:
+    """The fused-tiling transformation for the pass's target (its measured sizes)."""
+    return functools.partial(fuse_tile_schedule, tile_key=context.target.tile_key())
 
 
 @register("parallel-sweep")

@@ -1,20 +1,22 @@
 #!/usr/bin/env python3
-"""Measure diamond tile sizes around the cache model's on this machine and record those that
-beat the model's in `polyhedral/tuned_sizes.py`, where `-O3`'s time tiles take them for this
-target (`-march=native` here; the entry's key names the CPU, its vector width, L1 and L2).
+"""Measure tile sizes around the cache model's on this machine and record those that beat the
+model's in `polyhedral/tuned_sizes.py`, where `-O3`'s time tiles and fused tiles take them for
+this target (`-march=native` here; the entry's key names the CPU, its vector width, L1 and L2).
 
-For each class of stencil (space depth, bytes per point) among the kernels, the bench kernels
-(`scripts/bench.py`) are built with `time-tile-large` at the model's sizes and at sizes around
-them (the diamond's height x 1/2, 2, and its innermost tile x 1/2, 2; x 1/4 .. 4 in 1-D), every
-output is checked against gcc's, and each is timed at the `tiling` size (DRAM-sized grids) on
-one thread, round-robin, best of `--reps`. A class gets sizes only if a candidate beats the
-model's sizes by `--margin` (geometric mean over its kernels) and still does when the two are
-timed again alone with twice the repetitions. The sizes chosen (the model's or the winner) are
-then timed against gcc at each of `--check-sizes` (DRAM-sized grids with many steps, grids
-past the L3 threshold with one or two): where they run slower than gcc's untiled code by more
-than the margin, the class's entry says "no time tiles" and `-O3` leaves its nests to cc
-(issue 19's "never lose", measured). Otherwise the entry is removed and the model decides.
-Nothing is written with `--dry-run`.
+Each kernel's class comes from the remarks of `-O3`'s passes: a stencil's (space depth, bytes
+and loads per point) for diamond time tiles, a pipeline's (stages, depth, bytes per point) for
+fused tiles. For each class, the bench kernels (`scripts/bench.py`) are built at the model's
+sizes and at sizes around them (a diamond's height x 1/2, 2 and its next tile x 1/2, 2, x 1/4
+.. 4 in 1-D; a fused strip's rows / 16 .. x 2, at least 8), every output is checked against
+gcc's, and each is timed at the `tiling` size (DRAM-sized grids) on one thread, round-robin,
+best of `--reps`. A class gets sizes only if a candidate beats the model's sizes by `--margin`
+(geometric mean over its kernels) and still does when the two are timed again alone with twice
+the repetitions. The sizes chosen (the model's or the winner) are then timed against gcc at
+each of `--check-sizes` (DRAM-sized grids with many steps, grids past the L3 threshold with
+one or two): where they run slower than gcc's untiled code by more than the margin, the
+class's entry says "no tiles" and `-O3` leaves its nests to cc (issue 19's "never lose",
+measured). Otherwise the entry is removed and the model decides. Nothing is written with
+`--dry-run`.
 
     python scripts/tune_tile_sizes.py [--kernels jacobi-1d,jacobi-2d,...] [--reps 5]
         [--margin 0.05] [--dry-run]
@@ -34,32 +36,57 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import bench
+from pycc_stencil.polyhedral import tuned_sizes
 
 REPOSITORY = Path(__file__).resolve().parent.parent
 TABLE = REPOSITORY / "polyhedral" / "tuned_sizes.py"
 BEGIN, END = "    # BEGIN TUNED", "    # END TUNED"
 #: bench.py's references every output is checked against
 REFERENCES = ("gcc", "gcc-nofma")
-DEFAULT_KERNELS = "jacobi-1d,jacobi-2d,heat-2d,fdtd-2d,heat-3d,box-3d27"
-#: the diamonds' remark: its space depth, its sizes and where they came from (time_tile.py)
-REMARK = re.compile(
-    r"over (?P<depth>\d+)-D space with diamond tiles .*?\) of (?P<sizes>[\dx]+), .*?"
-    r"; sizes (?:from the cache model for|measured for) (?P<key>.+?) "
-    r"\((?P<cls>\d+-D, \d+ bytes and \d+ loads a point)\)"
+DEFAULT_KERNELS = (
+    "jacobi-1d,jacobi-2d,heat-2d,fdtd-2d,heat-3d,box-3d27,blur-sharpen-f32,unsharp-f32"
+)
+#: what `-O3` runs, and the remarks that give a kernel's class, sizes and target key: the
+#: diamonds' (time_tile.py), the fused pipelines' (fuse_tile.py), and a class's "no tiles"
+PASSES = "time-tile-large,fuse-tile-large"
+_ORIGIN = r"; sizes (?:from the cache model for|measured for) (?P<key>.+?) "
+REMARKS = {
+    "time-tile-large": re.compile(
+        r"over \d+-D space with diamond tiles .*?\) of (?P<sizes>[\dx]+), .*?"
+        + _ORIGIN
+        + r"\((?P<cls>\d+-D, \d+ bytes and \d+ loads a point)\)"
+    ),
+    "fuse-tile-large": re.compile(
+        r"fused \d+ loop nests into tiles \(sizes (?P<sizes>[\dx]+)\) .*?"
+        + _ORIGIN
+        + r"\((?P<cls>pipeline of \d+ stages over \d+-D, \d+ bytes a point)\)"
+    ),
+}
+LOST = re.compile(
+    r"(?P<kind>time|fused) tiles lost to the untiled (?:nest|stages) for (?P<cls>.+?) on "
+    r"(?P<key>.+?) \(measured"
 )
 
 
 @dataclass
 class StencilClass:
-    """The kernels of one class and the sizes tried for them."""
+    """The kernels of one class, the pass that tiles them and the sizes tried for them."""
 
     name: str
     key: str
     model: list[int]
+    tiling: str = "time-tile-large"
     kernels: list[bench.Kernel] = field(default_factory=list)
 
     def candidates(self) -> list[list[int]]:
         """The model's sizes first, then the sizes around them."""
+        if self.tiling == "fuse-tile-large":  # strips of rows: down to 8, and twice as many
+            rows = self.model[0]
+            tries = [
+                [r, *self.model[1:]]
+                for r in (rows // 16, rows // 8, rows // 4, rows // 2, rows * 2)
+            ]
+            return [self.model, *[t for t in tries if t[0] >= 8 and t != self.model]]
         side, *rest = self.model[1:]
         if rest:  # the diamond's height, and the tile of the next space dimension
             sides = [side // 2, side, side * 2]
@@ -74,42 +101,42 @@ class StencilClass:
                     out.append(sizes)
         return out
 
-
-def pipeline(sizes: list[int]) -> str:
-    return f"time-tile-large({','.join(map(str, sizes))})"
+    def pipeline(self, sizes: list[int]) -> str:
+        return f"{self.tiling}({','.join(map(str, sizes))})"
 
 
 def classes_of(
     kernels, pycc: str, build: Path, log: Callable[[str], None]
 ) -> dict[str, StencilClass]:
-    """Each kernel's class, model sizes and target key, from its `time-tile-large` remark."""
-    (variant,) = bench.pycc_pass_variants(pycc, ["time-tile-large"], [1])
+    """Each kernel's class, model sizes and target key, from the remarks of `-O3`'s passes."""
+    (variant,) = bench.pycc_pass_variants(pycc, [PASSES], [1])
     builds = bench.build_all(kernels, [variant], build, None)
     found: dict[str, StencilClass] = {}
     for k in kernels:
         b = builds[(k.name, variant.key)]
-        match = next((m for r in b.pycc_remarks if (m := REMARK.search(r))), None)
-        if match is None:
-            log(f"{k.name}: no diamond tiles ({b.pycc_status or b.error}); left out")
+        cls = class_of_remarks(b.pycc_remarks)
+        if cls is None:
+            log(f"{k.name}: no diamond or fused tiles ({b.pycc_status or b.error}); left out")
             continue
-        model = model_sizes(match)
-        cls = found.setdefault(match["cls"], StencilClass(match["cls"], match["key"], model))
-        cls.kernels.append(k)
+        found.setdefault(cls.name, cls).kernels.append(k)
     return found
 
 
-def model_sizes(match: re.Match) -> list[int]:
-    """The cache model's sizes of a remark (a measured entry's remark: recomputed from the
-    class, as the pass would without the entry)."""
-    sizes = [int(x) for x in match["sizes"].split("x")]
-    if "from the cache model" in match.group(0):
-        return sizes
-    from pycc_stencil.emit.targets import host_target
-    from pycc_stencil.polyhedral.cache_model import diamond_tile
-
-    depth, points, _ = (int(x) for x in re.findall(r"\d+", match["cls"]))
-    target = host_target()
-    return diamond_tile(depth, points, target.cache_bytes(2), target.cache_bytes(1))
+def class_of_remarks(remarks: list[str]) -> StencilClass | None:
+    """The class a kernel's remarks name, with the cache model's sizes for it (for a class
+    measured before, the model's sizes its entry records)."""
+    for remark in remarks:
+        if (lost := LOST.search(remark)) is not None:
+            tiling = "time-tile-large" if lost["kind"] == "time" else "fuse-tile-large"
+            model = tuned_sizes.TUNED[lost["key"]][lost["cls"]]["model"]
+            return StencilClass(lost["cls"], lost["key"], model, tiling)
+        for tiling, pattern in REMARKS.items():
+            if (match := pattern.search(remark)) is not None:
+                sizes = [int(x) for x in match["sizes"].split("x")]
+                if "from the cache model" not in match.group(0):
+                    sizes = tuned_sizes.TUNED[match["key"]][match["cls"]]["model"]
+                return StencilClass(match["cls"], match["key"], sizes, tiling)
+    return None
 
 
 def timed(kernels, variants, build: Path, args, size: str, log) -> dict[str, dict[str, float]]:
@@ -153,7 +180,7 @@ def tune_class(cls: StencilClass, pycc: str, build: Path, args, log) -> dict | N
     gcc's untiled code at a size measured; None when the model's sizes stay."""
     sizes, speedup = best_sizes(cls, pycc, build, args, log)
     shown = "x".join(map(str, sizes or cls.model))
-    chosen = bench.pycc_pass_variants(pycc, [pipeline(sizes or cls.model)], [1])
+    chosen = bench.pycc_pass_variants(pycc, [cls.pipeline(sizes or cls.model)], [1])
     against: dict[str, float | None] = {}
     for size in args.check_sizes:
         times = timed(cls.kernels, chosen, build, args, size, log)
@@ -190,7 +217,7 @@ def best_sizes(
     """Sizes that beat the model's by the margin at `args.size`, timed twice, and their speed
     over the model's; (None, None) when the model's stay."""
     candidates = cls.candidates()
-    variants = bench.pycc_pass_variants(pycc, [pipeline(c) for c in candidates], [1])
+    variants = bench.pycc_pass_variants(pycc, [cls.pipeline(c) for c in candidates], [1])
     bench.probe_variants(variants, build)
     log(f"{cls.name}: {len(cls.kernels)} kernel(s), {len(candidates)} candidates around the "
         f"model's {'x'.join(map(str, cls.model))}")  # fmt: skip
@@ -202,7 +229,9 @@ def best_sizes(
     best = choose(ratios, args.margin)
     if best is None:
         return None, None
-    again = bench.pycc_pass_variants(pycc, [pipeline(cls.model), pipeline(candidates[best])], [1])
+    again = bench.pycc_pass_variants(
+        pycc, [cls.pipeline(cls.model), cls.pipeline(candidates[best])], [1]
+    )
     confirm = argparse.Namespace(**{**vars(args), "reps": args.reps * 2})
     times = timed(cls.kernels, again, build, confirm, args.size, log)
     ratio = relative(times, again[1].key, again[0].key)
@@ -276,7 +305,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"{cls.key}: {cls.name}: the model's {model}")
             elif entry["sizes"] is None:
                 entries[cls.name] = entry
-                print(f"{cls.key}: {cls.name}: no time tiles (gcc's speed: {entry['against_gcc']})")
+                print(f"{cls.key}: {cls.name}: no tiles (gcc's speed: {entry['against_gcc']})")
             else:
                 entries[cls.name] = entry
                 sizes = "x".join(map(str, entry["sizes"]))

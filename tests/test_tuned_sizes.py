@@ -1,8 +1,8 @@
-"""Diamond sizes measured per target (`polyhedral/tuned_sizes.py`, written by
-`scripts/tune_tile_sizes.py`): the time-tiling passes take them instead of the cache model's
-for that target only, say so in their remark, and the tiles they give are bit-exact; the
-tuner reads the passes' remarks, keeps the model unless a candidate wins by its margin, and
-rewrites only its part of the table."""
+"""Tile sizes measured per target (`polyhedral/tuned_sizes.py`, written by
+`scripts/tune_tile_sizes.py`): the time-tiling and fused-tiling passes take them instead of
+the cache model's for that target only, say so in their remark, refuse a class measured to
+lose, and the tiles they give are bit-exact; the tuner reads the passes' remarks, keeps the
+model unless a candidate wins by its margin, and rewrites only its part of the table."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from pycc_stencil.emit.targets import host_target
 from pycc_stencil.frontend import lower_file
 from pycc_stencil.polyhedral import tuned_sizes
 from pycc_stencil.polyhedral.deps import compute_dependences
+from pycc_stencil.polyhedral.schedule.fuse_tile import fuse_tile
 from pycc_stencil.polyhedral.schedule.time_tile import time_tile
 from pycc_stencil.polyhedral.scop import extract_scops
 from test_tiling import assert_bit_exact, check_tiled, passed
@@ -24,6 +25,8 @@ sys.path.insert(0, str(SCRIPTS))
 import tune_tile_sizes  # noqa: E402  (scripts/ is not a package)
 
 JACOBI_2D = "kernel_jacobi_2d_vla"
+BLUR_SHARPEN = SCRIPTS / "bench_kernels" / "blur_sharpen_f32.c"
+PIPELINE_3 = "pipeline of 3 stages over 2-D, 16 bytes a point"  # in, bx, by, out: floats
 CLASS_2D = "2-D, 16 bytes and 5 loads a point"  # A and B, doubles; the 5 points
 
 
@@ -109,17 +112,53 @@ def test_measured_sizes_give_bit_exact_tiles(monkeypatch):
     assert _sizes(message) == "6x6x5" and f"sizes measured for {key}" in message, message
 
 
-def test_the_tuner_reads_the_passes_remark():
-    """The tuner finds a kernel's class, model sizes and target key in the remark of the
-    pass itself (a change of its wording must show here)."""
-    match = tune_tile_sizes.REMARK.search(_remark(JACOBI_2D, "cpu, 512-bit vectors"))
-    assert match is not None
-    assert (match["sizes"], match["key"], match["cls"]) == (
-        "32x32x64",
-        "cpu, 512-bit vectors",
-        CLASS_2D,
+def _fused(tile_key: str, sizes: list[int] | None = None):
+    """`fuse-tile` on blur -> blur -> sharpen (L2 2 MiB)."""
+    function = lower_file(str(BLUR_SHARPEN)).module.get_global("kernel_blur_sharpen_f32")
+    (scop,), _ = extract_scops(function)
+    return fuse_tile(scop, compute_dependences(scop), sizes or [], l2=2 << 20, tile_key=tile_key)
+
+
+def test_fused_tiles_take_a_measured_strip_or_refuse_a_class_measured_to_lose(monkeypatch):
+    (model,) = _fused("a-cpu").done
+    assert (
+        "(sizes 256)" in model and f"sizes from the cache model for a-cpu ({PIPELINE_3})" in model
     )
-    assert tune_tile_sizes.model_sizes(match) == [32, 32, 64]
+    table = {"a-cpu": {PIPELINE_3: {"sizes": [32], "model": [256]}}}
+    monkeypatch.setattr(tuned_sizes, "TUNED", table)
+    (done,) = _fused("a-cpu").done
+    assert "(sizes 32)" in done and f"sizes measured for a-cpu ({PIPELINE_3})" in done
+    (given,) = _fused("a-cpu", [8, 16]).done
+    assert "(sizes 8x16)" in given and "sizes measured" not in given
+    table["a-cpu"][PIPELINE_3]["sizes"] = None
+    lost = _fused("a-cpu")
+    assert not lost.changed
+    assert f"fused tiles lost to the untiled stages for {PIPELINE_3} on a-cpu" in lost.refused[0]
+    assert _fused("another-cpu").changed and _fused("a-cpu", [16]).changed
+
+
+def test_the_tuner_reads_the_passes_remarks(monkeypatch):
+    """The tuner finds a kernel's class, model sizes and target key in the remarks of the
+    passes themselves (a change of their wording must show here), also where the table
+    already has the class (the model's sizes then come from the entry)."""
+    cls = tune_tile_sizes.class_of_remarks([_remark(JACOBI_2D, "cpu, 512-bit vectors")])
+    assert (cls.name, cls.key, cls.model, cls.tiling) == (
+        CLASS_2D,
+        "cpu, 512-bit vectors",
+        [32, 32, 64],
+        "time-tile-large",
+    )
+    (fused,) = _fused("cpu").done
+    cls = tune_tile_sizes.class_of_remarks(["a remark of another pass", fused])
+    assert (cls.name, cls.model, cls.tiling) == (PIPELINE_3, [256], "fuse-tile-large")
+    table = {"cpu": {CLASS_2D: {"sizes": [16, 16, 128], "model": [32, 32, 64]}}}
+    monkeypatch.setattr(tuned_sizes, "TUNED", table)
+    cls = tune_tile_sizes.class_of_remarks([_remark(JACOBI_2D, "cpu")])
+    assert (cls.name, cls.model) == (CLASS_2D, [32, 32, 64])
+    table["cpu"][CLASS_2D]["sizes"] = None
+    (lost,) = _outcome(JACOBI_2D, "cpu").refused
+    cls = tune_tile_sizes.class_of_remarks([lost])
+    assert (cls.name, cls.model, cls.tiling) == (CLASS_2D, [32, 32, 64], "time-tile-large")
 
 
 @pytest.mark.parametrize(
@@ -143,6 +182,9 @@ def test_the_tuner_tries_sizes_around_the_models_and_the_model_first():
     assert [4, 4, 8, 256] in three and [16, 16, 32, 256] in three and len(three) == 9
     one = tune_tile_sizes.StencilClass("1-D", "k", [2048, 2048]).candidates()
     assert one == [[2048, 2048], [512, 512], [1024, 1024], [4096, 4096], [8192, 8192]]
+    strips = tune_tile_sizes.StencilClass(PIPELINE_3, "k", [256], "fuse-tile-large")
+    assert strips.candidates() == [[256], [16], [32], [64], [128], [512]]
+    assert strips.pipeline([32]) == "fuse-tile-large(32)"
 
 
 @pytest.mark.parametrize(

@@ -34,6 +34,7 @@ from ..cache_model import spatial_tile
 from ..codegen import PARALLEL_MARK, Contraction, TwoLevel
 from ..deps import Dependences
 from ..scop import LoopNode, Scop, Statement
+from ..tuned_sizes import measured
 from . import bands
 from .footprint import with_sources
 from .outcome import Outcome
@@ -41,7 +42,13 @@ from .outcome import Outcome
 _MAX_COLOURS = 3
 
 
-def fuse_tile(scop: Scop, deps: Dependences, sizes: list[int], *, l2: int, l1: int = 0) -> Outcome:
+def fuse_tile(
+    scop: Scop, deps: Dependences, sizes: list[int], *, l2: int, l1: int = 0, tile_key: str = ""
+) -> Outcome:
+    """Fused tiles of the pipeline `scop` (the module docstring); tiles not given are those
+    measured for the target `tile_key` names (`tuned_sizes`), else the cache model's strips;
+    where the target's measurements say fused tiles lose to the untiled stages, no sizes given
+    refuses."""
     outcome = Outcome(scop.schedule())
     stages = [nest.statements() for nest in scop.nests]
     if len(stages) < 2:
@@ -53,7 +60,20 @@ def fuse_tile(scop: Scop, deps: Dependences, sizes: list[int], *, l2: int, l1: i
         return outcome
     last = scop.nests[-1]
     depth = _perfect_depth(last)
-    want = sizes or _strip(scop, l2)
+    name = pipeline_class(scop)
+    entry = measured(tile_key, name)
+    if not sizes and entry is not None and entry["sizes"] is None:
+        outcome.refuse(
+            f"fused tiles lost to the untiled stages for {name} on {tile_key} (measured: "
+            "polyhedral/tuned_sizes.py)"
+        )
+        return outcome
+    want, origin = list(sizes), ""
+    if not sizes and entry is not None:
+        want, origin = list(entry["sizes"]), f"; sizes measured for {tile_key} ({name})"
+    elif not sizes:
+        target = f" for {tile_key}" if tile_key else ""
+        want, origin = _strip(scop, l2), f"; sizes from the cache model{target} ({name})"
     if len(want) > depth:
         outcome.refuse(
             f"the live-out loop nest is {depth} deep, shallower than the {len(want)} tile sizes"
@@ -75,9 +95,19 @@ def fuse_tile(scop: Scop, deps: Dependences, sizes: list[int], *, l2: int, l1: i
         bands.separate_full_tiles(program),
         f"fused {len(stages)} loop nests into tiles (sizes {'x'.join(map(str, want))}) of the last "
         f"one (producers recomputed per tile), {_how(colours)}"
-        + (f", {', '.join(sorted(private))} contracted to buffers per tile" if private else ""),
+        + (f", {', '.join(sorted(private))} contracted to buffers per tile" if private else "")
+        + origin,
     )
     return outcome
+
+
+def pipeline_class(scop: Scop) -> str:
+    """The pipeline's class (`tuned_sizes`): its stages, the depth of its last one and its
+    bytes per point."""
+    return (
+        f"pipeline of {len(scop.nests)} stages over {_perfect_depth(scop.nests[-1])}-D, "
+        f"{scop.bytes_per_point()} bytes a point"
+    )
 
 
 def _contracted(
