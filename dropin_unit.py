@@ -29,7 +29,7 @@ from .dropin_takeover import (
     unit_tag,
     used_inside_braces,
 )
-from .emit.cc_contraction import has_products, unpredictable_fusion
+from .emit.cc_contraction import has_products, paired_fusion, unpredictable_fusion
 from .emit.cc_machine import compiler_mode_target
 from .emit.cc_target import TargetSpec, UnsupportedTarget, target_from_flags
 from .emit.host_object import compile_to_assembly, compile_to_object
@@ -90,6 +90,7 @@ def compile_kernels(
             takeovers, with_products = _without_contraction_hazards(
                 lowered, takeovers, text, target, refused
             )
+            takeovers = _without_vector_fusion(lowered, takeovers, target, refused)
     if takeovers:
         generate = _CodeGenerator(target, steps, flags, stage, command.pycc_options, tag, source)
         generate.dispatchable = {t.info.name for t in takeovers if may_dispatch(text, t)}
@@ -173,6 +174,26 @@ def _without_contraction_hazards(
         else:
             refused[name] = reason
     return kept, with_products
+
+
+def _without_vector_fusion(
+    lowered: LoweredModule, takeovers: list[Takeover], target: TargetSpec, refused: dict
+) -> list[Takeover]:
+    """The takeovers none of whose code gcc's vectorizer would fuse whatever the contraction
+    mode (`cc_contraction.paired_fusion`), when it vectorizes with FMA."""
+    if not target.vector_fma:
+        return takeovers
+    module = lowered.module
+    kept = []
+    for takeover in takeovers:
+        reach = reachable_functions(module, {takeover.info.name})
+        functions = [f for f in module.functions if f.name in reach and not f.is_declaration]
+        reason = next(filter(None, map(paired_fusion, functions)), None)
+        if reason is None:
+            kept.append(takeover)
+        else:
+            refused[takeover.info.name] = reason
+    return kept
 
 
 def _unless_fusing_elsewhere(

@@ -182,6 +182,43 @@ def unpredictable_fusion(function: ir.Function) -> str | None:
     return None
 
 
+def paired_fusion(function: ir.Function) -> str | None:
+    """Why gcc's vectorizer may fuse products in `function` under any contraction mode, or
+    None: a block stores into one array both a difference and a sum with a product among
+    their operands (a complex multiply's real and imaginary parts, `wr*sr - wi*si` and
+    `wr*si + wi*sr`), which gcc 12 vectorizes as one `vfmaddsub` (or `vfmsubadd`) with FMA in
+    the ISA, one rounding where the source has two."""
+    for block in function.blocks:
+        kinds: dict[ir.Value, set[str]] = {}
+        for instr in block.instructions:
+            if not isinstance(instr, ins.StoreInstr):
+                continue
+            value, address = instr.operands
+            if not _is_floating(value.type):
+                continue
+            while isinstance(value, ir.Instruction) and value.opname in ("fpext", "fptrunc"):
+                value = value.operands[0]
+            if not isinstance(value, ir.Instruction) or value.opname not in _ADDITIONS:
+                continue
+            if any(getattr(o, "opname", "") == "fmul" for o in value.operands):
+                kinds.setdefault(_root(address), set()).add(value.opname)
+        if any(len(found) == 2 for found in kinds.values()):
+            return (
+                "it stores a difference and a sum of products side by side (a complex "
+                "multiply): gcc's vectorizer fuses those into vfmaddsub with FMA in the ISA "
+                "even under -ffp-contract=off, so the kernel stays with cc "
+                "(-fno-tree-vectorize or an ISA without FMA make it pycc-stencil's)"
+            )
+    return None
+
+
+def _root(pointer: ir.Value) -> ir.Value:
+    """The array (argument, global or allocation) an address points into."""
+    while isinstance(pointer, ir.Instruction) and pointer.opname in ("getelementptr", "bitcast"):
+        pointer = pointer.operands[0]
+    return pointer
+
+
 def _repeats(function: ir.Function) -> tuple[dict[ir.Instruction, ir.Instruction], bool]:
     """The products of `function` that multiply what an earlier one of their block does (the
     same arguments or constants, or loads of one address computed alike), with no store or
@@ -214,8 +251,7 @@ def _repeats(function: ir.Function) -> tuple[dict[ir.Instruction, ir.Instruction
 
 def _restricted_root(pointer: ir.Value) -> ir.Value | None:
     """The `noalias` (restrict) argument `pointer` is an address into, or None."""
-    while isinstance(pointer, ir.Instruction) and pointer.opname in ("getelementptr", "bitcast"):
-        pointer = pointer.operands[0]
+    pointer = _root(pointer)
     restricted = isinstance(pointer, ir.Argument) and "noalias" in pointer.attributes
     return pointer if restricted else None
 

@@ -50,6 +50,9 @@ class TargetSpec:
     #: gcc would fuse multiply-adds here (-ffp-contract=fast, -fexpensive-optimizations, FMA
     #: in the ISA): `emit/cc_contraction` fuses the same ones
     contraction: bool = False
+    #: gcc's vectorizer may fuse a complex multiply's products (`vfmaddsub`: gcc 12 with FMA in
+    #: the ISA, a vectorizer on) whatever -ffp-contract says: `cc_contraction.paired_fusion`
+    vector_fma: bool = False
     wrapv: bool = False  # -fwrapv: signed integer overflow wraps
     #: C's effective-type rules may be assumed (gcc: -fstrict-aliasing, on from -O2): the front
     #: end's `!tbaa` tags stay; without it they are dropped (`frontend/tbaa.strip_tbaa`)
@@ -166,6 +169,7 @@ def target_from_flags(cc: str, flags: Sequence[str]) -> TargetSpec:
         and _contracts(flags, macros)
         and _enabled("expensive-optimizations", options, flags, default=opt_level >= 2)
         and bool({"__FMA__", "__FMA4__", "__AVX512F__"} & set(macros)),
+        vector_fma=_vector_fma(flags, macros, opt_level),
         wrapv=_last_of(flags, ("-fwrapv", "-fno-wrapv", "-fstrict-overflow")) == "-fwrapv",
         strict_aliasing=_enabled("strict-aliasing", options, flags, default=opt_level >= 2),
         math_errno="__NO_MATH_ERRNO__" not in macros,
@@ -223,6 +227,17 @@ def _unwind_tables(flags: Sequence[str]) -> bool:
     return chosen[0] != "-fno-asynchronous-unwind-tables" or any(
         c is not None and not c.startswith("-fno-") for c in chosen[1:]
     )
+
+
+def _vector_fma(flags: Sequence[str], macros: dict[str, str], opt_level: int) -> bool:
+    """Whether gcc (not clang) vectorizes with FMA in the ISA: its vectorizer then makes
+    `vfmaddsub` of a difference and a sum of products stored side by side (a complex
+    multiply), even under -ffp-contract=off or an ISO -std (gcc 12, found by a review: the
+    vectorizer's complex-arithmetic patterns). gcc 12 vectorizes from -O2."""
+    if "__clang__" in macros or not {"__FMA__", "__FMA4__", "__AVX512F__"} & set(macros):
+        return False
+    switches = [_vectorizer(flags, "loop"), _vectorizer(flags, "slp")]
+    return True in switches or (opt_level >= 2 and switches != [False, False])
 
 
 def _vectorizer(flags: Sequence[str], kind: str) -> bool | None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import llvmlite.binding as llvm
 import pytest
 from pycc_stencil.dropin_report import internal_error_reason
-from pycc_stencil.emit.cc_contraction import fuse_like_gcc, unpredictable_fusion
+from pycc_stencil.emit.cc_contraction import fuse_like_gcc, paired_fusion, unpredictable_fusion
 from pycc_stencil.emit.cc_target import target_from_flags
 from pycc_stencil.frontend import lower_file
 from test_compiler_mode import clean_env, functions_of, units_for
@@ -332,4 +332,107 @@ int main(void)
     (unit,) = units_for(report, "k.c")
     assert functions_of(unit)["count"]["compiled_by"] == by, functions_of(unit)["count"]
     if HOST_HAS_FMA:
+        assert outputs[1] == outputs[0]
+
+
+#: a complex multiply over interleaved (re, im) pairs and kernels of the same shape that gcc
+#: does not pair: two sums side by side, a difference and a sum into two arrays
+COMPLEX = """\
+void cmul(int n, double *restrict o, const double *a, const double *b)
+{
+    for (int j = 0; j < n; j++) {
+        double ar = a[2 * j], ai = a[2 * j + 1], br = b[2 * j], bi = b[2 * j + 1];
+        o[2 * j] = ar * br - ai * bi;
+        o[2 * j + 1] = ar * bi + ai * br;
+    }
+}
+
+void sums(int n, double *restrict o, const double *a, const double *b)
+{
+    for (int j = 0; j < n; j++) {
+        o[2 * j] = a[j] * b[j] + a[j];
+        o[2 * j + 1] = a[j] * a[j] + b[j];
+    }
+}
+
+void apart(int n, double *restrict o, double *restrict q, const double *a, const double *b)
+{
+    for (int j = 0; j < n; j++) {
+        o[j] = a[j] * b[j] - a[j];
+        q[j] = a[j] * a[j] + b[j];
+    }
+}
+"""
+
+COMPLEX_MAIN = """\
+#include <stdio.h>
+void cmul(int n, double *restrict o, const double *a, const double *b);
+void sums(int n, double *restrict o, const double *a, const double *b);
+void apart(int n, double *restrict o, double *restrict q, const double *a, const double *b);
+int main(void)
+{
+    enum { N = 203 };
+    double a[2 * N], b[2 * N], o[2 * N], q[2 * N];
+    unsigned s = 7;
+    for (int i = 0; i < 2 * N; i++) {
+        s = s * 1103515245u + 12345u; a[i] = s / 4294967296.0 - 0.5;
+        s = s * 1103515245u + 12345u; b[i] = s / 4294967296.0 - 0.5;
+    }
+    cmul(N, o, a, b);
+    for (int i = 0; i < 2 * N; i++) printf("%a\\n", o[i]);
+    sums(N, o, a, b);
+    apart(N, o, q, a, b);
+    for (int i = 0; i < N; i++) printf("%a %a %a\\n", o[i], o[N + i], q[i]);
+    return 0;
+}
+"""
+
+
+@pytest.mark.parametrize(
+    "flags, vector_fma",
+    [
+        (["-O3", "-mfma", "-ffp-contract=off"], True),
+        (["-O2", "-mfma", "-std=c99"], True),  # gcc 12 vectorizes at -O2
+        (["-O3", "-mavx512f", "-ffp-contract=off"], True),
+        (["-O1", "-mfma", "-ffp-contract=off"], False),
+        (["-O1", "-mfma", "-ftree-slp-vectorize"], True),
+        (["-O3", "-mfma", "-fno-tree-vectorize"], False),
+        (["-O3", "-mfma", "-fno-tree-slp-vectorize"], True),  # the loop vectorizer pairs too
+        (["-O3", "-ffp-contract=off"], False),  # no FMA in the ISA
+    ],
+)
+def test_gccs_vectorizer_fuses_with_fma_whatever_the_contraction(flags, vector_fma):
+    assert target_from_flags("cc", flags).vector_fma is vector_fma
+
+
+def test_paired_fusion_is_a_difference_and_a_sum_of_products_into_one_array(tmp_path):
+    source = tmp_path / "k.c"
+    source.write_text(COMPLEX)
+    module = lower_file(str(source)).module
+    reasons = {name: paired_fusion(module.get_global(name)) for name in ("cmul", "sums", "apart")}
+    assert "vfmaddsub" in reasons["cmul"]
+    assert reasons["sums"] is None and reasons["apart"] is None
+
+
+@pytest.mark.parametrize(
+    "flags, by",
+    [
+        (["-O3", "-mfma", "-ffp-contract=off"], "cc"),
+        (["-O2", "-mfma", "-std=c99"], "cc"),
+        (["-O3", "-mfma", "-ffp-contract=off", "-fno-tree-vectorize"], "pycc-stencil"),
+        (["-O3", "-ffp-contract=off"], "pycc-stencil"),
+    ],
+)
+def test_a_complex_multiply_stays_with_cc_where_gccs_vectorizer_fuses_it(tmp_path, env, flags, by):
+    """gcc 12 vectorizes `ar*br - ai*bi` and `ar*bi + ai*br` stored side by side into one
+    `vfmaddsub` with FMA in the ISA, even under -ffp-contract=off or an ISO -std (a review
+    found it: a time-tiled complex stencil and kissfft's butterflies gave other last bits)."""
+    files = {"k.c": COMPLEX, "main.c": COMPLEX_MAIN}
+    outputs, report = programs_like_cc(tmp_path, env, files, flags)
+    assert compiled_by(report, "k.c") == {
+        "cmul": by,
+        "sums": "pycc-stencil",
+        "apart": "pycc-stencil",
+    }
+    if HOST_HAS_FMA or "-mfma" not in flags:
         assert outputs[1] == outputs[0]
