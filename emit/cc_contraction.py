@@ -21,12 +21,16 @@ where gcc's choice changes too (the driver checks that with `has_products`).
 
 from __future__ import annotations
 
+import itertools
+
 from llvmlite import ir
 from llvmlite.ir import instructions as ins
 
+from ..ir_passes.core.affine import address_of, size_of
 from ..ir_passes.core.analyses import loops_of
 from ..ir_passes.core.loops import Loop, LoopInfo
 from ..ir_passes.core.rewrite import remove_instruction, replace_uses, used_values
+from ..ir_passes.core.symbolic import Expr
 
 _ADDITIONS = ("fadd", "fsub")
 
@@ -184,32 +188,55 @@ def unpredictable_fusion(function: ir.Function) -> str | None:
 
 def paired_fusion(function: ir.Function) -> str | None:
     """Why gcc's vectorizer may fuse products in `function` under any contraction mode, or
-    None: a block stores into one array both a difference and a sum with a product among
-    their operands (a complex multiply's real and imaginary parts, `wr*sr - wi*si` and
-    `wr*si + wi*sr`), which gcc 12 vectorizes as one `vfmaddsub` (or `vfmsubadd`) with FMA in
-    the ISA, one rounding where the source has two."""
+    None: a block stores into neighbouring elements of one array values computed with products
+    whose additions and subtractions differ (a complex multiply's real and imaginary parts,
+    `wr*sr - wi*si` and `wr*si + wi*sr`, also added into what the array held). gcc 12
+    vectorizes such a pair as one `vfmaddsub` (its complex-arithmetic patterns) with FMA in the
+    ISA, one rounding where the source has two. Only groups of 2, 4 or 8 stores into the array
+    in the block count, those gcc's SLP fills vectors with: five mixed stores side by side
+    (`tests/test_dropin_contraction.py`'s `shapes`) were not paired, nor are lanes whose
+    additions are alike (an unrolled stencil's)."""
     for block in function.blocks:
-        kinds: dict[ir.Value, set[str]] = {}
+        stores: dict[ir.Value, list[tuple[Expr, int, tuple[str, ...]]]] = {}
         for instr in block.instructions:
-            if not isinstance(instr, ins.StoreInstr):
+            value, address = instr.operands if isinstance(instr, ins.StoreInstr) else (None, None)
+            if value is None or not _is_floating(value.type):
                 continue
-            value, address = instr.operands
-            if not _is_floating(value.type):
-                continue
-            while isinstance(value, ir.Instruction) and value.opname in ("fpext", "fptrunc"):
-                value = value.operands[0]
-            if not isinstance(value, ir.Instruction) or value.opname not in _ADDITIONS:
-                continue
-            if any(getattr(o, "opname", "") == "fmul" for o in value.operands):
-                kinds.setdefault(_root(address), set()).add(value.opname)
-        if any(len(found) == 2 for found in kinds.values()):
-            return (
-                "it stores a difference and a sum of products side by side (a complex "
-                "multiply): gcc's vectorizer fuses those into vfmaddsub with FMA in the ISA "
-                "even under -ffp-contract=off, so the kernel stays with cc "
-                "(-fno-tree-vectorize or an ISA without FMA make it pycc-stencil's)"
-            )
+            operations = _arithmetic(value, block)
+            shape = tuple(sorted(o for o in operations if o in _ADDITIONS))
+            where = address_of(address)
+            lane = (where.offset, size_of(value.type), shape if "fmul" in operations else ())
+            stores.setdefault(where.base, []).append(lane)
+        for group in stores.values():
+            if len(group) in (2, 4, 8) and any(
+                a[2] and b[2] and a[2] != b[2] and (a[0] - b[0]).is_constant
+                and abs((a[0] - b[0]).value) == a[1]
+                for a, b in itertools.combinations(group, 2)
+            ):  # fmt: skip
+                return (
+                    "it stores values with products into neighbouring elements whose additions "
+                    "and subtractions differ (a complex multiply): gcc's vectorizer fuses those "
+                    "into vfmaddsub with FMA in the ISA even under -ffp-contract=off, so the "
+                    "kernel stays with cc (-fno-tree-vectorize or an ISA without FMA make it "
+                    "pycc-stencil's)"
+                )
     return None
+
+
+#: the operations of a stored value's arithmetic that `paired_fusion` follows
+_ARITHMETIC = ("fadd", "fsub", "fmul", "fneg", "fpext", "fptrunc")
+
+
+def _arithmetic(value: ir.Value, block: ir.Block) -> list[str]:
+    """The floating-point operations computing `value` within `block` (down to its loads)."""
+    found, stack = [], [value]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ir.Instruction) and node.parent is block:
+            if node.opname in _ARITHMETIC:
+                found.append(node.opname)
+                stack.extend(node.operands)
+    return found
 
 
 def _root(pointer: ir.Value) -> ir.Value:
