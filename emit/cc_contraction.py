@@ -228,22 +228,17 @@ _ARITHMETIC = ("fadd", "fsub", "fmul", "fneg", "fpext", "fptrunc")
 
 
 def _arithmetic(value: ir.Value, block: ir.Block) -> list[str]:
-    """The floating-point operations computing `value` within `block` (down to its loads)."""
-    found, stack = [], [value]
+    """The floating-point operations computing `value` within `block` (down to its loads),
+    each once (a value used twice is one operation)."""
+    found, stack, seen = [], [value], set()
     while stack:
         node = stack.pop()
-        if isinstance(node, ir.Instruction) and node.parent is block:
+        if isinstance(node, ir.Instruction) and node.parent is block and id(node) not in seen:
+            seen.add(id(node))
             if node.opname in _ARITHMETIC:
                 found.append(node.opname)
                 stack.extend(node.operands)
     return found
-
-
-def _root(pointer: ir.Value) -> ir.Value:
-    """The array (argument, global or allocation) an address points into."""
-    while isinstance(pointer, ir.Instruction) and pointer.opname in ("getelementptr", "bitcast"):
-        pointer = pointer.operands[0]
-    return pointer
 
 
 def _repeats(function: ir.Function) -> tuple[dict[ir.Instruction, ir.Instruction], bool]:
@@ -278,7 +273,8 @@ def _repeats(function: ir.Function) -> tuple[dict[ir.Instruction, ir.Instruction
 
 def _restricted_root(pointer: ir.Value) -> ir.Value | None:
     """The `noalias` (restrict) argument `pointer` is an address into, or None."""
-    pointer = _root(pointer)
+    while isinstance(pointer, ir.Instruction) and pointer.opname in ("getelementptr", "bitcast"):
+        pointer = pointer.operands[0]
     restricted = isinstance(pointer, ir.Argument) and "noalias" in pointer.attributes
     return pointer if restricted else None
 

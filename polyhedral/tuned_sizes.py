@@ -16,6 +16,8 @@ the tuner measured, `-O3` leaves such nests alone (issue 19's "never lose", by m
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 #: target key -> stencil class -> the tuner's verdict: "sizes" (time, then space outermost
 #: first, as the passes' arguments; None: no time tiles), "model" (the model's sizes then),
 #: "speedup" (the model's time over the sizes' time, geometric mean over "kernels"),
@@ -44,3 +46,27 @@ def stencil_class(depth: int, bytes_per_point: int, loads: int) -> str:
 def measured(target_key: str, name: str) -> dict | None:
     """The tuner's entry for the class `name` on the target, if it has one."""
     return TUNED.get(target_key, {}).get(name) if target_key else None
+
+
+def lost(target_key: str, name: str, tiles: str) -> str | None:
+    """Why a pass with no sizes given refuses a nest of the class: the target's measurements
+    say its `tiles` ("time tiles", "fused tiles") lost to the untiled code; else None."""
+    entry = measured(target_key, name)
+    if entry is None or entry["sizes"] is not None:
+        return None
+    return (
+        f"{tiles} lost to the untiled code for {name} on {target_key} (measured: "
+        "polyhedral/tuned_sizes.py)"
+    )
+
+
+def default_sizes(
+    target_key: str, name: str, model: Callable[[], list[int]]
+) -> tuple[list[int], str]:
+    """The sizes of a nest of the class where none are given, those measured for the target
+    or the cache `model`'s, and the remark's note of where they came from."""
+    entry = measured(target_key, name)
+    if entry is not None and entry["sizes"] is not None:
+        return list(entry["sizes"]), f"; sizes measured for {target_key} ({name})"
+    target = f" for {target_key}" if target_key else ""
+    return model(), f"; sizes from the cache model{target} ({name})"

@@ -63,7 +63,7 @@ REMARKS = {
     ),
 }
 LOST = re.compile(
-    r"(?P<kind>time|fused) tiles lost to the untiled (?:nest|stages) for (?P<cls>.+?) on "
+    r"(?P<kind>time|fused) tiles lost to the untiled code for (?P<cls>.+?) on "
     r"(?P<key>.+?) \(measured"
 )
 

@@ -91,7 +91,7 @@ def test_where_tiles_lost_to_the_untiled_nest_the_default_tiles_nothing(monkeypa
     outcome = _outcome(JACOBI_2D, "a-cpu")
     assert not outcome.changed
     (why,) = outcome.refused
-    assert f"time tiles lost to the untiled nest for {CLASS_2D} on a-cpu" in why
+    assert f"time tiles lost to the untiled code for {CLASS_2D} on a-cpu" in why
     assert _outcome(JACOBI_2D, "another-cpu").changed
     assert _outcome("kernel_jacobi_1d_vla", "a-cpu").changed  # another class
     assert _outcome(JACOBI_2D, "a-cpu", [8, 0, 24]).changed
@@ -133,7 +133,7 @@ def test_fused_tiles_take_a_measured_strip_or_refuse_a_class_measured_to_lose(mo
     table["a-cpu"][PIPELINE_3]["sizes"] = None
     lost = _fused("a-cpu")
     assert not lost.changed
-    assert f"fused tiles lost to the untiled stages for {PIPELINE_3} on a-cpu" in lost.refused[0]
+    assert f"fused tiles lost to the untiled code for {PIPELINE_3} on a-cpu" in lost.refused[0]
     assert _fused("another-cpu").changed and _fused("a-cpu", [16]).changed
 
 

@@ -34,7 +34,7 @@ from ..cache_model import spatial_tile
 from ..codegen import PARALLEL_MARK, Contraction, TwoLevel
 from ..deps import Dependences
 from ..scop import LoopNode, Scop, Statement
-from ..tuned_sizes import measured
+from ..tuned_sizes import default_sizes, lost
 from . import bands
 from .footprint import with_sources
 from .outcome import Outcome
@@ -61,19 +61,13 @@ def fuse_tile(
     last = scop.nests[-1]
     depth = _perfect_depth(last)
     name = pipeline_class(scop)
-    entry = measured(tile_key, name)
-    if not sizes and entry is not None and entry["sizes"] is None:
-        outcome.refuse(
-            f"fused tiles lost to the untiled stages for {name} on {tile_key} (measured: "
-            "polyhedral/tuned_sizes.py)"
-        )
+    why = lost(tile_key, name, "fused tiles")
+    if not sizes and why:
+        outcome.refuse(why)
         return outcome
     want, origin = list(sizes), ""
-    if not sizes and entry is not None:
-        want, origin = list(entry["sizes"]), f"; sizes measured for {tile_key} ({name})"
-    elif not sizes:
-        target = f" for {tile_key}" if tile_key else ""
-        want, origin = _strip(scop, l2), f"; sizes from the cache model{target} ({name})"
+    if not sizes:
+        want, origin = default_sizes(tile_key, name, lambda: _strip(scop, l2))
     if len(want) > depth:
         outcome.refuse(
             f"the live-out loop nest is {depth} deep, shallower than the {len(want)} tile sizes"

@@ -55,7 +55,8 @@ from ..cache_model import time_tile as default_sizes
 from ..codegen import PARALLEL_MARK, TwoLevel
 from ..deps import Dependences, carried_at, is_legal
 from ..scop import LoopNode, Scop, Statement
-from ..tuned_sizes import measured, stencil_class
+from ..tuned_sizes import default_sizes as measured_or_model
+from ..tuned_sizes import lost, stencil_class
 from . import bands
 from .outcome import Outcome
 
@@ -89,13 +90,9 @@ def time_tile(
         if isinstance(sweeps, str):
             outcome.refuse(sweeps)
             continue
-        name = class_of(scop, nest, sweeps)
-        entry = measured(tile_key, name)
-        if shape == "auto" and not sizes and entry is not None and entry["sizes"] is None:
-            outcome.refuse(
-                f"time tiles lost to the untiled nest for {name} on {tile_key} (measured: "
-                "polyhedral/tuned_sizes.py)"
-            )
+        why = lost(tile_key, class_of(scop, nest, sweeps), "time tiles")
+        if shape == "auto" and not sizes and why:
+            outcome.refuse(why)
             continue
         why_not = ""
         if shape != "parallelogram":
@@ -162,7 +159,10 @@ def _attempt(
     points = scop.bytes_per_point(least_rank=space)
     defaults, origin = default_sizes(space, points), ""
     if diamond:
-        defaults, origin = _diamond_defaults(class_of(scop, nest, sweeps), space, points, *caches)
+        l1, l2, tile_key = caches
+        defaults, origin = measured_or_model(
+            tile_key, class_of(scop, nest, sweeps), lambda: diamond_sizes(space, points, l2, l1)
+        )
     want = [*sizes, *defaults[len(sizes) :]][: space + 1]
     if len(sizes) > space or (space == 1 and sizes):
         origin = ""  # every size was given (a diamond's s1 is its height)
@@ -211,18 +211,6 @@ def class_of(scop: Scop, nest: LoopNode, sweeps) -> str:
         for s in nest.statements()
     )
     return stencil_class(space, scop.bytes_per_point(least_rank=space), loads)
-
-
-def _diamond_defaults(
-    name: str, space: int, points: int, l1: int, l2: int, tile_key: str
-) -> tuple[list[int], str]:
-    """A diamond's sizes where none are given, and where they come from (for the remark)."""
-    entry = measured(tile_key, name)
-    if entry is not None and entry["sizes"] is not None:
-        return list(entry["sizes"]), f"; sizes measured for {tile_key} ({name})"
-    model = diamond_sizes(space, points, l2, l1)
-    target = f" for {tile_key}" if tile_key else ""
-    return model, f"; sizes from the cache model{target} ({name})"
 
 
 def node_map(scop: Scop, nest: LoopNode) -> isl.UnionMap:
