@@ -37,7 +37,12 @@ from .frontend import lower_file
 from .frontend.declarations import apply_row_align
 from .frontend.signature import LoweredModule
 from .frontend.tbaa import strip_tbaa
-from .ir_passes.pipeline import PipelineResult, parse_pipeline, run_passes
+from .ir_passes.pipeline import (
+    PipelineResult,
+    parse_pipeline,
+    run_passes,
+    verify_passes_default,
+)
 
 
 def compile_kernels(
@@ -268,7 +273,11 @@ class _CodeGenerator:
         when none is kept."""
         if not self.target.strict_aliasing:  # cc lets the code type-pun: so must LLVM
             strip_tbaa(lowered.module)
-        self.applied = run_passes(lowered.module, self.steps, target=self.machine)
+        # no LLVM verification after each pass unless asked: the object's compile verifies
+        # the module (invalid IR leaves the file to cc), and a stencil's compile spent 5 %
+        # of its time on it
+        verify = verify_passes_default(unset=False)
+        self.applied = run_passes(lowered.module, self.steps, verify=verify, target=self.machine)
         lowered.module = self.applied.module
         if not self.everything:
             takeovers = self._improved(lowered, takeovers, refused)

@@ -111,10 +111,11 @@ def parse_remark_kinds(text: str) -> tuple[str, ...]:
     return kinds
 
 
-def verify_passes_default() -> bool:
-    """Whether to verify after each pass: yes unless `PYCC_VERIFY_PASSES` is 0/no/off/false."""
-    value = os.environ.get("PYCC_VERIFY_PASSES", "1").strip().lower()
-    return value not in ("0", "no", "off", "false")
+def verify_passes_default(unset: bool = True) -> bool:
+    """Whether to verify after each pass: `PYCC_VERIFY_PASSES` (0/no/off/false: no), `unset`
+    when it is not set."""
+    value = os.environ.get("PYCC_VERIFY_PASSES", "").strip().lower()
+    return unset if not value else value not in ("0", "no", "off", "false")
 
 
 @functools.cache

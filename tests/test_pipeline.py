@@ -23,6 +23,7 @@ from pycc_stencil.ir_passes.pipeline import (
     PipelineError,
     parse_pipeline,
     run_passes,
+    verify_passes_default,
 )
 from pycc_stencil.ir_passes.registry import PassContext, PassSpec, Remark, register
 
@@ -186,6 +187,17 @@ def test_invalid_ir_after_a_pass_is_an_internal_error_naming_it(c_file, monkeypa
         run_passes(module, [("broken", ())], registry)
     with pytest.raises(PassVerificationError, match="returned NoneType, not a module"):
         run_passes(module, [("none", ())], {"none": PassSpec(lambda m: None)})
+
+
+def test_compiler_mode_verifies_after_each_pass_only_when_asked(monkeypatch):
+    """The drop-in compiler leaves it to the object's compile (which verifies the module);
+    the other commands verify unless told not to; the variable decides for both."""
+    monkeypatch.delenv("PYCC_VERIFY_PASSES", raising=False)
+    assert verify_passes_default() and not verify_passes_default(unset=False)
+    for value, verify in (("1", True), ("yes", True), ("0", False), ("off", False)):
+        monkeypatch.setenv("PYCC_VERIFY_PASSES", value)
+        assert verify_passes_default() is verify
+        assert verify_passes_default(unset=False) is verify
 
 
 def test_emit_prints_the_ir_after_the_pipeline_and_the_remarks(c_file, capsys, monkeypatch):
