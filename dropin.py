@@ -35,10 +35,15 @@ _SOURCE_SUFFIXES = (".c", ".i", ".cc", ".cpp", ".cxx", ".C", ".s", ".S", ".o", "
 DEPENDENCY_VARIABLES = ("DEPENDENCIES_OUTPUT", "SUNPRO_DEPENDENCIES")
 
 
-def run_compiler(argv: list[str], served: Callable[[list[str]], int | None] | None = None) -> int:
+def run_compiler(
+    argv: list[str],
+    served: Callable[[list[str]], int | None] | None = None,
+    on_miss: Callable[[], None] | None = None,
+) -> int:
     """Behave as `cc argv` (or `argv[0] argv[1:]` when argv[0] names a compiler). The work
     past the front door goes to `served` first (the warm server, `dropin_server`), which
-    returns the step's status or None to let this process do it."""
+    returns the step's status or None to let this process do it; `on_miss` runs when this
+    process then has to lower and compile a file the cache does not hold."""
     cc, args = _underlying_compiler(argv)
     command = parse_command(expand_response_files(args))
     refused = _refused_command(command)
@@ -82,7 +87,7 @@ def run_compiler(argv: list[str], served: Callable[[list[str]], int | None] | No
     from .dropin_driver import Driver
 
     try:
-        return Driver(cc, command).run()
+        return Driver(cc, command, on_miss).run()
     except Exception as exc:  # noqa: BLE001 - a pycc-stencil bug must not break the build
         print(
             f"pycc-stencil: warning: internal error ({type(exc).__name__}: {exc}); "

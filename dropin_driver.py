@@ -22,6 +22,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 
 from . import dropin_cache as cache
 from .dropin_command import (
@@ -58,9 +59,13 @@ from .emit.output_files import signals_held, write_output
 class Driver:
     """One `cc` command line with C inputs to compile (`-c`, `-S` or a full build)."""
 
-    def __init__(self, cc: str, command: CompilerCommand):
+    def __init__(
+        self, cc: str, command: CompilerCommand, on_miss: Callable[[], None] | None = None
+    ):
         self.cc = cc
         self.command = command
+        #: run before pycc-stencil's part is computed (not given back from the cache)
+        self.on_miss = on_miss
         self.flags = command.compile_flags()
         self.report_path = command.pycc_options.get("report") or os.environ.get("PYCC_REPORT")
         self.passes = requested_passes(command)
@@ -396,6 +401,8 @@ class Driver:
                 return _result_from_cache(*hit), "hit"
             except (KeyError, TypeError, ValueError):
                 pass  # an entry from another layout: recompute
+        if self.on_miss is not None:
+            self.on_miss()
         unit_path = _scratch_file(scratch, "unit.i")
         with open(unit_path, "wb") as handle:
             handle.write(preprocessed)

@@ -68,7 +68,8 @@ def idle_seconds() -> float:
 def compile_through_server(argv: list[str]) -> int | None:
     """The exit status of `pycc-stencil argv` run by the server (after a signal it forwarded
     ended the worker, this process's own handlers see the same signal); None when no server
-    answered, which starts one for the next steps: the caller then does the work itself."""
+    answered (`start_absent_server` then starts one): the caller does the work itself."""
+    global _absent
     path = socket_path()
     if path is None:
         return None
@@ -77,13 +78,27 @@ def compile_through_server(argv: list[str]) -> int | None:
         connection.connect(path)
     except OSError:
         connection.close()
-        _start_server(path)
+        _absent = path
         return None
     with connection:
         try:
             return _ask(connection, argv)
         except (OSError, ValueError):
             return None  # the server went away before the worker started
+
+
+#: the socket no server answered on in this step, for `start_absent_server`
+_absent: str | None = None
+
+
+def start_absent_server() -> None:
+    """Start the server for the next steps if none answered this one: called when the step
+    has to lower and compile (a cache miss), not before; a warm build, which only gives
+    back what the cache holds, starts no server and loads none of what it preloads."""
+    global _absent
+    if _absent is not None:
+        _start_server(_absent)
+        _absent = None
 
 
 def _ask(connection: socket.socket, argv: list[str]) -> int | None:

@@ -31,7 +31,7 @@ def _run(argv: list[str]) -> int:
         return server_main(argv[1:])
     from .dropin import run_compiler
 
-    return run_compiler(argv, _through_server)
+    return run_compiler(argv, _through_server, _start_server_on_miss)
 
 
 def _through_server(argv: list[str]) -> int | None:
@@ -40,3 +40,10 @@ def _through_server(argv: list[str]) -> int | None:
     from .dropin_server import compile_through_server, enabled
 
     return compile_through_server(argv) if enabled() else None
+
+
+def _start_server_on_miss() -> None:
+    """A step that has to compute starts the server for the next steps when none answered."""
+    from .dropin_server import start_absent_server
+
+    start_absent_server()

@@ -226,6 +226,32 @@ def test_without_the_server_no_server_starts(project):
     assert not list((project / "run").glob("*/*.sock"))
 
 
+def _server_processes(root: Path) -> list[int]:
+    """The processes running a server for the steps' runtime directory (its socket's path
+    is on the server's command line, from the moment the step that starts it returns)."""
+    runtime = os.readlink(root / "run").encode()
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            words = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if any(w.startswith(runtime) for w in words) and b"pycc_stencil.dropin_server" in words:
+            found.append(int(entry.name))
+    return found
+
+
+def test_a_warm_step_starts_no_server_a_cold_one_does(project):
+    """Only a step that has to compile the kernels starts the server: a warm build gives
+    back what the cache holds and loads nothing the server preloads."""
+    alone = _env(project, "cache", PYCC_SERVER="0")
+    assert _step(project, "cache", "k.o", env=alone).wait(120) == 0  # fills the cache
+    assert _step(project, "cache", "k.o").wait(120) == 0  # given back
+    assert _server_processes(project) == []
+    assert _step(project, "cold", "k.o").wait(120) == 0
+    assert _server_processes(project)
+
+
 def test_the_server_is_per_code_and_interpreter_settings(monkeypatch):
     """A `PYTHON*` variable changes how Python runs the server's code: another server."""
     before = dropin_server.code_key()
