@@ -43,7 +43,7 @@ def run_compiler(
     """Behave as `cc argv` (or `argv[0] argv[1:]` when argv[0] names a compiler). The work
     past the front door goes to `served` first (the warm server, `dropin_server`), which
     returns the step's status or None to let this process do it; `on_miss` runs when this
-    process then has to lower and compile a file the cache does not hold."""
+    process then has to compile a file whose outputs the cache does not hold."""
     cc, args = _underlying_compiler(argv)
     command = parse_command(expand_response_files(args))
     refused = _refused_command(command)

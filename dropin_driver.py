@@ -64,7 +64,7 @@ class Driver:
     ):
         self.cc = cc
         self.command = command
-        #: run before pycc-stencil's part is computed (not given back from the cache)
+        #: run when a file's outputs are not given back from the cache (it is compiled)
         self.on_miss = on_miss
         self.flags = command.compile_flags()
         self.report_path = command.pycc_options.get("report") or os.environ.get("PYCC_REPORT")
@@ -268,6 +268,8 @@ class Driver:
         if replayed is not None:
             data, failure = replayed
             return self._finish(unit, _write_output(data, output, stage), started, failure)
+        if self.on_miss is not None:
+            self.on_miss()  # (a warm build, all given back, never gets here)
         speculative.begin()
         result, cache_state = self._analyse(item.path, preprocessed, key, stage, unit, scratch)
         unit.cache = cache_state
@@ -401,8 +403,6 @@ class Driver:
                 return _result_from_cache(*hit), "hit"
             except (KeyError, TypeError, ValueError):
                 pass  # an entry from another layout: recompute
-        if self.on_miss is not None:
-            self.on_miss()
         unit_path = _scratch_file(scratch, "unit.i")
         with open(unit_path, "wb") as handle:
             handle.write(preprocessed)

@@ -93,8 +93,9 @@ _absent: str | None = None
 
 def start_absent_server() -> None:
     """Start the server for the next steps if none answered this one: called when the step
-    has to lower and compile (a cache miss), not before; a warm build, which only gives
-    back what the cache holds, starts no server and loads none of what it preloads."""
+    has to compile a file (its outputs are not in the cache), not before; a warm build,
+    which only gives back what the cache holds, starts no server and loads none of what it
+    preloads."""
     global _absent
     if _absent is not None:
         _start_server(_absent)
