@@ -65,6 +65,10 @@ def idle_seconds() -> float:
 
 
 # ---------------------------------------------------------------------------------- client
+#: the socket no server answered on in this step, for `start_absent_server`
+_absent: str | None = None
+
+
 def compile_through_server(argv: list[str]) -> int | None:
     """The exit status of `pycc-stencil argv` run by the server (after a signal it forwarded
     ended the worker, this process's own handlers see the same signal); None when no server
@@ -85,10 +89,6 @@ def compile_through_server(argv: list[str]) -> int | None:
             return _ask(connection, argv)
         except (OSError, ValueError):
             return None  # the server went away before the worker started
-
-
-#: the socket no server answered on in this step, for `start_absent_server`
-_absent: str | None = None
 
 
 def start_absent_server() -> None:

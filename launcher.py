@@ -43,7 +43,8 @@ def _through_server(argv: list[str]) -> int | None:
 
 
 def _start_server_on_miss() -> None:
-    """A step that has to compute starts the server for the next steps when none answered."""
+    """A step that has to compile a file starts the server for the next steps when none
+    answered."""
     from .dropin_server import start_absent_server
 
     start_absent_server()
