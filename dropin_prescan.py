@@ -87,6 +87,7 @@ def unexpanded_may_have_locality_nest(
     sweeps: bool = False,
     unnested: Mapping[bytes, list[bytes]] | None = None,
     used_by_macros: frozenset[bytes] = frozenset(),
+    pure: frozenset[bytes] = frozenset(),
 ) -> bool:
     """The same question of code before preprocessing (its directives are skipped), in which
     each use of a name in `macros` may read and store into any array, and is no branch: a
@@ -97,7 +98,8 @@ def unexpanded_may_have_locality_nest(
     which those in `used_by_macros` are used by other macros. A use is read as the name
     alone when every such body only opens braces or only closes them (not `} else {`) and
     calls a function that refuses its user (`_calls`): wherever the use expands to one, its
-    function is cc's. Otherwise the answer is yes."""
+    function is cc's. Otherwise the answer is yes. A use of a macro of `pure` (`pure_macros`)
+    reads and stores only what its arguments do."""
     # once comments and literals are blanks, a `#` begins a directive that runs to the line's end
     tokens = _TOKEN.findall(_TO_LINE_END.sub(b"", blank_comments_and_literals(code)))
     if tokens.count(b"{") != tokens.count(b"}"):
@@ -105,7 +107,7 @@ def unexpanded_may_have_locality_nest(
     try:
         if not _unnested_uses_refused(tokens, macros, unnested or {}, used_by_macros):
             return True
-        return next(_lowerable_bodies(tokens, sweeps, macros), None) is not None
+        return next(_lowerable_bodies(tokens, sweeps, macros, pure), None) is not None
     except RecursionError:  # nested deeper than the front end lowers (its recursion limit)
         return False
     except (KeyError, IndexError):  # ill-formed code (cc reports it): may have one
@@ -128,6 +130,59 @@ def locality_candidates(preprocessed: bytes, sweeps: bool = False) -> set[str] |
     except (KeyError, IndexError):  # ill-formed code (cc reports it): lower them all
         return None
     return names
+
+
+#: tokens no pure macro's body has: stores, subscripts, members, blocks, pastes, conditions
+_IMPURE = frozenset(b"= += -= *= /= %= &= |= ^= <<= >>= ++ -- [ ] { } ; -> . # ? : && ||".split())
+#: tokens after which a `*` or `&` is a product or a bitwise and (else a dereference or an
+#: address)
+_OPERAND_ENDS = frozenset((b")", b"]"))
+
+
+def pure_macros(
+    bodies: Mapping[bytes, list[bytes]], parameter: bytes, unknown: frozenset[bytes]
+) -> frozenset[bytes]:
+    """The macros of `bodies` (each with every body it may have, its parameters spelled
+    `parameter`) whose use reads and stores memory only as its arguments do: every body is
+    arithmetic on parameters, numbers and names (no store, subscript, member, dereference,
+    address, block, paste or condition) and calls only arithmetic functions or such macros;
+    a name it uses that is a macro is such a macro too. Macros of `unknown` (defined where
+    the scan cannot read their bodies: the command line) are not."""
+    needs: dict[bytes, set[bytes]] = {}
+    for name, texts in bodies.items():
+        each = [_macros_needed(_tokens(text), parameter, bodies) for text in texts]
+        if name not in unknown and None not in each:
+            needs[name] = set().union(*each)
+    pure = set(needs)
+    while True:
+        impure = {name for name in pure if not needs[name] <= pure}
+        if not impure:
+            return frozenset(pure)
+        pure -= impure
+
+
+def _macros_needed(
+    tokens: list[bytes], parameter: bytes, bodies: Mapping[bytes, list[bytes]]
+) -> set[bytes] | None:
+    """The names a macro's body (`tokens`) is pure only if they are pure macros (the macros
+    it uses, the functions it calls), or None if it is not."""
+    needed = set()
+    for index, token in enumerate(tokens):
+        if token in _IMPURE:
+            return None
+        called = tokens[index + 1 : index + 2] == [b"("] and _IDENTIFIER.match(token)
+        if token in (b"*", b"&"):
+            before = tokens[index - 1] if index else b""
+            if not (before in _OPERAND_ENDS or _IDENTIFIER.match(before) or before[:1].isdigit()):
+                return None
+        elif token == parameter:
+            if called:
+                return None  # calls what its use passes
+        elif token in bodies or (
+            called and not (token in _NOT_CALLS or _ARITHMETIC_CALL.match(token))
+        ):
+            needed.add(token)  # (a function's call: no pure macro)
+    return needed
 
 
 def loops_end_inside(code: bytes) -> bool:
@@ -161,7 +216,10 @@ def _closes_do(tokens: list[bytes], index: int) -> bool:
 
 
 def _candidate_bodies(
-    tokens: list[bytes], macros: frozenset[bytes] = frozenset(), sweeps: bool = False
+    tokens: list[bytes],
+    macros: frozenset[bytes] = frozenset(),
+    sweeps: bool = False,
+    pure: frozenset[bytes] = frozenset(),
 ) -> Iterator[tuple[int, int]]:
     """(first, last) token of each top-level brace block with a candidate nest."""
     end = 0
@@ -170,7 +228,7 @@ def _candidate_bodies(
         if start < end or token != b"{":
             continue
         end = _closing(tokens, start)
-        body = _Body(tokens, start, end, macros, sweeps, file_scope)
+        body = _Body(tokens, start, end, macros, sweeps, file_scope, pure)
         if _has_candidate(tokens, start, end, body):
             hidden = macros & set(tokens[start:end])  # a macro may expand to any access
             touched = None if hidden else _literal_bytes(tokens, start, end)
@@ -183,14 +241,17 @@ _REFUSED_STATEMENTS = frozenset((b"goto", b"asm", b"__asm__", b"__asm"))
 
 
 def _lowerable_bodies(
-    tokens: list[bytes], sweeps: bool, macros: frozenset[bytes] = frozenset()
+    tokens: list[bytes],
+    sweeps: bool,
+    macros: frozenset[bytes] = frozenset(),
+    pure: frozenset[bytes] = frozenset(),
 ) -> Iterator[tuple[int, int]]:
     """The candidate bodies but those the front end refuses whole: a `goto` or `asm`
     statement, a call of a function the code declares without defining it or of the C
     library's (unknown side effects). Before preprocessing, a name in `macros` may be
     anything, and a definition in a branch cc drops still counts as one."""
     external: frozenset[bytes] | None = None
-    for start, end in _candidate_bodies(tokens, macros, sweeps):
+    for start, end in _candidate_bodies(tokens, macros, sweeps, pure):
         if external is None:
             external = _external_functions(tokens) - macros
         body = tokens[start + 1 : end]
@@ -837,7 +898,7 @@ def _unary_star(tokens: list[bytes], index: int) -> bool:
 def _flow(tokens: list[bytes], start: int, end: int, body: _Body) -> Flow:
     """The arrays (alias classes) the nest stores into (`a[i] = `, `a[i][j] += `, `++a[i]`,
     `(a)[i].x = `) and those it reads; `_ANY_ARRAY` for a dereferenced pointer, a macro
-    subscripted or called."""
+    subscripted, a macro called (but a pure one: `pure_macros`)."""
     written: set[bytes] = set()
     read: set[bytes] = set()
     for index in range(start + 1, end + 1):
@@ -853,7 +914,9 @@ def _flow(tokens: list[bytes], start: int, end: int, body: _Body) -> Flow:
                 written |= arrays
             if not stored or operator != b"=":
                 read |= arrays
-        elif _unary_star(tokens, index) or _macro_call(tokens, index, body):
+        elif _unary_star(tokens, index) or (
+            _macro_call(tokens, index, body) and tokens[index - 1] not in body.pure_macros
+        ):
             written.add(_ANY_ARRAY)
             read.add(_ANY_ARRAY)
     return written, read
@@ -937,8 +1000,12 @@ class _Body:
         macros: frozenset[bytes],
         sweeps: bool = False,
         file_scope: _FileScope | None = None,
+        pure_macros: frozenset[bytes] = frozenset(),
     ):
         self.macros, self.sweeps = macros, sweeps
+        #: the macros of `macros` whose uses read and store only what their arguments do
+        #: (`dropin_textscan.pure_macros`)
+        self.pure_macros = pure_macros
         self._span = (tokens, start, end)
         self._classes: dict[bytes, bytes] | None = None
         self._file_scope = file_scope if file_scope is not None else _FileScope(tokens)

@@ -6,9 +6,10 @@ headers it includes, found as cc finds them (the includer's directory for `"..."
 `-iquote` directories, then the `-I` ones, then `-idirafter`; a header not found there is a
 system header, whose functions are never kernels), every `#if` branch kept. Each use of a
 macro they (or `-D`) define, or of the standard's function-like macros, may read and store
-into any array: a macro may hide an access, a call or nothing at all. Where the text cannot
-answer, the answer is "may have" and the unit is preprocessed and scanned as before: a macro
-whose body opens a loop for its use to close, an `#include` of a computed name, a file that
+into any array: a macro may hide an access, a call or nothing at all (but a pure one, every
+body of which is arithmetic on its parameters: `dropin_prescan.pure_macros`). Where the text
+cannot answer, the answer is "may have" and the unit is preprocessed and scanned as before:
+a macro whose body opens a loop for its use to close, an `#include` of a computed name, a file that
 cannot be read, braces that do not balance across `#if` branches, a directive spelled in a
 way only cc reads right, a preprocessor option or variable not modelled. A call of the C
 library's or of a function the text declares and does not define (nor a macro's body may
@@ -34,6 +35,7 @@ from .dropin_prescan import (
     CONDITIONAL_CODE,
     blank_comments_and_literals,
     loops_end_inside,
+    pure_macros,
     unexpanded_may_have_locality_nest,
 )
 
@@ -135,6 +137,10 @@ class _Preprocessor:
         self.pastes: list[list[bytes]] = []
         #: the text of the headers read for their macros only (`_has_code_to_scan`)
         self.unscanned: list[bytes] = []
+        #: every body each macro read may have (each parameter `MACRO_ARGUMENT`), and the
+        #: names the command line defines (whose bodies `pure_macros` does not read)
+        self.bodies: dict[bytes, list[bytes]] = {}
+        self.command_line: set[bytes] = set()
         if any(os.environ.get(v) for v in _ENVIRONMENT) or any(
             f.startswith(_UNMODELLED) for f in flags
         ):
@@ -151,6 +157,7 @@ class _Preprocessor:
                 if _LOOPING.search(body.encode()):
                     raise _Unsure
                 self.macros.add(name.partition("(")[0].encode())
+                self.command_line.add(name.partition("(")[0].encode())
             elif value != "-":  # `-I -` (`-I-`, gcc's old split, is unmodelled: unsure)
                 getattr(self, _PATH_OPTIONS[option]).append(value)
 
@@ -202,8 +209,9 @@ def may_have_locality_nest(source: str, flags: list[str], sweeps: bool = False) 
         or _mentioned(path.unnested, path.unscanned)
     ):
         return True  # a use the scan cannot see (a pasted name), or in code it does not read
+    pure = pure_macros(path.bodies, MACRO_ARGUMENT, frozenset(path.command_line))
     return unexpanded_may_have_locality_nest(
-        b"\n".join(code), frozenset(path.macros), sweeps, path.unnested, frozenset(used)
+        b"\n".join(code), frozenset(path.macros), sweeps, path.unnested, frozenset(used), pure
     )
 
 
@@ -235,6 +243,7 @@ def _read(
     for name, parameters, body in _ANY_DEFINITION.findall(text):
         if (b"{" in body or b"}" in body) and not _nested(body):
             path.unnested.setdefault(name, []).append(_with_arguments(parameters, body))
+        path.bodies.setdefault(name, []).append(_with_arguments(parameters, body))
         path.macro_words.update(_WORD.findall(body))
         if b"##" in body:  # (the patterns below are slow on a body without their anchor)
             path.pastes += _pasted_words(_with_arguments(parameters, body))

@@ -44,6 +44,8 @@ LOOPED = "void k(int T, int n, double *a) {{\n {}\n " + SMOOTH + "\n {}\n}}\n"
 #: a time loop opened and closed by macros that call a function declared, not defined
 TICKING = "#define BEGIN tick(); for (int t = 0; t < T; t++) {\n#define END } tick();\n"
 MAIN = "int main(void) { float a[8] = { 0 }, b[8]; START sweep(8, a, b); STOP return 0; }\n"
+#: rows computed from another array's: no data carried, no candidate (`{}`: the value)
+ROWS = "void f(int n, double a[n][n], double b[n][n]) {{" + TWO_LOOPS + " a[i][j] = {}; }}\n"
 
 
 def _scan(tmp_path: Path, files: dict[str, str], flags: tuple[str, ...] = ()) -> bool:
@@ -77,6 +79,29 @@ def _scan(tmp_path: Path, files: dict[str, str], flags: tuple[str, ...] = ()) ->
           + " a[i][j] = B(i-1, j); }"}, (), True),
         ({"k.c": "void f(int n, double a[n][n]) {" + TWO_LOOPS + " a[i][j] = B[i-1][j]; }"},
          ("-DB=a",), True),
+        # ... but not a pure one: arithmetic on its parameters, calling only arithmetic
+        # functions or pure macros, whatever #if branch defines it
+        ({"k.c": "#define SQ(x) ((x) * (x))\n" + ROWS.format("SQ(b[i][j])")}, (), False),
+        ({"k.c": "#define ONE(x) (x)\n#define TWO(x) (ONE(x) + sqrt(x) * N)\n#define N 2\n"
+          + ROWS.format("TWO(b[i][j])")}, (), False),
+        ({"k.c": "#ifdef F\n#define SQ(x) ((x) * (x))\n#else\n#define SQ(x) (x)\n#endif\n"
+          + ROWS.format("SQ(b[i][j])")}, (), False),
+        # ... an impure one may store: a subscript, a store, a dereference, a call, an
+        # impure macro, a body of another #if branch, a body on the command line
+        ({"k.c": "#define AT(x) x[0]\n" + ROWS.format("AT(b[i])")}, (), True),
+        ({"k.c": "#define SET(x) (x = 0)\n" + ROWS.format("SET(b[i][j])")}, (), True),
+        ({"k.c": "#define GET(x) (*x)\n" + ROWS.format("GET(b[i])")}, (), True),
+        ({"k.c": "#define G(x) g(x)\n" + ROWS.format("G(b[i][j])")}, (), True),
+        ({"k.c": "#define P(f, x) f(x)\n" + ROWS.format("P(sqrt, b[i][j])")}, (), True),
+        ({"k.c": "#define AT(x) x[0]\n#define H(x) (AT(x) + 1)\n" + ROWS.format("H(b[i])")},
+         (), True),
+        ({"k.c": "#define AT x[0]\n#define H(x) (AT + 1)\n" + ROWS.format("H(b[i])")}, (),
+         True),
+        ({"k.c": "#ifdef F\n#define SQ(x) ((x) * (x))\n#else\n#define SQ(x) (x)[0]\n#endif\n"
+          + ROWS.format("SQ(b[i])")}, (), True),
+        ({"k.c": ROWS.format("SQ(b[i][j])")}, ("-DSQ(x)=x",), True),
+        ({"k.c": "#ifndef SQ\n#define SQ(x) (x)\n#endif\n" + ROWS.format("SQ(b[i][j])")},
+         ("-DSQ(x)=x[0]",), True),
         # assert() vanishes under -DNDEBUG
         ({"k.c": "void f(int n, double a[n][n]) {" + TWO_LOOPS
           + " { assert(n > 0); a[i][j] = a[i-1][j]; } }"}, (), True),
