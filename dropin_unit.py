@@ -308,10 +308,11 @@ class _CodeGenerator:
     def _improved(
         self, lowered: LoweredModule, takeovers: list[Takeover], refused: dict[str, str]
     ) -> list[Takeover]:
-        """The takeovers on which a pass fired (in them or in what they call): the rest is
-        compiled as well, or better, by cc itself."""
+        """The takeovers on which a pass fired (in them or in what they call; not only a step
+        that prepares another, `Remark.enabling`): the rest is compiled as well, or better,
+        by cc itself."""
         assert self.applied is not None
-        fired = {r.function for r in self.applied.remarks if r.kind == "passed"}
+        fired = {r.function for r in self.applied.remarks if r.kind == "passed" and not r.enabling}
         kept = []
         for takeover in takeovers:
             reach = reachable_functions(lowered.module, {takeover.info.name})

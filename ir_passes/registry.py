@@ -105,6 +105,9 @@ class Remark:
     message: str
     location: SourceLocation | None = None
     function: str | None = None  # the IR function concerned, if any
+    #: a transformation that only prepares another (the time-tiling passes' unrolling of a
+    #: pointer swap): on its own it improves nothing, so no takeover rests on it
+    enabling: bool = False
 
     def __post_init__(self) -> None:
         if self.kind not in REMARK_OPTIONS:
@@ -156,14 +159,14 @@ class PassContext:
             raise NoTarget(f"pass {self.pass_name} needs the module's target, and none is set")
         return self.module_target
 
-    def remark(self, kind: str, message: str, at: object = None) -> Remark:
+    def remark(self, kind: str, message: str, at: object = None, enabling: bool = False) -> Remark:
         location, function = _locate(at)
-        remark = Remark(kind, self.pass_name, message, location, function)
+        remark = Remark(kind, self.pass_name, message, location, function, enabling)
         self.remarks.append(remark)
         return remark
 
-    def passed(self, message: str, at: object = None) -> Remark:
-        return self.remark("passed", message, at)
+    def passed(self, message: str, at: object = None, enabling: bool = False) -> Remark:
+        return self.remark("passed", message, at, enabling)
 
     def missed(self, message: str, at: object = None) -> Remark:
         return self.remark("missed", message, at)

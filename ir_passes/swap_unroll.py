@@ -356,8 +356,9 @@ def _users(function: ir.Function) -> dict[ir.Value, list[ir.Instruction]]:
     return out
 
 
-def unroll_pointer_swaps(module: ir.Module, context: PassContext) -> None:
-    """Rewrite every pointer-swap loop of `module` (remarks to `context`)."""
+def unroll_pointer_swaps(module: ir.Module, context: PassContext, enabling: bool = False) -> None:
+    """Rewrite every pointer-swap loop of `module` (remarks to `context`; `enabling`: as the
+    time-tiling passes' first step, `Remark.enabling`)."""
 
     def transform(function: ir.Function, loop: Loop) -> str:
         swap = recognise(loop, _users(function))
@@ -371,7 +372,9 @@ def unroll_pointer_swaps(module: ir.Module, context: PassContext) -> None:
     def wanted(function: ir.Function, loop: Loop) -> bool:
         return is_candidate(loop)
 
-    transform_until_done(module, context, wanted, transform, "pointer-swap loop not unrolled")
+    transform_until_done(
+        module, context, wanted, transform, "pointer-swap loop not unrolled", enabling
+    )
 
 
 @register("swap-unroll")

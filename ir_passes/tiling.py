@@ -77,7 +77,7 @@ def _run(
     elif threshold is None:
         threshold = context.target.locality_threshold()
     if swaps:  # pointer-swap time loops become the K-sweep form first
-        unroll_pointer_swaps(module, context)
+        unroll_pointer_swaps(module, context, enabling=True)
     for function in list(module.functions):
         if not function.blocks:
             continue

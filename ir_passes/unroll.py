@@ -573,11 +573,19 @@ def transform_loops(module: ir.Module, context: PassContext, wanted, transform, 
             invalidate(function)
 
 
-def transform_until_done(module: ir.Module, context: PassContext, wanted, transform, declined: str):
+def transform_until_done(
+    module: ir.Module,
+    context: PassContext,
+    wanted,
+    transform,
+    declined: str,
+    enabling: bool = False,
+):
     """Run `transform(function, loop) -> passed-remark message` on the first loop of a
     function with `wanted(function, loop)`, find the loops again, and repeat until no loop is
     left (for rewrites that make new loops or change the nesting); a loop that raises
-    `Decline` gets the missed-remark `declined: reason` and is not offered again."""
+    `Decline` gets the missed-remark `declined: reason` and is not offered again. `enabling`:
+    the rewrites only prepare another pass's (`Remark.enabling`)."""
     for function in module.functions:
         if not function.blocks:
             continue
@@ -599,7 +607,7 @@ def transform_until_done(module: ir.Module, context: PassContext, wanted, transf
                 refused.add(loop.header)
                 context.missed(f"{declined}: {reason}", at=loop.header)
                 continue
-            context.passed(message, at=loop.header)
+            context.passed(message, at=loop.header, enabling=enabling)
             invalidate(function)
 
 

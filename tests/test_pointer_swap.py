@@ -434,3 +434,57 @@ def test_compiler_mode_O3_swap_program_matches_cc(tmp_path):
     # 600000 doubles per array: beyond L2, the tiled code runs
     runs = [(600_001, 5), (600_000, 4), (37, 3), (2, 1), (13, 0)]
     assert_same_output(tmp_path, env, [[str(n), str(steps)] for n, steps in runs])
+
+
+#: heat-equation's serial sweep (cschpc/heat-equation): rows of a flat array indexed by hand,
+#: which the model cannot tile (`k + ny + 2` leaves its row), in a pointer-swap time loop
+FLAT_ROWS = r"""
+void steps(double *u, double *v, int nx, int ny, double c, int nsteps) {
+  double *tmp;
+  for (int t = 0; t < nsteps; t++) {
+    for (int i = 1; i < nx + 1; i++)
+      for (int j = 1; j < ny + 1; j++) {
+        int k = i * (ny + 2) + j;
+        u[k] = v[k] + c * (v[k + ny + 2] + v[k - ny - 2] + v[k + 1] + v[k - 1] - 4.0 * v[k]);
+      }
+    tmp = u; u = v; v = tmp;
+  }
+}
+"""
+FLAT_MAIN = r"""
+#include <stdio.h>
+#include <stdlib.h>
+void steps(double *u, double *v, int nx, int ny, double c, int nsteps);
+int main(int argc, char **argv) {
+  int n = atoi(argv[1]), T = atoi(argv[2]);
+  int size = (n + 2) * (n + 2);
+  double *a = malloc(sizeof(double) * size), *b = malloc(sizeof(double) * size);
+  for (int k = 0; k < size; k++) a[k] = b[k] = (double)(k % 101) * 0.5;
+  steps(a, b, n, n, 0.2, T);
+  double s = 0.0;
+  for (int k = 0; k < size; k++) s = s * 1.0000001 + a[k] - 0.5 * b[k];
+  printf("%a\n", s);
+  return 0;
+}
+"""
+
+
+@pytest.mark.skipif(PYCC is None, reason="pycc-stencil is not installed")
+def test_a_swap_unrolled_for_tiles_that_do_not_come_is_no_improvement(tmp_path):
+    """Unrolling the swap only prepares time tiling: when the nest then is no SCoP, nothing
+    was improved and -O3 leaves the kernel to cc (found by a new-user review: the kernel was
+    taken over with the unrolling alone)."""
+    for policy, taken in (("all", "pycc-stencil"), ("", "cc")):  # ("": the default policy)
+        (tmp_path / (policy or "improved")).mkdir()
+        env, compiled = build_both(
+            tmp_path / (policy or "improved"), FLAT_MAIN, FLAT_ROWS, ["-O3"], ["-O3"],
+            {"PYCC_TAKEOVER": policy},
+        )  # fmt: skip
+        kernel = compiled["steps"]
+        assert kernel["compiled_by"] == taken, kernel
+        assert_same_output(tmp_path / (policy or "improved"), env, [["7", "3"], ["30", "4"]])
+    assert "nothing to improve" in kernel["reason"], kernel
+    env, compiled = build_both(tmp_path, FLAT_MAIN, FLAT_ROWS, ["-O3"], ["-O3"])
+    remarks = compiled["steps"]["remarks"]  # (under `all`: what the passes did)
+    assert any("pointer-swap loop unrolled by 2" in r for r in remarks), remarks
+    assert not any("remark: time-tiled" in r for r in remarks), remarks
