@@ -132,8 +132,12 @@ def locality_candidates(preprocessed: bytes, sweeps: bool = False) -> set[str] |
     return names
 
 
-#: tokens no pure macro's body has: stores, subscripts, members, blocks, pastes, conditions
-_IMPURE = frozenset(b"= += -= *= /= %= &= |= ^= <<= >>= ++ -- [ ] { } ; -> . # ? : && ||".split())
+#: tokens no pure macro's body has: stores, subscripts, members, blocks, pastes, conditions,
+#: statements
+_IMPURE = frozenset(
+    b"= += -= *= /= %= &= |= ^= <<= >>= ++ -- [ ] { } ; -> . # ? : && || "
+    b"if else switch for while do return goto break continue asm __asm__ __asm".split()
+)
 #: tokens after which a `*` or `&` is a product or a bitwise and (else a dereference or an
 #: address)
 _OPERAND_ENDS = frozenset((b")", b"]"))
