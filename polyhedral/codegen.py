@@ -120,10 +120,11 @@ def generate(
     start = function.append_basic_block("poly.start")
     branch_to(before, check)
     builder = ir.IRBuilder(check)
-    params = {
-        name: builder.sext(v, I64) if v.type.width < 64 else v for name, v in scop.params.items()
-    }
     region = _region_blocks(scop)
+    params = {}
+    for name, value in scop.params.items():
+        value = _before_the_loops(value, builder, region)
+        params[name] = builder.sext(value, I64) if value.type.width < 64 else value
     gen = _Generator(
         function,
         scop,
@@ -712,6 +713,18 @@ def _alias_tags(module: ir.Module, scop: Scop) -> dict[str, dict[str, ir.MDValue
     }
 
 
+def _before_the_loops(value: ir.Value, builder: ir.IRBuilder, region: set[ir.Block]) -> ir.Value:
+    """`value`, or if the SCoP computes it inside its loops from values before them (a
+    parameter such as the row length of `u[i*(ny + 2) + j]`), a copy of that arithmetic
+    inserted at `builder`, before the loops."""
+    if not (isinstance(value, ir.Instruction) and value.parent in region):
+        return value
+    new = copy_instruction(value, builder.block)
+    remap_operands(new, lambda operand: _before_the_loops(operand, builder, region))
+    builder._insert(new)
+    return new
+
+
 def _clone(instr: ir.Instruction, block: ir.Block, values: dict) -> ir.Instruction:
     """A copy of `instr` appended to `block`, every operand (arguments too) mapped by
     `values`."""
@@ -750,8 +763,9 @@ def constant_footprint(scop: Scop) -> int | None:
 
 
 def _outside(base: ir.Value) -> bool:
-    """Is the array's memory the caller's: a pointer argument or a mutable global (a
-    constant table is the module's own, read-only)?"""
+    """Is the array's memory the caller's: a pointer argument, a pointer loaded from memory
+    before the loops (`field->data`), or a mutable global (a constant table is the module's
+    own, read-only)?"""
     if isinstance(base, ir.GlobalVariable):
         return not base.global_constant
-    return isinstance(base, ir.Argument)
+    return isinstance(base, (ir.Argument, ins.LoadInstr))

@@ -43,6 +43,8 @@ _COMPUTE = frozenset(
     "sext zext trunc fpext fptrunc sitofp uitofp fptosi fptoui bitcast icmp fcmp "
     "getelementptr select".split()
 )
+#: integer arithmetic that is loop-invariant when its operands are (no side effect, no trap)
+_INVARIANT_ARITHMETIC = frozenset("add sub mul shl sext zext trunc".split())
 #: the deepest nest modelled: isl's work grows steeply with the dimensions (the dependences
 #: of 200 nested loops ran past the compiler mode's two minutes)
 MAX_LOOP_DEPTH = 12
@@ -127,7 +129,9 @@ class Scop:
     nests: list[LoopNode]  # consecutive top-level loop nests
     entry: ir.Block  # the preheader of the first nest (entered by one unconditional branch)
     exit: ir.Block  # where control goes after the last nest
-    params: dict[str, ir.Value]  # isl name -> integer IR value defined before the SCoP
+    #: isl name -> integer IR value defined before the SCoP, or arithmetic on such values
+    #: computed inside it (`ny + 2` at each access), which code before the SCoP recomputes
+    params: dict[str, ir.Value]
     arrays: list[Array]
     statements: list[Statement]
     #: parameter values the model holds for (a subscript stays in its row only if `n <= 18`,
@@ -353,7 +357,7 @@ class _Builder:
         self.region: set[ir.Block] = {b for lp in loops for b in lp.blocks}
         self.names: set[str] = set()
         self.params: dict[str, ir.Value] = {}
-        self.param_names: dict[int, str] = {}
+        self.param_names: dict[int | str, str] = {}
         self.arrays: dict[int, Array] = {}
         self.statements: list[Statement] = []
         self.iv_names: dict[int, str] = {}
@@ -361,6 +365,8 @@ class _Builder:
         self.obligations: list[tuple[Statement, str, str, object]] = []
         #: parameters computed from others before the loops (`v = n + 2`), isl equalities
         self.definitions: list[str] = []
+        #: parameters that are another one plus a constant: name -> (the other, constant)
+        self.shifted: dict[str, tuple[str, int]] = {}
 
     def fresh(self, stem: str) -> str:
         base = _SANITIZE.sub("_", stem).strip("_") or "v"
@@ -388,6 +394,7 @@ class _Builder:
             stmt.constraints += self.definitions
             for access in stmt.accesses:
                 self.subscripts(access, stmt)
+        self.check_loaded_bases()
         assumed = self.check_obligations()
         self.check_scalars()
         for stmt in self.statements:
@@ -438,6 +445,19 @@ class _Builder:
         self.check_latch(loop)
         return node
 
+    def check_loaded_bases(self) -> None:
+        """A pointer loaded from memory may hold the address of a local array, which the
+        generated code's overlap check takes to share memory with nothing: not both."""
+        bases = [a.base for a in self.arrays.values()]
+        if any(isinstance(b, ins.AllocaInstr) for b in bases):
+            for stmt in self.statements:
+                for access in stmt.accesses:
+                    if isinstance(access.array.base, ins.LoadInstr):
+                        raise NotAffine(
+                            "pointer loaded from memory beside a local array",
+                            access.instruction,
+                        )
+
     def check_latch(self, loop: Loop) -> None:
         update = loop.trip_count_iv.update
         for instr in loop.latch.instructions[:-1]:
@@ -472,8 +492,12 @@ class _Builder:
         pointer = instr.operands[1] if is_write else instr.operands[0]
         value_type = instr.operands[0].type if is_write else instr.type
         base, steps = address_levels(pointer, atom=self.is_stride)
-        local = isinstance(base, ins.AllocaInstr) and base.parent not in self.region
-        if not (local or isinstance(base, (ir.Argument, ir.GlobalVariable))):
+        before = base.parent not in self.region if isinstance(base, ir.Instruction) else True
+        local = isinstance(base, ins.AllocaInstr) and before
+        # a pointer loaded before the loops (`double *u = field->data`) is fixed in them, as
+        # an argument is; one loaded inside them is a row pointer or a swap through memory
+        loaded = isinstance(base, ins.LoadInstr) and before
+        if not (local or loaded or isinstance(base, (ir.Argument, ir.GlobalVariable))):
             if isinstance(base, ins.LoadInstr):
                 raise NotAffine(
                     "pointer loaded from memory (a row pointer or a pointer swap)", instr
@@ -532,7 +556,7 @@ class _Builder:
             for monomial, coefficient in offset.terms:
                 params, inner = list(rows), []
                 for factor in monomial:
-                    if self.is_parameter(factor):
+                    if self.is_parameter(factor) or self.is_stride(factor):
                         params.append(self.param(factor))
                     else:
                         inner.append(factor)
@@ -543,7 +567,24 @@ class _Builder:
                 scaled = coefficient // element_size
                 term = self.value_expr(inner[0], stmt.loops, at, stmt) if inner else "1"
                 groups.setdefault(tuple(sorted(params)), []).append(f"{scaled}*({term})")
+        self.in_shifted_rows(groups)
         return [(key, " + ".join(terms)) for key, terms in groups.items()]
+
+    def in_shifted_rows(self, groups: dict[tuple[str, ...], list[str]]) -> None:
+        """Where a subscript steps over rows of `s = n + c` and also adds `n` (`k + ny + 2`
+        with `k = i*(ny + 2) + j`: the next row), count that `n` as `s - c`, so the terms
+        group into the rows of s (i + 1 rows and j)."""
+        for stride, (param, shift) in self.shifted.items():
+            for key in [k for k in groups if param in k and stride not in k]:
+                rest = list(key)
+                rest.remove(param)
+                rows = tuple(sorted([*rest, stride]))
+                if rows in groups:
+                    terms = groups.pop(key)
+                    groups[rows] += terms
+                    groups.setdefault(tuple(sorted(rest)), []).extend(
+                        f"{-shift}*({t})" for t in terms
+                    )
 
     def array(self, base: ir.Value, element: ir.Type, keys: list, at) -> Array:
         """The array of `base`; its strides must form one chain `n`, `n*m`, ... of parameters."""
@@ -580,28 +621,54 @@ class _Builder:
             return value.parent not in self.region and isinstance(value.type, ir.IntType)
         return False
 
+    def is_invariant(self, value: ir.Value) -> bool:
+        """A parameter, a constant, or integer arithmetic on them computed inside the loops
+        (`u[i*(ny + 2) + j]` computes the row length `ny + 2` at every access)."""
+        if self.is_parameter(value) or isinstance(value, ir.Constant):
+            return True
+        return (
+            isinstance(value, ir.Instruction)
+            and isinstance(value.type, ir.IntType)
+            and value.opname in _INVARIANT_ARITHMETIC
+            and all(self.is_invariant(operand) for operand in value.operands)
+        )
+
     def is_stride(self, value: ir.Value) -> bool:
-        """A parameter that is a sum (`n + 2`, a VLA's extent): one stride of its own in a
-        subscript, so `A[2][n + 2]` delinearizes with rows of n + 2 (its definition tells isl
-        how it relates to n). Products (`n * n`) expand into the chain of strides n, n."""
-        while getattr(value, "opname", None) in ("sext", "zext", "trunc"):
-            value = value.operands[0]
-        return self.is_parameter(value) and getattr(value, "opname", None) in ("add", "sub")
+        """A sum of parameters (`n + 2`: a VLA's extent, a row with ghost cells): one stride
+        of its own in a subscript, so `A[2][n + 2]` delinearizes with rows of n + 2 (its
+        definition tells isl how it relates to n). Products (`n * n`) expand into the chain
+        of strides n, n; casts are looked through (`(long)(n + 2)` is the stride n + 2), and
+        arithmetic on constants alone (`0 - 1`) is a constant."""
+        if getattr(value, "opname", None) not in ("add", "sub") or not self.is_invariant(value):
+            return False
+        return any(monomial for monomial, _ in integer_expr(value, self.is_parameter).terms)
 
     def param(self, value: ir.Value) -> str:
         while getattr(value, "opname", None) in ("sext", "zext", "trunc") and self.is_parameter(
             value.operands[0]
         ):
             value = value.operands[0]
-        name = self.param_names.get(id(value))
+        key: int | str = id(value)
+        if isinstance(value, ir.Instruction) and value.parent in self.region:
+            # computed at each access: one parameter per definition, which the generated
+            # code computes before the loops (codegen's `_before_the_loops`)
+            key = self.value_expr(value, [], None, expand=True)
+        name = self.param_names.get(key)
         if name is None:
             name = self.fresh(_name(value))
-            self.param_names[id(value)] = name
+            self.param_names[key] = name
             self.params[name] = value
             try:  # computed from other parameters: tell isl how (`v = n + 2`)
                 self.definitions.append(f"{name} = {self.value_expr(value, [], None, expand=True)}")
             except NotAffine:
                 pass
+            sum_of = integer_expr(value, lambda v: v is not value and self.is_parameter(v))
+            terms = dict(sum_of.terms)
+            shift = terms.pop((), 0)
+            if len(terms) == 1 and list(terms.values()) == [1] and len(next(iter(terms))) == 1:
+                (other,) = next(iter(terms))
+                if self.is_parameter(other):
+                    self.shifted[name] = (self.param(other), shift)
         return name
 
     def expr(self, e: Expr, loops: list[Loop], at) -> str:

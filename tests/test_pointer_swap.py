@@ -436,31 +436,32 @@ def test_compiler_mode_O3_swap_program_matches_cc(tmp_path):
     assert_same_output(tmp_path, env, [[str(n), str(steps)] for n, steps in runs])
 
 
-#: heat-equation's serial sweep (cschpc/heat-equation): rows of a flat array indexed by hand,
-#: which the model cannot tile (`k + ny + 2` leaves its row), in a pointer-swap time loop
-FLAT_ROWS = r"""
-void steps(double *u, double *v, int nx, int ny, double c, int nsteps) {
-  double *tmp;
+#: rows reached through tables of row pointers (a pointer loaded inside the loops: not a SCoP),
+#: in a pointer-swap time loop
+ROW_POINTERS = r"""
+void steps(double **u, double **v, int nx, int ny, double c, int nsteps) {
+  double **tmp;
   for (int t = 0; t < nsteps; t++) {
     for (int i = 1; i < nx + 1; i++)
-      for (int j = 1; j < ny + 1; j++) {
-        int k = i * (ny + 2) + j;
-        u[k] = v[k] + c * (v[k + ny + 2] + v[k - ny - 2] + v[k + 1] + v[k - 1] - 4.0 * v[k]);
-      }
+      for (int j = 1; j < ny + 1; j++)
+        u[i][j] = v[i][j] + c * (v[i + 1][j] + v[i - 1][j] + v[i][j + 1] + v[i][j - 1]
+                                 - 4.0 * v[i][j]);
     tmp = u; u = v; v = tmp;
   }
 }
 """
-FLAT_MAIN = r"""
+ROW_POINTERS_MAIN = r"""
 #include <stdio.h>
 #include <stdlib.h>
-void steps(double *u, double *v, int nx, int ny, double c, int nsteps);
+void steps(double **u, double **v, int nx, int ny, double c, int nsteps);
 int main(int argc, char **argv) {
   int n = atoi(argv[1]), T = atoi(argv[2]);
   int size = (n + 2) * (n + 2);
   double *a = malloc(sizeof(double) * size), *b = malloc(sizeof(double) * size);
+  double **ra = malloc(sizeof(double *) * (n + 2)), **rb = malloc(sizeof(double *) * (n + 2));
   for (int k = 0; k < size; k++) a[k] = b[k] = (double)(k % 101) * 0.5;
-  steps(a, b, n, n, 0.2, T);
+  for (int i = 0; i < n + 2; i++) { ra[i] = a + i * (n + 2); rb[i] = b + i * (n + 2); }
+  steps(ra, rb, n, n, 0.2, T);
   double s = 0.0;
   for (int k = 0; k < size; k++) s = s * 1.0000001 + a[k] - 0.5 * b[k];
   printf("%a\n", s);
@@ -478,7 +479,7 @@ def test_a_swap_unrolled_for_tiles_that_do_not_come_is_no_improvement(tmp_path):
     for policy, taken in (("all", "pycc-stencil"), ("", "cc")):  # ("": the default policy)
         (tmp_path / (policy or "improved")).mkdir()
         env, compiled = build_both(
-            tmp_path / (policy or "improved"), FLAT_MAIN, FLAT_ROWS, ["-O3"], ["-O3"],
+            tmp_path / (policy or "improved"), ROW_POINTERS_MAIN, ROW_POINTERS, ["-O3"], ["-O3"],
             {"PYCC_TAKEOVER": policy},
         )  # fmt: skip
         kernels[policy] = compiled["steps"]
