@@ -14,6 +14,7 @@ default policy and runs as cc's build does.
 from __future__ import annotations
 
 import pytest
+from corpus_check import compiled, kernel_group
 from pycc_stencil.emit.targets import host_target
 from pycc_stencil.frontend import lower_file
 from pycc_stencil.ir_passes.pipeline import parse_pipeline, run_passes
@@ -122,7 +123,10 @@ TILED = [
 
 @pytest.mark.parametrize(
     "function, params, passes",
-    [pytest.param(f, p, s, id=f"{f}-{'-'.join(map(str, p.values()))}-{s}") for f, p, s in TILED],
+    [
+        pytest.param(f, p, s, id=f"{f}-{'-'.join(map(str, p.values()))}-{s}", marks=kernel_group(f))
+        for f, p, s in TILED
+    ],
 )
 def test_flat_rows_are_time_tiled_bit_exact(flat, function, params, passes):
     params = dict(params, c=0.2) if function == "index_rows" else params
@@ -224,3 +228,16 @@ def test_a_pointer_loaded_beside_a_local_array_is_not_tiled(tmp_path):
         "loop nest is not a SCoP: pointer loaded from memory beside a local array"
         in (remarks["smooth_rows"])
     ), remarks
+
+
+def test_flat_rows_get_the_fpgas_line_buffers_bit_exact(flat):
+    """The HLS back end reads the row length computed at each access (`(long)i*m + j`) as
+    the SCoP does: line buffers of rows, and its C runs as the original does."""
+    unit = compiled(flat("local_rows"), target="hls")
+    assert unit.setup_error is None, unit.setup_error
+    remarks = [r.message for r in unit.remarks if r.function == "local_rows"]
+    assert any(m.startswith("tiled") and "for the FPGA" in m for m in remarks), remarks
+    assert "local_rows" in unit.emitted.emitted.hls
+    for params in ({"nx": "13", "ny": "11", "T": "3"}, {"nx": "1", "ny": "2", "T": "1"}):
+        result = unit.check("local_rows", params)
+        assert result.status == "OK" and result.message.startswith("bit-exact"), result
