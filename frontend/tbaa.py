@@ -20,11 +20,12 @@ from __future__ import annotations
 
 from llvmlite import ir
 
+from ..ir_passes.core.memory import OMNIPOTENT_CHAR
 from . import c_types as ct
 
 _I64 = ir.IntType(64)
 _ROOT = "Simple C/C++ TBAA"
-_CHAR = "omnipotent char"
+_CHAR = OMNIPOTENT_CHAR
 _POINTER = "any pointer"
 
 

@@ -241,3 +241,76 @@ def test_flat_rows_get_the_fpgas_line_buffers_bit_exact(flat):
     for params in ({"nx": "13", "ny": "11", "T": "3"}, {"nx": "1", "ny": "2", "T": "1"}):
         result = unit.check("local_rows", params)
         assert result.status == "OK" and result.message.startswith("bit-exact"), result
+
+
+#: member reads in the loops (`i <= f->nx`): under C's effective-type rules a loop that
+#: stores only doubles keeps them, so they are read once before it, when that cannot fault
+MEMBERS_KERNEL = r"""
+typedef struct { int nx, ny; double dx, dy; double *data; } field;
+/* the bounds read through the struct at every test; the grid and its row before the loops */
+void bounds_in_struct(field *f, double *v, int nsteps) {
+  double *u = f->data;
+  int m = f->ny + 2;
+  for (int t = 0; t < nsteps; t++) {
+    for (int i = 1; i <= f->nx; i++)
+      for (int j = 1; j <= f->ny; j++)
+        v[i * m + j] = 0.25 * (u[(i - 1) * m + j] + u[(i + 1) * m + j] + u[i * m + j - 1]
+                               + u[i * m + j + 1]);
+    double *w = u; u = v; v = w;
+  }
+  f->data = u;
+}
+/* f is not read before the loops: with no step, f may be NULL */
+double sum_rows(field *f, int nsteps) {
+  double s = 0.0;
+  for (int t = 0; t < nsteps; t++)
+    for (int i = 0; i < f->nx; i++)
+      s += f->data[i] * (double)t;
+  return s;
+}
+/* the bound is an int that the loop writes through an int pointer (p == &f->nx) */
+void shrinking(field *f, int *p, double *v) {
+  int n0 = f->nx;
+  for (int i = 0; i < f->nx; i++) {
+    v[i] = 2.0 * v[i];
+    p[0] = n0 - 2 * i;
+  }
+}
+"""
+MEMBERS_MAIN = r"""
+#include <stdio.h>
+#include <stdlib.h>
+typedef struct { int nx, ny; double dx, dy; double *data; } field;
+void bounds_in_struct(field *f, double *v, int nsteps);
+double sum_rows(field *f, int nsteps);
+void shrinking(field *f, int *p, double *v);
+int main(int argc, char **argv) {
+  int nx = atoi(argv[1]), ny = atoi(argv[2]), T = atoi(argv[3]);
+  int size = (nx + 2) * (ny + 2);
+  field f = {nx, ny, 0.1, 0.1, malloc(sizeof(double) * size)};
+  double *v = malloc(sizeof(double) * size);
+  for (int k = 0; k < size; k++) f.data[k] = v[k] = (double)(k % 89) * 0.5;
+  bounds_in_struct(&f, v, T);
+  double s = 0.0;
+  for (int k = 0; k < size; k++) s = s * 1.0000001 + f.data[k] - 0.5 * v[k];
+  printf("%a %a %a\n", s, sum_rows(&f, T), sum_rows(NULL, 0));
+  shrinking(&f, &f.nx, v);
+  for (int k = 0; k < size; k++) s = s * 1.0000001 + v[k];
+  printf("%a %d\n", s, f.nx);
+  return 0;
+}
+"""
+
+
+@pytest.mark.skipif(PYCC is None, reason="pycc-stencil is not installed")
+def test_members_read_in_the_loops_are_read_once_where_that_is_safe(tmp_path):
+    env, compiled = build_both(
+        tmp_path, MEMBERS_MAIN, MEMBERS_KERNEL, ["-O3"], ["-O3"],
+        {"PYCC_TAKEOVER": "all", "PYCC_CACHE_L2": "16K", "PYCC_CACHE_L3": "32K"},
+    )  # fmt: skip
+    tiled = compiled["bounds_in_struct"]
+    assert any("remark: time-tiled" in r for r in tiled["remarks"]), tiled
+    for name in ("sum_rows", "shrinking"):
+        assert compiled[name]["compiled_by"] == "pycc-stencil", compiled[name]
+    runs = [(61, 47, 9), (30, 30, 4), (7, 3, 1), (1, 1, 3), (13, 11, 0)]
+    assert_same_output(tmp_path, env, [[str(v) for v in run] for run in runs])

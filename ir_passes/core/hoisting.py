@@ -12,19 +12,36 @@ global inside its bounds that nothing in the loop may write. A store may write t
 element when its address is not known to lie elsewhere: a pointer argument may point into the
 global, an unknown pointer anywhere; a call other than libm's or a memory-free intrinsic may
 write anything.
+
+Under C's effective-type rules (`!tbaa`, absent under `-fno-strict-aliasing`) a member read
+through a pointer argument moves too (`i < f->nx`, `f->data` in heat-equation codes): a
+load at a constant offset from the argument whose type no store of the loop has (a store of
+a `double` never changes an `int` or a pointer; char and untagged accesses may change
+anything), when it cannot fault before the loop: the argument was accessed before the loop
+at that offset or beyond (`f->ny` at offset 4 makes the object's first 8 bytes readable: a
+member access points at the start of its struct, an element access into its array).
 """
 
 from __future__ import annotations
+
+from functools import cached_property
 
 from llvmlite import ir
 from llvmlite.ir import instructions as ins
 
 from .affine import address_of, size_of
-from .analyses import invalidate, loops_of
+from .analyses import analyses, invalidate, loops_of
 from .libm import LIBM_FUNCTIONS
 from .loops import Loop
-from .memory import pointer_roots, store_size
-from .rewrite import branch_to, forget_text, used_values
+from .memory import OMNIPOTENT_CHAR, pointer_roots, store_size
+from .rewrite import (
+    branch_to,
+    forget_text,
+    remove_dead,
+    remove_instruction,
+    replace_uses,
+    used_values,
+)
 from .symbolic import Expr
 
 #: operations that cannot trap or write memory (division can trap: it stays)
@@ -38,11 +55,13 @@ def hoist_invariants(function: ir.Function) -> int:
     """Move the invariant instructions of every loop of `function` (inner loops first, so a
     value can leave a whole nest) to its preheader; returns how many moved."""
     moved = 0
-    derived: set[ir.Instruction] = set()  # the values read from globals, moved or not
+    derived: set[ir.Instruction] = set()  # the values read from memory, moved or not
+    dominators = analyses(function).dominators
+    writes = [i for b in function.blocks for i in b.instructions if _may_write(i)]
     for loop in reversed(loops_of(function).loops):
         if loop.preheader is None:
             continue
-        count = _hoist(loop, derived)
+        count = _hoist(loop, derived, _Readable(function, loop, dominators, writes))
         if count and loop.parent is None:
             _empty_preheader(loop)
         moved += count
@@ -66,7 +85,7 @@ def _empty_preheader(loop: Loop) -> None:
         forget_text(phi)
 
 
-def _hoist(loop: Loop, derived: set[ir.Instruction]) -> int:
+def _hoist(loop: Loop, derived: set[ir.Instruction], readable: _Readable) -> int:
     preheader = loop.preheader
     writes = [i for b in loop.blocks for i in b.instructions if _may_write(i)]
     moved, changed = 0, True
@@ -74,15 +93,134 @@ def _hoist(loop: Loop, derived: set[ir.Instruction]) -> int:
         changed = False
         for block in loop.blocks:
             for instr in list(block.instructions):
-                if _invariant(instr, loop) and _movable(instr, writes, derived):
-                    derived.add(instr)
-                    block.instructions.remove(instr)
-                    preheader.instructions.insert(len(preheader.instructions) - 1, instr)
-                    instr.parent = preheader
-                    forget_text(instr)
-                    moved += 1
-                    changed = True
+                member = _member_address(instr, loop)
+                if member is not None and _member_movable(instr, writes, readable):
+                    earlier = readable.same_load(instr)
+                    if earlier is not None:  # one value for `m = f->ny + 2` and `j <= f->ny`
+                        function = block.parent
+                        replace_uses(function, {instr: earlier})
+                        remove_instruction(instr)
+                        remove_dead(function, [member])  # its address, unless used
+                        derived.add(earlier)
+                        moved += 1
+                        changed = True
+                        continue
+                    _move(member, preheader)  # `f + 24`, then the load of `f->data`
+                elif not (_invariant(instr, loop) and _movable(instr, writes, derived)):
+                    continue
+                derived.add(instr)
+                _move(instr, preheader)
+                moved += 1
+                changed = True
     return moved
+
+
+def _move(instr: ir.Instruction, preheader: ir.Block) -> None:
+    """Move `instr` to the end of `preheader` (before its branch)."""
+    instr.parent.instructions.remove(instr)
+    preheader.instructions.insert(len(preheader.instructions) - 1, instr)
+    instr.parent = preheader
+    forget_text(instr)
+
+
+class _Readable:
+    """Which bytes of a pointer argument a loop may read before it runs: those below the end
+    of an access through the argument at a constant offset that runs on every path into the
+    loop (in a block dominating its preheader). Found on first use: most loops read no
+    member."""
+
+    def __init__(self, function: ir.Function, loop: Loop, dominators, writes: list):
+        """`writes`: every instruction of the function that may write memory."""
+        self.function, self.loop, self.dominators, self.writes = function, loop, dominators, writes
+
+    @cached_property
+    def _before(self) -> tuple[dict[ir.Argument, int], dict[tuple, ins.LoadInstr]]:
+        """(the end of the bytes read or written before the loop, per argument; the loads
+        before the loop by (argument, offset, type) when no store or call of the function
+        may change what they read: each reads one value)."""
+        ends: dict[ir.Argument, int] = {}
+        loads: dict[tuple, ins.LoadInstr] = {}
+        for block in self.function.blocks:
+            if block in self.loop or not self.dominators.dominates(block, self.loop.preheader):
+                continue
+            for instr in block.instructions:
+                span = _argument_span(instr)
+                if span is None:
+                    continue
+                ends[span[0]] = max(ends.get(span[0], 0), span[2])
+                if isinstance(instr, ins.LoadInstr) and _unwritten(instr, self.writes):
+                    loads.setdefault((span[0], span[1], str(instr.type)), instr)
+        return ends, loads
+
+    def same_load(self, load: ins.LoadInstr) -> ins.LoadInstr | None:
+        """A load before the loop that reads what `load` reads (none if `load` is one)."""
+        span = _argument_span(load)
+        earlier = self._before[1].get((span[0], span[1], str(load.type)))
+        return earlier if earlier is not load else None
+
+    def load(self, instr: ins.LoadInstr) -> bool:
+        """Can `instr` run once before the loop without faulting?"""
+        span = _argument_span(instr)
+        if span is None:
+            return False
+        return span[2] <= self._before[0].get(span[0], 0)
+
+
+def _argument_span(instr: ir.Instruction) -> tuple[ir.Argument, int, int] | None:
+    """(argument, first byte, end) of a load or store at a constant, non-negative offset
+    from a pointer argument."""
+    if isinstance(instr, ins.LoadInstr):
+        pointer, t = instr.operands[0], instr.type
+    elif isinstance(instr, ins.StoreInstr):
+        pointer, t = instr.operands[1], instr.operands[0].type
+    else:
+        return None
+    address = address_of(pointer)
+    offset = _constant(address.offset)
+    if not isinstance(address.base, ir.Argument) or offset is None or offset < 0:
+        return None
+    return address.base, offset, offset + size_of(t)
+
+
+def _member_address(instr: ir.Instruction, loop: Loop) -> ir.Instruction | None:
+    """The address of a load of `arg + constant` computed in the loop (`f->data`: the
+    front end's `getelementptr i8, f, 24`), to move with the load, or the load itself if
+    its address is computed outside the loop; None for anything else."""
+    if not isinstance(instr, ins.LoadInstr):
+        return None
+    pointer = instr.operands[0]
+    if not (isinstance(pointer, ins.GEPInstr) and pointer.parent in loop):
+        return instr if _invariant(instr, loop) and _argument_span(instr) else None
+    constant = all(isinstance(i, ir.Constant) for i in pointer.indices)
+    return pointer if constant and isinstance(pointer.pointer, ir.Argument) else None
+
+
+def _member_movable(load: ins.LoadInstr, writes: list[ir.Instruction], readable: _Readable) -> bool:
+    """`load` reads what it read before the loop (no store of the loop has its type) and
+    cannot fault there."""
+    return _unwritten(load, writes) and readable.load(load)
+
+
+def _unwritten(load: ins.LoadInstr, writes: list[ir.Instruction]) -> bool:
+    """No store of `writes` changes what `load` reads, by C's effective-type rules: each
+    has another type than the load's, neither a character type (calls may write anything)."""
+    kind = _type_name(load)
+    if kind is None or kind == OMNIPOTENT_CHAR:
+        return False
+    for write in writes:
+        other = _type_name(write) if isinstance(write, ins.StoreInstr) else None
+        if other is None or other in (kind, OMNIPOTENT_CHAR):
+            return False
+    return True
+
+
+def _type_name(instr: ir.Instruction) -> str | None:
+    """The C type name of the access's `!tbaa` tag (`[node, node, 0]`, node `[name, ...]`)."""
+    tag = instr.metadata.get("tbaa")
+    if tag is None:
+        return None
+    name = tag.operands[0].operands[0]
+    return getattr(name, "string", None)
 
 
 def _invariant(instr: ir.Instruction, loop: Loop) -> bool:

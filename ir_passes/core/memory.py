@@ -12,6 +12,8 @@ from llvmlite import ir
 from llvmlite.ir import instructions as ins
 
 MemoryObject = ins.AllocaInstr | ir.GlobalVariable
+#: the `!tbaa` type of C's character types, which may access an object of any type
+OMNIPOTENT_CHAR = "omnipotent char"
 
 
 def pointer_roots(value: ir.Value, _seen: set | None = None) -> frozenset | None:
