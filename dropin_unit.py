@@ -352,8 +352,9 @@ def _records(
                 kernel=kernel,
                 passes=list(passes) if name in taken else [],
                 reason=None if name in taken else reason,
+                # also of a kernel kept by cc: why no pass transformed it
                 remarks=[str(r) for r in applied.remarks if r.function == name]
-                if applied is not None and name in taken
+                if applied is not None
                 else [],
             )
         )
