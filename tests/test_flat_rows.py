@@ -112,7 +112,6 @@ TILED = [
     ("ghost_rows", {"nx": 13, "ny": 17, "T": 5}, "time-tile(4,5,7)"),
     ("ghost_rows", {"nx": 2, "ny": 3, "T": 1}, "time-tile(4,5,7)"),
     ("ghost_rows", {"nx": 29, "ny": 11, "T": 0}, "time-tile(4,5,7)"),
-    ("ghost_rows", {"nx": 23, "ny": 19, "T": 7}, "time-tile"),
     ("local_rows", {"nx": 11, "ny": 13, "T": 3}, "time-tile(2,3,5)"),
     ("local_rows", {"nx": 1, "ny": 5, "T": 2}, "parallelogram-tile(3,7,2)"),
     ("index_rows", {"nx": 19, "ny": 7, "T": 9}, "time-tile(4,5,7)"),
