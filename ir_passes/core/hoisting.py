@@ -105,7 +105,8 @@ def _hoist(loop: Loop, derived: set[ir.Instruction], readable: _Readable) -> int
                         moved += 1
                         changed = True
                         continue
-                    _move(member, preheader)  # `f + 24`, then the load of `f->data`
+                    if member is not instr:
+                        _move(member, preheader)  # `f + 24`, then the load of `f->data`
                 elif not (_invariant(instr, loop) and _movable(instr, writes, derived)):
                     continue
                 derived.add(instr)
