@@ -39,7 +39,14 @@ from llvmlite.ir import instructions as ins
 
 from .core.facts import fact
 from .core.loops import InductionVariable, Loop
-from .core.rewrite import branch_to, remove_dead, replace_in, set_terminator, used_values
+from .core.rewrite import (
+    branch_to,
+    remove_dead,
+    replace_in,
+    set_terminator,
+    used_values,
+    users_of,
+)
 from .registry import PassContext, register
 from .unroll import (
     Decline,
@@ -347,21 +354,12 @@ def _terminate(block: ir.Block, operands: list, metadata: dict) -> None:
     set_terminator(block, branch)
 
 
-def _users(function: ir.Function) -> dict[ir.Value, list[ir.Instruction]]:
-    out: dict[ir.Value, list[ir.Instruction]] = {}
-    for block in function.blocks:
-        for instr in block.instructions:
-            for value in dict.fromkeys(used_values(instr)):
-                out.setdefault(value, []).append(instr)
-    return out
-
-
 def unroll_pointer_swaps(module: ir.Module, context: PassContext, enabling: bool = False) -> None:
     """Rewrite every pointer-swap loop of `module` (remarks to `context`; `enabling`: as the
     time-tiling passes' first step, `Remark.enabling`)."""
 
     def transform(function: ir.Function, loop: Loop) -> str:
-        swap = recognise(loop, _users(function))
+        swap = recognise(loop, users_of(function))
         unroll_swap(function, swap)
         return (
             f"pointer-swap loop unrolled by {swap.period} into sweeps {swap.describe()}: "

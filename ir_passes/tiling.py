@@ -30,6 +30,7 @@ from ..polyhedral.schedule.tile import tile as tile_schedule
 from ..polyhedral.schedule.time_tile import may_run_rows_together
 from ..polyhedral.schedule.time_tile import time_tile as time_tile_schedule
 from ..polyhedral.scop import Scop
+from .core.counters import count_up_from_zero
 from .core.hoisting import hoist_invariants
 from .core.machine_model import SERIAL
 from .registry import PassContext, bounded_int, register
@@ -76,6 +77,9 @@ def _run(
         threshold = 0
     elif threshold is None:
         threshold = context.target.locality_threshold()
+    for function in module.functions:
+        if function.blocks:
+            count_up_from_zero(function)  # time loops counting down, by two, in an unsigned
     if swaps:  # pointer-swap time loops become the K-sweep form first
         unroll_pointer_swaps(module, context, enabling=True)
     for function in list(module.functions):

@@ -45,7 +45,7 @@ from llvmlite.ir import instructions as ins
 from .core.analyses import invalidate, loops_of
 from .core.facts import fact
 from .core.loops import INVERSE_PREDICATE, SWAPPED_PREDICATE, Loop
-from .core.rewrite import branch_to, copy_instruction, remap_operands, replace_in
+from .core.rewrite import branch_to, clone_instruction, replace_in
 from .registry import PassContext, bounded_int, register
 
 #: the largest unroll (and unroll-and-jam) factor a pipeline may ask for: the strategy search's
@@ -123,35 +123,6 @@ def unrolled_loops(function: ir.Function) -> dict[ir.Block, UnrolledLoop]:
 def is_remainder(loop: Loop) -> bool:
     """Whether `loop` is the scalar remainder of a loop a pass unrolled or vectorized."""
     return REMAINDER in loop.header.terminator.metadata
-
-
-def clone_instruction(
-    instr: ir.Instruction,
-    block: ir.Block,
-    values: dict[ir.Value, ir.Value],
-    blocks: dict[ir.Block, ir.Block],
-    incoming: dict[ir.Block, ir.Block] | None = None,
-) -> ir.Instruction:
-    """A copy of `instr` appended to `block`, operands mapped by `values`, targets by `blocks`."""
-
-    def value(v):
-        if isinstance(v, ir.Block):
-            return blocks.get(v, v)
-        return values.get(v, v) if isinstance(v, ir.Instruction) else v
-
-    new = copy_instruction(instr, block)
-    remap_operands(new, value)
-    if isinstance(instr, ins.PhiInstr):
-        incoming = blocks if incoming is None else incoming
-        new.incomings = [(v, incoming.get(b, b)) for v, b in new.incomings]
-    if isinstance(instr, ins.SwitchInstr):
-        new.default = value(instr.default)
-        new.cases = [(v, value(b)) for v, b in instr.cases]
-    new._clear_string_cache()
-    block.instructions.append(new)
-    if isinstance(instr, ins.Terminator):
-        block.terminator = new
-    return new
 
 
 def block_maker(function: ir.Function):

@@ -30,7 +30,13 @@ from llvmlite.ir import instructions as ins
 
 from .core.affine import address_of, size_of
 from .core.loops import Loop
-from .core.rewrite import branch_to, merge_straight_line, remove_dead, replace_in
+from .core.rewrite import (
+    branch_to,
+    clone_instruction,
+    merge_straight_line,
+    remove_dead,
+    replace_in,
+)
 from .core.symbolic import Expr
 from .registry import PassContext, register
 from .unroll import (
@@ -40,7 +46,6 @@ from .unroll import (
     block_maker,
     build_guard,
     check_growth,
-    clone_instruction,
     clone_slice,
     close_unrolled_loop,
     exit_test,

@@ -8,6 +8,7 @@ that rewrite IR use this instead.
 from __future__ import annotations
 
 import copy
+from collections import defaultdict
 from collections.abc import Callable, Iterable
 
 from llvmlite import ir
@@ -53,6 +54,35 @@ def copy_instruction(instr: ir.Instruction, block: ir.Block) -> ir.Instruction:
         new.flags = list(instr.flags)
     new.metadata = dict(instr.metadata)
     new._clear_string_cache()
+    return new
+
+
+def clone_instruction(
+    instr: ir.Instruction,
+    block: ir.Block,
+    values: dict[ir.Value, ir.Value],
+    blocks: dict[ir.Block, ir.Block],
+    incoming: dict[ir.Block, ir.Block] | None = None,
+) -> ir.Instruction:
+    """A copy of `instr` appended to `block`, operands mapped by `values`, targets by `blocks`."""
+
+    def value(v):
+        if isinstance(v, ir.Block):
+            return blocks.get(v, v)
+        return values.get(v, v) if isinstance(v, ir.Instruction) else v
+
+    new = copy_instruction(instr, block)
+    remap_operands(new, value)
+    if isinstance(instr, ins.PhiInstr):
+        incoming = blocks if incoming is None else incoming
+        new.incomings = [(v, incoming.get(b, b)) for v, b in new.incomings]
+    if isinstance(instr, ins.SwitchInstr):
+        new.default = value(instr.default)
+        new.cases = [(v, value(b)) for v, b in instr.cases]
+    new._clear_string_cache()
+    block.instructions.append(new)
+    if isinstance(instr, ins.Terminator):
+        block.terminator = new
     return new
 
 
@@ -116,6 +146,16 @@ def used_values(instr: ir.Instruction) -> list[ir.Value]:
     return used
 
 
+def users_of(function: ir.Function) -> dict[ir.Value, list[ir.Instruction]]:
+    """Each value's users in `function` (an instruction once, however often it uses it)."""
+    out: dict[ir.Value, list[ir.Instruction]] = {}
+    for block in function.blocks:
+        for instr in block.instructions:
+            for value in dict.fromkeys(used_values(instr)):
+                out.setdefault(value, []).append(instr)
+    return out
+
+
 def merge_straight_line(function: ir.Function, blocks: Iterable[ir.Block]) -> None:
     """Merge each block of `blocks` into its predecessor (or its successor into it) when the
     two are joined by an unconditional branch and nothing else enters the second one, so a
@@ -137,6 +177,11 @@ def merge_straight_line(function: ir.Function, blocks: Iterable[ir.Block]) -> No
                 break
             _append_block(function, first, second, preds)
             candidates.add(first)
+
+
+def merge_pair(function: ir.Function, first: ir.Block, second: ir.Block) -> None:
+    """Merge `second` into `first`, which branches only to it, its only predecessor."""
+    _append_block(function, first, second, defaultdict(list))
 
 
 def _append_block(function, first, second, preds) -> None:

@@ -1,0 +1,158 @@
+"""Loops whose counter only counts become `for (i64 k = 0; k < T; k++)`: a time loop counting
+down (`for (t = n; t > 0; t--)`), by two (`t += 2`) or in an unsigned (`unsigned t`), whose
+counter the body never reads, says only how often the body runs. The polyhedral model and
+the pointer-swap unrolling read loops counting up by one under a signed, non-wrapping test;
+this gives them the others.
+
+The trip count T is computed once before the loop, exactly as C runs the loop: from the
+first value of the counter, the tested bound and the step (`ceil(distance / step)`, 0 when
+the first test fails), the distance taken in 64 bits (exact for 32-bit counters; for 64-bit
+ones exact as an unsigned number when the first test passes). A `!=` test counts modulo the
+counter's width, as an unsigned counter wraps. A counter that could wrap between two tests
+(`t <= n` in an unsigned, a step other than one without the no-wrap flag) is left alone: C
+defines the wrap-around, and the loop may run forever. A 64-bit count above 2^63 - 1 is
+clamped to it: such a loop runs for centuries either way.
+"""
+
+from __future__ import annotations
+
+from llvmlite import ir
+from llvmlite.ir import instructions as ins
+
+from .analyses import invalidate, loops_of
+from .loops import INVERSE_PREDICATE, SWAPPED_PREDICATE, Loop
+from .rewrite import copy_instruction, remove_dead, remove_instruction, set_terminator, users_of
+
+I64 = ir.IntType(64)
+#: stay-in-loop tests a counter cannot wrap under, whatever its flags: `t < n` by +1, `t > n`
+#: by -1, and `t != n` by ±1 (counted modulo the width)
+_CANNOT_WRAP = {("lt", 1), ("gt", -1), ("ne", 1), ("ne", -1)}
+
+
+def count_up_from_zero(function: ir.Function) -> int:
+    """Rewrite every loop of `function` whose counter only counts and does not already count
+    up by one under a signed, non-wrapping test; returns how many were rewritten."""
+    users = users_of(function)
+    rewritten = sum(_rewrite(loop, users) for loop in loops_of(function).loops)
+    if rewritten:
+        invalidate(function)
+    return rewritten
+
+
+def _rewrite(loop: Loop, users: dict[ir.Value, list[ir.Instruction]]) -> bool:
+    test = _counter_test(loop, users)
+    if test is None:
+        return False
+    compare, counter, pred, bound, inside = test
+    iv, step = loop.trip_count_iv, loop.trip_count.step
+    builder = ir.IRBuilder(loop.preheader)
+    builder.position_before(loop.preheader.terminator)
+    first = iv.init if counter is iv.phi else _cast_like(builder, counter, iv.init)
+    trips = _trip_count(builder, pred, first, _before_loop(builder, bound, loop), step)
+    header, latch = loop.header, loop.latch
+    builder.position_at_start(header)
+    k = builder.phi(I64, name=f"{iv.phi.name}.count")
+    builder.position_before(latch.terminator)
+    k.add_incoming(ir.Constant(I64, 0), loop.preheader)
+    k.add_incoming(builder.add(k, ir.Constant(I64, 1), name=f"{k.name}.next", flags=["nsw"]), latch)
+    builder.position_before(header.terminator)
+    stay = builder.icmp_signed("<", k, trips, name=f"{k.name}.stay")
+    outside = next(b for b in header.terminator.operands[1:] if b is not inside)
+    set_terminator(header, ins.ConditionalBranch(header, "br", [stay, inside, outside]))
+    for old in (compare, counter, iv.update, iv.phi):
+        if old.parent is not None and old in old.parent.instructions:
+            remove_instruction(old)
+    remove_dead(header.parent, [b for b in (bound,) if isinstance(b, ir.Instruction)])
+    return True
+
+
+def _counter_test(loop: Loop, users: dict) -> tuple | None:
+    """(compare, tested counter, stay predicate, bound, in-loop successor) when `loop` is
+    top-tested, its counter is read only by its update and its exit test, and the test is
+    one this module rewrites; else None."""
+    tc, iv = loop.trip_count, loop.trip_count_iv
+    if tc is None or iv is None or loop.preheader is None or loop.latch is None:
+        return None
+    if loop.exiting != [loop.header] or loop.exit is None or tc.minimum != 0:
+        return None
+    if tc.step == 1 and tc.predicate in ("slt", "sle", "ne") and tc.no_wrap:
+        return None  # counts up already
+    branch = loop.header.terminator
+    if not isinstance(branch, ins.ConditionalBranch):
+        return None
+    compare, on_true, on_false = branch.operands
+    if not isinstance(compare, ins.ICMPInstr) or users.get(compare) != [branch]:
+        return None
+    pred = compare.op if on_true in loop else INVERSE_PREDICATE[compare.op]
+    counter, bound = compare.operands
+    if loop.is_invariant(counter):
+        counter, bound, pred = bound, counter, SWAPPED_PREDICATE[pred]
+    if counter is not iv.phi and not (
+        getattr(counter, "opname", None) in ("sext", "zext")
+        and counter.operands[0] is iv.phi
+        and users.get(counter) == [compare]
+    ):
+        return None
+    if set(users.get(iv.phi, [])) - {iv.update, counter, compare}:
+        return None  # the body reads the counter
+    if users.get(iv.update) != [iv.phi] or not loop.is_invariant(bound):
+        return None
+    kind = pred[1:] if pred[0] in "su" else pred
+    if (kind, tc.step) not in _CANNOT_WRAP and not tc.no_wrap:
+        return None
+    direction = {"lt": 1, "le": 1, "gt": -1, "ge": -1}.get(kind, tc.step)
+    if (kind == "ne" and abs(tc.step) != 1) or direction * tc.step <= 0:
+        return None
+    return compare, counter, pred, bound, on_true if on_true in loop else on_false
+
+
+def _cast_like(builder: ir.IRBuilder, cast: ins.CastInstr, value: ir.Value) -> ir.Value:
+    """`value` extended as the tested `cast` extends the counter."""
+    extend = builder.sext if cast.opname == "sext" else builder.zext
+    return extend(value, cast.type)
+
+
+def _before_loop(builder: ir.IRBuilder, value: ir.Value, loop: Loop) -> ir.Value:
+    """`value` (invariant; the front end computes `n - 1` of a test in the header) computed
+    at the builder's place before the loop."""
+    if not isinstance(value, ir.Instruction) or value.parent not in loop:
+        return value
+    copy = copy_instruction(value, builder.block)
+    mapping = {op: _before_loop(builder, op, loop) for op in value.operands}
+    copy.operands = [mapping[op] for op in value.operands]
+    block = builder.block
+    block.instructions.insert(block.instructions.index(block.terminator), copy)
+    builder.position_before(block.terminator)
+    return copy
+
+
+def _trip_count(builder: ir.IRBuilder, pred: str, first: ir.Value, bound: ir.Value, step: int):
+    """How often the body of `for (c = first; c pred bound; c += step)` runs, as an i64."""
+    kind = pred[1:] if pred[0] in "su" else pred
+    width = first.type.width
+    if kind == "ne":  # modulo the counter's width
+        distance = builder.sub(bound, first) if step > 0 else builder.sub(first, bound)
+        count = distance if width == 64 else builder.zext(distance, I64)
+        return _clamped(builder, count)
+    stay = builder.icmp_signed if pred[0] == "s" else builder.icmp_unsigned
+    symbol = {"lt": "<", "le": "<=", "gt": ">", "ge": ">="}[kind]
+    runs = stay(symbol, first, bound, name="trips.any")
+    if width < 64:
+        extend = builder.sext if pred[0] == "s" else builder.zext
+        first, bound = extend(first, I64), extend(bound, I64)
+    distance = builder.sub(bound, first) if step > 0 else builder.sub(first, bound)
+    size = ir.Constant(I64, abs(step))
+    whole = builder.udiv(distance, size)
+    if kind in ("le", "ge"):  # the bound itself is a value of the loop
+        extra = ir.Constant(I64, 1)
+    else:
+        rest = builder.urem(distance, size)
+        extra = builder.zext(builder.icmp_unsigned("!=", rest, ir.Constant(I64, 0)), I64)
+    count = _clamped(builder, builder.add(whole, extra))
+    return builder.select(runs, count, ir.Constant(I64, 0), name="trips")
+
+
+def _clamped(builder: ir.IRBuilder, count: ir.Value) -> ir.Value:
+    """An unsigned 64-bit count as a non-negative i64 (counts above 2^63 - 1 saturate)."""
+    over = builder.icmp_signed("<", count, ir.Constant(I64, 0))
+    return builder.select(over, ir.Constant(I64, (1 << 63) - 1), count)

@@ -1,0 +1,277 @@
+"""Time loops whose counter only counts are time-tiled whatever way they count: down
+(`for (t = T; t > 0; t--)`), by two or three, in an `unsigned` or a `size_t`, to `!=`
+(ir_passes/core/counters.py rewrites them to count up from zero).
+
+1. The trip count the rewrite computes before the loop is the number of times C runs the
+   body, for every test, width and step it rewrites, at the integers' limits (JIT-run
+   against a model of C's loop: simulated where it runs few times). Loops it must leave
+   alone (a counter that may wrap, one the body reads) are left alone.
+2. Pointer-swap Jacobi sweeps under each time loop are time-tiled and bit-exact against cc
+   at odd and prime extents, extents smaller than a tile and T = 0, 1, odd.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import itertools
+
+import pytest
+from corpus_check import kernel_group
+from llvmlite import ir
+from pycc_stencil.emit.host_jit import compile_module
+from pycc_stencil.ir_passes.core.counters import count_up_from_zero
+from test_tiling import assert_bit_exact, assert_transformed, check_tiled, missed, passed
+
+I64 = ir.IntType(64)
+
+# --------------------------------------------------------------------------------------------
+# 1. the trip count
+
+#: (stay predicate, counter width, step, flags of the update)
+REWRITTEN = [
+    ("slt", 32, 1, []),
+    ("slt", 32, 3, ["nsw"]),
+    ("sle", 32, 2, ["nsw"]),
+    ("sgt", 32, -1, []),
+    ("sge", 32, -1, ["nsw"]),
+    ("sge", 32, -4, ["nsw"]),
+    ("ult", 32, 1, []),
+    ("ugt", 32, -1, []),
+    ("uge", 32, -3, ["nuw"]),
+    ("ne", 32, 1, []),
+    ("ne", 32, -1, []),
+    ("slt", 64, 5, ["nsw"]),
+    ("sgt", 64, -1, []),
+    ("sge", 64, -1, ["nsw"]),
+    ("ult", 64, 1, []),
+    ("ugt", 64, -1, []),
+    ("ne", 64, 1, []),
+]
+#: loops that may wrap around (C defines it for unsigned, the loop may run forever)
+LEFT_ALONE = [("ule", 32, 1, []), ("ult", 32, 2, []), ("sle", 64, 1, []), ("ugt", 64, -2, [])]
+_SYMBOL = {"lt": "<", "le": "<=", "gt": ">", "ge": ">=", "ne": "!="}
+
+
+def _counting_function(module: ir.Module, name: str, pred, width, step, flags, read=False):
+    """`i64 name(iW first, iW bound)`: `n = 0; for (c = first; c pred bound; c += step) n++;
+    return n` in the front end's form; with `read`, the body adds the counter to n."""
+    t = ir.IntType(width)
+    function = ir.Function(module, ir.FunctionType(I64, [t, t]), name)
+    first, bound = function.args
+    entry, header, body, exit_ = (
+        function.append_basic_block(n) for n in "entry header body exit".split()
+    )
+    b = ir.IRBuilder(entry)
+    b.branch(header)
+    b.position_at_end(header)
+    c, n = b.phi(t, "c"), b.phi(I64, "n")
+    compare = b.icmp_signed if pred[0] == "s" else b.icmp_unsigned
+    b.cbranch(compare(_SYMBOL[pred.lstrip("su")], c, bound), body, exit_)
+    b.position_at_end(body)
+    counted = ir.Constant(I64, 1)
+    if read:
+        counted = c if width == 64 else b.sext(c, I64)
+    more = b.add(n, counted)
+    update = b.add(c, ir.Constant(t, step), flags=flags)
+    b.branch(header)
+    c.add_incoming(first, entry)
+    c.add_incoming(update, body)
+    n.add_incoming(ir.Constant(I64, 0), entry)
+    n.add_incoming(more, body)
+    b.position_at_end(exit_)
+    b.ret(n)
+    return function
+
+
+def _values(width: int, signed: bool) -> list[int]:
+    """Bit patterns of the integers' limits and of small numbers around zero."""
+    top = 1 << width
+    low, high = (-(top >> 1), (top >> 1) - 1) if signed else (0, top - 1)
+    picks = {low, low + 1, low + 2, -7, -1, 0, 1, 2, 5, 9, high - 2, high - 1, high}
+    return sorted(v % top for v in picks if low <= v <= high)
+
+
+def _c_count(pred: str, width: int, step: int, first: int, bound: int) -> int | None:
+    """How often C runs the body (bit patterns in, counts above 2^63 - 1 saturated), None
+    when the loop overflows a signed counter (undefined behaviour: any count is right)."""
+    top, kind, signed = 1 << width, pred.lstrip("su"), pred[0] == "s"
+
+    def value(bits: int) -> int:
+        return bits - top if signed and bits >= top >> 1 else bits
+
+    if kind == "ne":
+        return min(((bound - first) * step) % top, (1 << 63) - 1)
+    a, e = value(first), value(bound) + {"le": 1, "ge": -1}.get(kind, 0)
+    count = max(0, -((a - e) // step))  # ceil((e - a) / step), for either sign of step
+    after = a + count * step
+    low, high = (-(top >> 1), (top >> 1) - 1) if signed else (0, top - 1)
+    if count and not low <= after <= high:
+        return None  # the update wraps: only flagged counters (poison) are asked
+    return min(count, (1 << 63) - 1)
+
+
+def _simulated(pred: str, width: int, step: int, first: int, bound: int, limit: int) -> int:
+    """C's loop run step by step (at most `limit` times) on bit patterns."""
+    top, signed = 1 << width, pred[0] == "s"
+    ops = {"lt": int.__lt__, "le": int.__le__, "gt": int.__gt__, "ge": int.__ge__, "ne": int.__ne__}
+
+    def value(bits: int) -> int:
+        return bits - top if signed and bits >= top >> 1 else bits
+
+    count, c = 0, first
+    while count < limit and ops[pred.lstrip("su")](value(c), value(bound)):
+        count, c = count + 1, (c + step) % top
+    return count
+
+
+@pytest.fixture(scope="module")
+def rewritten():
+    """The JIT-compiled rewritten loops of REWRITTEN, and how many loops were rewritten."""
+    module = ir.Module("counters")
+    names = [f"f{k}" for k in range(len(REWRITTEN))]
+    changed = sum(
+        count_up_from_zero(_counting_function(module, name, *config))
+        for name, config in zip(names, REWRITTEN, strict=True)
+    )
+    jit = compile_module(module, names)
+    functions = []
+    for name, (_, width, _, _) in zip(names, REWRITTEN, strict=True):
+        t = ctypes.c_uint32 if width == 32 else ctypes.c_uint64
+        functions.append(ctypes.CFUNCTYPE(ctypes.c_int64, t, t)(jit.function_address(name)))
+    return functions, changed, jit
+
+
+@pytest.mark.parametrize(
+    "k", range(len(REWRITTEN)), ids=lambda k: "{}-i{}-step{}".format(*REWRITTEN[k])
+)
+def test_the_trip_count_is_cs_for_every_test_width_and_step(rewritten, k):
+    functions, changed, _ = rewritten
+    assert changed == len(REWRITTEN)
+    pred, width, step, _ = REWRITTEN[k]
+    values = _values(width, pred[0] == "s")
+    for first, bound in itertools.product(values, values):
+        expected = _c_count(pred, width, step, first, bound)
+        if expected is None:
+            continue
+        if expected <= 1000:
+            assert _simulated(pred, width, step, first, bound, 1001) == expected
+        assert functions[k](first, bound) == expected, (pred, width, step, first, bound)
+
+
+@pytest.mark.parametrize("config", LEFT_ALONE, ids=lambda c: "{}-i{}-step{}".format(*c))
+def test_a_counter_that_may_wrap_is_left_alone(config):
+    module = ir.Module("wraps")
+    assert count_up_from_zero(_counting_function(module, "f", *config)) == 0
+
+
+def test_a_counter_the_body_reads_is_left_alone():
+    module = ir.Module("reads")
+    assert count_up_from_zero(_counting_function(module, "f", "sgt", 32, -1, [], read=True)) == 0
+
+
+# --------------------------------------------------------------------------------------------
+# 2. time-tiled Jacobi sweeps under each time loop
+
+SWEEP = r"""
+    for (int i = 1; i <= nx; i++)
+      for (int j = 1; j <= ny; j++)
+        v[i * m + j] = 0.25 * (u[(i - 1) * m + j] + u[(i + 1) * m + j] + u[i * m + j - 1]
+                               + u[i * m + j + 1]);
+    double *w = u; u = v; v = w;
+"""
+#: name -> (time loop, its parameters)
+TIME_LOOPS = {
+    "down": ("for (int t = T; t > 0; t--)", "int T"),
+    "down_by_three": ("for (int t = hi; t >= lo; t -= 3)", "int lo, int hi"),
+    "up_by_two": ("for (int t = lo; t < hi; t += 2)", "int lo, int hi"),
+    "in_unsigned": ("for (unsigned t = 0; t < T; t++)", "unsigned T"),
+    "unsigned_down": ("for (unsigned t = T; t > 0; t--)", "unsigned T"),
+    "long_down": ("for (long t = T - 1; t >= 0; t--)", "long T"),
+    "in_size_t": ("for (size_t t = 0; t < T; t++)", "size_t T"),
+    "to_not_equal": ("for (unsigned t = lo; t != hi; t++)", "unsigned lo, unsigned hi"),
+}
+
+
+def _source(name: str) -> str:
+    loop, params = TIME_LOOPS[name]
+    return (
+        f"#include <stddef.h>\nvoid {name}(double *u, double *v, int nx, int ny, {params}) {{\n"
+        f"  int m = ny + 2;\n  {loop} {{{SWEEP}  }}\n}}\n"
+    )
+
+
+#: (name, sizes and time parameters, pipeline): odd and prime extents, one smaller than a
+#: tile, and 0, 1 and an odd number of steps
+TILED = [
+    ("down", {"nx": 13, "ny": 11, "T": 5}, "time-tile(4,5,7)"),
+    ("down", {"nx": 2, "ny": 3, "T": 1}, "time-tile(4,5,7)"),
+    ("down", {"nx": 7, "ny": 5, "T": -2}, "time-tile(4,5,7)"),
+    ("down_by_three", {"nx": 11, "ny": 17, "lo": -4, "hi": 10}, "time-tile(4,5,7)"),
+    ("up_by_two", {"nx": 19, "ny": 7, "lo": 3, "hi": 12}, "parallelogram-tile(3,7,2)"),
+    ("in_unsigned", {"nx": 5, "ny": 13, "T": 3}, "time-tile(4,5,7)"),
+    ("unsigned_down", {"nx": 17, "ny": 9, "T": 4}, "time-tile(4,5,7)"),
+    ("unsigned_down", {"nx": 3, "ny": 3, "T": 0}, "time-tile(4,5,7)"),
+    ("long_down", {"nx": 9, "ny": 23, "T": 7}, "time-tile(2,3,5)"),
+    ("in_size_t", {"nx": 11, "ny": 3, "T": 2}, "time-tile"),
+    ("to_not_equal", {"nx": 13, "ny": 13, "lo": 4, "hi": 9}, "time-tile(4,5,7)"),
+]
+
+
+@pytest.fixture(scope="module")
+def loop_file(kernel_file):
+    return lambda name: kernel_file(name, _source(name))
+
+
+def _steps(name: str, params: dict) -> int:
+    """How many sweeps the time loop runs (as C counts them)."""
+    if "T" in params:
+        return max(params["T"], 0)
+    lo, hi = params["lo"], params["hi"]
+    return {"down_by_three": (hi - lo) // 3 + 1, "up_by_two": (hi - lo + 1) // 2}.get(name, hi - lo)
+
+
+@pytest.mark.parametrize(
+    "name, params, passes",
+    [
+        pytest.param(n, p, s, id=f"{n}-{'-'.join(map(str, p.values()))}-{s}", marks=kernel_group(n))
+        for n, p, s in TILED
+    ],
+)
+def test_time_loops_counting_any_way_are_time_tiled_bit_exact(loop_file, name, params, passes):
+    result, remarks = check_tiled(loop_file(name), name, params, passes)
+    assert_bit_exact(result, remarks, nonempty=_steps(name, params) > 0)
+    assert_transformed(remarks, "time-tiled")
+
+
+UNTOUCHED = r"""
+/* t <= T in an unsigned: with T = UINT_MAX the loop runs forever, as C defines it */
+void may_wrap(double *u, double *v, int nx, int ny, unsigned T) {
+  int m = ny + 2;
+  for (unsigned t = 0; t <= T; t++) {SWEEP  }
+}
+/* the sweep reads the counter */
+void reads_counter(double *u, double *v, int nx, int ny, int T) {
+  int m = ny + 2;
+  for (int t = T; t > 0; t--) {
+    for (int i = 1; i <= nx; i++)
+      for (int j = 1; j <= ny; j++)
+        v[i * m + j] = 0.5 * (u[i * m + j - 1] + u[i * m + j + 1]) + t;
+    double *w = u; u = v; v = w;
+  }
+}
+""".replace("SWEEP", SWEEP)
+
+
+@pytest.mark.parametrize(
+    "name, words",
+    [
+        ("may_wrap", "not a signed, non-wrapping comparison"),
+        ("reads_counter", "loop step -1 is not +1"),
+    ],
+)
+def test_counters_that_may_wrap_or_are_read_stay_and_say_why(kernel_file, name, words):
+    path = kernel_file("untouched", UNTOUCHED)
+    result, remarks = check_tiled(path, name, {"nx": 7, "ny": 5, "T": 3}, "time-tile(4,5,7)")
+    assert_bit_exact(result, remarks, nonempty=True)
+    assert not any(m.startswith("time-tiled") for m in passed(remarks)), remarks
+    assert any(words in m for m in missed(remarks)), remarks
