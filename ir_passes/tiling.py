@@ -32,6 +32,7 @@ from ..polyhedral.schedule.time_tile import time_tile as time_tile_schedule
 from ..polyhedral.scop import Scop
 from .core.counters import count_up_from_zero
 from .core.hoisting import hoist_invariants
+from .core.inlining import inline_calls_in_loops
 from .core.machine_model import SERIAL
 from .registry import PassContext, bounded_int, register
 from .swap_unroll import remainder_blocks, unroll_pointer_swaps
@@ -79,6 +80,7 @@ def _run(
         threshold = context.target.locality_threshold()
     for function in module.functions:
         if function.blocks:
+            inline_calls_in_loops(function)  # index helpers, a sweep function per step
             count_up_from_zero(function)  # time loops counting down, by two, in an unsigned
     if swaps:  # pointer-swap time loops become the K-sweep form first
         unroll_pointer_swaps(module, context, enabling=True)

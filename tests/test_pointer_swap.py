@@ -136,7 +136,8 @@ void jacobi1d_same(int T, int n, double *a) {
 """
 
 NOT_REWRITTEN_C = r"""
-void record(double *p, int n) { p[n - 1] += 1.0; }
+/* recursive: the passes' inliner keeps a call of it */
+void record(double *p, int n) { if (n > 1) record(p + 1, n - 1); else p[0] += 1.0; }
 /* the pointer escapes into a call */
 void escapes(int T, int n, double *a, double *b) {
   for (int t = 0; t < T; t++) {

@@ -1,0 +1,189 @@
+"""Calls inside loops to functions of the same file are inlined before the polyhedral passes
+(ir_passes/core/inlining.py): an index helper (`*IDX(g, w, i, j)`) and a time loop calling a
+sweep function are time-tiled like the code written inline, bit-exact against cc at odd and
+prime extents, extents smaller than a tile and T = 0, 1, odd. Callees with several returns,
+a local array, a call of their own or recursion are inlined (or stay a call) and stay exact;
+the -O3 token scan (dropin_prescan) sees through the calls, and a program built with the
+default policy runs as cc's build does.
+"""
+
+from __future__ import annotations
+
+import pytest
+from corpus_check import kernel_group
+from pycc_stencil.dropin_prescan import has_locality_nest, locality_candidates
+from pycc_stencil.emit.targets import host_target
+from pycc_stencil.frontend import lower_file
+from pycc_stencil.ir_passes.pipeline import parse_pipeline, run_passes
+from test_tiling import (
+    PYCC,
+    assert_bit_exact,
+    assert_same_output,
+    assert_transformed,
+    build_both,
+    check_tiled,
+    passed,
+)
+
+HOST = host_target()
+
+CALLS_C = r"""
+typedef unsigned char cell_t;
+/* parallel-etudes' anneal: an index helper instead of a macro */
+static cell_t *IDX(cell_t *g, int w, int i, int j) { return g + i * w + j; }
+void ca_steps(cell_t *cur, cell_t *next, int w, int h, int nsteps) {
+  for (int s = 0; s < nsteps; s++) {
+    for (int i = 1; i < h - 1; i++)
+      for (int j = 1; j < w - 1; j++)
+        *IDX(next, w, i, j) = (*IDX(cur, w, i - 1, j) + *IDX(cur, w, i + 1, j)
+                               + *IDX(cur, w, i, j - 1) + *IDX(cur, w, i, j + 1)
+                               + *IDX(cur, w, i, j)) >= 3;
+    cell_t *t = cur; cur = next; next = t;
+  }
+}
+/* heat-equation's time loop calling its sweep, which calls a helper of its own */
+static long at(int i, int j, int ny) { return (long)i * (ny + 2) + j; }
+static void sweep(const double *u, double *v, int nx, int ny) {
+  for (int i = 1; i <= nx; i++)
+    for (int j = 1; j <= ny; j++)
+      v[at(i, j, ny)] = 0.25 * (u[at(i - 1, j, ny)] + u[at(i + 1, j, ny)] + u[at(i, j - 1, ny)]
+                                + u[at(i, j + 1, ny)]);
+}
+void heat_steps(double *u, double *v, int nx, int ny, int nsteps) {
+  for (int t = 0; t < nsteps; t++) { sweep(u, v, nx, ny); double *w = u; u = v; v = w; }
+}
+/* several returns, a local array, recursion: inlined or kept, always exact */
+static int clamp_index(int x, int n) { if (x < 0) return 0; if (x >= n) return n - 1; return x; }
+static double weighted(const double *p) {
+  double w[3] = {0.25, 0.5, 0.25};
+  return w[0] * p[-1] + w[1] * p[0] + w[2] * p[1];
+}
+static int depth(int n) { return n <= 0 ? 0 : depth(n - 1) + 1; }
+void helpers(const double *a, double *b, int *c, int n) {
+  for (int i = 1; i < n - 1; i++) {
+    b[i] = weighted(a + i) + a[clamp_index(i - 2, n)];
+    c[i] = depth(i % 5);
+  }
+}
+/* a struct by value: the callee's own copy, which it writes (not inlined) */
+typedef struct { double c[6]; } coeffs;
+static double bump(coeffs k, const double *p) { k.c[0] += p[0]; return k.c[0] + k.c[5]; }
+void by_value(const double *a, double *b, int n) {
+  coeffs k = {{1, 2, 3, 4, 5, 6}};
+  for (int i = 0; i < n; i++) b[i] = bump(k, a + i);
+}
+"""
+
+#: (function, params, pipeline)
+TILED = [
+    ("ca_steps", {"w": 13, "h": 11, "nsteps": 5}, "time-tile(4,5,7)"),
+    ("ca_steps", {"w": 3, "h": 4, "nsteps": 1}, "time-tile(4,5,7)"),
+    ("ca_steps", {"w": 37, "h": 29, "nsteps": 8}, "time-tile"),
+    ("heat_steps", {"nx": 13, "ny": 11, "nsteps": 7}, "time-tile(4,5,7)"),
+    ("heat_steps", {"nx": 2, "ny": 3, "nsteps": 1}, "parallelogram-tile(3,7,2)"),
+    ("heat_steps", {"nx": 19, "ny": 23, "nsteps": 0}, "time-tile(4,5,7)"),
+]
+
+
+@pytest.fixture(scope="module")
+def calls_file(kernel_file):
+    return kernel_file("calls", CALLS_C)
+
+
+@pytest.mark.parametrize(
+    "function, params, passes",
+    [
+        pytest.param(f, p, s, id=f"{f}-{'-'.join(map(str, p.values()))}-{s}", marks=kernel_group(f))
+        for f, p, s in TILED
+    ],
+)
+def test_stencils_through_calls_are_time_tiled_bit_exact(calls_file, function, params, passes):
+    result, remarks = check_tiled(calls_file, function, params, passes)
+    steps = params["nsteps"]
+    assert_bit_exact(result, remarks, nonempty=steps > 0)
+    assert_transformed(remarks, "time-tiled")
+
+
+@pytest.mark.parametrize("function", ["helpers", "by_value"])
+@pytest.mark.parametrize("n", [3, 4, 17])
+def test_callees_with_returns_locals_recursion_or_copies_stay_exact(calls_file, function, n):
+    result, remarks = check_tiled(calls_file, function, {"n": n}, "time-tile")
+    assert_bit_exact(result, remarks, nonempty=True)
+    assert not passed(remarks), remarks
+
+
+def test_the_calls_are_inlined_but_a_recursive_one(tmp_path):
+    """The IR after the pass: no call of a helper left in the loops but of the recursive
+    one (inlined a few levels deep), and LLVM verifies the inlined debug locations."""
+    source = tmp_path / "calls.c"
+    source.write_text(CALLS_C)
+    module = lower_file(str(source)).module
+    run_passes(module, parse_pipeline("time-tile"), target=HOST)
+    text = {f.name: str(f) for f in module.functions}
+    helpers = ("IDX", "sweep", "at", "weighted", "clamp_index")
+    for caller in ("ca_steps", "heat_steps", "helpers"):
+        calls = [line for line in text[caller].splitlines() if " call " in line]
+        assert not [c for c in calls if any(f'@"{h}"' in c for h in helpers)], calls
+    assert "inlinedAt" in str(module)
+    # weighted's local array is allocated once, in the entry block, not on every iteration
+    (helpers,) = [f for f in module.functions if f.name == "helpers"]
+    allocas = [[i for i in b.instructions if i.opname == "alloca"] for b in helpers.blocks]
+    assert allocas[0] and not any(allocas[1:]), allocas
+    assert '@"depth"' in text["helpers"]
+    assert '@"bump"' in text["by_value"]  # its struct copy is its own
+
+
+def test_the_o3_scan_sees_through_the_calls():
+    """The scan keeps the nests the passes reach through calls, and names the callees among
+    the functions to lower (a callee not lowered could not be inlined)."""
+    assert has_locality_nest(CALLS_C.encode())
+    candidates = locality_candidates(CALLS_C.encode())
+    assert {"ca_steps", "IDX", "heat_steps", "sweep", "at"} <= candidates, candidates
+    assert "helpers" not in candidates  # its callees branch, or recurse: no SCoP
+    alone = CALLS_C.split("/* heat-equation's")[0]
+    assert has_locality_nest(alone.encode())
+    # without the helper's definition, the call is of an external function: refused whole
+    external = alone.replace(
+        "static cell_t *IDX(cell_t *g, int w, int i, int j) { return g + i * w + j; }",
+        "cell_t *IDX(cell_t *g, int w, int i, int j);",
+    )
+    assert not has_locality_nest(external.encode())
+
+
+CALLS_MAIN = r"""
+#include <stdio.h>
+#include <stdlib.h>
+void ca_steps(unsigned char *cur, unsigned char *next, int w, int h, int nsteps);
+void heat_steps(double *u, double *v, int nx, int ny, int nsteps);
+int main(int argc, char **argv) {
+  int n = atoi(argv[1]), m = atoi(argv[2]), T = atoi(argv[3]);
+  int size = (n + 2) * (m + 2);
+  double *u = malloc(sizeof(double) * size), *v = malloc(sizeof(double) * size);
+  unsigned char *c = malloc(size), *d = malloc(size);
+  for (int k = 0; k < size; k++) {
+    u[k] = v[k] = (double)(k % 97) * 0.25;
+    c[k] = d[k] = (k * 7 + k / 5) % 3 == 0;
+  }
+  heat_steps(u, v, n, m, T);
+  ca_steps(c, d, m + 2, n + 2, T);
+  double s = 0.0;
+  long cells = 0;
+  for (int k = 0; k < size; k++) { s = s * 1.0000001 + u[k] - 0.5 * v[k]; cells += c[k] * k; }
+  printf("%a %ld\n", s, cells);
+  return 0;
+}
+"""
+
+
+@pytest.mark.skipif(PYCC is None, reason="pycc-stencil is not installed")
+def test_a_program_with_calls_in_its_stencils_is_time_tiled_by_the_default_policy(tmp_path):
+    env, compiled = build_both(
+        tmp_path, CALLS_MAIN, CALLS_C, ["-O3"], ["-O3"],
+        {"PYCC_TAKEOVER": "", "PYCC_CACHE_L2": "16K", "PYCC_CACHE_L3": "32K"},
+    )  # fmt: skip
+    for name in ("ca_steps", "heat_steps"):
+        kernel = compiled[name]
+        assert kernel["compiled_by"] == "pycc-stencil", kernel
+        assert any("remark: time-tiled" in r for r in kernel["remarks"]), kernel
+    runs = [(61, 47, 9), (60, 60, 8), (7, 3, 1), (1, 1, 3), (13, 11, 0)]
+    assert_same_output(tmp_path, env, [[str(v) for v in run] for run in runs])
