@@ -118,18 +118,25 @@ def locality_candidates(preprocessed: bytes, sweeps: bool = False) -> set[str] |
     """The functions of the unit that may have such a nest (the only ones the front end need
     lower at -O3), or None when the name of one of them cannot be told."""
     tokens = _tokens(_user_code(preprocessed))
-    names = set()
+    names: set[bytes] = set()
     try:
         for start, _ in _lowerable_bodies(tokens, sweeps):
             name = _function_name(tokens, start)
             if name is None:
                 return None
-            names.add(name.decode())
+            names.add(name)
+        # and the functions they call, which the passes inline
+        scope, work = _FileScope(tokens), list(names)
+        while work:
+            body = scope.functions.get(work.pop())
+            called = (scope.calls(*body) if body else set()) - names
+            names |= called
+            work += called
+        return {name.decode() for name in names}
     except RecursionError:  # nested deeper than the front end lowers (its recursion limit)
         return set()
     except (KeyError, IndexError):  # ill-formed code (cc reports it): lower them all
         return None
-    return names
 
 
 #: tokens no pure macro's body has: stores, subscripts, members, blocks, pastes, conditions,
@@ -575,7 +582,7 @@ def _may_be_iterated(tokens: list[bytes], start: int, end: int, body: _Body, flo
     that only write an array are left out: an image filter's outer loop carries nothing, a
     loop repeating a sweep, `for r ... c[i] = a[i] + b[i]`, is a benchmark's.)"""
     written, read = flow
-    loops = sum(1 for t in tokens[start : end + 1] if t in _LOOPS)
+    loops = sum(1 for t in tokens[start : end + 1] if t in _LOOPS) + body.unit_loops(start, end)
     if loops < 2 or not _meets(written, read):
         return False
     if body.conditional or tokens[start + 1 : start + 2] != [b"("]:
@@ -610,7 +617,9 @@ def _sweeps_may_be_perfect(tokens: list[bytes], loop: int, body: _Body) -> bool:
     instruction at all: a pointer swap, a constant assigned)?"""
     sweeps = 0
     for first, last in _statements(tokens, *_loop_body(tokens, loop)):
-        if tokens[first] in _LOOPS:
+        if body.calls_unit_function(tokens, first + 1):
+            sweeps += 1  # inlined: its loops may be sweeps, its statements compile to none
+        elif tokens[first] in _LOOPS:
             sweeps += 1
             if tokens[first + 1 : first + 2] != [b"("]:
                 continue  # a header a macro makes: any shape
@@ -857,11 +866,18 @@ def _affine_nest(tokens: list[bytes], start: int, end: int, body: _Body) -> bool
             continue
         if token in _NOT_AFFINE or token == b"do":
             return False
-        if token == b"for" and tokens[index + 2 : index + 3] and tokens[index + 2] in _UNSIGNED:
-            return False
+        if token == b"for" and tokens[index + 1 : index + 2] == [b"("]:
+            if _counter_outside_model(tokens, index, body.macros):
+                return False
         if token == b"(" and _IDENTIFIER.match(previous):
             if previous not in _NOT_CALLS and not _ARITHMETIC_CALL.match(previous):
-                return False
+                if not body.calls_unit_function(tokens, index):
+                    return False
+                if not body.inlines_affine(previous):
+                    return False
+                # inlined, the callee's accesses are based on what the call passes
+                arguments = tokens[index + 1 : _closing(tokens, index)]
+                pointers.update(t for t in arguments if _IDENTIFIER.match(t))
         elif token == b"[":
             if previous != b"]":
                 pointers.update(_base(tokens, index)[0])
@@ -875,6 +891,27 @@ def _affine_nest(tokens: list[bytes], start: int, end: int, body: _Body) -> bool
             pointers.add(token)
         previous = token
     return not (pointers & stepped) - body.integers
+
+
+def _counter_outside_model(tokens: list[bytes], loop: int, macros: frozenset[bytes]) -> bool:
+    """Is the counter of the `for` at `loop` one the model refuses: declared unsigned, or
+    stepping by other than +1 (`i--`, `i += 2`, `i += stride`; a step a macro of `macros`
+    writes may be +1), and read in the loop's body? (A counter that only counts is rewritten
+    to count up by one: `ir_passes/core/counters.py`.)"""
+    parts = _split(tokens[loop + 2 : _closing(tokens, loop + 1)], b";")
+    if len(parts) != 3:
+        return False
+    unsigned = bool(parts[0]) and parts[0][0] in _UNSIGNED
+    names = [t for t in parts[0] if _IDENTIFIER.match(t) and t not in _INTEGER_TYPES]
+    if not names:
+        return unsigned
+    step = _step(parts[2], names[0])
+    if step is None and parts[2][:2] in ([names[0], b"+="], [names[0], b"-="]):
+        step = 0  # a step the code computes: the model wants a constant
+    if (not unsigned and step in (None, 1)) or not macros.isdisjoint(parts[2]):
+        return False
+    first, last = _loop_body(tokens, loop)
+    return names[0] in tokens[first : last + 1]
 
 
 def _loaded_subscript(tokens: list[bytes], opening: int) -> bool:
@@ -918,8 +955,10 @@ def _flow(tokens: list[bytes], start: int, end: int, body: _Body) -> Flow:
                 written |= arrays
             if not stored or operator != b"=":
                 read |= arrays
-        elif _unary_star(tokens, index) or (
-            _macro_call(tokens, index, body) and tokens[index - 1] not in body.pure_macros
+        elif (
+            _unary_star(tokens, index)
+            or (_macro_call(tokens, index, body) and tokens[index - 1] not in body.pure_macros)
+            or body.calls_unit_function(tokens, index)
         ):
             written.add(_ANY_ARRAY)
             read.add(_ANY_ARRAY)
@@ -970,11 +1009,70 @@ def _member(tokens: list[bytes], index: int) -> bytes:
 
 class _FileScope:
     """The names a unit declares outside its functions' bodies (its globals, and more:
-    types, functions, parameters), found when a nest first asks."""
+    types, functions, parameters) and the functions it defines, found when a nest first
+    asks."""
 
     def __init__(self, tokens: list[bytes]):
         self._tokens = tokens
         self._names: frozenset[bytes] | None = None
+        self._functions: dict[bytes, tuple[int, int]] | None = None
+        self._affine: dict[bytes, bool] = {}
+
+    @property
+    def functions(self) -> dict[bytes, tuple[int, int]]:
+        """The first and last token of the body of each function the unit defines."""
+        if self._functions is None:
+            tokens, found, index = self._tokens, {}, 0
+            while index < len(tokens):
+                if tokens[index] != b"{":
+                    index += 1
+                    continue
+                end = _closing(tokens, index)
+                if index > 0 and tokens[index - 1] in (b")", b";", b"]"):
+                    name = _function_name(tokens, index)  # (`]`: `double (*f(...))[8] {`)
+                    if name is not None:
+                        found[name] = (index, end)
+                index = end + 1
+            self._functions = found
+        return self._functions
+
+    def calls(self, start: int, end: int) -> set[bytes]:
+        """The functions of the unit that `tokens[start..end]` calls."""
+        tokens, functions = self._tokens, self.functions
+        return {
+            tokens[k] for k in range(start, end) if tokens[k + 1] == b"(" and tokens[k] in functions
+        }
+
+    def inlined_affine(self, name: bytes) -> bool:
+        """May the body of the unit's function `name`, inlined, be in the model: no branch,
+        no jump, one `return` at most and last, and calls only of arithmetic functions or of
+        such functions (a recursive one stays a call)?"""
+        if name not in self._affine:
+            self._affine[name] = False  # until known: a call back to it is recursion
+            self._affine[name] = self._body_affine(name)
+        return self._affine[name]
+
+    def _body_affine(self, name: bytes) -> bool:
+        start, end = self.functions[name]
+        body = self._tokens[start + 1 : end]
+        if not (_NOT_AFFINE - {b"return"}).isdisjoint(body) or b"do" in body:
+            return False
+        returns = [k for k, token in enumerate(body) if token == b"return"]
+        if returns and (len(returns) > 1 or _statement_end(body, returns[0]) != len(body) - 1):
+            return False
+        for k, token in enumerate(body[:-1]):
+            if body[k + 1] != b"(" or not _IDENTIFIER.match(token) or token in _NOT_CALLS:
+                continue
+            if _ARITHMETIC_CALL.match(token):
+                continue
+            if token not in self.functions or not self.inlined_affine(token):
+                return False
+        return True
+
+    def loops_in(self, name: bytes) -> bool:
+        """Does the body of the unit's function `name` hold a loop?"""
+        start, end = self.functions[name]
+        return not _LOOPS.isdisjoint(self._tokens[start:end])
 
     def __contains__(self, name: bytes) -> bool:
         if self._names is None:
@@ -1017,6 +1115,29 @@ class _Body:
         self._integers: frozenset[bytes] | None = None
         #: does the body hold conditional code (`CONDITIONAL_CODE`)?
         self.conditional = CONDITIONAL_CODE in tokens[start:end]
+
+    def calls_unit_function(self, tokens: list[bytes], index: int) -> bool:
+        """Does the `(` at `index` call a function the unit defines (not a macro)? The
+        passes inline it (`ir_passes/core/inlining.py`): it may read and store any array."""
+        name = tokens[index - 1] if index > 0 else b""
+        return tokens[index] == b"(" and name not in self.macros and name in self.functions
+
+    @property
+    def functions(self) -> dict[bytes, tuple[int, int]]:
+        return self._file_scope.functions
+
+    def inlines_affine(self, name: bytes) -> bool:
+        """May the unit's function `name`, inlined, be in the model?"""
+        return self._file_scope.inlined_affine(name)
+
+    def unit_loops(self, start: int, end: int) -> int:
+        """How many calls in `tokens[start..end]` are of the unit's functions with loops."""
+        tokens = self._span[0]
+        return sum(
+            1
+            for k in range(start, end)
+            if self.calls_unit_function(tokens, k + 1) and self._file_scope.loops_in(tokens[k])
+        )
 
     @property
     def integers(self) -> frozenset[bytes]:

@@ -62,6 +62,10 @@ void jacobi(int T, int n, double *a, double *b) {
         # a counter declared unsigned: the model's loop tests are signed comparisons
         (ITERATED.replace("for (int i", "for (unsigned i"), False),
         (ITERATED.replace("for (int", "for (size_t"), False),
+        # ... unless only the loop's header reads it (a time loop: rewritten to a signed one)
+        (ITERATED.replace("for (int t", "for (unsigned t"), True),
+        (ITERATED.replace("for (int t", "for (unsigned long t"), True),
+        (ITERATED.replace("for (int t", "for (unsigned t").replace("b[i];", "b[i] + t;"), False),
         # a pointer that walks (in the body or the loop's header) is no invariant base
         ("void f(int n, int m, float *a) { for (int y = 0; y < n; y++) {\n"
          " for (int x = 0; x < m - 1; x++) a[x] = a[x] + a[x+1]; a += m; } }", False),
@@ -113,6 +117,17 @@ void jacobi(int T, int n, double *a, double *b) {
         (ITERATED.replace("{\n", "{\n memset(a, 0, 8);\n", 1), False),
         ("void *memset(void *p, int c, unsigned long n) { return p; }\n"
          + ITERATED.replace("{\n", "{\n memset(a, 0, 8);\n", 1), True),
+        # a function of the unit is inlined: in the model unless it branches or recurses
+        ("static double twice(double x) { return 2 * x; }\n"
+         + ITERATED.replace("a[i] = b[i];", "a[i] = twice(b[i]);"), True),
+        ("static double clip(double x) { return x < 0 ? 0 : x; }\n"
+         + ITERATED.replace("a[i] = b[i];", "a[i] = clip(b[i]);"), False),
+        ("static double up(double x) { if (x > 0) return x; return 0; }\n"
+         + ITERATED.replace("a[i] = b[i];", "a[i] = up(b[i]);"), False),
+        ("static double r(double x) { return x < 1 ? x : r(x / 2); }\n"
+         + ITERATED.replace("a[i] = b[i];", "a[i] = r(b[i]);"), False),
+        ("static double r(double x) { return r(x / 2); }\n"
+         + ITERATED.replace("a[i] = b[i];", "a[i] = r(b[i]);"), False),
         # ... and a function with a goto or an asm statement
         (ITERATED.replace("{\n", "{\n if (!n) goto out;\n", 1).replace("\n}\n", "out:;}"),
          False),
@@ -162,6 +177,13 @@ TIME_LOOP = "for (int t = 0; t < T; t++) {"
 @pytest.mark.parametrize(
     "code, candidate",
     [
+        # a counter stepping by other than +1 that its loop reads (a time loop that only
+        # counts is rewritten to count up)
+        (ITERATED.replace("for (int i = 1; i < n - 1; i++) b", "for (int i = n - 2; i > 0; i--) b"),
+         False),
+        (ITERATED.replace("i < n - 1; i++) b", "i < n - 1; i += 2) b"), False),
+        (ITERATED.replace("i < n - 1; i++) b", "i < n - 1; i += T) b"), False),
+        (ITERATED.replace("for (int t = 0; t < T; t++)", "for (int t = T; t > 0; t -= 2)"), True),
         # the outer loop only picks the row the nest updates: no time loop (gemm, syrk)
         (GEMM, False),
         (GEMM.replace("C[i][j] *= 0.5", "C[i][j] = C[i][j] * 0.5 + C[i-1][j]"), True),
