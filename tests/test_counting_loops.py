@@ -195,31 +195,35 @@ TIME_LOOPS = {
 def _source(name: str) -> str:
     loop, params = TIME_LOOPS[name]
     return (
-        f"#include <stddef.h>\nvoid {name}(double *u, double *v, int nx, int ny, {params}) {{\n"
+        f"void {name}(double *u, double *v, int nx, int ny, {params}) {{\n"
         f"  int m = ny + 2;\n  {loop} {{{SWEEP}  }}\n}}\n"
     )
 
 
+#: every time loop in one file: one compile per pipeline, on one worker
+LOOPS_C = "#include <stddef.h>\n" + "".join(_source(name) for name in TIME_LOOPS)
+LOOPS_GROUP = kernel_group("loops")
+TILE = "time-tile(4,5,7)"
 #: (name, sizes and time parameters, pipeline): odd and prime extents, one smaller than a
 #: tile, and 0, 1 and an odd number of steps
 TILED = [
-    ("down", {"nx": 13, "ny": 11, "T": 5}, "time-tile(4,5,7)"),
-    ("down", {"nx": 2, "ny": 3, "T": 1}, "time-tile(4,5,7)"),
-    ("down", {"nx": 7, "ny": 5, "T": -2}, "time-tile(4,5,7)"),
-    ("down_by_three", {"nx": 11, "ny": 17, "lo": -4, "hi": 10}, "time-tile(4,5,7)"),
+    ("down", {"nx": 13, "ny": 11, "T": 5}, TILE),
+    ("down", {"nx": 2, "ny": 3, "T": 1}, TILE),
+    ("down", {"nx": 7, "ny": 5, "T": -2}, TILE),
+    ("down_by_three", {"nx": 11, "ny": 17, "lo": -4, "hi": 10}, TILE),
     ("up_by_two", {"nx": 19, "ny": 7, "lo": 3, "hi": 12}, "parallelogram-tile(3,7,2)"),
-    ("in_unsigned", {"nx": 5, "ny": 13, "T": 3}, "time-tile(4,5,7)"),
-    ("unsigned_down", {"nx": 17, "ny": 9, "T": 4}, "time-tile(4,5,7)"),
-    ("unsigned_down", {"nx": 3, "ny": 3, "T": 0}, "time-tile(4,5,7)"),
-    ("long_down", {"nx": 9, "ny": 23, "T": 7}, "time-tile(2,3,5)"),
-    ("in_size_t", {"nx": 11, "ny": 3, "T": 2}, "time-tile"),
-    ("to_not_equal", {"nx": 13, "ny": 13, "lo": 4, "hi": 9}, "time-tile(4,5,7)"),
+    ("in_unsigned", {"nx": 5, "ny": 13, "T": 3}, TILE),
+    ("unsigned_down", {"nx": 17, "ny": 9, "T": 4}, TILE),
+    ("unsigned_down", {"nx": 3, "ny": 3, "T": 0}, TILE),
+    ("long_down", {"nx": 9, "ny": 23, "T": 7}, TILE),
+    ("in_size_t", {"nx": 11, "ny": 3, "T": 2}, "parallelogram-tile(3,7,2)"),
+    ("to_not_equal", {"nx": 13, "ny": 13, "lo": 4, "hi": 9}, TILE),
 ]
 
 
 @pytest.fixture(scope="module")
-def loop_file(kernel_file):
-    return lambda name: kernel_file(name, _source(name))
+def loops_file(kernel_file):
+    return kernel_file("loops", LOOPS_C)
 
 
 def _steps(name: str, params: dict) -> int:
@@ -233,12 +237,12 @@ def _steps(name: str, params: dict) -> int:
 @pytest.mark.parametrize(
     "name, params, passes",
     [
-        pytest.param(n, p, s, id=f"{n}-{'-'.join(map(str, p.values()))}-{s}", marks=kernel_group(n))
+        pytest.param(n, p, s, id=f"{n}-{'-'.join(map(str, p.values()))}-{s}", marks=LOOPS_GROUP)
         for n, p, s in TILED
     ],
 )
-def test_time_loops_counting_any_way_are_time_tiled_bit_exact(loop_file, name, params, passes):
-    result, remarks = check_tiled(loop_file(name), name, params, passes)
+def test_time_loops_counting_any_way_are_time_tiled_bit_exact(loops_file, name, params, passes):
+    result, remarks = check_tiled(loops_file, name, params, passes)
     assert_bit_exact(result, remarks, nonempty=_steps(name, params) > 0)
     assert_transformed(remarks, "time-tiled")
 

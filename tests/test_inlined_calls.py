@@ -75,14 +75,19 @@ void by_value(const double *a, double *b, int n) {
 """
 
 #: (function, params, pipeline)
+#: (function, params, pipeline); one compile of the file per pipeline, on one worker
+TILE = "time-tile(4,5,7)"
 TILED = [
-    ("ca_steps", {"w": 13, "h": 11, "nsteps": 5}, "time-tile(4,5,7)"),
-    ("ca_steps", {"w": 3, "h": 4, "nsteps": 1}, "time-tile(4,5,7)"),
-    ("ca_steps", {"w": 37, "h": 29, "nsteps": 8}, "time-tile"),
-    ("heat_steps", {"nx": 13, "ny": 11, "nsteps": 7}, "time-tile(4,5,7)"),
+    ("ca_steps", {"w": 13, "h": 11, "nsteps": 5}, TILE),
+    ("ca_steps", {"w": 3, "h": 4, "nsteps": 1}, TILE),
+    ("ca_steps", {"w": 37, "h": 29, "nsteps": 8}, TILE),
+    ("heat_steps", {"nx": 13, "ny": 11, "nsteps": 7}, TILE),
     ("heat_steps", {"nx": 2, "ny": 3, "nsteps": 1}, "parallelogram-tile(3,7,2)"),
-    ("heat_steps", {"nx": 19, "ny": 23, "nsteps": 0}, "time-tile(4,5,7)"),
+    ("heat_steps", {"nx": 19, "ny": 23, "nsteps": 0}, TILE),
 ]
+
+
+CALLS_GROUP = kernel_group("calls")
 
 
 @pytest.fixture(scope="module")
@@ -93,7 +98,7 @@ def calls_file(kernel_file):
 @pytest.mark.parametrize(
     "function, params, passes",
     [
-        pytest.param(f, p, s, id=f"{f}-{'-'.join(map(str, p.values()))}-{s}", marks=kernel_group(f))
+        pytest.param(f, p, s, id=f"{f}-{'-'.join(map(str, p.values()))}-{s}", marks=CALLS_GROUP)
         for f, p, s in TILED
     ],
 )
@@ -104,10 +109,11 @@ def test_stencils_through_calls_are_time_tiled_bit_exact(calls_file, function, p
     assert_transformed(remarks, "time-tiled")
 
 
+@CALLS_GROUP
 @pytest.mark.parametrize("function", ["helpers", "by_value"])
 @pytest.mark.parametrize("n", [3, 4, 17])
 def test_callees_with_returns_locals_recursion_or_copies_stay_exact(calls_file, function, n):
-    result, remarks = check_tiled(calls_file, function, {"n": n}, "time-tile")
+    result, remarks = check_tiled(calls_file, function, {"n": n}, TILE)
     assert_bit_exact(result, remarks, nonempty=True)
     assert not passed(remarks), remarks
 
