@@ -201,6 +201,14 @@ KERNELS = [
         iterated=True, goal=4.5, core_goal=0.7,
     ),
     _k(
+        "heat-2d-legacy", "heat_2d_legacy.c", "double", 5, 10, 16, "tsteps*(n-2)^2",
+        {"small": dict(n=250, tsteps=40), "l3": dict(n=1300, tsteps=4),
+         "large": dict(n=2800, tsteps=4), "tiling": dict(n=2600, tsteps=64)},
+        _grids2,
+        lambda p: p["tsteps"] * (p["n"] - 2) ** 2,
+        iterated=True, goal=4.5, core_goal=0.7,
+    ),
+    _k(
         "heat-3d", "heat_3d.c", "double", 7, 15, 16, "2*tsteps*(n-2)^3",
         {"small": dict(n=40, tsteps=20), "l3": dict(n=120, tsteps=2),
          "large": dict(n=200, tsteps=1), "tiling": dict(n=200, tsteps=20)},

@@ -14,6 +14,7 @@ from corpus_check import kernel_group
 from pycc_stencil.dropin_prescan import has_locality_nest, locality_candidates
 from pycc_stencil.emit.targets import host_target
 from pycc_stencil.frontend import lower_file
+from pycc_stencil.ir_passes.core.inlining import MAX_CALLER_INSTRUCTIONS, inline_calls_in_loops
 from pycc_stencil.ir_passes.pipeline import parse_pipeline, run_passes
 from test_tiling import (
     PYCC,
@@ -193,3 +194,26 @@ def test_a_program_with_calls_in_its_stencils_is_time_tiled_by_the_default_polic
         assert any("remark: time-tiled" in r for r in kernel["remarks"]), kernel
     runs = [(61, 47, 9), (60, 60, 8), (7, 3, 1), (1, 1, 3), (13, 11, 0)]
     assert_same_output(tmp_path, env, [[str(v) for v in run] for run in runs])
+
+
+def test_inlining_stops_where_the_caller_would_grow_too_large(tmp_path):
+    """A 300-instruction callee called 20 times in a loop: inlined while the caller stays
+    under MAX_CALLER_INSTRUCTIONS (the passes' time grows with the function); the rest stay
+    calls, and the function computes what cc's does."""
+    terms = " + ".join(f"x * {k + 1}.5" for k in range(100))
+    calls = " + ".join(f"big(a[i] + {k})" for k in range(20))
+    code = (
+        f"static double big(double x) {{ return {terms}; }}\n"
+        f"void many(const double *a, double *b, int n) {{\n"
+        f"  for (int i = 0; i < n; i++) b[i] = {calls};\n}}\n"
+    )
+    source = tmp_path / "many.c"
+    source.write_text(code)
+    module = lower_file(str(source)).module
+    (many,) = [f for f in module.functions if f.name == "many"]
+    inlined = inline_calls_in_loops(many)
+    size = sum(len(b.instructions) for b in many.blocks)
+    assert 0 < inlined < 20, inlined
+    assert size <= MAX_CALLER_INSTRUCTIONS, size
+    result, remarks = check_tiled(str(source), "many", {"n": 13}, TILE)
+    assert_bit_exact(result, remarks, nonempty=True)

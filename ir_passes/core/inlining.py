@@ -10,7 +10,8 @@ is not the caller, comes from the C source (not a function a pass made), is smal
 (`MAX_CALLEE_INSTRUCTIONS`), returns, takes no struct by value (the `byval` copy is its own to
 write) and allocates its locals once (in its entry block; a VLA inside it would grow the
 caller's stack on every iteration). Calls the inlined code makes are inlined in turn, at most
-`MAX_DEPTH` levels deep (a recursive callee stays a call).
+`MAX_DEPTH` levels deep (a recursive callee stays a call), while the caller stays below
+`MAX_CALLER_INSTRUCTIONS` (the passes' time grows with it).
 Inlined instructions keep their source lines, marked as inlined at the call (`inlinedAt`), so
 remarks and debuggers name the callee's lines.
 """
@@ -40,6 +41,8 @@ _MAPPED = (ir.Instruction, ir.Argument)
 _C_NAME = re.compile(r"[A-Za-z_]\w*")
 #: argument attributes of a callee's private copy of a struct (or of its result)
 _BY_COPY = re.compile(r"(byval|sret|inalloca|preallocated)\b")
+#: instructions a caller may grow to by inlining
+MAX_CALLER_INSTRUCTIONS = 4000
 #: how deep calls of inlined code are inlined in turn
 MAX_DEPTH = 3
 
@@ -57,13 +60,23 @@ def inline_calls_in_loops(function: ir.Function) -> int:
             for i in b.instructions
             if isinstance(i, ins.CallInstr) and _inlinable(i.callee, function)
         ]
-        if not calls:
-            break
+        size = _size(function)
+        done = 0
         for call in calls:
+            if size + _size(call.callee) > MAX_CALLER_INSTRUCTIONS:
+                break  # the passes' time grows with the function
+            size += _size(call.callee)
             _inline(call)
+            done += 1
+        if not done:
+            break
         invalidate(function)
-        inlined += len(calls)
+        inlined += done
     return inlined
+
+
+def _size(function: ir.Function) -> int:
+    return sum(len(b.instructions) for b in function.blocks)
 
 
 def _inlinable(callee: object, caller: ir.Function) -> bool:
@@ -77,7 +90,7 @@ def _inlinable(callee: object, caller: ir.Function) -> bool:
         return False  # a struct passed by value is the callee's own copy
     if not any(isinstance(b.terminator, ins.Ret) for b in callee.blocks):
         return False  # never returns
-    size = sum(len(b.instructions) for b in callee.blocks)
+    size = _size(callee)
     entry = callee.blocks[0]
     allocas = (i for b in callee.blocks[1:] for i in b.instructions)
     return (
