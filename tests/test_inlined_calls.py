@@ -66,6 +66,16 @@ void helpers(const double *a, double *b, int *c, int n) {
     c[i] = depth(i % 5);
   }
 }
+/* a switch right after the call: its targets' phis come from the block the call ends */
+static int twice(int x) { return 2 * x; }
+void switched(const double *a, double *b, int n) {
+  for (int i = 0; i < n; i++) {
+    int v = twice((int)a[i]);
+    double r = a[i];
+    switch (v & 6) { case 0: r = r + 1.0; break; case 2: r = r - 1.0; break; default: break; }
+    b[i] = r;
+  }
+}
 /* a struct by value: the callee's own copy, which it writes (not inlined) */
 typedef struct { double c[6]; } coeffs;
 static double bump(coeffs k, const double *p) { k.c[0] += p[0]; return k.c[0] + k.c[5]; }
@@ -111,7 +121,7 @@ def test_stencils_through_calls_are_time_tiled_bit_exact(calls_file, function, p
 
 
 @CALLS_GROUP
-@pytest.mark.parametrize("function", ["helpers", "by_value"])
+@pytest.mark.parametrize("function", ["helpers", "by_value", "switched"])
 @pytest.mark.parametrize("n", [3, 4, 17])
 def test_callees_with_returns_locals_recursion_or_copies_stay_exact(calls_file, function, n):
     result, remarks = check_tiled(calls_file, function, {"n": n}, TILE)
@@ -138,6 +148,7 @@ def test_the_calls_are_inlined_but_a_recursive_one(tmp_path):
     assert allocas[0] and not any(allocas[1:]), allocas
     assert '@"depth"' in text["helpers"]
     assert '@"bump"' in text["by_value"]  # its struct copy is its own
+    assert '@"twice"' not in text["switched"]
 
 
 def test_the_o3_scan_sees_through_the_calls():

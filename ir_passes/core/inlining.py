@@ -24,6 +24,7 @@ from llvmlite import ir
 from llvmlite.ir import instructions as ins
 
 from .analyses import invalidate, loops_of
+from .cfg import successors
 from .rewrite import (
     clone_instruction,
     forget_text,
@@ -58,7 +59,7 @@ def inline_calls_in_loops(function: ir.Function) -> int:
             for b in function.blocks
             if b in in_loops
             for i in b.instructions
-            if isinstance(i, ins.CallInstr) and _inlinable(i.callee, function)
+            if isinstance(i, ins.CallInstr) and _inlinable(i.callee, function) and _matches(i)
         ]
         size = _size(function)
         done = 0
@@ -73,6 +74,13 @@ def inline_calls_in_loops(function: ir.Function) -> int:
         invalidate(function)
         inlined += done
     return inlined
+
+
+def _matches(call: ins.CallInstr) -> bool:
+    """Does the call pass what the callee takes (a call through a prototype-less
+    declaration may not)?"""
+    types = [a.type for a in call.callee.args]
+    return types == [a.type for a in call.args] and call.type == call.callee.return_value.type
 
 
 def _size(function: ir.Function) -> int:
@@ -156,9 +164,7 @@ def _split_after(call: ins.CallInstr, after: ir.Block) -> None:
         instr.parent = after
         after.instructions.append(instr)
     after.terminator, block.terminator = block.terminator, None
-    for target in after.terminator.operands:
-        if not isinstance(target, ir.Block):
-            continue
+    for target in successors(after):
         for phi in (i for i in target.instructions if isinstance(i, ins.PhiInstr)):
             phi.incomings = [(v, after if b is block else b) for v, b in phi.incomings]
             forget_text(phi)
