@@ -1017,6 +1017,7 @@ class _FileScope:
         self._names: frozenset[bytes] | None = None
         self._functions: dict[bytes, tuple[int, int]] | None = None
         self._affine: dict[bytes, bool] = {}
+        self._static: frozenset[bytes] | None = None
 
     @property
     def functions(self) -> dict[bytes, tuple[int, int]]:
@@ -1035,6 +1036,22 @@ class _FileScope:
                 index = end + 1
             self._functions = found
         return self._functions
+
+    @property
+    def static(self) -> frozenset[bytes]:
+        """The names a file-scope declaration with `static` declares as functions."""
+        if self._static is None:
+            tokens, names, depth, start = self._tokens, set(), 0, 0
+            for index, token in enumerate(tokens):
+                if token in (b"{", b"}"):
+                    depth += 1 if token == b"{" else -1
+                    start = index + 1
+                elif depth == 0 and token == b";":
+                    start = index + 1
+                elif depth == 0 and token == b"(" and b"static" in tokens[start:index]:
+                    names.add(tokens[index - 1])
+            self._static = frozenset(names)
+        return self._static
 
     def calls(self, start: int, end: int) -> set[bytes]:
         """The functions of the unit that `tokens[start..end]` calls."""
@@ -1065,7 +1082,9 @@ class _FileScope:
                 continue
             if _ARITHMETIC_CALL.match(token):
                 continue
-            if token not in self.functions or not self.inlined_affine(token):
+            if token not in self.functions or token not in self.static:
+                return False  # stays a call
+            if not self.inlined_affine(token):
                 return False
         return True
 
@@ -1117,10 +1136,13 @@ class _Body:
         self.conditional = CONDITIONAL_CODE in tokens[start:end]
 
     def calls_unit_function(self, tokens: list[bytes], index: int) -> bool:
-        """Does the `(` at `index` call a function the unit defines (not a macro)? The
-        passes inline it (`ir_passes/core/inlining.py`): it may read and store any array."""
+        """Does the `(` at `index` call a `static` function the unit defines (not a macro)?
+        The passes inline it (`ir_passes/core/inlining.py`): it may read and store any
+        array."""
         name = tokens[index - 1] if index > 0 else b""
-        return tokens[index] == b"(" and name not in self.macros and name in self.functions
+        if tokens[index] != b"(" or name in self.macros or name not in self.functions:
+            return False
+        return name in self._file_scope.static
 
     @property
     def functions(self) -> dict[bytes, tuple[int, int]]:

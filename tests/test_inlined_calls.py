@@ -228,3 +228,48 @@ def test_inlining_stops_where_the_caller_would_grow_too_large(tmp_path):
     assert size <= MAX_CALLER_INSTRUCTIONS, size
     result, remarks = check_tiled(str(source), "many", {"n": 13}, TILE)
     assert_bit_exact(result, remarks, nonempty=True)
+
+
+WEAK_KERNEL = r"""
+/* a default sweep the program may replace (weak), and an external one a shared library's
+   user may interpose (-fPIC): the calls must stay calls */
+__attribute__((weak)) void sweep(const double *u, double *v, int n) {
+  for (int i = 1; i < n - 1; i++)
+    for (int j = 1; j < n - 1; j++)
+      v[i * n + j] = 0.25 * (u[(i - 1) * n + j] + u[(i + 1) * n + j] + u[i * n + j - 1]
+                             + u[i * n + j + 1]);
+}
+void heat(double *u, double *v, int n, int T) {
+  for (int t = 0; t < T; t++) { sweep(u, v, n); double *w = u; u = v; v = w; }
+}
+"""
+WEAK_MAIN = r"""
+#include <stdio.h>
+#include <stdlib.h>
+void heat(double *u, double *v, int n, int T);
+/* the strong definition replaces the weak one of kernels.c */
+void sweep(const double *u, double *v, int n) {
+  for (int i = 1; i < n - 1; i++)
+    for (int j = 1; j < n - 1; j++) v[i * n + j] = u[i * n + j] + 1.0;
+}
+int main(int argc, char **argv) {
+  int n = atoi(argv[1]), T = atoi(argv[2]);
+  double *u = calloc(n * n, 8), *v = calloc(n * n, 8);
+  for (int k = 0; k < n * n; k++) u[k] = v[k] = k % 7;
+  heat(u, v, n, T);
+  double s = 0;
+  for (int k = 0; k < n * n; k++) s += u[k] + 2 * v[k];
+  printf("%a\n", s);
+  return 0;
+}
+"""
+
+
+@pytest.mark.skipif(PYCC is None, reason="pycc-stencil is not installed")
+def test_an_external_callee_stays_a_call_the_linker_may_replace(tmp_path):
+    env, compiled = build_both(
+        tmp_path, WEAK_MAIN, WEAK_KERNEL, ["-O3"], ["-O3"],
+        {"PYCC_TAKEOVER": "all", "PYCC_CACHE_L2": "16K", "PYCC_CACHE_L3": "32K"},
+    )  # fmt: skip
+    assert not any("time-tiled" in r for r in compiled["heat"]["remarks"]), compiled["heat"]
+    assert_same_output(tmp_path, env, [["40", "6"], ["9", "3"]])

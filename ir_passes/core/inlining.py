@@ -1,19 +1,20 @@
-"""Calls inside loops to functions of the same file are inlined, so the loop analyses see
-what they compute: an index helper (`*IDX(g, w, i, j)`, `static cell_t *IDX(...) { return g +
-i * w + j; }`) becomes the address arithmetic it is, and a time loop calling a sweep function
-(`for (t...) { sweep(u, v, nx, ny); swap }`, heat-equation codes) holds the sweep's loops.
+"""Calls inside loops to `static` functions of the same file are inlined, so the loop
+analyses see what they compute: an index helper (`*IDX(g, w, i, j)`, `static cell_t *IDX(...)
+{ return g + i * w + j; }`) becomes the address arithmetic it is, and a time loop calling a
+sweep function (`for (t...) { sweep(u, v, nx, ny); swap }`, heat-equation codes) holds the
+sweep's loops. gcc inlines these calls at -O2/-O3 too; doing it here only comes earlier.
 
-LLVM's own inliner would do the same to these calls at -O2/-O3 (a function defined in the
-module, not interposable: `external` linkage in LLVM's sense), so the program computes the same
-values either way; doing it here only comes earlier. A callee is inlined when it has a body,
-is not the caller, comes from the C source (not a function a pass made), is small
-(`MAX_CALLEE_INSTRUCTIONS`), returns, takes no struct by value (the `byval` copy is its own to
-write) and allocates its locals once (in its entry block; a VLA inside it would grow the
-caller's stack on every iteration). Calls the inlined code makes are inlined in turn, at most
-`MAX_DEPTH` levels deep (a recursive callee stays a call), while the caller stays below
-`MAX_CALLER_INSTRUCTIONS` (the passes' time grows with it).
-Inlined instructions keep their source lines, marked as inlined at the call (`inlinedAt`), so
-remarks and debuggers name the callee's lines.
+Only `static` functions: an external one may be replaced at link time (a `weak` definition
+overridden by a strong one elsewhere) or interposed in a shared library (`-fPIC`: the
+executable's own definition wins), and then the call must stay a call. A `static` callee is
+inlined when it has a body, is not the caller, comes from the C source (not a function a pass
+made), is small (`MAX_CALLEE_INSTRUCTIONS`), returns, takes no struct by value (the `byval`
+copy is its own to write) and allocates its locals once (in its entry block; a VLA inside it
+would grow the caller's stack on every iteration). Calls the inlined code makes are inlined
+in turn, at most `MAX_DEPTH` levels deep (a recursive callee stays a call), while the caller
+stays below `MAX_CALLER_INSTRUCTIONS` (the passes' time grows with it). Inlined instructions
+keep their source lines, marked as inlined at the call (`inlinedAt`), so remarks and
+debuggers name the callee's lines.
 """
 
 from __future__ import annotations
@@ -92,8 +93,8 @@ def _inlinable(callee: object, caller: ir.Function) -> bool:
         return False
     if not _C_NAME.fullmatch(callee.name):
         return False  # a function a pass made (`f.par`, a tile body run on threads)
-    if callee.function_type.var_arg or callee.linkage in ("weak", "linkonce", "extern_weak"):
-        return False
+    if callee.function_type.var_arg or callee.linkage not in ("internal", "private"):
+        return False  # an external function may be interposed or replaced (weak, -fPIC)
     if any(_BY_COPY.match(str(a)) for arg in callee.args for a in arg.attributes):
         return False  # a struct passed by value is the callee's own copy
     if not any(isinstance(b.terminator, ins.Ret) for b in callee.blocks):
