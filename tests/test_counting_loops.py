@@ -52,11 +52,14 @@ LEFT_ALONE = [("ule", 32, 1, []), ("ult", 32, 2, []), ("sle", 64, 1, []), ("ugt"
 _SYMBOL = {"lt": "<", "le": "<=", "gt": ">", "ge": ">=", "ne": "!="}
 
 
-def _counting_function(module: ir.Module, name: str, pred, width, step, flags, read=False):
+def _counting_function(
+    module: ir.Module, name: str, pred, width, step, flags, read=False, widened=False
+):
     """`i64 name(iW first, iW bound)`: `n = 0; for (c = first; c pred bound; c += step) n++;
-    return n` in the front end's form; with `read`, the body adds the counter to n."""
+    return n` in the front end's form; with `read`, the body adds the counter to n; with
+    `widened`, the test compares the counter zero-extended to 64 bits with an i64 bound."""
     t = ir.IntType(width)
-    function = ir.Function(module, ir.FunctionType(I64, [t, t]), name)
+    function = ir.Function(module, ir.FunctionType(I64, [t, I64 if widened else t]), name)
     first, bound = function.args
     entry, header, body, exit_ = (
         function.append_basic_block(n) for n in "entry header body exit".split()
@@ -66,7 +69,8 @@ def _counting_function(module: ir.Module, name: str, pred, width, step, flags, r
     b.position_at_end(header)
     c, n = b.phi(t, "c"), b.phi(I64, "n")
     compare = b.icmp_signed if pred[0] == "s" else b.icmp_unsigned
-    b.cbranch(compare(_SYMBOL[pred.lstrip("su")], c, bound), body, exit_)
+    tested = b.zext(c, I64) if widened else c
+    b.cbranch(compare(_SYMBOL[pred.lstrip("su")], tested, bound), body, exit_)
     b.position_at_end(body)
     counted = ir.Constant(I64, 1)
     if read:
@@ -162,6 +166,15 @@ def test_the_trip_count_is_cs_for_every_test_width_and_step(rewritten, k):
 def test_a_counter_that_may_wrap_is_left_alone(config):
     module = ir.Module("wraps")
     assert count_up_from_zero(_counting_function(module, "f", *config)) == 0
+
+
+@pytest.mark.parametrize("pred, step", [("ne", 1), ("ult", 1), ("ne", -1)])
+def test_a_counter_tested_wider_than_it_wraps_is_left_alone(pred, step):
+    """`for (unsigned t = 4294967293u; t != 1UL; t++)` runs 4 times (t wraps at 2^32, not at
+    the 64 bits it is compared in): a new user's review found it counted as 2^63 - 1."""
+    module = ir.Module("widened")
+    function = _counting_function(module, "f", pred, 32, step, [], widened=True)
+    assert count_up_from_zero(function) == 0
 
 
 def test_a_counter_the_body_reads_is_left_alone():

@@ -9,8 +9,9 @@ first value of the counter, the tested bound and the step (`ceil(distance / step
 the first test fails), the distance taken in 64 bits (exact for 32-bit counters; for 64-bit
 ones exact as an unsigned number when the first test passes). A `!=` test counts modulo the
 counter's width, as an unsigned counter wraps. A counter that could wrap between two tests
-(`t <= n` in an unsigned, a step other than one without the no-wrap flag) is left alone: C
-defines the wrap-around, and the loop may run forever. A 64-bit count above 2^63 - 1 is
+(`t <= n` in an unsigned, a step other than one without the no-wrap flag, an `unsigned t`
+tested as a wider value: `t != 1UL`) is left alone: C defines the wrap-around, and the loop
+may run forever or another number of times. A 64-bit count above 2^63 - 1 is
 clamped to it: such a loop runs for centuries either way.
 """
 
@@ -93,6 +94,8 @@ def _counter_test(loop: Loop, users: dict) -> tuple | None:
         and users.get(counter) == [compare]
     ):
         return None
+    if counter is not iv.phi and not (iv.nuw if counter.opname == "zext" else iv.nsw):
+        return None  # it wraps in its own width, not in the width it is tested in
     if set(users.get(iv.phi, [])) - {iv.update, counter, compare}:
         return None  # the body reads the counter
     if users.get(iv.update) != [iv.phi] or not loop.is_invariant(bound):
