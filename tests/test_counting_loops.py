@@ -202,6 +202,8 @@ TIME_LOOPS = {
     "long_down": ("for (long t = T - 1; t >= 0; t--)", "long T"),
     "in_size_t": ("for (size_t t = 0; t < T; t++)", "size_t T"),
     "to_not_equal": ("for (unsigned t = lo; t != hi; t++)", "unsigned lo, unsigned hi"),
+    # the front end's `long t += 2` adds `sext i32 2 to i64`: still a constant step
+    "long_by_two": ("for (long t = 0; t < T; t += 2)", "long T"),
 }
 
 
@@ -231,6 +233,7 @@ TILED = [
     ("long_down", {"nx": 9, "ny": 23, "T": 7}, TILE),
     ("in_size_t", {"nx": 11, "ny": 3, "T": 2}, "parallelogram-tile(3,7,2)"),
     ("to_not_equal", {"nx": 13, "ny": 13, "lo": 4, "hi": 9}, TILE),
+    ("long_by_two", {"nx": 7, "ny": 11, "T": 7}, TILE),
 ]
 
 

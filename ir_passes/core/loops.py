@@ -72,8 +72,9 @@ class InductionVariable:
     @property
     def step(self) -> int | None:
         """The signed constant step, or None when the step is a loop-invariant non-constant."""
-        if isinstance(self.step_value, ir.Constant):
-            return self.step_sign * signed_int(int(self.step_value.constant), self.type.width)
+        step = invariant_expr(self.step_value)  # `sext i32 2 to i64`: the front end's `t += 2`
+        if step.is_constant:
+            return self.step_sign * signed_int(step.value, self.type.width)
         return None
 
     @property
