@@ -53,14 +53,16 @@ _SYMBOL = {"lt": "<", "le": "<=", "gt": ">", "ge": ">=", "ne": "!="}
 
 
 def _counting_function(
-    module: ir.Module, name: str, pred, width, step, flags, read=False, widened=False
+    module: ir.Module, name: str, pred, width, step, flags, read=False, widened=False, fixed=None
 ):
     """`i64 name(iW first, iW bound)`: `n = 0; for (c = first; c pred bound; c += step) n++;
     return n` in the front end's form; with `read`, the body adds the counter to n; with
-    `widened`, the test compares the counter zero-extended to 64 bits with an i64 bound."""
+    `widened`, the test compares the counter zero-extended to 64 bits with an i64 bound;
+    with `fixed`, the bound is that constant (the second argument is not read)."""
     t = ir.IntType(width)
     function = ir.Function(module, ir.FunctionType(I64, [t, I64 if widened else t]), name)
     first, bound = function.args
+    bound = bound if fixed is None else ir.Constant(t, fixed)
     entry, header, body, exit_ = (
         function.append_basic_block(n) for n in "entry header body exit".split()
     )
@@ -175,6 +177,38 @@ def test_a_counter_tested_wider_than_it_wraps_is_left_alone(pred, step):
     module = ir.Module("widened")
     function = _counting_function(module, "f", pred, 32, step, [], widened=True)
     assert count_up_from_zero(function) == 0
+
+
+#: (stay predicate, width, step, constant bound, rewritten): without the no-wrap flag, a
+#: constant bound that leaves room for the last step rules the wrap out
+CONSTANT_BOUNDS = [
+    ("uge", 32, -1, 1, True),  # unsigned t >= 1; t--
+    ("ule", 32, 1, 100, True),
+    ("ult", 32, 3, 4294967293, True),
+    ("sge", 32, -2, -2147483646, True),
+    ("ule", 32, 1, 4294967295, False),  # t <= UINT_MAX: forever
+    ("uge", 32, -1, 0, False),  # t >= 0: forever
+    ("ult", 32, 3, 4294967294, False),  # the last step wraps past 2^32
+    ("sge", 32, -2, -2147483647, False),
+]
+
+
+def test_a_constant_bound_with_room_for_the_last_step_rules_the_wrap_out():
+    module = ir.Module("constant bounds")
+    names = []
+    for k, (pred, width, step, bound, rewritten) in enumerate(CONSTANT_BOUNDS):
+        function = _counting_function(module, f"g{k}", pred, width, step, [], fixed=bound)
+        assert count_up_from_zero(function) == int(rewritten), CONSTANT_BOUNDS[k]
+        names.append(function.name)
+    jit = compile_module(module, names)
+    for k, (pred, width, step, bound, rewritten) in enumerate(CONSTANT_BOUNDS):
+        if not rewritten:
+            continue
+        run = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_uint32, ctypes.c_uint32)
+        counted = run(jit.function_address(names[k]))
+        for first in _values(width, pred[0] == "s"):
+            expected = _c_count(pred, width, step, first, bound % (1 << width))
+            assert counted(first, 0) == expected, (CONSTANT_BOUNDS[k], first)
 
 
 def test_a_counter_the_body_reads_is_left_alone():

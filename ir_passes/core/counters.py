@@ -8,11 +8,11 @@ The trip count T is computed once before the loop, exactly as C runs the loop: f
 first value of the counter, the tested bound and the step (`ceil(distance / step)`, 0 when
 the first test fails), the distance taken in 64 bits (exact for 32-bit counters; for 64-bit
 ones exact as an unsigned number when the first test passes). A `!=` test counts modulo the
-counter's width, as an unsigned counter wraps. A counter that could wrap between two tests
-(`t <= n` in an unsigned, a step other than one without the no-wrap flag, an `unsigned t`
-tested as a wider value: `t != 1UL`) is left alone: C defines the wrap-around, and the loop
-may run forever or another number of times. A 64-bit count above 2^63 - 1 is
-clamped to it: such a loop runs for centuries either way.
+counter's width, as an unsigned counter wraps. A counter that could wrap between two tests is
+left alone (`t <= n` in an unsigned, a step other than one without the no-wrap flag, unless a
+constant bound leaves room for the last step; an `unsigned t` tested as a wider value, `t !=
+1UL`): C defines the wrap-around, and the loop may run forever or another number of times.
+A 64-bit count above 2^63 - 1 is clamped to it: such a loop runs for centuries either way.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from llvmlite.ir import instructions as ins
 from .analyses import invalidate, loops_of
 from .loops import INVERSE_PREDICATE, SWAPPED_PREDICATE, Loop
 from .rewrite import copy_instruction, remove_dead, remove_instruction, set_terminator, users_of
+from .symbolic import signed_int
 
 I64 = ir.IntType(64)
 #: stay-in-loop tests a counter cannot wrap under, whatever its flags: `t < n` by +1, `t > n`
@@ -101,12 +102,31 @@ def _counter_test(loop: Loop, users: dict) -> tuple | None:
     if users.get(iv.update) != [iv.phi] or not loop.is_invariant(bound):
         return None
     kind = pred[1:] if pred[0] in "su" else pred
-    if (kind, tc.step) not in _CANNOT_WRAP and not tc.no_wrap:
+    if counter is iv.phi and not tc.no_wrap and _may_wrap(pred, tc.step, bound):
         return None
     direction = {"lt": 1, "le": 1, "gt": -1, "ge": -1}.get(kind, tc.step)
     if (kind == "ne" and abs(tc.step) != 1) or direction * tc.step <= 0:
         return None
     return compare, counter, pred, bound, on_true if on_true in loop else on_false
+
+
+def _may_wrap(pred: str, step: int, bound: ir.Value) -> bool:
+    """May a counter stepping by `step` under the stay test `c pred bound` wrap between two
+    tests? Not by ±1 towards a `<`/`>`/`!=` bound, nor when a constant bound leaves room for
+    the last step (`unsigned t >= 1; t--`, `t <= 100; t += 2`)."""
+    kind = pred[1:] if pred[0] in "su" else pred
+    if (kind, step) in _CANNOT_WRAP:
+        return False
+    if kind == "ne" or not isinstance(bound, ir.Constant):
+        return True
+    width = bound.type.width
+    if pred[0] == "s":
+        low, high = -(1 << width - 1), (1 << width - 1) - 1
+        value = signed_int(int(bound.constant), width)
+    else:
+        low, high, value = 0, (1 << width) - 1, int(bound.constant) % (1 << width)
+    extreme = {"lt": value - 1, "le": value, "gt": value + 1, "ge": value}[kind]
+    return not low <= extreme + step <= high  # the counter's value after its last step
 
 
 def _cast_like(builder: ir.IRBuilder, cast: ins.CastInstr, value: ir.Value) -> ir.Value:
