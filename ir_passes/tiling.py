@@ -80,7 +80,10 @@ def _run(
         threshold = context.target.locality_threshold()
     for function in module.functions:
         if function.blocks:
-            inline_calls_in_loops(function)  # index helpers, a sweep function per step
+            kept: list = []
+            inline_calls_in_loops(function, kept)  # index helpers, a sweep function per step
+            for call, reason in kept:
+                context.missed(f"call to {call.callee.name} not inlined: {reason}", at=call)
             count_up_from_zero(function)  # time loops counting down, by two, in an unsigned
     if swaps:  # pointer-swap time loops become the K-sweep form first
         unroll_pointer_swaps(module, context, enabling=True)

@@ -135,7 +135,7 @@ def test_the_calls_are_inlined_but_a_recursive_one(tmp_path):
     source = tmp_path / "calls.c"
     source.write_text(CALLS_C)
     module = lower_file(str(source)).module
-    run_passes(module, parse_pipeline("time-tile"), target=HOST)
+    applied = run_passes(module, parse_pipeline("time-tile"), target=HOST)
     text = {f.name: str(f) for f in module.functions}
     helpers = ("IDX", "sweep", "at", "weighted", "clamp_index")
     for caller in ("ca_steps", "heat_steps", "helpers"):
@@ -149,6 +149,12 @@ def test_the_calls_are_inlined_but_a_recursive_one(tmp_path):
     assert '@"depth"' in text["helpers"]
     assert '@"bump"' in text["by_value"]  # its struct copy is its own
     assert '@"twice"' not in text["switched"]
+    # the calls left say why, as the nest's remark only names the call
+    kept = {r.function: r.message for r in applied.remarks if "not inlined" in r.message}
+    assert kept == {
+        "helpers": "call to depth not inlined: calls nested deeper than 3 levels (recursion)",
+        "by_value": "call to bump not inlined: it takes a struct by value (its own copy)",
+    }, kept
 
 
 def test_the_o3_scan_sees_through_the_calls():
@@ -226,6 +232,9 @@ def test_inlining_stops_where_the_caller_would_grow_too_large(tmp_path):
     size = sum(len(b.instructions) for b in many.blocks)
     assert 0 < inlined < 20, inlined
     assert size <= MAX_CALLER_INSTRUCTIONS, size
+    kept: list = []
+    assert inline_calls_in_loops(many, kept) == 0
+    assert kept and all("the caller would grow past 4000" in why for _, why in kept), kept
     result, remarks = check_tiled(str(source), "many", {"n": 13}, TILE)
     assert_bit_exact(result, remarks, nonempty=True)
 
@@ -271,5 +280,7 @@ def test_an_external_callee_stays_a_call_the_linker_may_replace(tmp_path):
         tmp_path, WEAK_MAIN, WEAK_KERNEL, ["-O3"], ["-O3"],
         {"PYCC_TAKEOVER": "all", "PYCC_CACHE_L2": "16K", "PYCC_CACHE_L3": "32K"},
     )  # fmt: skip
-    assert not any("time-tiled" in r for r in compiled["heat"]["remarks"]), compiled["heat"]
+    remarks = compiled["heat"]["remarks"]
+    assert not any("time-tiled" in r for r in remarks), remarks
+    assert any("call to sweep not inlined: it is not static" in r for r in remarks), remarks
     assert_same_output(tmp_path, env, [["40", "6"], ["9", "3"]])

@@ -49,24 +49,23 @@ MAX_CALLER_INSTRUCTIONS = 4000
 MAX_DEPTH = 3
 
 
-def inline_calls_in_loops(function: ir.Function) -> int:
+def inline_calls_in_loops(
+    function: ir.Function, kept: list[tuple[ins.CallInstr, str]] | None = None
+) -> int:
     """Inline the calls inside `function`'s loops to functions it may inline; returns how
-    many calls were inlined."""
+    many calls were inlined. `kept` receives the calls of the file's functions left as they
+    are, with the reason (a remark says why a nest with a call is not tiled)."""
     inlined = 0
+    refused: list[tuple[ins.CallInstr, str]] = []
     for _ in range(MAX_DEPTH):
-        in_loops = {b for loop in loops_of(function).loops for b in loop.blocks}
-        calls = [
-            i
-            for b in function.blocks
-            if b in in_loops
-            for i in b.instructions
-            if isinstance(i, ins.CallInstr) and _inlinable(i.callee, function) and _matches(i)
-        ]
-        size = _size(function)
-        done = 0
-        for call in calls:
-            if size + _size(call.callee) > MAX_CALLER_INSTRUCTIONS:
-                break  # the passes' time grows with the function
+        size, done, refused = _size(function), 0, []
+        for call in _calls_in_loops(function):
+            reason = _refusal(call, function)
+            if reason is None and size + _size(call.callee) > MAX_CALLER_INSTRUCTIONS:
+                reason = f"the caller would grow past {MAX_CALLER_INSTRUCTIONS} instructions"
+            if reason is not None:
+                refused.append((call, reason))
+                continue
             size += _size(call.callee)
             _inline(call)
             done += 1
@@ -74,7 +73,66 @@ def inline_calls_in_loops(function: ir.Function) -> int:
             break
         invalidate(function)
         inlined += done
+    else:  # every level inlined something: what the last one brought in stays a call
+        known = {call for call, _ in refused}
+        deeper = f"calls nested deeper than {MAX_DEPTH} levels (recursion)"
+        refused += [(c, deeper) for c in _calls_in_loops(function) if c not in known]
+    if kept is not None:
+        kept += refused
     return inlined
+
+
+def _calls_in_loops(function: ir.Function) -> list[ins.CallInstr]:
+    """The calls of the file's functions inside `function`'s loops."""
+    in_loops = {b for loop in loops_of(function).loops for b in loop.blocks}
+    return [
+        i
+        for b in function.blocks
+        if b in in_loops
+        for i in b.instructions
+        if isinstance(i, ins.CallInstr) and _of_the_file(i.callee)
+    ]
+
+
+def _of_the_file(callee: object) -> bool:
+    """A function of the C source with a body (not a declaration, an intrinsic or a
+    function a pass made: `f.par`, a tile body run on threads)."""
+    return (
+        isinstance(callee, ir.Function)
+        and bool(callee.blocks)
+        and bool(_C_NAME.fullmatch(callee.name))
+    )
+
+
+def _refusal(call: ins.CallInstr, caller: ir.Function) -> str | None:
+    """Why the call of a function of the file is not inlined, or None."""
+    callee = call.callee
+    entry, later = callee.blocks[0], [i for b in callee.blocks[1:] for i in b.instructions]
+    allocas = [i for i in entry.instructions if isinstance(i, ins.AllocaInstr)]
+    checks = [
+        (callee is caller, "it is the caller itself (recursion)"),
+        (callee.function_type.var_arg, "it takes variable arguments"),
+        (  # an external function may be replaced at link time (weak) or interposed (-fPIC)
+            callee.linkage not in ("internal", "private"),
+            "it is not static (the linker may replace or interpose it)",
+        ),
+        (not _matches(call), "its arguments do not match its parameters"),
+        (
+            any(_BY_COPY.match(str(a)) for arg in callee.args for a in arg.attributes),
+            "it takes a struct by value (its own copy)",
+        ),
+        (not any(isinstance(b.terminator, ins.Ret) for b in callee.blocks), "it never returns"),
+        (
+            _size(callee) > MAX_CALLEE_INSTRUCTIONS,
+            f"it has {_size(callee)} instructions (at most {MAX_CALLEE_INSTRUCTIONS})",
+        ),
+        (
+            any(isinstance(i, ins.AllocaInstr) for i in later)
+            or not all(_constant_size(i) for i in allocas),
+            "it allocates a variable-length array",
+        ),
+    ]
+    return next((reason for refused, reason in checks if refused), None)
 
 
 def _matches(call: ins.CallInstr) -> bool:
@@ -86,27 +144,6 @@ def _matches(call: ins.CallInstr) -> bool:
 
 def _size(function: ir.Function) -> int:
     return sum(len(b.instructions) for b in function.blocks)
-
-
-def _inlinable(callee: object, caller: ir.Function) -> bool:
-    if not isinstance(callee, ir.Function) or callee is caller or not callee.blocks:
-        return False
-    if not _C_NAME.fullmatch(callee.name):
-        return False  # a function a pass made (`f.par`, a tile body run on threads)
-    if callee.function_type.var_arg or callee.linkage not in ("internal", "private"):
-        return False  # an external function may be interposed or replaced (weak, -fPIC)
-    if any(_BY_COPY.match(str(a)) for arg in callee.args for a in arg.attributes):
-        return False  # a struct passed by value is the callee's own copy
-    if not any(isinstance(b.terminator, ins.Ret) for b in callee.blocks):
-        return False  # never returns
-    size = _size(callee)
-    entry = callee.blocks[0]
-    allocas = (i for b in callee.blocks[1:] for i in b.instructions)
-    return (
-        size <= MAX_CALLEE_INSTRUCTIONS
-        and not any(isinstance(i, ins.AllocaInstr) for i in allocas)
-        and all(not isinstance(i, ins.AllocaInstr) or _constant_size(i) for i in entry.instructions)
-    )
 
 
 def _constant_size(alloca: ins.AllocaInstr) -> bool:
