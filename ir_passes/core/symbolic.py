@@ -271,4 +271,22 @@ def integer_expr(
         return {"add": left + right, "sub": left - right, "mul": left * right}[opname]
     if opname == "shl" and isinstance(operands[1], ir.Constant):
         return integer_expr(operands[0], atom, signed).scaled(1 << int(operands[1].constant))
+    if opname in _FOLDED and len(operands) == 2:  # `k & 3` of an inlined helper's constant k
+        left, right = (integer_expr(o, atom, signed) for o in operands)
+        if left.is_constant and right.is_constant:
+            folded = _FOLDED[opname](left.value, right.value)
+            if folded is not None:
+                return Expr.constant(folded)
     return Expr.symbol(value)
+
+
+#: operations on two constants computed here (two's complement values: Python's `&`, `|`,
+#: `^` and `>>` on negative integers agree); None where C leaves it undefined
+_FOLDED: dict[str, Callable[[int, int], int | None]] = {
+    "and": lambda a, b: a & b,
+    "or": lambda a, b: a | b,
+    "xor": lambda a, b: a ^ b,
+    "ashr": lambda a, b: a >> b if b >= 0 else None,
+    "sdiv": lambda a, b: c_div(a, b) if b else None,
+    "srem": lambda a, b: a - c_div(a, b) * b if b else None,
+}
