@@ -270,6 +270,17 @@ def sweep_if(flag: bool) -> list[pytest.MarkDecorator]:
     return [pytest.mark.sweep] if flag else []
 
 
+def kernel_cases(cases: list[tuple[str, dict, str]], group: str | None = None) -> list:
+    """pytest params of (function, params, pipeline) cases, named by their values, each on
+    the worker of its kernel's file (`group`, else a file per function)."""
+    return [
+        pytest.param(
+            f, p, s, id=f"{f}-{'-'.join(map(str, p.values()))}-{s}", marks=kernel_group(group or f)
+        )
+        for f, p, s in cases
+    ]
+
+
 def kernel_group(name: str) -> pytest.MarkDecorator:
     """`on_source` of a kernel written by a test (tests/conftest.py `kernel_file`)."""
     return on_source(f"{name}.c")

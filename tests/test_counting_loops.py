@@ -16,7 +16,7 @@ import ctypes
 import itertools
 
 import pytest
-from corpus_check import kernel_group
+from corpus_check import kernel_cases
 from llvmlite import ir
 from pycc_stencil.emit.host_jit import compile_module
 from pycc_stencil.ir_passes.core.counters import count_up_from_zero
@@ -251,7 +251,6 @@ def _source(name: str) -> str:
 
 #: every time loop in one file: one compile per pipeline, on one worker
 LOOPS_C = "#include <stddef.h>\n" + "".join(_source(name) for name in TIME_LOOPS)
-LOOPS_GROUP = kernel_group("loops")
 TILE = "time-tile(4,5,7)"
 #: (name, sizes and time parameters, pipeline): odd and prime extents, one smaller than a
 #: tile, and 0, 1 and an odd number of steps
@@ -286,10 +285,7 @@ def _steps(name: str, params: dict) -> int:
 
 @pytest.mark.parametrize(
     "name, params, passes",
-    [
-        pytest.param(n, p, s, id=f"{n}-{'-'.join(map(str, p.values()))}-{s}", marks=LOOPS_GROUP)
-        for n, p, s in TILED
-    ],
+    kernel_cases(TILED, "loops"),
 )
 def test_time_loops_counting_any_way_are_time_tiled_bit_exact(loops_file, name, params, passes):
     result, remarks = check_tiled(loops_file, name, params, passes)

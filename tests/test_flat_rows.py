@@ -14,10 +14,11 @@ default policy and runs as cc's build does.
 from __future__ import annotations
 
 import pytest
-from corpus_check import compiled, kernel_group
+from corpus_check import compiled, kernel_cases
 from pycc_stencil.emit.targets import host_target
 from pycc_stencil.frontend import lower_file
 from pycc_stencil.ir_passes.pipeline import parse_pipeline, run_passes
+from test_compiler_mode import SMALL_CACHES
 from test_tiling import (
     PYCC,
     _split_functions,
@@ -122,10 +123,7 @@ TILED = [
 
 @pytest.mark.parametrize(
     "function, params, passes",
-    [
-        pytest.param(f, p, s, id=f"{f}-{'-'.join(map(str, p.values()))}-{s}", marks=kernel_group(f))
-        for f, p, s in TILED
-    ],
+    kernel_cases(TILED),
 )
 def test_flat_rows_are_time_tiled_bit_exact(flat, function, params, passes):
     params = dict(params, c=0.2) if function == "index_rows" else params
@@ -205,7 +203,7 @@ def test_grids_in_a_struct_are_time_tiled_by_the_default_policy(tmp_path):
     cache model makes the tiled code run at test sizes."""
     env, compiled = build_both(
         tmp_path, FIELD_MAIN, FIELD_KERNEL, ["-O3"], ["-O3"],
-        {"PYCC_TAKEOVER": "", "PYCC_CACHE_L2": "16K", "PYCC_CACHE_L3": "32K"},
+        dict(SMALL_CACHES, PYCC_TAKEOVER=""),
     )  # fmt: skip
     kernel = compiled["evolve_steps"]
     assert kernel["compiled_by"] == "pycc-stencil", kernel
@@ -308,7 +306,7 @@ int main(int argc, char **argv) {
 def test_members_read_in_the_loops_are_read_once_where_that_is_safe(tmp_path):
     env, compiled = build_both(
         tmp_path, MEMBERS_MAIN, MEMBERS_KERNEL, ["-O3"], ["-O3"],
-        {"PYCC_TAKEOVER": "all", "PYCC_CACHE_L2": "16K", "PYCC_CACHE_L3": "32K"},
+        dict(SMALL_CACHES, PYCC_TAKEOVER="all"),
     )  # fmt: skip
     tiled = compiled["bounds_in_struct"]
     assert any("remark: time-tiled" in r for r in tiled["remarks"]), tiled

@@ -10,12 +10,13 @@ default policy runs as cc's build does.
 from __future__ import annotations
 
 import pytest
-from corpus_check import kernel_group
+from corpus_check import kernel_cases, kernel_group
 from pycc_stencil.dropin_prescan import has_locality_nest, locality_candidates
 from pycc_stencil.emit.targets import host_target
 from pycc_stencil.frontend import lower_file
 from pycc_stencil.ir_passes.core.inlining import MAX_CALLER_INSTRUCTIONS, inline_calls_in_loops
 from pycc_stencil.ir_passes.pipeline import parse_pipeline, run_passes
+from test_compiler_mode import SMALL_CACHES
 from test_tiling import (
     PYCC,
     assert_bit_exact,
@@ -77,7 +78,7 @@ void helpers(const double *a, double *b, int *c, int n) {
     c[i] = depth(i % 5);
   }
 }
-/* a switch right after the call: its targets' phis come from the block the call ends */
+/* a switch in the block of the call: the inlined code splits that block before it */
 static int twice(int x) { return 2 * x; }
 void switched(const double *a, double *b, int n) {
   for (int i = 0; i < n; i++) {
@@ -121,10 +122,7 @@ def calls_file(kernel_file):
 
 @pytest.mark.parametrize(
     "function, params, passes",
-    [
-        pytest.param(f, p, s, id=f"{f}-{'-'.join(map(str, p.values()))}-{s}", marks=CALLS_GROUP)
-        for f, p, s in TILED
-    ],
+    kernel_cases(TILED, "calls"),
 )
 def test_stencils_through_calls_are_time_tiled_bit_exact(calls_file, function, params, passes):
     result, remarks = check_tiled(calls_file, function, params, passes)
@@ -216,7 +214,7 @@ int main(int argc, char **argv) {
 def test_a_program_with_calls_in_its_stencils_is_time_tiled_by_the_default_policy(tmp_path):
     env, compiled = build_both(
         tmp_path, CALLS_MAIN, CALLS_C, ["-O3"], ["-O3"],
-        {"PYCC_TAKEOVER": "", "PYCC_CACHE_L2": "16K", "PYCC_CACHE_L3": "32K"},
+        dict(SMALL_CACHES, PYCC_TAKEOVER=""),
     )  # fmt: skip
     for name in ("ca_steps", "heat_steps"):
         kernel = compiled[name]
@@ -291,7 +289,7 @@ int main(int argc, char **argv) {
 def test_an_external_callee_stays_a_call_the_linker_may_replace(tmp_path):
     env, compiled = build_both(
         tmp_path, WEAK_MAIN, WEAK_KERNEL, ["-O3"], ["-O3"],
-        {"PYCC_TAKEOVER": "all", "PYCC_CACHE_L2": "16K", "PYCC_CACHE_L3": "32K"},
+        dict(SMALL_CACHES, PYCC_TAKEOVER="all"),
     )  # fmt: skip
     remarks = compiled["heat"]["remarks"]
     assert not any("time-tiled" in r for r in remarks), remarks
