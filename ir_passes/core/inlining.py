@@ -39,8 +39,9 @@ from .rewrite import (
 MAX_CALLEE_INSTRUCTIONS = 400
 #: the callee's values a copy may use
 _MAPPED = (ir.Instruction, ir.Argument)
-#: a function of the user's C (the passes' own have a `.` in their names)
-_C_NAME = re.compile(r"[A-Za-z_]\w*")
+#: a function of the user's C (the passes' own have a `.` in their names, or the reserved
+#: prefix of pycc-stencil's run-time helpers, `__pycc_`)
+_C_NAME = re.compile(r"(?!__pycc_)[A-Za-z_]\w*")
 #: argument attributes of a callee's private copy of a struct (or of its result)
 _BY_COPY = re.compile(r"(byval|sret|inalloca|preallocated)\b")
 #: instructions a caller may grow to by inlining
@@ -96,7 +97,7 @@ def _calls_in_loops(function: ir.Function) -> list[ins.CallInstr]:
 
 def _of_the_file(callee: object) -> bool:
     """A function of the C source with a body (not a declaration, an intrinsic or a
-    function a pass made: `f.par`, a tile body run on threads)."""
+    function a pass made: `f.par`, a tile body run on threads, `__pycc_omp_ready`)."""
     return (
         isinstance(callee, ir.Function)
         and bool(callee.blocks)
