@@ -88,9 +88,10 @@ class StencilClass:
             ]
             return [self.model, *[t for t in tries if t[0] >= 8 and t != self.model]]
         side, *rest = self.model[1:]
-        if rest:  # the diamond's height, and the tile of the next space dimension
+        if rest:  # the diamond's height, and the tile of the next space dimension (down
+            # to a quarter: in 3-D, the rows of three planes a point reads may fit the L1)
             sides = [side // 2, side, side * 2]
-            inner = [[r, *rest[1:]] for r in (rest[0] // 2, rest[0], rest[0] * 2)]
+            inner = [[r, *rest[1:]] for r in (rest[0] // 4, rest[0] // 2, rest[0], rest[0] * 2)]
         else:
             sides, inner = [side // 4, side // 2, side, side * 2, side * 4], [[]]
         out = [self.model]
