@@ -439,8 +439,10 @@ class _Builder:
             term = block.terminator
             if term.opname != "br" or len(term.operands) != 1:
                 raise NotAffine("condition in the loop body", term)
-            if len(block.instructions) > 1:
-                node.children.append(self.statement(block, enclosing, mine))
+            if block.instructions[:-1] != [loop.trip_count_iv.update]:  # `t++` ending a
+                # while loop's body updates the counter, as a for loop's latch does
+                if len(block.instructions) > 1:
+                    node.children.append(self.statement(block, enclosing, mine))
             block = term.operands[0]
         self.check_latch(loop)
         return node

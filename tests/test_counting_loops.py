@@ -1,6 +1,7 @@
 """Time loops whose counter only counts are time-tiled whatever way they count: down
-(`for (t = T; t > 0; t--)`), by two or three, in an `unsigned` or a `size_t`, to `!=`
-(ir_passes/core/counters.py rewrites them to count up from zero).
+(`for (t = T; t > 0; t--)`), by two or three, in an `unsigned` or a `size_t`, to `!=`, in while
+loops (`t++` ending the body, `while (t-- > 0)`) (ir_passes/core/counters.py rewrites them to
+count up from zero; polyhedral/scop.py takes a while loop's closing `t++` for its update).
 
 1. The trip count the rewrite computes before the loop is the number of times C runs the
    body, for every test, width and step it rewrites, at the integers' limits (JIT-run
@@ -238,19 +239,38 @@ TIME_LOOPS = {
     "to_not_equal": ("for (unsigned t = lo; t != hi; t++)", "unsigned lo, unsigned hi"),
     # the front end's `long t += 2` adds `sext i32 2 to i64`: still a constant step
     "long_by_two": ("for (long t = 0; t < T; t += 2)", "long T"),
+    # while loops: the counter's update ends the body, or is part of the test
+    "while_up": ("int t = 0; while (t < T)", "int T", "t++;"),
+    "while_down": ("long t = T; while (t > 0)", "long T", "t -= 1;"),
+    "while_post_increment": ("int t = 0; while (t++ < T)", "int T"),
+    "while_post_decrement": ("unsigned t = T; while (t-- > 0)", "unsigned T"),
 }
 
 
 def _source(name: str) -> str:
-    loop, params = TIME_LOOPS[name]
+    loop, params, *tail = TIME_LOOPS[name]
     return (
         f"void {name}(double *u, double *v, int nx, int ny, {params}) {{\n"
-        f"  int m = ny + 2;\n  {loop} {{{SWEEP}  }}\n}}\n"
+        f"  int m = ny + 2;\n  {loop} {{{SWEEP}  {''.join(tail)}}}\n}}\n"
     )
 
 
+#: a while loop's counter choosing the time plane, `t++` ending its body (no pointer swap
+#: whose unrolling would restructure the loop first)
+WHILE_MOD2 = r"""
+void while_mod2(int n, double A[2][n][n], int T) {
+  int t = 0;
+  while (t < T) {
+    for (int i = 1; i < n - 1; i++)
+      for (int j = 1; j < n - 1; j++)
+        A[(t + 1) % 2][i][j] = 0.2 * (A[t % 2][i][j] + A[t % 2][i - 1][j] + A[t % 2][i + 1][j]
+                                      + A[t % 2][i][j - 1] + A[t % 2][i][j + 1]);
+    t++;
+  }
+}
+"""
 #: every time loop in one file: one compile per pipeline, on one worker
-LOOPS_C = "#include <stddef.h>\n" + "".join(_source(name) for name in TIME_LOOPS)
+LOOPS_C = "#include <stddef.h>\n" + "".join(_source(name) for name in TIME_LOOPS) + WHILE_MOD2
 TILE = "time-tile(4,5,7)"
 #: (name, sizes and time parameters, pipeline): odd and prime extents, one smaller than a
 #: tile, and 0, 1 and an odd number of steps
@@ -267,6 +287,13 @@ TILED = [
     ("in_size_t", {"nx": 11, "ny": 3, "T": 2}, "parallelogram-tile(3,7,2)"),
     ("to_not_equal", {"nx": 13, "ny": 13, "lo": 4, "hi": 9}, TILE),
     ("long_by_two", {"nx": 7, "ny": 11, "T": 7}, TILE),
+    ("while_up", {"nx": 13, "ny": 5, "T": 3}, TILE),
+    ("while_up", {"nx": 2, "ny": 7, "T": 0}, TILE),
+    ("while_down", {"nx": 11, "ny": 9, "T": 5}, "parallelogram-tile(3,7,2)"),
+    ("while_post_increment", {"nx": 5, "ny": 17, "T": 4}, TILE),
+    ("while_post_decrement", {"nx": 19, "ny": 3, "T": 1}, TILE),
+    ("while_mod2", {"n": 17, "T": 5}, TILE),
+    ("while_mod2", {"n": 4, "T": 2}, TILE),
 ]
 
 
