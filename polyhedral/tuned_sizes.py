@@ -34,6 +34,15 @@ TUNED: dict[str, dict[str, dict]] = {
             "measured": "2026-11-29, Intel(R) Xeon(R) Processor (family 6 model 207, AVX512F AVX2 FMA), 2 cores, 1 thread, best of 5",
         },
     },
+    "rocketlake, 512-bit vectors, L1 49152, L2 2097152": {
+        "3-D, 16 bytes and 7 loads a point": {
+            "sizes": [32, 32, 4, 256],
+            "speedup": 1.057,
+            "model": [32, 32, 16, 256],
+            "kernels": ["heat-3d", "star-3d"],
+            "measured": "2026-11-29, Intel(R) Xeon(R) Processor (family 6 model 167, AVX512F AVX2 FMA), 2 cores, 1 thread, best of 5",
+        },
+    },
     # END TUNED
 }
 
