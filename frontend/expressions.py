@@ -22,6 +22,7 @@ from llvmlite import ir
 from ..diagnostics import SourceLocation
 from ..ir_passes.core.alignment import assume_aligned, is_power_of_two, power_of_two_dividing
 from ..ir_passes.core.rewrite import opaque
+from ..ir_passes.core.ssa import SSABuilder
 from . import c_types as ct
 from . import fp_builtins
 from .abi import Direct, FunctionAbi, InMemory, InRegisters, Passing
@@ -53,7 +54,6 @@ from .math_calls import (
     PASS_THROUGH_BUILTINS,
     canonical_math_name,
 )
-from .ssa import SSABuilder
 from .tbaa import TypeTags, tag_access
 from .unsupported import Unsupported
 

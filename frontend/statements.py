@@ -16,6 +16,7 @@ from llvmlite import ir
 from ..ir_passes.core.cfg import reverse_postorder, successors
 from ..ir_passes.core.deep import MAX_NESTING
 from ..ir_passes.core.rewrite import opaque
+from ..ir_passes.core.ssa import remove_trivial_phis
 from ..ir_passes.core.symbolic import OPERATORS as SYMBOLIC_OPERATORS
 from ..ir_passes.core.symbolic import Expr
 from . import c_types as ct
@@ -48,7 +49,6 @@ from .expressions import (
 )
 from .initializers import flatten, fold
 from .signature import Param
-from .ssa import remove_trivial_phis
 from .tbaa import tag_access
 from .unsupported import Unsupported
 

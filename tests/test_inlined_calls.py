@@ -65,6 +65,15 @@ void weights(double *u, double *v, int n, int T) {
     double *w = u; u = v; v = w;
   }
 }
+/* the time loop swaps its grids through a helper given their addresses: once it is inlined,
+   u and v live in registers again (ir_passes/core/promotion.py) and the swap is seen */
+static void swap_grids(double **a, double **b) { double *t = *a; *a = *b; *b = t; }
+void swap_steps(double *u, double *v, int nx, int ny, int nsteps) {
+  for (int t = 0; t < nsteps; t++) {
+    sweep(u, v, nx, ny);
+    swap_grids(&u, &v);
+  }
+}
 /* several returns, a local array, recursion: inlined or kept, always exact */
 static int clamp_index(int x, int n) { if (x < 0) return 0; if (x >= n) return n - 1; return x; }
 static double weighted(const double *p) {
@@ -110,6 +119,13 @@ TILED = [
     ("weights", {"n": 37, "T": 7}, TILE),
     ("weights", {"n": 3, "T": 1}, TILE),
 ]
+#: swap_steps, whose buffers' extents `check` is given: its dry run does not see through the
+#: addresses taken in the call (the grids hold (nx + 2)(ny + 2) doubles)
+SWAPPED = [
+    ("swap_steps", {"nx": 13, "ny": 11, "nsteps": 5}, TILE),
+    ("swap_steps", {"nx": 3, "ny": 2, "nsteps": 1}, TILE),
+    ("swap_steps", {"nx": 17, "ny": 7, "nsteps": 4}, "parallelogram-tile(3,7,2)"),
+]
 
 
 CALLS_GROUP = kernel_group("calls")
@@ -129,6 +145,16 @@ def test_stencils_through_calls_are_time_tiled_bit_exact(calls_file, function, p
     steps = params.get("nsteps", params.get("T"))
     assert_bit_exact(result, remarks, nonempty=steps > 0)
     assert_transformed(remarks, "time-tiled")
+
+
+@pytest.mark.parametrize("function, params, passes", kernel_cases(SWAPPED, "calls"))
+def test_a_swap_through_a_helper_is_time_tiled_bit_exact(calls_file, function, params, passes):
+    size = (params["nx"] + 2) * (params["ny"] + 2)
+    extents = {"u": size, "v": size}
+    result, remarks = check_tiled(calls_file, function, params, passes, extents=extents)
+    assert_bit_exact(result, remarks, nonempty=True)
+    assert_transformed(remarks, "time-tiled")
+    assert any("pointer-swap loop unrolled" in r.message for r in remarks), remarks
 
 
 @CALLS_GROUP
@@ -190,6 +216,7 @@ CALLS_MAIN = r"""
 #include <stdlib.h>
 void ca_steps(unsigned char *cur, unsigned char *next, int w, int h, int nsteps);
 void heat_steps(double *u, double *v, int nx, int ny, int nsteps);
+void swap_steps(double *u, double *v, int nx, int ny, int nsteps);
 int main(int argc, char **argv) {
   int n = atoi(argv[1]), m = atoi(argv[2]), T = atoi(argv[3]);
   int size = (n + 2) * (m + 2);
@@ -201,6 +228,7 @@ int main(int argc, char **argv) {
   }
   heat_steps(u, v, n, m, T);
   ca_steps(c, d, m + 2, n + 2, T);
+  swap_steps(v, u, n, m, T + 1);
   double s = 0.0;
   long cells = 0;
   for (int k = 0; k < size; k++) { s = s * 1.0000001 + u[k] - 0.5 * v[k]; cells += c[k] * k; }
@@ -216,7 +244,7 @@ def test_a_program_with_calls_in_its_stencils_is_time_tiled_by_the_default_polic
         tmp_path, CALLS_MAIN, CALLS_C, ["-O3"], ["-O3"],
         dict(SMALL_CACHES, PYCC_TAKEOVER=""),
     )  # fmt: skip
-    for name in ("ca_steps", "heat_steps"):
+    for name in ("ca_steps", "heat_steps", "swap_steps"):
         kernel = compiled[name]
         assert kernel["compiled_by"] == "pycc-stencil", kernel
         assert any("remark: time-tiled" in r for r in kernel["remarks"]), kernel

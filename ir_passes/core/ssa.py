@@ -4,7 +4,8 @@ The passes work on llvmlite.ir objects, which LLVM's mem2reg cannot produce, so 
 builds SSA itself: each scalar local whose address is never taken is an SSA variable; a read
 in a block without a local definition looks through the predecessors and creates phis, so a
 loop counter becomes the header's induction phi. Blocks are sealed once all their
-predecessors are known. Trivial phis are removed at the end (`finish`).
+predecessors are known. Trivial phis are removed at the end (`remove_trivial_phis`). The
+passes promote locals whose address only inlined code took the same way (`promotion.py`).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from dataclasses import dataclass, field
 
 from llvmlite import ir
 
-from ..ir_passes.core.rewrite import replace_uses
+from .rewrite import replace_uses
 
 
 class SSABuilder:
