@@ -34,7 +34,6 @@ from .core.counters import count_up_from_zero
 from .core.hoisting import hoist_invariants
 from .core.inlining import inline_calls_in_loops
 from .core.machine_model import SERIAL
-from .core.promotion import promote_local_scalars
 from .registry import PassContext, bounded_int, register
 from .swap_unroll import remainder_blocks, unroll_pointer_swaps
 
@@ -82,8 +81,7 @@ def _run(
     for function in module.functions:
         if function.blocks:
             kept: list = []
-            if inline_calls_in_loops(function, kept):  # index helpers, a sweep per step
-                promote_local_scalars(function)  # `swap(&u, &v)` inlined: u, v in registers
+            inline_calls_in_loops(function, kept)  # index helpers, a sweep per step, swap(&u, &v)
             for call, reason in kept:
                 context.missed(f"call to {call.callee.name} not inlined: {reason}", at=call)
             count_up_from_zero(function)  # time loops counting down, by two, in an unsigned

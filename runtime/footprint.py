@@ -30,6 +30,7 @@ import numpy as np
 from ..emit.host_jit import JitModule, compile_module
 from ..frontend.abi import function_abi
 from ..frontend.signature import FunctionInfo, LoweredModule, Param
+from ..ir_passes.core.inlining import inline_calls_in_loops
 from ..ir_passes.core.taint import DataDependence, analyse_footprint
 from . import probe
 from .buffers import BufferSet
@@ -101,6 +102,9 @@ class FootprintProbe:
         self.functions = lowered.functions
         self.budget = budget
         self.timeout = timeout
+        for function in lowered.module.functions:  # as the passes do: a grid swapped through
+            if function.blocks:  # `swap(&u, &v)` is then a pointer in a register, not memory
+                inline_calls_in_loops(function)
         analyses = {name: analyse_footprint(lowered.module, name) for name in lowered.functions}
         self._dependences = {
             name: _by_parameter(self.functions[name], lowered, a.dependences)

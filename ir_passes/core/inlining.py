@@ -26,6 +26,7 @@ from llvmlite.ir import instructions as ins
 
 from .analyses import invalidate, loops_of
 from .cfg import successors
+from .promotion import promote_local_scalars
 from .rewrite import (
     clone_instruction,
     forget_text,
@@ -55,7 +56,8 @@ def inline_calls_in_loops(
 ) -> int:
     """Inline the calls inside `function`'s loops to functions it may inline; returns how
     many calls were inlined. `kept` receives the calls of the file's functions left as they
-    are, with the reason (a remark says why a nest with a call is not tiled)."""
+    are, with the reason (a remark says why a nest with a call is not tiled). Locals whose
+    address only the inlined code took are promoted to SSA values (`promotion.py`)."""
     inlined = 0
     refused: list[tuple[ins.CallInstr, str]] = []
     for _ in range(MAX_DEPTH):
@@ -80,6 +82,8 @@ def inline_calls_in_loops(
         refused += [(c, deeper) for c in _calls_in_loops(function) if c not in known]
     if kept is not None:
         kept += refused
+    if inlined:
+        promote_local_scalars(function)
     return inlined
 
 
