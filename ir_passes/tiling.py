@@ -30,7 +30,7 @@ from ..polyhedral.schedule.tile import tile as tile_schedule
 from ..polyhedral.schedule.time_tile import may_run_rows_together
 from ..polyhedral.schedule.time_tile import time_tile as time_tile_schedule
 from ..polyhedral.scop import Scop
-from .core.counters import count_up_from_zero
+from .core.counters import count_up_from_zero, widen_narrow_counters
 from .core.hoisting import hoist_invariants
 from .core.inlining import inline_calls_in_loops
 from .core.machine_model import SERIAL
@@ -84,6 +84,7 @@ def _run(
             inline_calls_in_loops(function, kept)  # index helpers, a sweep per step, swap(&u, &v)
             for call, reason in kept:
                 context.missed(f"call to {call.callee.name} not inlined: {reason}", at=call)
+            widen_narrow_counters(function)  # `short t` counting to a `short T`
             count_up_from_zero(function)  # time loops counting down, by two, in an unsigned
     if swaps:  # pointer-swap time loops become the K-sweep form first
         unroll_pointer_swaps(module, context, enabling=True)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ctypes
 import itertools
+import re
 
 import pytest
 from corpus_check import kernel_cases
@@ -218,6 +219,77 @@ def test_a_counter_the_body_reads_is_left_alone():
 
 
 # --------------------------------------------------------------------------------------------
+# 1b. `short` and `char` counters, widened to the int C computes them in
+
+NARROW_C = r"""
+long short_up(int a, int b) { long n = 0; for (short t = a; t < (short)b; t++) n += t; return n; }
+long short_down(int a, int b) {
+  long n = 0; for (short t = a; t > (short)b; t--) n += 3 * t; return n;
+}
+long uchar_up(int a, int b) {
+  long n = 0; for (unsigned char t = a; t < (unsigned char)b; t++) n += t; return n;
+}
+long ushort_down(int a, int b) {
+  long n = 0; for (unsigned short t = a; t > (unsigned short)b; t--) n += t; return n;
+}
+long schar_to_constant(int a, int b) { long n = b; for (signed char t = a; t < 100; t++) n += t; return n; }
+long short_after(int a, int b) {
+  short t; long n = 0; for (t = a; t < (short)b; t++) n++; return n * 100000 + t;
+}
+"""
+#: function -> (first, bound) pairs: the types' limits and around zero
+NARROW_RUNS = {
+    "short_up": [(-32768, 32767), (32760, 32767), (-5, 7), (0, 0), (7, -5), (-32768, -32768)],
+    "short_down": [(32767, -32768), (-32760, -32768), (7, -5), (3, 3)],
+    "uchar_up": [(0, 255), (250, 255), (255, 0), (3, 200), (300, 260)],
+    "ushort_down": [(65535, 0), (5, 65530), (9, 2)],
+    "schar_to_constant": [(-128, 1), (99, 2), (100, 3), (127, 4), (-1, 5)],
+    "short_after": [(-32768, 32767), (5, 2), (-9, 9)],
+}
+#: may wrap or step by two: left as they are (`t <= T` in a short runs forever at SHRT_MAX)
+NARROW_LEFT = r"""
+long to_an_int(int b) { long n = 0; for (signed char t = 0; t < b; t++) n++; return n; }
+long up_to_equal(int b) { long n = 0; for (short t = 0; t <= (short)b; t++) n++; return n; }
+long by_two(int b) { long n = 0; for (short t = 0; t < (short)b; t += 2) n++; return n; }
+"""
+
+
+def _narrow_jit(tmp_path, widen: bool):
+    from pycc_stencil.frontend import lower_file
+    from pycc_stencil.ir_passes.core.counters import widen_narrow_counters
+
+    source = tmp_path / f"narrow_{widen}.c"
+    source.write_text(NARROW_C)
+    module = lower_file(str(source)).module
+    if widen:
+        widened = {f.name: widen_narrow_counters(f) for f in module.functions if f.blocks}
+        assert widened == dict.fromkeys(NARROW_RUNS, 1), widened
+        text = "".join(str(f) for f in module.functions)
+        assert not re.search(r"phi\s+i(8|16)\b", text), text  # every counter is an int
+    jit = compile_module(module, list(NARROW_RUNS))
+    signature = ctypes.CFUNCTYPE(ctypes.c_long, ctypes.c_int, ctypes.c_int)
+    return {name: signature(jit.function_address(name)) for name in NARROW_RUNS}, jit
+
+
+def test_narrow_counters_count_as_c_counts(tmp_path):
+    (before, _j1), (after, _j2) = _narrow_jit(tmp_path, False), _narrow_jit(tmp_path, True)
+    for name, runs in NARROW_RUNS.items():
+        for a, b in runs:
+            assert after[name](a, b) == before[name](a, b), (name, a, b)
+    assert before["short_up"](-5, 7) == sum(range(-5, 7))  # the runs exercise the loops
+
+
+def test_narrow_counters_that_may_wrap_are_left_alone(tmp_path):
+    from pycc_stencil.frontend import lower_file
+    from pycc_stencil.ir_passes.core.counters import widen_narrow_counters
+
+    source = tmp_path / "left.c"
+    source.write_text(NARROW_LEFT)
+    module = lower_file(str(source)).module
+    assert [widen_narrow_counters(f) for f in module.functions if f.blocks] == [0, 0, 0]
+
+
+# --------------------------------------------------------------------------------------------
 # 2. time-tiled Jacobi sweeps under each time loop
 
 SWEEP = r"""
@@ -244,6 +316,9 @@ TIME_LOOPS = {
     "while_down": ("long t = T; while (t > 0)", "long T", "t -= 1;"),
     "while_post_increment": ("int t = 0; while (t++ < T)", "int T"),
     "while_post_decrement": ("unsigned t = T; while (t-- > 0)", "unsigned T"),
+    # narrow counters: C adds in int and truncates
+    "in_short": ("for (short t = 0; t < T; t++)", "short T"),
+    "uchar_down": ("for (unsigned char t = T; t > 0; t--)", "unsigned char T"),
 }
 
 
@@ -256,7 +331,7 @@ def _source(name: str) -> str:
 
 
 #: a while loop's counter choosing the time plane, `t++` ending its body (no pointer swap
-#: whose unrolling would restructure the loop first)
+#: whose unrolling would restructure the loop first), and a short counter choosing it
 WHILE_MOD2 = r"""
 void while_mod2(int n, double A[2][n][n], int T) {
   int t = 0;
@@ -267,6 +342,14 @@ void while_mod2(int n, double A[2][n][n], int T) {
                                       + A[t % 2][i][j - 1] + A[t % 2][i][j + 1]);
     t++;
   }
+}
+/* the same with a short counter the body reads */
+void short_mod2(int n, double A[2][n][n], short T) {
+  for (short t = 0; t < T; t++)
+    for (int i = 1; i < n - 1; i++)
+      for (int j = 1; j < n - 1; j++)
+        A[(t + 1) % 2][i][j] = 0.2 * (A[t % 2][i][j] + A[t % 2][i - 1][j] + A[t % 2][i + 1][j]
+                                      + A[t % 2][i][j - 1] + A[t % 2][i][j + 1]);
 }
 """
 #: every time loop in one file: one compile per pipeline, on one worker
@@ -294,6 +377,10 @@ TILED = [
     ("while_post_decrement", {"nx": 19, "ny": 3, "T": 1}, TILE),
     ("while_mod2", {"n": 17, "T": 5}, TILE),
     ("while_mod2", {"n": 4, "T": 2}, TILE),
+    ("in_short", {"nx": 11, "ny": 7, "T": 6}, TILE),
+    ("uchar_down", {"nx": 5, "ny": 13, "T": 3}, "parallelogram-tile(3,7,2)"),
+    ("short_mod2", {"n": 13, "T": 7}, TILE),
+    ("short_mod2", {"n": 3, "T": 1}, TILE),
 ]
 
 

@@ -22,7 +22,14 @@ from llvmlite.ir import instructions as ins
 
 from .analyses import invalidate, loops_of
 from .loops import INVERSE_PREDICATE, SWAPPED_PREDICATE, Loop
-from .rewrite import copy_instruction, remove_dead, remove_instruction, set_terminator, users_of
+from .rewrite import (
+    copy_instruction,
+    remove_dead,
+    remove_instruction,
+    replace_uses,
+    set_terminator,
+    users_of,
+)
 from .symbolic import signed_int
 
 I64 = ir.IntType(64)
@@ -39,6 +46,125 @@ def count_up_from_zero(function: ir.Function) -> int:
     if rewritten:
         invalidate(function)
     return rewritten
+
+
+def widen_narrow_counters(function: ir.Function) -> int:
+    """Counters of `short` or `char` loops (`for (short t = 0; t < T; t++)`) become counters of
+    the width C computes them in; returns how many. C adds one to the promoted `t` and
+    truncates; the front end's IR says just that (`trunc (add (sext t), 1)`), which no
+    induction variable analysis reads. When the bound is no wider than the counter, `t < T`
+    keeps `t + 1` within the counter's type (`t > T` keeps `t - 1`), the truncation never
+    changes a value, and the counter is the promoted value counting by one without wrapping
+    (`nsw`). Other bounds (`char c < n` with an int n: the counter may wrap) stay as they are."""
+    users = users_of(function)
+    widened = sum(_widen(loop, users) for loop in loops_of(function).loops)
+    if widened:
+        invalidate(function)
+    return widened
+
+
+def _widen(loop: Loop, users: dict[ir.Value, list[ir.Instruction]]) -> bool:
+    narrow = _narrow_counter(loop, users)
+    if narrow is None:
+        return False
+    phi, update, promoted, step = narrow
+    wide, kind = promoted.type, promoted.operands[0].opname  # how C promotes the counter
+    init = dict((block, value) for value, block in phi.incomings)[loop.preheader]
+    builder = ir.IRBuilder(loop.header.parent.blocks[0])
+    if isinstance(init, ir.Instruction):  # extended where it is computed: the model wants
+        builder.position_after(init)  # an empty preheader
+    else:
+        builder.position_before(builder.block.terminator)
+    first = builder.sext(init, wide) if kind == "sext" else builder.zext(init, wide)
+    builder.position_at_start(loop.header)
+    counter = builder.phi(wide, name=f"{phi.name}.wide")
+    builder.position_before(update)
+    after = builder.add(
+        counter, ir.Constant(wide, step), name=f"{counter.name}.next", flags=["nsw"]
+    )
+    counter.add_incoming(first, loop.preheader)
+    counter.add_incoming(after, loop.latch)
+    mapping: dict[ir.Value, ir.Value] = {promoted: after}
+    for user in users.get(phi, []):
+        if user.opname == kind and user.type == wide:  # the test's, the update's, the body's
+            mapping[user] = counter
+    replace_uses(loop.header.parent, mapping)
+    rest = [u for u in users.get(phi, []) if u not in mapping]
+    if rest or [u for u in users.get(update, []) if u is not phi]:
+        builder.position_before(loop.header.instructions[_first_non_phi(loop.header)])
+        replace_uses(loop.header.parent, {phi: builder.trunc(counter, phi.type)})
+        builder.position_before(update)
+        replace_uses(loop.header.parent, {update: builder.trunc(after, phi.type)})
+    for old in (phi, update, promoted, *mapping):
+        if old.parent is not None and old in old.parent.instructions and old is not after:
+            remove_instruction(old)
+    return True
+
+
+def _first_non_phi(block: ir.Block) -> int:
+    return next(k for k, i in enumerate(block.instructions) if not isinstance(i, ins.PhiInstr))
+
+
+def _narrow_counter(loop: Loop, users: dict) -> tuple | None:
+    """(phi, its truncating update, the promoted sum, the step ±1) of a narrow counter that
+    cannot wrap (see `widen_narrow_counters`), or None."""
+    if loop.preheader is None or loop.latch is None or loop.exiting != [loop.header]:
+        return None
+    branch = loop.header.terminator
+    if not isinstance(branch, ins.ConditionalBranch):
+        return None
+    compare, on_true, _ = branch.operands
+    if not isinstance(compare, ins.ICMPInstr):
+        return None
+    pred = compare.op if on_true in loop else INVERSE_PREDICATE[compare.op]
+    tested, bound = compare.operands
+    if loop.is_invariant(tested):
+        tested, bound, pred = bound, tested, SWAPPED_PREDICATE[pred]
+    phi = tested.operands[0] if getattr(tested, "opname", None) in ("sext", "zext") else None
+    if not (
+        isinstance(phi, ins.PhiInstr)
+        and phi.parent is loop.header
+        and tested.opname in ("sext", "zext")
+        and loop.is_invariant(bound)
+    ):
+        return None
+    incoming = {block: value for value, block in phi.incomings}
+    update = incoming.get(loop.latch)
+    if getattr(update, "opname", None) != "trunc" or set(incoming) != {loop.preheader, loop.latch}:
+        return None
+    promoted = update.operands[0]
+    if getattr(promoted, "opname", None) not in ("add", "sub") or users.get(promoted) != [update]:
+        return None
+    extended, amount = promoted.operands
+    if not (
+        getattr(extended, "opname", None) == tested.opname
+        and extended.operands[0] is phi
+        and extended.type == tested.type
+        and isinstance(amount, ir.Constant)
+    ):
+        return None
+    step = signed_int(int(amount.constant), amount.type.width)
+    step = -step if promoted.opname == "sub" else step
+    kind = pred[1:] if pred[0] in "su" else pred
+    if (kind, step) not in (("lt", 1), ("gt", -1)) or (pred[0] == "u" and tested.opname == "sext"):
+        return None
+    return (phi, update, promoted, step) if _fits(bound, tested.opname, phi.type.width) else None
+
+
+def _fits(bound: ir.Value, kind: str, width: int) -> bool:
+    """Is the bound a value of the counter's type, as the counter is extended (so the counter
+    stays within its type on its way to it)?"""
+    if isinstance(bound, ir.Constant):
+        value = signed_int(int(bound.constant), bound.type.width)
+        low, high = (
+            (-(1 << width - 1), (1 << width - 1) - 1) if kind == "sext" else (0, (1 << width) - 1)
+        )
+        return low <= value <= high
+    return (
+        getattr(bound, "opname", None) == kind
+        and isinstance(bound.operands[0].type, ir.IntType)
+        and bound.operands[0].type.width <= width
+    )
 
 
 def _rewrite(loop: Loop, users: dict[ir.Value, list[ir.Instruction]]) -> bool:

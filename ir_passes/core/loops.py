@@ -145,7 +145,7 @@ class TripCount:
         return f"max({self.minimum}, ceil(({self.bound - self.init}) / {self.step}))"
 
 
-_PURE = frozenset({"add", "sub", "mul", "shl", "sext", "zext"})
+_PURE = frozenset({"add", "sub", "mul", "shl", "sext", "zext", "trunc"})
 
 #: the predicate of the negated comparison
 INVERSE_PREDICATE = {
@@ -214,7 +214,7 @@ class Loop:
 
     def is_invariant(self, value: ir.Value) -> bool:
         """Constants, arguments, globals, instructions defined outside the loop, and pure
-        arithmetic inside it (`add`, `sub`, `mul`, `shl`, `sext`, `zext`) of invariant operands
+        arithmetic inside it (`add`, `sub`, `mul`, `shl`, `sext`, `zext`, `trunc`) of invariant operands
         (the front end evaluates a `for` condition such as `i < n - 1` in the header)."""
         if isinstance(value, ins.Instruction):
             if value.parent not in self._block_set:
