@@ -232,7 +232,9 @@ long uchar_up(int a, int b) {
 long ushort_down(int a, int b) {
   long n = 0; for (unsigned short t = a; t > (unsigned short)b; t--) n += t; return n;
 }
-long schar_to_constant(int a, int b) { long n = b; for (signed char t = a; t < 100; t++) n += t; return n; }
+long schar_to_constant(int a, int b) {
+  long n = b; for (signed char t = a; t < 100; t++) n += t; return n;
+}
 long short_after(int a, int b) {
   short t; long n = 0; for (t = a; t < (short)b; t++) n++; return n * 100000 + t;
 }

@@ -214,8 +214,9 @@ class Loop:
 
     def is_invariant(self, value: ir.Value) -> bool:
         """Constants, arguments, globals, instructions defined outside the loop, and pure
-        arithmetic inside it (`add`, `sub`, `mul`, `shl`, `sext`, `zext`, `trunc`) of invariant operands
-        (the front end evaluates a `for` condition such as `i < n - 1` in the header)."""
+        arithmetic inside it (`add`, `sub`, `mul`, `shl`, `sext`, `zext`, `trunc`) of invariant
+        operands (the front end evaluates a `for` condition such as `i < (short)n - 1` in the
+        header)."""
         if isinstance(value, ins.Instruction):
             if value.parent not in self._block_set:
                 return True
