@@ -151,13 +151,37 @@ class Kernel:
     returns: bool = False
 
 
-class Writer:
-    """Writes the kernels of one program over arrays A, B, C (and P with two planes)."""
+@dataclass(frozen=True)
+class TimeLoop:
+    """How a kernel writes its time loop: the type of `t`, the loop's head (opening its
+    body's brace) and what closes the body."""
 
-    def __init__(self, rng: random.Random, grid: Grid):
+    counter: str
+    head: str
+    tail: str = "  }\n"
+
+
+#: the ways legacy code counts time steps (the first as PolyBench does, the others as the
+#: passes must read them too: counting down, a while loop, a short counter)
+TIME_LOOPS = (
+    TimeLoop("int", "  for (t = 0; t < tsteps; t++) {\n"),
+    TimeLoop("int", "  for (t = tsteps; t > 0; t--) {\n"),
+    TimeLoop("int", "  t = 0;\n  while (t < tsteps) {\n", "    t++;\n  }\n"),
+    TimeLoop("short", "  for (t = 0; t < (short)tsteps; t++) {\n"),
+)
+
+
+class Writer:
+    """Writes the kernels of one program over arrays A, B, C (and P with two planes); the
+    time loops' forms come from `styles` (a generator of its own, so that adding forms left
+    the rest of each seed's program as it was)."""
+
+    def __init__(self, rng: random.Random, grid: Grid, styles: random.Random):
         self.rng = rng
         self.grid = grid
         self.static = ""
+        self.styles = styles
+        self.loop = TIME_LOOPS[0]
 
     def average(self, array: str, radius: int, plane: str = "") -> str:
         """A weighted average of the neighbours of the current point in `array`."""
@@ -166,20 +190,27 @@ class Writer:
         return combination(self.rng, g, lambda p: g.at(array, shifted(p), plane), points)
 
     def header(self, name: str, result: str, params: str, timed: bool = True) -> str:
-        """The signature (sometimes `static`) and the loop counters."""
+        """The signature (sometimes `static`) and the loop counters; a timed kernel draws
+        the form of its time loop (`self.loop`)."""
         storage = "static " if self.rng.random() < 0.3 else ""
-        counters = ("t",) * timed + tuple(AXES[: self.grid.dims])
-        return f"{storage}{result} {name}({params})\n{{\n  int {', '.join(counters)};\n"
+        counters = ", ".join(AXES[: self.grid.dims])
+        text = f"{storage}{result} {name}({params})\n{{\n  int {counters};\n"
+        if timed:
+            self.loop = (
+                TIME_LOOPS[0] if self.styles.random() < 0.5 else self.styles.choice(TIME_LOOPS)
+            )
+            text += f"  {self.loop.counter} t;\n"
+        return text
 
     def jacobi(self, name: str, radius: int, steps: int) -> Kernel:
         """PolyBench's two-buffer form: B = f(A); A = f(B) per time step."""
         g, index = self.grid, list(AXES[: self.grid.dims])
         there, back = self.average("A", radius), self.average("B", radius)
         params = listed("int tsteps", g.extent_params(), g.param("A"), g.param("B"))
-        text = self.header(name, "void", params)
-        text += "  for (t = 0; t < tsteps; t++) {\n"
+        text = self.header(name, "void", params) + self.loop.head
         text += nest(g, radius, f"{g.at('B', index)} = {there};", "    ") + "\n"
-        text += nest(g, radius, f"{g.at('A', index)} = {back};", "    ") + "\n  }\n}\n"
+        text += nest(g, radius, f"{g.at('A', index)} = {back};", "    ") + "\n"
+        text += self.loop.tail + "}\n"
         return Kernel(name, text, f"{name}({listed(str(steps), g.extent_args(), 'A', 'B')});")
 
     def seidel(self, name: str, radius: int, steps: int) -> Kernel:
@@ -187,8 +218,8 @@ class Writer:
         g, index = self.grid, list(AXES[: self.grid.dims])
         value = self.average("A", radius)
         text = self.header(name, "void", listed("int tsteps", g.extent_params(), g.param("A")))
-        text += "  for (t = 0; t < tsteps; t++)\n"
-        text += nest(g, radius, f"{g.at('A', index)} = {value};", "    ") + "\n}\n"
+        text += self.loop.head + nest(g, radius, f"{g.at('A', index)} = {value};", "    ") + "\n"
+        text += self.loop.tail + "}\n"
         return Kernel(name, text, f"{name}({listed(str(steps), g.extent_args(), 'A')});")
 
     def swap(self, name: str, radius: int, steps: int) -> Kernel:
@@ -197,9 +228,9 @@ class Writer:
         value = self.average("a", radius)
         params = listed("int tsteps", g.extent_params(), g.param("A"), g.param("B"))
         text = self.header(name, "void", params)
-        text += f"  {g.ctype} *a = A, *b = B, *tmp;\n  for (t = 0; t < tsteps; t++) {{\n"
+        text += f"  {g.ctype} *a = A, *b = B, *tmp;\n" + self.loop.head
         text += nest(g, radius, f"{g.at('b', index)} = {value};", "    ") + "\n"
-        text += "    tmp = a; a = b; b = tmp;\n  }\n}\n"
+        text += "    tmp = a; a = b; b = tmp;\n" + self.loop.tail + "}\n"
         return Kernel(name, text, f"{name}({listed(str(steps), g.extent_args(), 'A', 'B')});")
 
     def modulo(self, name: str, radius: int, steps: int) -> Kernel:
@@ -207,10 +238,10 @@ class Writer:
         g, index = self.grid, list(AXES[: self.grid.dims])
         value = self.average("P", radius, "t % 2")
         params = listed("int tsteps", g.extent_params(), g.param("P", planes=2))
-        text = self.header(name, "void", params)
-        text += "  for (t = 0; t < tsteps; t++)\n"
+        text = self.header(name, "void", params) + self.loop.head
         text += nest(g, radius, f"{g.at('P', index, '(t + 1) % 2')} = {value};", "    ")
-        return Kernel(name, text + "\n}\n", f"{name}({listed(str(steps), g.extent_args(), 'P')});")
+        text += "\n" + self.loop.tail + "}\n"
+        return Kernel(name, text, f"{name}({listed(str(steps), g.extent_args(), 'P')});")
 
     def pipeline(self, name: str, radius: int, steps: int) -> Kernel:
         """Consecutive nests without a time loop: B = f(A); C = g(B); A = C - B."""
@@ -320,7 +351,7 @@ def generate(seed: int) -> StencilProgram:
         rng.choice(CTYPES),
         rng.choice(LAYOUTS),
     )
-    writer = Writer(rng, grid)
+    writer = Writer(rng, grid, random.Random(-seed))
     forms = [f for f in FORMS if f != "swap" or grid.layout == "pointer"]
     kernels = []
     for n in range(rng.randint(1, 3)):
