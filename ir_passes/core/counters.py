@@ -71,8 +71,10 @@ def _widen(loop: Loop, users: dict[ir.Value, list[ir.Instruction]]) -> bool:
     wide, kind = promoted.type, promoted.operands[0].opname  # how C promotes the counter
     init = dict((block, value) for value, block in phi.incomings)[loop.preheader]
     builder = ir.IRBuilder(loop.header.parent.blocks[0])
-    if isinstance(init, ir.Instruction):  # extended where it is computed: the model wants
-        builder.position_after(init)  # an empty preheader
+    if isinstance(init, ins.PhiInstr):  # extended where it is computed (the model wants an
+        builder.position_before(init.parent.instructions[_first_non_phi(init.parent)])
+    elif isinstance(init, ir.Instruction):  # empty preheader), after the phis of its block
+        builder.position_after(init)
     else:
         builder.position_before(builder.block.terminator)
     first = builder.sext(init, wide) if kind == "sext" else builder.zext(init, wide)
