@@ -848,7 +848,8 @@ def _meets(written: set[bytes], read: set[bytes]) -> bool:
 
 
 def _affine_nest(tokens: list[bytes], start: int, end: int, body: _Body) -> bool:
-    """No token of the nest puts it outside the model (a `do` loop tests its condition last;
+    """No token of the nest puts it outside the model (a `do` loop inside it tests its
+    condition last: only the outermost is rewritten to test first, ir_passes/core/rotation.py;
     a `for` that declares an unsigned counter compares without sign; a pointer that walks is
     no invariant base; a subscript loaded from memory is no affine one; a macro may be an
     access, and its arguments may vanish: `assert(i > 0 && i < n)` under -DNDEBUG). A
@@ -864,7 +865,7 @@ def _affine_nest(tokens: list[bytes], start: int, end: int, body: _Body) -> bool
             skip_to = _closing(tokens, index) + 1
             previous = b")"
             continue
-        if token in _NOT_AFFINE or token == b"do":
+        if token in _NOT_AFFINE or token == b"do" and index != start:
             return False
         if token == b"for" and tokens[index + 1 : index + 2] == [b"("]:
             if _counter_outside_model(tokens, index, body.macros):

@@ -34,6 +34,7 @@ from .core.counters import count_up_from_zero, widen_narrow_counters
 from .core.hoisting import hoist_invariants
 from .core.inlining import inline_calls_in_loops
 from .core.machine_model import SERIAL
+from .core.rotation import test_before_the_body
 from .registry import PassContext, bounded_int, register
 from .swap_unroll import remainder_blocks, unroll_pointer_swaps
 
@@ -84,6 +85,7 @@ def _run(
             inline_calls_in_loops(function, kept)  # index helpers, a sweep per step, swap(&u, &v)
             for call, reason in kept:
                 context.missed(f"call to {call.callee.name} not inlined: {reason}", at=call)
+            test_before_the_body(function)  # counted do-while time loops
             widen_narrow_counters(function)  # `short t` counting to a `short T`
             count_up_from_zero(function)  # time loops counting down, by two, in an unsigned
     if swaps:  # pointer-swap time loops become the K-sweep form first

@@ -162,12 +162,13 @@ class TimeLoop:
 
 
 #: the ways legacy code counts time steps (the first as PolyBench does, the others as the
-#: passes must read them too: counting down, a while loop, a short counter)
+#: passes must read them too: counting down, a while loop, a short counter, a do-while loop)
 TIME_LOOPS = (
     TimeLoop("int", "  for (t = 0; t < tsteps; t++) {\n"),
     TimeLoop("int", "  for (t = tsteps; t > 0; t--) {\n"),
     TimeLoop("int", "  t = 0;\n  while (t < tsteps) {\n", "    t++;\n  }\n"),
     TimeLoop("short", "  for (t = 0; t < (short)tsteps; t++) {\n"),
+    TimeLoop("int", "  t = 0;\n  do {\n", "    t++;\n  } while (t < tsteps);\n"),
 )
 
 

@@ -1,7 +1,9 @@
 """Time loops whose counter only counts are time-tiled whatever way they count: down
 (`for (t = T; t > 0; t--)`), by two or three, in an `unsigned` or a `size_t`, to `!=`, in while
-loops (`t++` ending the body, `while (t-- > 0)`) (ir_passes/core/counters.py rewrites them to
-count up from zero; polyhedral/scop.py takes a while loop's closing `t++` for its update).
+loops (`t++` ending the body, `while (t-- > 0)`), in do-while loops, in `short` and `char`
+counters (ir_passes/core/counters.py rewrites them to count up from zero or in an int,
+rotation.py tests a do-while loop before its body; polyhedral/scop.py takes a while loop's
+closing `t++` for its update).
 
 1. The trip count the rewrite computes before the loop is the number of times C runs the
    body, for every test, width and step it rewrites, at the integers' limits (JIT-run
@@ -328,14 +330,17 @@ TIME_LOOPS = {
     # narrow counters: C adds in int and truncates
     "in_short": ("for (short t = 0; t < T; t++)", "short T"),
     "uchar_down": ("for (unsigned char t = T; t > 0; t--)", "unsigned char T"),
+    # do-while loops: the body runs once before the first test
+    "do_while": ("int t = lo; do", "int lo, int hi", "t++;", " while (t < hi);"),
+    "do_while_to_less": ("long t = 0; do", "long T", "t++;", " while (t < T - 1);"),
 }
 
 
 def _source(name: str) -> str:
-    loop, params, *tail = TIME_LOOPS[name]
+    loop, params, tail, after = (*TIME_LOOPS[name], "", "")[:4]
     return (
         f"void {name}(double *u, double *v, int nx, int ny, {params}) {{\n"
-        f"  int m = ny + 2;\n  {loop} {{{SWEEP}  {''.join(tail)}}}\n}}\n"
+        f"  int m = ny + 2;\n  {loop} {{{SWEEP}  {tail}}}{after}\n}}\n"
     )
 
 
@@ -351,6 +356,17 @@ void while_mod2(int n, double A[2][n][n], int T) {
                                       + A[t % 2][i][j - 1] + A[t % 2][i][j + 1]);
     t++;
   }
+}
+/* a do-while time loop choosing the plane: one step at least */
+void do_mod2(int n, double A[2][n][n], int T) {
+  int t = 0;
+  do {
+    for (int i = 1; i < n - 1; i++)
+      for (int j = 1; j < n - 1; j++)
+        A[(t + 1) % 2][i][j] = 0.2 * (A[t % 2][i][j] + A[t % 2][i - 1][j] + A[t % 2][i + 1][j]
+                                      + A[t % 2][i][j - 1] + A[t % 2][i][j + 1]);
+    t++;
+  } while (t < T);
 }
 /* the same with a short counter the body reads */
 void short_mod2(int n, double A[2][n][n], short T) {
@@ -390,6 +406,11 @@ TILED = [
     ("uchar_down", {"nx": 5, "ny": 13, "T": 3}, "parallelogram-tile(3,7,2)"),
     ("short_mod2", {"n": 13, "T": 7}, TILE),
     ("short_mod2", {"n": 3, "T": 1}, TILE),
+    ("do_while", {"nx": 13, "ny": 9, "lo": 2, "hi": 9}, TILE),
+    ("do_while", {"nx": 7, "ny": 5, "lo": 4, "hi": -3}, TILE),
+    ("do_while_to_less", {"nx": 3, "ny": 11, "T": 6}, "parallelogram-tile(3,7,2)"),
+    ("do_mod2", {"n": 17, "T": 6}, TILE),
+    ("do_mod2", {"n": 5, "T": 0}, TILE),
 ]
 
 
@@ -400,6 +421,8 @@ def loops_file(kernel_file):
 
 def _steps(name: str, params: dict) -> int:
     """How many sweeps the time loop runs (as C counts them)."""
+    if name.startswith("do_"):
+        return max(params.get("T", 1) - (name == "do_while_to_less"), 1)  # at least once
     if "T" in params:
         return max(params["T"], 0)
     lo, hi = params["lo"], params["hi"]

@@ -178,7 +178,7 @@ def _rewrite(loop: Loop, users: dict[ir.Value, list[ir.Instruction]]) -> bool:
     builder = ir.IRBuilder(loop.preheader)
     builder.position_before(loop.preheader.terminator)
     first = iv.init if counter is iv.phi else _cast_like(builder, counter, iv.init)
-    trips = _trip_count(builder, pred, first, _before_loop(builder, bound, loop), step)
+    trips = _trip_count(builder, pred, first, computed_before(builder, bound, loop), step)
     header, latch = loop.header, loop.latch
     builder.position_at_start(header)
     k = builder.phi(I64, name=f"{iv.phi.name}.count")
@@ -263,13 +263,13 @@ def _cast_like(builder: ir.IRBuilder, cast: ins.CastInstr, value: ir.Value) -> i
     return extend(value, cast.type)
 
 
-def _before_loop(builder: ir.IRBuilder, value: ir.Value, loop: Loop) -> ir.Value:
-    """`value` (invariant; the front end computes `n - 1` of a test in the header) computed
-    at the builder's place before the loop."""
+def computed_before(builder: ir.IRBuilder, value: ir.Value, loop: Loop) -> ir.Value:
+    """`value` (invariant; the front end computes `n - 1` of a test in the header or, for a
+    do-while loop, the latch) computed at the builder's place before the loop."""
     if not isinstance(value, ir.Instruction) or value.parent not in loop:
         return value
     copy = copy_instruction(value, builder.block)
-    mapping = {op: _before_loop(builder, op, loop) for op in value.operands}
+    mapping = {op: computed_before(builder, op, loop) for op in value.operands}
     copy.operands = [mapping[op] for op in value.operands]
     block = builder.block
     block.instructions.insert(block.instructions.index(block.terminator), copy)

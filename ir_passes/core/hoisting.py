@@ -35,8 +35,8 @@ from .libm import LIBM_FUNCTIONS
 from .loops import Loop
 from .memory import OMNIPOTENT_CHAR, pointer_roots, store_size
 from .rewrite import (
-    branch_to,
     forget_text,
+    landing_block,
     remove_dead,
     remove_instruction,
     replace_uses,
@@ -62,27 +62,12 @@ def hoist_invariants(function: ir.Function) -> int:
         if loop.preheader is None:
             continue
         count = _hoist(loop, derived, _Readable(function, loop, dominators, writes))
-        if count and loop.parent is None:
-            _empty_preheader(loop)
+        if count and loop.parent is None:  # a nest's preheader stays empty (see landing_block)
+            landing_block(loop.preheader, loop.header)
         moved += count
     if moved:
         invalidate(function)
     return moved
-
-
-def _empty_preheader(loop: Loop) -> None:
-    """Put an empty block between the preheader (now holding hoisted values) and the header:
-    a nest's preheader stays empty, as the polyhedral passes want it (they branch around
-    the nest there, and the values must be computed before)."""
-    before, header = loop.preheader, loop.header
-    function = header.parent
-    landing = function.insert_basic_block(function.blocks.index(header), f"{header.name}.pre")
-    branch_to(landing, header)
-    landing.terminator.metadata.update(before.terminator.metadata)
-    branch_to(before, landing)
-    for phi in (i for i in header.instructions if isinstance(i, ins.PhiInstr)):
-        phi.incomings = [(v, landing if b is before else b) for v, b in phi.incomings]
-        forget_text(phi)
 
 
 def _hoist(loop: Loop, derived: set[ir.Instruction], readable: _Readable) -> int:

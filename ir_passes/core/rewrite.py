@@ -224,6 +224,22 @@ def branch_to(block: ir.Block, target: ir.Block) -> None:
     set_terminator(block, ins.Branch(block, "br", [target]))
 
 
+def landing_block(before: ir.Block, header: ir.Block) -> ir.Block:
+    """Put an empty block between a loop's preheader `before` (now holding values computed
+    for the loop) and its header, and return it: a nest's preheader stays empty, as the
+    polyhedral passes want it (they branch around the nest there, and the values must be
+    computed before)."""
+    function = header.parent
+    landing = function.insert_basic_block(function.blocks.index(header), f"{header.name}.pre")
+    branch_to(landing, header)
+    landing.terminator.metadata.update(before.terminator.metadata)
+    branch_to(before, landing)
+    for phi in (i for i in header.instructions if isinstance(i, ins.PhiInstr)):
+        phi.incomings = [(v, landing if b is before else b) for v, b in phi.incomings]
+        forget_text(phi)
+    return landing
+
+
 def opaque(pointer: ir.NamedValue) -> ir.NamedValue:
     """Give an alloca or global the opaque `ptr` type (llvmlite makes them typed pointers,
     which LLVM 22 no longer parses)."""
