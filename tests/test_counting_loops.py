@@ -24,7 +24,17 @@ from corpus_check import kernel_cases
 from llvmlite import ir
 from pycc_stencil.emit.host_jit import compile_module
 from pycc_stencil.ir_passes.core.counters import count_up_from_zero
-from test_tiling import assert_bit_exact, assert_transformed, check_tiled, missed, passed
+from test_compiler_mode import SMALL_CACHES
+from test_tiling import (
+    PYCC,
+    assert_bit_exact,
+    assert_same_output,
+    assert_transformed,
+    build_both,
+    check_tiled,
+    missed,
+    passed,
+)
 
 I64 = ir.IntType(64)
 
@@ -437,6 +447,42 @@ def test_time_loops_counting_any_way_are_time_tiled_bit_exact(loops_file, name, 
     result, remarks = check_tiled(loops_file, name, params, passes)
     assert_bit_exact(result, remarks, nonempty=_steps(name, params) > 0)
     assert_transformed(remarks, "time-tiled")
+
+
+PLANES_MAIN = r"""
+#include <stdio.h>
+#include <stdlib.h>
+void while_mod2(int n, double A[2][n][n], int T);
+void short_mod2(int n, double A[2][n][n], short T);
+void do_mod2(int n, double A[2][n][n], int T);
+int main(int argc, char **argv) {
+  int n = atoi(argv[1]), T = atoi(argv[2]);
+  double *A = malloc(sizeof(double) * 2 * n * n);
+  for (int k = 0; k < 2 * n * n; k++) A[k] = (k * 37 % 101) * 0.125;
+  while_mod2(n, (double (*)[n][n])A, T);
+  short_mod2(n, (double (*)[n][n])A, (short)(T + 1));
+  do_mod2(n, (double (*)[n][n])A, T - 1);
+  double s = 0.0;
+  for (int k = 0; k < 2 * n * n; k++) s = s * 1.0000001 + A[k];
+  printf("%a\n", s);
+  return 0;
+}
+"""
+
+
+@pytest.mark.skipif(PYCC is None, reason="pycc-stencil is not installed")
+def test_while_short_and_do_while_time_loops_are_tiled_by_the_default_policy(tmp_path):
+    """Compiler mode at -O3 (default policy): the -O3 scan keeps the three forms, each is
+    time-tiled, and the program prints what cc's build prints."""
+    env, compiled = build_both(
+        tmp_path, PLANES_MAIN, LOOPS_C, ["-O3"], ["-O3"], dict(SMALL_CACHES, PYCC_TAKEOVER="")
+    )
+    for name in ("while_mod2", "short_mod2", "do_mod2"):
+        kernel = compiled[name]
+        assert kernel["compiled_by"] == "pycc-stencil", kernel
+        assert any("remark: time-tiled" in r for r in kernel["remarks"]), kernel
+    runs = [(67, 9), (40, 13), (5, 1), (3, 0), (31, -2)]
+    assert_same_output(tmp_path, env, [[str(v) for v in run] for run in runs])
 
 
 UNTOUCHED = r"""
