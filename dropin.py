@@ -19,6 +19,7 @@ from .dropin_command import (
     CompilerCommand,
     asks_threads,
     expand_response_files,
+    gcc_quoted,
     may_have_kernels,
     nothing_to_improve,
     only_locality_passes,
@@ -142,7 +143,8 @@ def _refused_command(command: CompilerCommand) -> int:
         return 0
     if any(same_file(output, i.path) for i in command.c_inputs):
         print(
-            f"pycc-stencil: fatal error: input file '{output}' is the same as output file\n"
+            f"pycc-stencil: fatal error: input file {gcc_quoted(output)} is the same as output "
+            "file\n"
             "compilation terminated.",
             file=sys.stderr,
         )

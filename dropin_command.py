@@ -296,14 +296,23 @@ def nothing_to_improve(command: CompilerCommand) -> bool:
     return not requested_passes(command) and takeover_policy(command.pycc_options) == "improved"
 
 
+def gcc_quoted(text: str) -> str:
+    """`text` quoted as gcc quotes in its diagnostics: ‘text’ where its locale's character
+    set is UTF-8 (the first of LC_ALL, LC_CTYPE and LANG that is set names it), else 'text'."""
+    name = next((os.environ[v] for v in ("LC_ALL", "LC_CTYPE", "LANG") if os.environ.get(v)), "")
+    return f"‘{text}’" if re.search(r"utf-?8", name, re.IGNORECASE) else f"'{text}'"
+
+
 def unrecognized_option_message(option: str) -> str:
     """gcc's diagnostic for an unknown option, with its "did you mean" for a near miss."""
     from difflib import get_close_matches  # only on this error path: the front door is light
 
     name, _, value = option[len(PYCC_PREFIX) :].partition("=")
-    message = f"unrecognized command-line option '{option}'"
+    message = f"unrecognized command-line option {gcc_quoted(option)}"
     near = get_close_matches(name, PYCC_OPTIONS, n=1)
-    return message + (f"; did you mean '{PYCC_PREFIX}{near[0]}={value}'?" if near else "")
+    return message + (
+        f"; did you mean {gcc_quoted(PYCC_PREFIX + near[0] + '=' + value)}?" if near else ""
+    )
 
 
 def same_file(output: str, source: str) -> bool:

@@ -3,6 +3,7 @@ anything else makes it a drop-in `cc`. Kept tiny, because every step of a build 
 
 from __future__ import annotations
 
+import os
 import sys
 
 from .closed_streams import stand_in_for_closed_streams
@@ -16,8 +17,25 @@ SERVER = "server"
 
 def main() -> int:
     argv = sys.argv[1:]
+    undo_locale_coercion()
     stand_in_for_closed_streams()
     return run_until_signal(lambda: _run(argv))
+
+
+def undo_locale_coercion() -> None:
+    """Python coerces a C locale to C.UTF-8 at startup by setting `LC_CTYPE` in the
+    environment (PEP 538), and cc inherits it: its diagnostics would quote ‘so’ where the
+    user's cc, under `LANG=C`, quotes 'so'. The variable goes again when the environment the
+    process was started with (Linux: /proc/self/environ) did not have it."""
+    if "LC_CTYPE" not in os.environ:
+        return
+    try:
+        with open("/proc/self/environ", "rb") as handle:
+            started_with = handle.read().split(b"\0")
+    except OSError:
+        return
+    if not any(entry.startswith(b"LC_CTYPE=") for entry in started_with):
+        del os.environ["LC_CTYPE"]
 
 
 def _run(argv: list[str]) -> int:

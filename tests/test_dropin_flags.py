@@ -614,6 +614,41 @@ def test_emit_output_naming_its_input_is_refused(tmp_path, env):
     assert (d / "k.c").read_text() == SOURCE_TEXT
 
 
+# ---------------------------------------------------------------- quotes of the caller's locale
+HAS_C_UTF8 = (
+    "c.utf8" in subprocess.run(["locale", "-a"], capture_output=True, text=True).stdout.lower()
+)
+
+
+@pytest.mark.parametrize(
+    "locale",
+    [{"LC_ALL": "C"}, {"LANG": "C"}, {}, {"LC_ALL": "C.UTF-8"}, {"LANG": "C.UTF-8"}],
+    ids=["LC_ALL=C", "LANG=C", "no-locale", "LC_ALL=C.UTF-8", "LANG=C.UTF-8"],
+)
+def test_diagnostics_quote_as_cc_does_in_the_callers_locale(tmp_path, env, locale):
+    """cc quotes ‘so’ under a UTF-8 locale and 'so' under C. Python coerces a C locale to
+    C.UTF-8 for the processes it starts (PEP 538): cc's own warnings then came out ‘so’ through
+    pycc-stencil (launcher.undo_locale_coercion), and its own errors quoted 'so' under UTF-8
+    (a new user's review)."""
+    if "UTF-8" in str(locale) and not HAS_C_UTF8:
+        pytest.skip("no C.UTF-8 locale here")
+    env = {k: v for k, v in env.items() if k not in ("LC_ALL", "LC_CTYPE", "LANG")} | locale
+    files = {"w.c": "int f(int x) { int y; return x; }\n", "k.c": STENCIL}
+    runs = [
+        ["-Wall", "-c", "w.c", "-o", "w.o"],
+        ["-c", "k.c", "-o", "k.c"],
+        ["-fwrapvv", "-c", "k.c"],
+    ]
+    for k, args in enumerate(runs):
+        ref = run([CC, *args], write(tmp_path / f"cc{k}", files), env, check=False)
+        got = run([PYCC, *args], write(tmp_path / f"pycc{k}", files), env, check=False)
+        assert got.returncode == ref.returncode, args
+        assert got.stderr.replace("pycc-stencil: ", "cc: ") == ref.stderr.replace("gcc: ", "cc: ")
+    unknown = run([PYCC, "-fpycc-pases=auto", "-c", "k.c"], tmp_path / "pycc0", env, check=False)
+    quote = "‘" if "UTF-8" in str(locale) else "'"
+    assert f"option {quote}-fpycc-pases=auto" in unknown.stderr, unknown.stderr
+
+
 # ---------------------------------------------------------------- unknown -fpycc-* options
 @pytest.mark.parametrize(
     "option, message",
