@@ -378,6 +378,18 @@ void do_mod2(int n, double A[2][n][n], int T) {
     t++;
   } while (t < T);
 }
+/* two sweeps a step, no swap, counting down: the trip count is computed before an empty
+   preheader (a new user's review: "the loop nest's preheader or exit is not empty") */
+void down_two_sweeps(int n, double A[n][n], double B[n][n], int T) {
+  for (int t = T; t > 0; t--) {
+    for (int i = 1; i < n - 1; i++)
+      for (int j = 1; j < n - 1; j++)
+        B[i][j] = 0.2 * (A[i][j] + A[i - 1][j] + A[i + 1][j] + A[i][j - 1] + A[i][j + 1]);
+    for (int i = 1; i < n - 1; i++)
+      for (int j = 1; j < n - 1; j++)
+        A[i][j] = 0.2 * (B[i][j] + B[i - 1][j] + B[i + 1][j] + B[i][j - 1] + B[i][j + 1]);
+  }
+}
 /* the same with a short counter the body reads */
 void short_mod2(int n, double A[2][n][n], short T) {
   for (short t = 0; t < T; t++)
@@ -421,6 +433,8 @@ TILED = [
     ("do_while_to_less", {"nx": 3, "ny": 11, "T": 6}, "parallelogram-tile(3,7,2)"),
     ("do_mod2", {"n": 17, "T": 6}, TILE),
     ("do_mod2", {"n": 5, "T": 0}, TILE),
+    ("down_two_sweeps", {"n": 17, "T": 5}, TILE),
+    ("down_two_sweeps", {"n": 4, "T": 1}, "parallelogram-tile(3,7,2)"),
 ]
 
 

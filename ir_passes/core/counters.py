@@ -24,6 +24,7 @@ from .analyses import invalidate, loops_of
 from .loops import INVERSE_PREDICATE, SWAPPED_PREDICATE, Loop
 from .rewrite import (
     copy_instruction,
+    landing_block,
     remove_dead,
     remove_instruction,
     replace_uses,
@@ -193,6 +194,8 @@ def _rewrite(loop: Loop, users: dict[ir.Value, list[ir.Instruction]]) -> bool:
         if old.parent is not None and old in old.parent.instructions:
             remove_instruction(old)
     remove_dead(header.parent, [b for b in (bound,) if isinstance(b, ir.Instruction)])
+    if loop.parent is None:  # the trip count is computed before an empty preheader
+        landing_block(loop.preheader, header)
     return True
 
 
