@@ -431,7 +431,7 @@ class _Builder:
             seen.add(block)
             if block in children:
                 child = children[block]
-                if len(block.instructions) != 1:
+                if not _only_computes(block):
                     node.children.append(self.statement(block, enclosing, mine))
                 node.children.append(self.nest(child, enclosing, mine))
                 block = child.exit
@@ -441,7 +441,7 @@ class _Builder:
                 raise NotAffine("condition in the loop body", term)
             if block.instructions[:-1] != [loop.trip_count_iv.update]:  # `t++` ending a
                 # while loop's body updates the counter, as a for loop's latch does
-                if len(block.instructions) > 1:
+                if not _only_computes(block):
                     node.children.append(self.statement(block, enclosing, mine))
             block = term.operands[0]
         self.check_latch(loop)
@@ -824,6 +824,13 @@ class _Builder:
 
     def _all_loops(self) -> list[Loop]:
         return [d for lp in self.loops for d in lp.descendants()]
+
+
+def _only_computes(block: ir.Block) -> bool:
+    """Does `block` only compute values (no access, call or store: an inlined sweep's `int m
+    = ny + 2;` before its loops)? It is no statement: a statement using its values
+    recomputes them (`check_scalars`), or the nest is refused if it cannot."""
+    return all(i.opname in _COMPUTE for i in block.instructions[:-1])
 
 
 def _recomputable(value: ir.Instruction, ivs: set, region: set, owner: dict) -> bool:

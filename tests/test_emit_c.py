@@ -70,10 +70,7 @@ NOT_APPLICABLE = {
         )
     ),
     ("row_diff_until_zero_u8", "unroll"),  # exits from the body (break)
-    # row pointers (not a SCoP) and Gauss-Seidel's in-place sweep (no diamonds, no overlap)
-    ("kernel_jacobi_2d_rows", "time-tile"),
-    ("kernel_jacobi_2d_rows", "diamond-tile"),
-    ("kernel_jacobi_2d_rows", "overlap-tile"),
+    # Gauss-Seidel's in-place sweep (no diamonds, no overlap)
     ("kernel_seidel_2d", "diamond-tile"),
     ("kernel_seidel_2d_ptr", "diamond-tile"),
     ("kernel_seidel_2d_ptr", "overlap-tile"),

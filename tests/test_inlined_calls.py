@@ -65,6 +65,32 @@ void weights(double *u, double *v, int n, int T) {
     double *w = u; u = v; v = w;
   }
 }
+/* a sweep computing its row length once (`int m = ny + 2;`, a block of its own before its
+   loops once inlined: no statement) and an int index helper (a new user's review) */
+static inline int at_row(int i, int j, int w) { return i * w + j; }
+static void sweep_idx(const double *u, double *v, int nx, int ny) {
+  int m = ny + 2;
+  for (int i = 1; i <= nx; i++)
+    for (int j = 1; j <= ny; j++)
+      v[at_row(i, j, m)] = 0.25 * (u[at_row(i - 1, j, m)] + u[at_row(i + 1, j, m)]
+                                   + u[at_row(i, j - 1, m)] + u[at_row(i, j + 1, m)]);
+}
+void idx_steps(double *u, double *v, int nx, int ny, int nsteps) {
+  for (int t = nsteps; t > 0; t--) { sweep_idx(u, v, nx, ny); sweep_idx(v, u, nx, ny); }
+}
+/* a helper of several returns called with constants: once inlined its tests are of constants,
+   and the branches that always go one way are taken (ir_passes/core/branches.py) */
+static double weight(int k) { if (k == 0) return 0.5; if (k < 3) return 0.25; return 0.125; }
+void weight_steps(double *u, double *v, int nx, int ny, int nsteps) {
+  int m = ny + 2;
+  for (int t = 0; t < nsteps; t++) {
+    for (int i = 1; i <= nx; i++)
+      for (int j = 1; j <= ny; j++)
+        v[i * m + j] = weight(0) * u[i * m + j] + weight(2) * (u[(i - 1) * m + j]
+                       + u[(i + 1) * m + j]) + weight(7) * (u[i * m + j - 1] + u[i * m + j + 1]);
+    double *w = u; u = v; v = w;
+  }
+}
 /* the time loop swaps its grids through a helper given their addresses: once it is inlined,
    u and v live in registers again (ir_passes/core/promotion.py) and the swap is seen */
 static void swap_grids(double **a, double **b) { double *t = *a; *a = *b; *b = t; }
@@ -118,6 +144,10 @@ TILED = [
     ("heat_steps", {"nx": 19, "ny": 23, "nsteps": 0}, TILE),
     ("weights", {"n": 37, "T": 7}, TILE),
     ("weights", {"n": 3, "T": 1}, TILE),
+    ("idx_steps", {"nx": 13, "ny": 11, "nsteps": 3}, TILE),
+    ("idx_steps", {"nx": 2, "ny": 5, "nsteps": 1}, "parallelogram-tile(3,7,2)"),
+    ("weight_steps", {"nx": 17, "ny": 9, "nsteps": 4}, TILE),
+    ("weight_steps", {"nx": 3, "ny": 3, "nsteps": 1}, TILE),
 ]
 #: swap_steps: `check` measures its grids with the swap inlined (runtime/footprint.py), as
 #: the passes see it

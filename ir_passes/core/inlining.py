@@ -25,6 +25,7 @@ from llvmlite import ir
 from llvmlite.ir import instructions as ins
 
 from .analyses import invalidate, loops_of
+from .branches import fold_constant_branches
 from .cfg import successors
 from .promotion import promote_local_scalars
 from .rewrite import (
@@ -84,6 +85,7 @@ def inline_calls_in_loops(
         kept += refused
     if inlined:
         promote_local_scalars(function)
+        fold_constant_branches(function)  # a helper's tests of a constant argument
     return inlined
 
 

@@ -156,10 +156,14 @@ def users_of(function: ir.Function) -> dict[ir.Value, list[ir.Instruction]]:
     return out
 
 
-def merge_straight_line(function: ir.Function, blocks: Iterable[ir.Block]) -> None:
+def merge_straight_line(
+    function: ir.Function, blocks: Iterable[ir.Block], keep: Iterable[ir.Block] = ()
+) -> None:
     """Merge each block of `blocks` into its predecessor (or its successor into it) when the
     two are joined by an unconditional branch and nothing else enters the second one, so a
-    chain of copied iterations becomes one block. The function's entry block is kept first."""
+    chain of copied iterations becomes one block. The function's entry block is kept first;
+    no block of `keep` is merged into another (a loop's latch, header, preheader, exit)."""
+    kept = set(keep)
     candidates = set(blocks)
     cfg = CFG(function)
     preds = {b: list(p) for b, p in cfg.preds.items()}
@@ -172,6 +176,8 @@ def merge_straight_line(function: ir.Function, blocks: Iterable[ir.Block]) -> No
                 break
             (second,) = term.operands
             if second is first or preds[second] != [first] or second is function.blocks[0]:
+                break
+            if second in kept:
                 break
             if first not in candidates and second not in candidates:
                 break
