@@ -17,7 +17,6 @@ from pycc_stencil.polyhedral.scratch import Buffer
 from test_tiling import (
     HEAT1D_SIZES,
     ILLEGAL_C,
-    NOT_SCOP,
     SIZES_2D,
     SIZES_3D,
     STENCILS_C,
@@ -106,7 +105,6 @@ def _corpus_cases():
         for entry in KERNELS
         if entry["file"].startswith("polybench/")
         and not any(word in entry["file"] for word in ("fixed", "macro", "seidel"))
-        and entry["function"] not in NOT_SCOP
     ]
     for index, entry in zip(by_file(entries), entries):
         variant = entry["variants"][0]
