@@ -32,6 +32,7 @@ def fold_constant_branches(function: ir.Function) -> int:
     """Take every conditional branch of `function` on a constant condition (see the module
     docstring); returns how many."""
     touched: set[ir.Block] = set()
+    taken_branches = 0
     for block in list(function.blocks):
         term = block.terminator
         if not isinstance(term, ins.ConditionalBranch):
@@ -45,6 +46,7 @@ def fold_constant_branches(function: ir.Function) -> int:
             _drop_edge(block, dropped)
         branch_to(block, taken)
         touched |= {block, taken, dropped}
+        taken_branches += 1
     if not touched:
         return 0
     touched |= _remove_unreachable(function)
@@ -58,7 +60,7 @@ def fold_constant_branches(function: ir.Function) -> int:
     ]
     merge_straight_line(function, [b for b in touched if b.parent is not None], structure)
     invalidate(function)
-    return len(touched)
+    return taken_branches
 
 
 def _constant_truth(condition: ir.Value) -> bool | None:
