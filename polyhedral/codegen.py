@@ -33,7 +33,13 @@ from llvmlite.ir import instructions as ins
 from ..ir_passes.core.affine import size_of
 from ..ir_passes.core.analyses import invalidate
 from ..ir_passes.core.machine_model import SERIAL
-from ..ir_passes.core.rewrite import branch_to, copy_instruction, remap_operands, used_values
+from ..ir_passes.core.rewrite import (
+    branch_to,
+    copy_instruction,
+    remap_operands,
+    used_values,
+    users_of,
+)
 from .parallel import context_value, emit_parallel_call, pack_context
 from .scop import Array, Scop, Statement
 
@@ -122,9 +128,13 @@ def generate(
     builder = ir.IRBuilder(check)
     region = _region_blocks(scop)
     params = {}
-    for name, value in scop.params.items():
-        value = _before_the_loops(value, builder, region)
-        params[name] = builder.sext(value, I64) if value.type.width < 64 else value
+    users = users_of(function)
+    for name, original in scop.params.items():
+        value = _before_the_loops(original, builder, region)
+        if value.type.width < 64:
+            unsigned = _read_unsigned(original, users)
+            value = (builder.zext if unsigned else builder.sext)(value, I64)
+        params[name] = value
     gen = _Generator(
         function,
         scop,
@@ -159,6 +169,16 @@ class _Inner:
     #: for full tiles (where `condition` holds): the AST generated under TwoLevel.full
     full: isl.AstNode | None = None
     condition: isl.AstExpr | None = None
+
+
+def _read_unsigned(value: ir.Value, users: dict) -> bool:
+    """Does C read the narrow parameter `value` as unsigned (an `unsigned char` or `unsigned
+    short` argument, passed `zeroext`; a value the function only ever zero-extends)? The
+    model looks through those `zext`s, so the parameter must be extended as they extend it."""
+    if isinstance(value, ir.Argument) and "zeroext" in value.attributes:
+        return True
+    casts = {u.opname for u in users.get(value, []) if u.opname in ("sext", "zext")}
+    return casts == {"zext"}
 
 
 def _single_predecessor(function: ir.Function, block: ir.Block) -> ir.Block:

@@ -646,10 +646,13 @@ class _Builder:
         return any(monomial for monomial, _ in integer_expr(value, self.is_parameter).terms)
 
     def param(self, value: ir.Value) -> str:
-        while getattr(value, "opname", None) in ("sext", "zext", "trunc") and self.is_parameter(
-            value.operands[0]
-        ):
+        # the generated code sign-extends a parameter (codegen: `sext` to i64): a `sext` keeps
+        # the value it extends, a `zext` or `trunc` does not (an unsigned char 200 is no -56,
+        # a short of 40000 is -25536): those are parameters of their own, with no definition
+        while getattr(value, "opname", None) == "sext" and self.is_parameter(value.operands[0]):
             value = value.operands[0]
+        if _changes_value(value):
+            return self._own_param(value)
         key: int | str = id(value)
         if isinstance(value, ir.Instruction) and value.parent in self.region:
             # computed at each access: one parameter per definition, which the generated
@@ -671,6 +674,15 @@ class _Builder:
                 (other,) = next(iter(terms))
                 if self.is_parameter(other):
                     self.shifted[name] = (self.param(other), shift)
+        return name
+
+    def _own_param(self, value: ir.Value) -> str:
+        """A parameter for `value` alone (see `param`)."""
+        name = self.param_names.get(id(value))
+        if name is None:
+            name = self.fresh(_name(value))
+            self.param_names[id(value)] = name
+            self.params[name] = value
         return name
 
     def expr(self, e: Expr, loops: list[Loop], at) -> str:
@@ -708,9 +720,14 @@ class _Builder:
         if expand and not isinstance(value, ir.Instruction):
             raise NotAffine(f"{_name(value)} has no definition", at)
 
-        def stop(v: ir.Value) -> bool:  # an iterator or a parameter is an atom
-            return any(v is lp.trip_count_iv.phi for lp in loops) or (
-                self.is_parameter(v) and not (expand and v is value)
+        def stop(v: ir.Value) -> bool:  # an iterator or a parameter is an atom, and so is
+            # an invariant zext or trunc (reading through it would change its value)
+            if expand and v is value:
+                return False
+            return (
+                any(v is lp.trip_count_iv.phi for lp in loops)
+                or self.is_parameter(v)
+                or (_changes_value(v) and self.is_invariant(v))
             )
 
         return self.isl(
@@ -726,7 +743,7 @@ class _Builder:
         for loop in loops:
             if value is loop.trip_count_iv.phi:
                 return self.iv_names[id(value)]
-        if self.is_parameter(value):
+        if self.is_parameter(value) or _changes_value(value) and self.is_invariant(value):
             return self.param(value)
         op = getattr(value, "opname", None)
         if op is None or not isinstance(value, ir.Instruction):
@@ -824,6 +841,11 @@ class _Builder:
 
     def _all_loops(self) -> list[Loop]:
         return [d for lp in self.loops for d in lp.descendants()]
+
+
+def _changes_value(value: ir.Value) -> bool:
+    """Is `value` a `zext` or `trunc`, whose result a sign extension of its operand is not?"""
+    return getattr(value, "opname", None) in ("zext", "trunc")
 
 
 def _only_computes(block: ir.Block) -> bool:

@@ -390,6 +390,24 @@ void down_two_sweeps(int n, double A[n][n], double B[n][n], int T) {
         A[i][j] = 0.2 * (B[i][j] + B[i - 1][j] + B[i + 1][j] + B[i][j - 1] + B[i][j + 1]);
   }
 }
+/* narrow values read as C reads them (a new user's review): an unsigned char of 200 is no
+   -56, a short of 40000 is -25536 (the tiled code sign-extended every parameter) */
+#define PLANE_SWEEP(t) \
+  for (int i = 1; i < n - 1; i++) \
+    for (int j = 1; j < n - 1; j++) \
+      A[((t) + 1) % 2][i][j] = 0.2 * (A[(t) % 2][i][j] + A[(t) % 2][i - 1][j] \
+                                      + A[(t) % 2][i + 1][j] + A[(t) % 2][i][j - 1] \
+                                      + A[(t) % 2][i][j + 1]);
+void uchar_from(int n, double A[2][n][n], unsigned char t0, unsigned char T) {
+  for (unsigned char t = t0; t < T; t++) { PLANE_SWEEP(t) }
+}
+void int_to_uchar(int n, double A[2][n][n], unsigned char T) {
+  for (int t = 0; t < T; t++) { PLANE_SWEEP(t) }
+}
+void short_narrowed(int n, double A[2][n][n], int T) {
+  short narrow = T;
+  for (int t = 0; t < narrow; t++) { PLANE_SWEEP(t) }
+}
 /* the same with a short counter the body reads */
 void short_mod2(int n, double A[2][n][n], short T) {
   for (short t = 0; t < T; t++)
@@ -435,6 +453,11 @@ TILED = [
     ("do_mod2", {"n": 5, "T": 0}, TILE),
     ("down_two_sweeps", {"n": 17, "T": 5}, TILE),
     ("down_two_sweeps", {"n": 4, "T": 1}, "parallelogram-tile(3,7,2)"),
+    ("uchar_from", {"n": 11, "t0": 100, "T": 130}, TILE),
+    ("uchar_from", {"n": 7, "t0": 200, "T": 100}, TILE),
+    ("int_to_uchar", {"n": 5, "T": 130}, TILE),
+    ("short_narrowed", {"n": 5, "T": 40000}, TILE),
+    ("short_narrowed", {"n": 9, "T": 65539}, TILE),
 ]
 
 
@@ -445,6 +468,10 @@ def loops_file(kernel_file):
 
 def _steps(name: str, params: dict) -> int:
     """How many sweeps the time loop runs (as C counts them)."""
+    if name == "uchar_from":
+        return max(params["T"] - params["t0"], 0)
+    if name == "short_narrowed":
+        return max((params["T"] + 32768) % 65536 - 32768, 0)
     if name.startswith("do_"):
         return max(params.get("T", 1) - (name == "do_while_to_less"), 1)  # at least once
     if "T" in params:
