@@ -64,6 +64,24 @@ def widen_narrow_counters(function: ir.Function) -> int:
     return widened
 
 
+def stay_test(loop: Loop, block: ir.Block, users: dict) -> tuple | None:
+    """(compare, stay predicate, tested value, bound) of the loop's exit test at the end of
+    `block`: a conditional branch on an integer compare only it uses, read as `tested pred
+    bound` with the loop-invariant operand as the bound (true while the loop goes on); else
+    None."""
+    branch = block.terminator
+    if not isinstance(branch, ins.ConditionalBranch):
+        return None
+    compare, on_true, _ = branch.operands
+    if not isinstance(compare, ins.ICMPInstr) or users.get(compare) != [branch]:
+        return None
+    pred = compare.op if on_true in loop else INVERSE_PREDICATE[compare.op]
+    tested, bound = compare.operands
+    if loop.is_invariant(tested):
+        tested, bound, pred = bound, tested, SWAPPED_PREDICATE[pred]
+    return compare, pred, tested, bound
+
+
 def _widen(loop: Loop, users: dict[ir.Value, list[ir.Instruction]]) -> bool:
     narrow = _narrow_counter(loop, users)
     if narrow is None:
@@ -113,16 +131,10 @@ def _narrow_counter(loop: Loop, users: dict) -> tuple | None:
     cannot wrap (see `widen_narrow_counters`), or None."""
     if loop.preheader is None or loop.latch is None or loop.exiting != [loop.header]:
         return None
-    branch = loop.header.terminator
-    if not isinstance(branch, ins.ConditionalBranch):
+    test = stay_test(loop, loop.header, users)
+    if test is None:
         return None
-    compare, on_true, _ = branch.operands
-    if not isinstance(compare, ins.ICMPInstr):
-        return None
-    pred = compare.op if on_true in loop else INVERSE_PREDICATE[compare.op]
-    tested, bound = compare.operands
-    if loop.is_invariant(tested):
-        tested, bound, pred = bound, tested, SWAPPED_PREDICATE[pred]
+    _, pred, tested, bound = test
     phi = tested.operands[0] if getattr(tested, "opname", None) in ("sext", "zext") else None
     if not (
         isinstance(phi, ins.PhiInstr)
@@ -210,16 +222,10 @@ def _counter_test(loop: Loop, users: dict) -> tuple | None:
         return None
     if tc.step == 1 and tc.predicate in ("slt", "sle", "ne") and tc.no_wrap:
         return None  # counts up already
-    branch = loop.header.terminator
-    if not isinstance(branch, ins.ConditionalBranch):
+    test = stay_test(loop, loop.header, users)
+    if test is None:
         return None
-    compare, on_true, on_false = branch.operands
-    if not isinstance(compare, ins.ICMPInstr) or users.get(compare) != [branch]:
-        return None
-    pred = compare.op if on_true in loop else INVERSE_PREDICATE[compare.op]
-    counter, bound = compare.operands
-    if loop.is_invariant(counter):
-        counter, bound, pred = bound, counter, SWAPPED_PREDICATE[pred]
+    compare, pred, counter, bound = test
     if counter is not iv.phi and not (
         getattr(counter, "opname", None) in ("sext", "zext")
         and counter.operands[0] is iv.phi
@@ -238,6 +244,7 @@ def _counter_test(loop: Loop, users: dict) -> tuple | None:
     direction = {"lt": 1, "le": 1, "gt": -1, "ge": -1}.get(kind, tc.step)
     if (kind == "ne" and abs(tc.step) != 1) or direction * tc.step <= 0:
         return None
+    _, on_true, on_false = loop.header.terminator.operands
     return compare, counter, pred, bound, on_true if on_true in loop else on_false
 
 

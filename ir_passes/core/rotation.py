@@ -16,8 +16,8 @@ from llvmlite import ir
 from llvmlite.ir import instructions as ins
 
 from .analyses import invalidate, loops_of
-from .counters import computed_before
-from .loops import INVERSE_PREDICATE, SWAPPED_PREDICATE, Loop
+from .counters import computed_before, stay_test
+from .loops import Loop
 from .rewrite import branch_to, forget_text, landing_block, remove_instruction, users_of
 
 
@@ -42,16 +42,10 @@ def _test(loop: Loop, users: dict) -> tuple[ins.ICMPInstr, ir.Value] | None:
         return None
     if iv.step != 1 or not iv.nsw:
         return None
-    branch = loop.latch.terminator
-    if not isinstance(branch, ins.ConditionalBranch):
+    test = stay_test(loop, loop.latch, users)
+    if test is None:
         return None
-    compare, on_true, _ = branch.operands
-    if not isinstance(compare, ins.ICMPInstr) or users.get(compare) != [branch]:
-        return None
-    pred = compare.op if on_true is loop.header else INVERSE_PREDICATE[compare.op]
-    tested, bound = compare.operands
-    if loop.is_invariant(tested):
-        tested, bound, pred = bound, tested, SWAPPED_PREDICATE[pred]
+    compare, pred, tested, bound = test
     if tested is not iv.update or pred != "slt" or not loop.is_invariant(bound):
         return None
     if any(isinstance(i, ins.PhiInstr) for i in loop.exit.instructions):
