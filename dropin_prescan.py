@@ -12,7 +12,8 @@ C[i][j] += ...`, whose outer loop only picks a row), or two nests of one run, a 
 reading an array an earlier one writes (a pipeline), every nest between them pure (no array
 updated in place or written twice): an array written and read, under its own name or one
 assigned from it (`double *b = a`, a pointer swap). And the front end must lower the
-function: no `goto`, no `asm`, no call of a function the unit declares and does not define.
+function: no `goto`, no `asm`, no call of `setjmp` and the like (other functions the unit
+only declares are called as another object's).
 
 A file of which no function has such a nest is left to cc without loading libclang, LLVM or
 isl: most files of a real project are (a codec, a library of utilities). The scan is
@@ -25,6 +26,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping
+
+from .c_library import NONLOCAL_JUMPS
 
 _TOKEN = re.compile(
     rb"[A-Za-z_]\w*|\d[\w.]*"  # the common tokens first: the scan reads whole units
@@ -258,15 +261,14 @@ def _lowerable_bodies(
     pure: frozenset[bytes] = frozenset(),
 ) -> Iterator[tuple[int, int]]:
     """The candidate bodies but those the front end refuses whole: a `goto` or `asm`
-    statement, a call of a function the code declares without defining it or of the C
-    library's (unknown side effects). Before preprocessing, a name in `macros` may be
+    statement, a call of `setjmp` or the like. Before preprocessing, a name in `macros` may be
     anything, and a definition in a branch cc drops still counts as one."""
-    external: frozenset[bytes] | None = None
+    refusing: frozenset[bytes] | None = None
     for start, end in _candidate_bodies(tokens, macros, sweeps, pure):
-        if external is None:
-            external = _external_functions(tokens) - macros
+        if refusing is None:
+            refusing = _refusing_functions(tokens) - macros
         body = tokens[start + 1 : end]
-        if (_REFUSED_STATEMENTS - macros).isdisjoint(body) and not _calls(body, external, macros):
+        if (_REFUSED_STATEMENTS - macros).isdisjoint(body) and not _calls(body, refusing, macros):
             yield start, end
 
 
@@ -293,12 +295,12 @@ def _unnested_uses_refused(
     used = unnested.keys() & (set(tokens) | used_by_macros)
     if not used:
         return True
-    external = _external_functions(tokens) - macros
+    refusing = _refusing_functions(tokens) - macros
     for name in used:
         for body in unnested[name]:
             body_tokens = _tokens(blank_comments_and_literals(body))
             unmatched = _unmatched_braces(body_tokens)
-            if len(unmatched) != 1 or not _calls(body_tokens, external, macros):
+            if len(unmatched) != 1 or not _calls(body_tokens, refusing, macros):
                 return False
     return True
 
@@ -317,19 +319,10 @@ def _unmatched_braces(tokens: list[bytes]) -> set[bytes]:
     return unmatched | ({b"{"} if opened else set())
 
 
-#: C library functions the front end never lowers a call of (system headers declare them;
-#: only arithmetic ones are lowered: `frontend/math_calls.py`)
-_C_LIBRARY = frozenset(
-    b"memcmp memcpy memmove memset strlen strcmp strncmp strcpy strncpy strcat strchr "
-    b"malloc calloc realloc free printf fprintf sprintf snprintf puts putchar fputs fputc "
-    b"fwrite fread fopen fclose fflush exit abort qsort bsearch rand srand time clock".split()
-)
-
-
-def _external_functions(tokens: list[bytes]) -> frozenset[bytes]:
-    """The functions the user's code declares or the C library has, and the unit does not
-    define (none when a definition's name cannot be told)."""
-    declared: set[bytes] = set()
+def _refusing_functions(tokens: list[bytes]) -> frozenset[bytes]:
+    """The functions whose call makes the front end refuse its caller (setjmp and the like)
+    that the unit does not define (none when a definition's name cannot be told). Calls of
+    other functions the unit only declares are calls into another object."""
     defined: set[bytes] = set()
     depth = 0
     for index, token in enumerate(tokens):
@@ -342,9 +335,10 @@ def _external_functions(tokens: list[bytes]) -> frozenset[bytes]:
             depth += 1
         elif token == b"}":
             depth -= 1
-        elif depth == 0 and token == b"(" and index > 0 and _IDENTIFIER.match(tokens[index - 1]):
-            declared.add(tokens[index - 1])
-    return frozenset((declared | _C_LIBRARY) - defined - _NOT_CALLS)
+    return _NONLOCAL_JUMPS - defined
+
+
+_NONLOCAL_JUMPS = frozenset(name.encode() for name in NONLOCAL_JUMPS)
 
 
 #: words after a declarator's parameter list, before the body

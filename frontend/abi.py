@@ -110,6 +110,15 @@ class FunctionAbi:
                 args[0].attributes.align = p.align
 
 
+@dataclass(frozen=True)
+class ExternalFunction:
+    """A function another object defines, as the module declares and calls it."""
+
+    function: ir.Function
+    abi: FunctionAbi
+    variadic: bool
+
+
 def function_abi(result: ct.CType, params: Sequence[ct.CType]) -> FunctionAbi:
     """The lowering of a prototype; arrays among `params` are passed as pointers.
     Raises `AbiRefused` for a struct the lowering does not cover."""

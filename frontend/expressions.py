@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -25,7 +25,7 @@ from ..ir_passes.core.rewrite import opaque
 from ..ir_passes.core.ssa import SSABuilder
 from . import c_types as ct
 from . import fp_builtins
-from .abi import Direct, FunctionAbi, InMemory, InRegisters, Passing
+from .abi import Direct, ExternalFunction, FunctionAbi, InMemory, InRegisters, Passing
 from .clang_ast import (
     K,
     binary_operator,
@@ -108,6 +108,9 @@ class ModuleServices(Protocol):
 
     def abi(self, name: str) -> FunctionAbi:
         """How the arguments and result of a function defined in the file are passed."""
+
+    def external_function(self, decl: ci.Cursor, call: ci.Cursor) -> ExternalFunction:
+        """The declaration of a function another object defines."""
 
     def implicitly_declared(self, decl: ci.Cursor) -> bool:
         """Is `decl` the declaration a call to an undeclared function made (C89's `int f()`,
@@ -778,17 +781,15 @@ class ExpressionLowering:
                 "-fno-builtin and -std; include its header)",
                 c,
             )
-        if definition is None and not known:
-            what = (
-                f"undeclared function '{name}' (gcc assumes 'int {name}()'; "
-                if undeclared
-                else f"external function '{name}' ("
-            )
+        if definition is None and not known and undeclared:
             raise Unsupported(
-                f"call to {what}unknown side effects) is not supported",
+                f"call to undeclared function '{name}' (gcc assumes 'int {name}()'; "
+                "unknown side effects) is not supported",
                 c,
                 not_a_kernel=True,
             )
+        if definition is None and not known:
+            return self.external_call(decl, c)
         if canonical_math_name(name) in ("nan", "nanf"):
             return self.quiet_nan(canonical_math_name(name), c)
         args = [self.rvalue(a) for a in children(c)[1:]]
@@ -806,10 +807,39 @@ class ExpressionLowering:
             )
         return self.call_with_abi(function, abi, args, ctype_of(c.type, c))
 
+    def external_call(self, decl: ci.Cursor, c: ci.Cursor) -> RValue:
+        """A call of a function another object defines (the C library's, another file's):
+        opaque, it may read and write any memory the program can reach."""
+        external = self.services.external_function(decl, c)
+        args = [self.rvalue(a) for a in children(c)[1:]]
+        fixed = len(external.abi.params)
+        if not all(map(_passes_as, args[:fixed], external.abi.params)):
+            raise Unsupported(f"arguments of '{decl.spelling}' that do not match its prototype", c)
+        extra = [self.variadic_argument(a, c) for a in args[fixed:]]
+        return self.call_with_abi(
+            external.function, external.abi, args[:fixed], ctype_of(c.type, c), extra
+        )
+
+    def variadic_argument(self, arg: RValue, c: ci.Cursor) -> ir.Value:
+        """An argument of a `...` parameter, after C's default argument promotions."""
+        t = arg.ctype
+        if isinstance(t, ct.FloatType) and t.bits < 64:
+            return convert(self.b, arg.value, t, ct.DOUBLE)
+        if isinstance(t, ct.IntType) and t.bits < 32:
+            return convert(self.b, arg.value, t, ct.INT)
+        if isinstance(t, ct.StructType) or isinstance(arg.value.type, ir.VectorType):
+            raise Unsupported("a struct or vector passed to a '...' parameter", c)
+        return arg.value
+
     def call_with_abi(
-        self, function: ir.Function, abi: FunctionAbi, args: list[RValue], result_t: ct.CType
+        self,
+        function: ir.Function,
+        abi: FunctionAbi,
+        args: list[RValue],
+        result_t: ct.CType,
+        extra: Sequence[ir.Value] = (),
     ) -> RValue:
-        """A call of a function defined in the file, structs passed as the convention says."""
+        """A call, structs passed as the convention says; `extra`: arguments of `...`."""
         values: list[ir.Value] = []
         result_slot = None
         if isinstance(abi.result, (InMemory, InRegisters)):
@@ -821,7 +851,7 @@ class ExpressionLowering:
                 values += self.struct_parts(arg.value, passing)
             else:  # a scalar, or the address of a struct the callee receives `byval`
                 values.append(arg.value)
-        call = self.b.call(function, values)
+        call = self.b.call(function, [*values, *extra])
         if isinstance(abi.result, InRegisters):
             parts = abi.result.parts
             returned = (

@@ -7,6 +7,7 @@ compute the very same values.
 
 from __future__ import annotations
 
+from ..c_library import NONLOCAL_JUMPS
 from ..ir_passes.core.libm import LIBM_FUNCTIONS
 from . import fp_builtins
 
@@ -31,17 +32,8 @@ ASSERT_FAIL = "__assert_fail"
 
 #: calls that cannot be compiled: the reason is specific
 FORBIDDEN_CALLS: dict[str, str] = {
-    name: "setjmp/longjmp is not supported"
-    for name in (
-        "setjmp",
-        "_setjmp",
-        "__sigsetjmp",
-        "sigsetjmp",
-        "longjmp",
-        "_longjmp",
-        "siglongjmp",
-        "__longjmp_chk",
-    )
+    name: "setjmp/longjmp is not supported (setjmp, vfork and getcontext return twice)"
+    for name in NONLOCAL_JUMPS
 }
 FORBIDDEN_CALLS.update(
     {

@@ -23,7 +23,7 @@ from ..ir_passes.core.alignment import declare_row_alignment
 from ..ir_passes.core.deep import deep_call
 from ..ir_passes.core.rewrite import opaque
 from . import c_types as ct
-from .abi import AbiRefused, FunctionAbi, function_abi
+from .abi import AbiRefused, ExternalFunction, FunctionAbi, function_abi
 from .clang_ast import (
     DEFAULT_CALLING_CONVENTION,
     K,
@@ -114,6 +114,7 @@ class ModuleLowerer:
         self._walked: dict[str, _FunctionFacts] = {}  # (`_facts`)
         self._globals: dict[tuple, Variable] = {}
         self.abis: dict[str, FunctionAbi] = {}
+        self._externals: dict[str, ExternalFunction] = {}
         #: function -> the mutable globals its own body uses
         self._global_uses: dict[str, set[str]] = {}
         self._row_align = self._row_align_pragmas()
@@ -241,17 +242,7 @@ class ModuleLowerer:
         volatile = volatile_use(nodes)
         if volatile is not None:
             raise Unsupported("volatile objects are not supported", volatile)
-        result = ctype_of(ftype.get_result(), cursor)
-        arg_types = list(ftype.argument_types()) if ftype.kind == ci.TypeKind.FUNCTIONPROTO else []
-        params = [c for c in cursor.get_children() if c.kind == K.PARM_DECL]
-        passed = [
-            ct.PointerType(ct.VOID) if _passed_as_pointer(arg) else ctype_of(arg, decl)
-            for arg, decl in zip(arg_types, params)
-        ]
-        try:
-            abi = function_abi(result, passed)
-        except AbiRefused as exc:
-            raise Unsupported(f"{exc} is not supported", cursor) from None
+        result, arg_types, params, passed, abi = _prototype(cursor, cursor)
         function = ir.Function(self.module, abi.llvm_type(), name=cursor.spelling)
         self.abis[cursor.spelling] = abi
         if cursor.linkage == ci.LinkageKind.INTERNAL:
@@ -352,6 +343,36 @@ class ModuleLowerer:
 
     def abi(self, name: str) -> FunctionAbi:
         return self.abis[name]
+
+    def external_function(self, decl: ci.Cursor, call: ci.Cursor) -> ExternalFunction:
+        name = decl.spelling
+        if name not in self._externals:
+            if calling_convention(decl.type) != DEFAULT_CALLING_CONVENTION:
+                raise Unsupported(f"call to '{name}' of a non-default calling convention", call)
+            if decl.type.kind != ci.TypeKind.FUNCTIONPROTO:
+                raise Unsupported(
+                    f"call to external function '{name}' declared without a prototype "
+                    "(its arguments' types are not known)",
+                    call,
+                )
+            result, _, _, passed, abi = _prototype(decl, call)
+            signature = abi.llvm_type()
+            variadic = decl.type.is_function_variadic()
+            if variadic:
+                signature = ir.FunctionType(signature.return_type, signature.args, var_arg=True)
+            existing = self.module.globals.get(name)
+            if existing is not None:  # the name is taken by a definition or another kind
+                raise Unsupported(f"call to external function '{name}' of another type", call)
+            function = ir.Function(self.module, signature, name=name)
+            # the platform's library does what it does in the cc-built program: LLVM must not
+            # replace or drop the call as it would a builtin it knows
+            function.attributes.add("nobuiltin")
+            abi.add_attributes(function)
+            _extension_attribute(function.return_value, result)
+            for t, ir_args in zip(passed, abi.arguments(function.args)):
+                _extension_attribute(ir_args[0], t)
+            self._externals[name] = ExternalFunction(function, abi, variadic)
+        return self._externals[name]
 
     def implicitly_declared(self, decl: ci.Cursor) -> bool:
         where = decl.location
@@ -530,6 +551,28 @@ def _definition_text(
         body_start=body.start.offset,
         body_end=body.end.offset,
     )
+
+
+def _prototype(
+    cursor: ci.Cursor, where: ci.Cursor
+) -> tuple[ct.CType, list[ci.Type], list[ci.Cursor], list[ct.CType], FunctionAbi]:
+    """A function declaration's result, parameter types (libclang's and as passed) and
+    parameter declarations, and the ABI lowering of its prototype."""
+    ftype = cursor.type
+    result = ctype_of(ftype.get_result(), where)
+    arg_types = list(ftype.argument_types()) if ftype.kind == ci.TypeKind.FUNCTIONPROTO else []
+    params = [c for c in cursor.get_children() if c.kind == K.PARM_DECL]
+    if len(params) != len(arg_types):  # a prototype through a typedef: `fn_t f;`
+        params = [where] * len(arg_types)
+    passed = [
+        ct.PointerType(ct.VOID) if _passed_as_pointer(arg) else ctype_of(arg, decl)
+        for arg, decl in zip(arg_types, params)
+    ]
+    try:
+        abi = function_abi(result, passed)
+    except AbiRefused as exc:
+        raise Unsupported(f"{exc} is not supported", where) from None
+    return result, arg_types, params, passed, abi
 
 
 def _extension_attribute(value: ir.Argument | ir.ReturnValue, t: ct.CType) -> None:

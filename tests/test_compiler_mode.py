@@ -354,13 +354,21 @@ def test_make_app_report_kernels_compiled_by_pycc(make_build):
 
 
 @ON_MAKE_BUILD
-def test_make_app_io_and_allocation_functions_are_not_kernels(make_build):
-    """Every function of main.c and util.c calls printf, malloc or memcpy (or has no loop),
-    whatever else it uses (structs): left to cc silently, kernel=false."""
-    for source in ("main.c", "util.c"):
-        (unit,) = units_for(make_build.report, source)
-        for f in unit["functions"]:
-            assert f["compiled_by"] == "cc" and f["kernel"] is False, (source, f)
+def test_make_app_helpers_calling_the_c_library_are_taken_over_as_asked(make_build):
+    """util.c's loops call memcpy or printf: calls into the C library, which the front end
+    lowers as calls another object answers, so under PYCC_TAKEOVER=all each function with
+    a loop is taken over (the program still prints cc's output: test_make_app_same_output_*);
+    those without a loop stay cc's silently, kernel=false."""
+    (unit,) = units_for(make_build.report, "util.c")
+    functions = functions_of(unit)
+    looping = {"fill_bytes", "fill_f64", "fill_f32", "digest", "print_f32_samples"}
+    for name, f in functions.items():
+        if name in looping | {"print_f64_samples"}:
+            assert f["compiled_by"] == "pycc-stencil" and f["kernel"] is True, f
+        else:
+            assert f["compiled_by"] == "cc" and f["kernel"] is False, f
+            assert f["reason"] == "no loops (not a loop-nest kernel)", f
+    assert looping < set(functions), functions
 
 
 @ON_MAKE_BUILD

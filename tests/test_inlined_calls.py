@@ -231,7 +231,7 @@ def test_the_o3_scan_sees_through_the_calls():
     assert "helpers" not in candidates  # its callees branch, or recurse: no SCoP
     alone = CALLS_C.split("/* heat-equation's")[0]
     assert has_locality_nest(alone.encode())
-    # without the helper's definition, the call is of an external function: refused whole
+    # without the helper's definition, the subscripts call another object's function
     external = alone.replace(
         "static cell_t *IDX(cell_t *g, int w, int i, int j) { return g + i * w + j; }",
         "cell_t *IDX(cell_t *g, int w, int i, int j);",

@@ -307,7 +307,8 @@ class _FunctionTaint:
         memory = frozenset(i for i in pointers if self._memory_tainted(call.args[i]))
         if isinstance(callee, ir.Function) and callee.blocks:
             return self.analysis.summary(callee, _Context(values, memory))
-        # A declaration: an intrinsic or a libm function (the front end calls nothing else).
+        # A declaration: an intrinsic, a libm function, or another object's function, which
+        # reaches the parameters' memory only through the pointers passed to it.
         tainted = bool(values or memory)
         return _Summary(
             tainted, pointers, pointers, pointers if tainted else frozenset(), frozenset()

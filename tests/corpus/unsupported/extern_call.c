@@ -1,7 +1,7 @@
-/* Unsupported: a call to an external function that is declared but not defined in this
- * file (its effects are unknown).  blur_logged must be skipped; scale_f32 is ordinary. */
+/* Unsupported: a call to an external function declared without a prototype (the types its
+ * arguments are passed as are unknown).  blur_logged must be skipped; scale_f32 is ordinary. */
 
-extern void log_pixel(int index, float value);
+extern void log_pixel();
 
 void scale_f32(const float *src, float *dst, int n)
 {
