@@ -100,6 +100,7 @@ class FunctionWriter:
             self.names[arg] = c_identifier(arg.name, taken, f"arg{i}")
         self._taken = taken
         self.live = _live_values(function)
+        self.read = {op for i in self.live for op in _operands(i)}
         self.inline = self._inlined()
         self.pointees: dict[ir.Value, ir.Type | None] = {}
         self._folded: dict[ir.Value, int | None] = {}
@@ -117,7 +118,7 @@ class FunctionWriter:
             return False
         if isinstance(instr.type, ir.VoidType):
             return False
-        return True
+        return instr in self.read  # not a call only made for its effect (`printf(...);`)
 
     def _inlined(self) -> set[ins.Instruction]:
         users: dict[ir.Value, list[tuple[ins.Instruction, ir.Block]]] = {}
@@ -520,10 +521,13 @@ class FunctionWriter:
                 converted.append(self._pointer_argument(callee, len(converted), value, arg))
             else:
                 converted.append(arg)
+        converted += args[len(params) :]  # a variadic callee's `...` arguments
         return cx.call(self.module_names.get(callee, name), *converted)
 
     def _pointer_argument(self, callee: ir.Function, k: int, value: ir.Value, arg: Expr) -> Expr:
-        wanted = _param_pointee(callee.args[k]) if callee.blocks else None
+        if not callee.blocks:  # another object's: its header's or our `void *` prototype
+            return cx.cast("void *", arg)
+        wanted = _param_pointee(callee.args[k])
         if wanted is None or self.pointee(value) == wanted:
             return arg
         return cx.cast(f"{self.types.name(wanted)} *", arg)
@@ -605,7 +609,7 @@ class FunctionWriter:
                 lines.append(
                     self.dialect.insert(instr.type, name, self.expr(index), self.expr(element))
                 )
-            elif isinstance(instr.type, ir.VoidType):
+            elif instr not in self.names:  # void, or a call whose result nothing reads
                 lines.append(self.expr_statement(instr))
             else:
                 name = self.names[instr]
@@ -1033,10 +1037,14 @@ def _live_values(function: ir.Function) -> set[ins.Instruction]:
         if instr in live:
             continue
         live.add(instr)
-        operands = (
-            [v for v, _ in instr.incomings]
-            if isinstance(instr, ins.PhiInstr)
-            else list(instr.operands)
+        work.extend(
+            op for op in _operands(instr) if isinstance(op, ins.Instruction) and op not in live
         )
-        work.extend(op for op in operands if isinstance(op, ins.Instruction) and op not in live)
     return live
+
+
+def _operands(instr: ins.Instruction) -> list[ir.Value]:
+    """The values `instr` reads (a phi's incoming values)."""
+    if isinstance(instr, ins.PhiInstr):
+        return [v for v, _ in instr.incomings]
+    return list(instr.operands)

@@ -27,6 +27,7 @@ _PRELUDE = """\
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>"""
 
@@ -41,9 +42,12 @@ _BITS_HELPERS = {
 }
 
 
-#: C library functions generated code calls, declared by the prelude's headers
+#: C library functions generated or user code calls, declared by the prelude's headers (a
+#: prototype of our own would conflict with cc's builtin declaration)
 _LIBRARY = frozenset(
-    {"malloc", "calloc", "realloc", "free", "abort", "memcpy", "memmove", "memset", "memcmp"}
+    "malloc calloc realloc free abort exit atoi atol strtol strtod rand srand qsort memcpy "
+    "memmove memset memcmp strlen strcmp strncmp strcpy strncpy strcat strchr printf fprintf "
+    "sprintf snprintf puts putchar fputs fputc fwrite fread fopen fclose fflush".split()
 )
 
 
@@ -216,7 +220,19 @@ def _global(value: ir.GlobalVariable, name: str, types: TypeTable) -> str:
     if value.initializer is None:  # defined in another file
         return f"extern {const}{t} {name};"
     storage = "static " if _local(value) else ""
+    data = value.initializer.constant
+    if value.global_constant and isinstance(data, (bytes, bytearray)) and data.endswith(b"\0"):
+        # a string literal: `char`, so cc checks a format string passed to printf
+        return f"{storage}const char {name}[{len(data)}] = {_string_literal(bytes(data))};"
     return f"{storage}{const}{t} {name} = {_initializer(value.initializer, types)};"
+
+
+def _string_literal(data: bytes) -> str:
+    """`data` (ending in its 0) as a C string literal of the same bytes."""
+    text = "".join(
+        chr(b) if 32 <= b < 127 and chr(b) not in '"\\?' else f"\\{b:03o}" for b in data[:-1]
+    )
+    return f'"{text}"'
 
 
 def _initializer(c: ir.Constant, types: TypeTable) -> str:
@@ -246,6 +262,7 @@ def _external_prototypes(module, kept, names, types) -> list[str]:
         if function.name.startswith("llvm.") or function.name in _LIBRARY | LIBM_FUNCTIONS:
             continue
         fn_type = function.function_type
-        params = ", ".join(types.name(a) for a in fn_type.args) or "void"
+        named = [types.name(a) for a in fn_type.args]
+        params = ", ".join([*named, "..."] if fn_type.var_arg else named) or "void"
         out.append(f"{types.name(fn_type.return_type)} {names[function]}({params});")
     return out

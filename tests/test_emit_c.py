@@ -297,3 +297,22 @@ def test_kernels_named_like_libc_functions_are_the_kernels(tmp_path, capsys):
     assert main(["check", str(path), "--target", "c", "--param", "n=17"]) == 0
     out = capsys.readouterr().out
     assert "OK select: bit-exact" in out and "OK index: bit-exact" in out
+
+
+def test_calls_of_variadic_library_functions_keep_their_arguments(tmp_path, capsys):
+    """A call of `snprintf` passes its `...` arguments (promoted as C promotes them), and
+    its prototype says `...`."""
+    path = tmp_path / "k.c"
+    path.write_text(
+        "#include <stdio.h>\n"
+        "void label(char *out, const float *a, int n) {\n"
+        "  float s = 0; for (int i = 0; i < n; i++) s += a[i];\n"
+        "  char text[40];\n  for (int i = 0; i < 40; i++) text[i] = 0;\n"
+        '  snprintf(text, 40, "%d %.3f %c %hd", n, s, (char)(65 + n % 26), (short)-n);\n'
+        "  for (int i = 0; i < 40; i++) out[i] = text[i];\n}\n"
+    )
+    argv = ["check", str(path), "--target", "c", "--param", "n=17"]
+    assert main(argv) == 0
+    assert "OK label: bit-exact" in capsys.readouterr().out
+    text = _c_of(path.read_text(), tmp_path)
+    assert "snprintf(" in text and "int32_t snprintf(" not in text  # <stdio.h> declares it
