@@ -521,7 +521,11 @@ class FunctionWriter:
                 converted.append(self._pointer_argument(callee, len(converted), value, arg))
             else:
                 converted.append(arg)
-        converted += args[len(params) :]  # a variadic callee's `...` arguments
+        for value, arg in zip(instr.args[len(params) :], args[len(params) :]):
+            # a variadic callee's `...` arguments; a pointer as `char *`, which `%s` wants
+            # (and `%p` takes)
+            pointer = isinstance(value.type, ir.PointerType)
+            converted.append(cx.cast("char *", arg) if pointer else arg)
         return cx.call(self.module_names.get(callee, name), *converted)
 
     def _pointer_argument(self, callee: ir.Function, k: int, value: ir.Value, arg: Expr) -> Expr:

@@ -49,6 +49,8 @@ _LIBRARY = frozenset(
     "memmove memset memcmp strlen strcmp strncmp strcpy strncpy strcat strchr printf fprintf "
     "sprintf snprintf puts putchar fputs fputc fwrite fread fopen fclose fflush".split()
 )
+#: the C library's variables, declared by the prelude's headers
+_LIBRARY_VARIABLES = frozenset(("stdin", "stdout", "stderr"))
 
 
 def emit_c(
@@ -87,6 +89,9 @@ def emit_c(
     wrappers: dict[str, str] = {}
     written_for_fpga: list[str] = []
     for function in definitions:
+        if function.name == "main":  # the program's entry, with its own required prototype
+            skipped[function.name] = "main is the program's entry point, not a kernel"
+            continue
         storage = "static" if function.name in tiled else _storage(function, called)
         arguments = (function, names[function], names, types, writer_dialect, storage)
         writer = FunctionWriter(*arguments)
@@ -111,6 +116,8 @@ def emit_c(
     _skip_callers(definitions, skipped)
     variables = []
     for value in module.global_values:
+        if value.name in _LIBRARY_VARIABLES and value.initializer is None:
+            continue  # <stdio.h> declares it
         if isinstance(value, ir.GlobalVariable) and _used_by(value, definitions, skipped):
             try:
                 variables.append(_global(value, names[value], types))
