@@ -22,6 +22,7 @@ from .emit.cc_target import TargetSpec
 from .frontend.c_types import VoidType
 from .frontend.line_markers import LineMarkers
 from .frontend.signature import FunctionInfo, LoweredModule
+from .ir_passes.core.call_graph import reachable_functions
 
 #: storage-class words of a definition's declaration specifiers
 _INLINE = re.compile(rb"\b(inline|__inline|__inline__)\b")
@@ -273,24 +274,6 @@ def used_inside_braces(text: bytes, takeovers: list[Takeover]) -> set[str]:
             if own is None or not own.body_start <= match.start() < own.body_end:
                 used.add(token.decode())
     return used
-
-
-def reachable_functions(module: ir.Module, roots: set[str]) -> set[str]:
-    """Functions called or passed as pointers (parallel loop bodies, thread entries), directly
-    or not, from `roots`."""
-    seen, work = set(), list(roots)
-    while work:
-        name = work.pop()
-        if name in seen:
-            continue
-        seen.add(name)
-        function = module.globals.get(name)
-        if not isinstance(function, ir.Function):
-            continue
-        for block in function.blocks:
-            for instruction in block.instructions:
-                work.extend(o.name for o in instruction.operands if isinstance(o, ir.Function))
-    return seen
 
 
 _FP_OPERATIONS = frozenset({"fadd", "fsub", "fmul", "fdiv", "frem"})

@@ -25,7 +25,6 @@ from .dropin_takeover import (
     choose,
     global_symbols,
     kernel_module,
-    reachable_functions,
     unit_tag,
     used_inside_braces,
 )
@@ -37,6 +36,7 @@ from .frontend import lower_file
 from .frontend.declarations import apply_row_align
 from .frontend.signature import LoweredModule
 from .frontend.tbaa import strip_tbaa
+from .ir_passes.core.call_graph import reachable_functions
 from .ir_passes.pipeline import (
     PipelineResult,
     parse_pipeline,
@@ -308,14 +308,16 @@ class _CodeGenerator:
     def _improved(
         self, lowered: LoweredModule, takeovers: list[Takeover], refused: dict[str, str]
     ) -> list[Takeover]:
-        """The takeovers on which a pass fired (in them or in what they call; not only a step
+        """The takeovers on which a pass fired (in them or in the file's `static` functions
+        they call, which exist in pycc-stencil's object only as its copies; not only a step
         that prepares another, `Remark.enabling`): the rest is compiled as well, or better,
-        by cc itself."""
+        by cc itself. A caller of a transformed function the program can call by its name
+        (`main` calling `run`) is not improved by it."""
         assert self.applied is not None
         fired = {r.function for r in self.applied.remarks if r.kind == "passed" and not r.enabling}
         kept = []
         for takeover in takeovers:
-            reach = reachable_functions(lowered.module, {takeover.info.name})
+            reach = reachable_functions(lowered.module, {takeover.info.name}, internal_only=True)
             if fired & reach:
                 kept.append(takeover)
             else:

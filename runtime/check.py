@@ -26,6 +26,7 @@ from ..frontend.c_types import (
     CType,
     FloatType,
     IntType,
+    PointerType,
     StructType,
     VoidType,
     numpy_dtype_name,
@@ -62,6 +63,7 @@ from .marshal import (
     unsupported_reason,
 )
 from .reference import Reference, ReferenceBuildError
+from .unresolved import without_unresolved_calls
 
 DEFAULT_INTS = (37, 23, 29, 31, 19, 17, 13, 11, 7, 5, 3)
 DEFAULT_FLOATS = (0.75, 0.5, 1.25, 0.375, 1.5)
@@ -185,7 +187,7 @@ class SourceUnit:
             from ..frontend import lower_file as lower
         self.path, self.cflags, self.row_align = Path(path), list(cflags), row_align
         self.timeout = timeout
-        self._lower = lower
+        self._lower = lambda *args: without_unresolved_calls(lower(*args))
         #: the lowering whose order, functions and skipped functions every compile shares; its
         #: module goes to the first compile (the passes change a module in place)
         self.lowered = self.lower()
@@ -519,6 +521,13 @@ class CompiledUnit:
         """The globals a run starts from (runtime/globals.py), the same for both sides."""
         variables = self.source.lowered.globals
         for name in info.globals:
+            if isinstance(variables[name].ctype, PointerType):
+                raise _Failed(
+                    "SKIPPED",
+                    f"{info.location}: uses the global pointer '{name}' "
+                    f"({variables[name].location}): what it points to is the program's "
+                    "(compiler mode compiles such a function; check cannot make its memory)",
+                )
             if variables[name].size is None:
                 raise _Failed(
                     "ERROR",

@@ -9,7 +9,10 @@ call inside a nest keeps it out of the model, and nothing is assumed unchanged a
 
 from __future__ import annotations
 
+import re
+
 import pytest
+from pycc_stencil.cli import main
 from test_compiler_mode import SMALL_CACHES
 from test_frontend import lower_source
 from test_tiling import PYCC, assert_same_output, build_both
@@ -169,3 +172,21 @@ def test_calls_the_front_end_cannot_make_name_the_construct(tmp_path):
     assert "a struct or vector passed to a '...' parameter" in reasons["pass"], reasons
     assert "'log_value' declared without a prototype" in reasons["old"], reasons
     assert list(lowered.functions) == ["ok"]
+
+
+def test_check_skips_only_the_functions_calling_another_files_code(tmp_path, capsys):
+    """The check runs the file alone: a function calling another file's helper is skipped,
+    naming it, and the rest of the file is still checked (printf is the process's)."""
+    path = tmp_path / "k.c"
+    path.write_text(
+        "#include <stdio.h>\nvoid log_row(int i);\n"
+        "void logged(int n, double *a) {\n"
+        "  for (int i = 1; i < n; i++) { a[i] += a[i - 1]; log_row(i); }\n}\n"
+        "void printed(int n, double *a) {\n"
+        "  for (int i = 1; i < n; i++) a[i] += a[i - 1];\n"
+        '  printf("%d %.3f\\n", n, a[n - 1]);\n}\n'
+    )
+    main(["check", str(path), "--param", "n=19"])
+    out = capsys.readouterr().out
+    assert re.search(r"SKIPPED logged: .*calls 'log_row', which another object defines", out), out
+    assert "OK printed: bit-exact" in out, out
