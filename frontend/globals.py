@@ -70,12 +70,11 @@ def _complete(t: ci.Type) -> bool:
 
 
 def _check_type(name: str, t: ct.CType, where: ci.Cursor) -> None:
+    if isinstance(t, ct.PointerType):
+        return  # a grid the program allocates, `stderr`: the pointer is read and passed on
     scalar = t.scalar if isinstance(t, ct.ArrayType) else t
     if isinstance(scalar, ct.PointerType):
-        raise Unsupported(
-            f"global pointer variable '{name}' is not supported (what it points to is unknown)",
-            where,
-        )
+        raise Unsupported(f"global array of pointers '{name}' is not supported", where)
     if not isinstance(scalar, (ct.IntType, ct.FloatType)):
         raise Unsupported(f"global variable '{name}' of type {t} is not supported", where)
     if isinstance(t, ct.ArrayType) and not ct.has_fixed_size(t.element):

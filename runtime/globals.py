@@ -45,7 +45,7 @@ def global_spec(info: GlobalInfo) -> BufferSpec:
     an array of unknown size gets no elements: a function using it is not checked)."""
     t = info.ctype
     scalar = t.scalar if isinstance(t, ArrayType) else t
-    dtype = np.dtype(numpy_dtype_name(scalar))
+    dtype = np.dtype(numpy_dtype_name(scalar) or "uint64")  # a pointer: never run with
     count = 0 if info.size is None else info.size // dtype.itemsize
     shape = tuple(int(d) for d in t.dims) if isinstance(t, ArrayType) and count else None
     value_range = INTEGER_RANGE if isinstance(scalar, IntType) and not scalar.is_bool else None

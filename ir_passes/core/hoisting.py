@@ -31,9 +31,8 @@ from llvmlite.ir import instructions as ins
 
 from .affine import address_of, size_of
 from .analyses import analyses, invalidate, loops_of
-from .libm import LIBM_FUNCTIONS
 from .loops import Loop
-from .memory import OMNIPOTENT_CHAR, pointer_roots, store_size
+from .memory import OMNIPOTENT_CHAR, may_write, pointer_roots, store_size, tbaa_type
 from .rewrite import (
     forget_text,
     landing_block,
@@ -57,7 +56,7 @@ def hoist_invariants(function: ir.Function) -> int:
     moved = 0
     derived: set[ir.Instruction] = set()  # the values read from memory, moved or not
     dominators = analyses(function).dominators
-    writes = [i for b in function.blocks for i in b.instructions if _may_write(i)]
+    writes = [i for b in function.blocks for i in b.instructions if may_write(i)]
     for loop in reversed(loops_of(function).loops):
         if loop.preheader is None:
             continue
@@ -72,7 +71,7 @@ def hoist_invariants(function: ir.Function) -> int:
 
 def _hoist(loop: Loop, derived: set[ir.Instruction], readable: _Readable) -> int:
     preheader = loop.preheader
-    writes = [i for b in loop.blocks for i in b.instructions if _may_write(i)]
+    writes = [i for b in loop.blocks for i in b.instructions if may_write(i)]
     moved, changed = 0, True
     while changed:
         changed = False
@@ -94,11 +93,36 @@ def _hoist(loop: Loop, derived: set[ir.Instruction], readable: _Readable) -> int
                         _move(member, preheader)  # `f + 24`, then the load of `f->data`
                 elif not (_invariant(instr, loop) and _movable(instr, writes, derived)):
                     continue
+                earlier = _same_global_load(instr, preheader)
+                if earlier is not None:  # one value for every read of `N` in the nest
+                    replace_uses(block.parent, {instr: earlier})
+                    remove_instruction(instr)
+                    moved += 1
+                    changed = True
+                    continue
                 derived.add(instr)
                 _move(instr, preheader)
                 moved += 1
                 changed = True
     return moved
+
+
+def _same_global_load(instr: ir.Instruction, preheader: ir.Block) -> ins.LoadInstr | None:
+    """A load at the end of `preheader` (nothing that may write after it) of the global
+    element `instr` loads."""
+    if not isinstance(instr, ins.LoadInstr):
+        return None
+    span = _global_element(instr.operands[0], instr.type)
+    for earlier in reversed(preheader.instructions[:-1]):
+        if may_write(earlier):
+            return None
+        if (
+            isinstance(earlier, ins.LoadInstr)
+            and earlier.type == instr.type
+            and _global_element(earlier.operands[0], earlier.type) == span
+        ):
+            return earlier
+    return None
 
 
 def _move(instr: ir.Instruction, preheader: ir.Block) -> None:
@@ -190,23 +214,14 @@ def _member_movable(load: ins.LoadInstr, writes: list[ir.Instruction], readable:
 def _unwritten(load: ins.LoadInstr, writes: list[ir.Instruction]) -> bool:
     """No store of `writes` changes what `load` reads, by C's effective-type rules: each
     has another type than the load's, neither a character type (calls may write anything)."""
-    kind = _type_name(load)
+    kind = tbaa_type(load)
     if kind is None or kind == OMNIPOTENT_CHAR:
         return False
     for write in writes:
-        other = _type_name(write) if isinstance(write, ins.StoreInstr) else None
+        other = tbaa_type(write) if isinstance(write, ins.StoreInstr) else None
         if other is None or other in (kind, OMNIPOTENT_CHAR):
             return False
     return True
-
-
-def _type_name(instr: ir.Instruction) -> str | None:
-    """The C type name of the access's `!tbaa` tag (`[node, node, 0]`, node `[name, ...]`)."""
-    tag = instr.metadata.get("tbaa")
-    if tag is None:
-        return None
-    name = tag.operands[0].operands[0]
-    return getattr(name, "string", None)
 
 
 def _invariant(instr: ir.Instruction, loop: Loop) -> bool:
@@ -225,7 +240,9 @@ def _movable(
         return bool(values) and all(v in derived for v in values)
     if isinstance(instr, ins.LoadInstr):
         span = _global_element(instr.operands[0], instr.type)
-        return span is not None and not any(_may_write_to(w, *span) for w in writes)
+        return span is not None and (
+            _unwritten(instr, writes) or not any(_may_write_to(w, *span) for w in writes)
+        )
     return False
 
 
@@ -239,16 +256,6 @@ def _global_element(pointer: ir.Value, t: ir.Type) -> tuple[ir.GlobalVariable, i
     if size is None or offset < 0 or end > size:
         return None
     return address.base, offset, end
-
-
-def _may_write(instr: ir.Instruction) -> bool:
-    if isinstance(instr, ins.StoreInstr):
-        return True
-    if isinstance(instr, ins.CallInstr):
-        name = getattr(instr.callee, "name", "")
-        memory_free = name.startswith("llvm.") and not name.startswith("llvm.mem")
-        return not (memory_free or name in LIBM_FUNCTIONS)
-    return False
 
 
 def _may_write_to(write: ir.Instruction, variable: ir.GlobalVariable, lo: int, end: int) -> bool:

@@ -11,9 +11,33 @@ from __future__ import annotations
 from llvmlite import ir
 from llvmlite.ir import instructions as ins
 
+from .libm import LIBM_FUNCTIONS
+
 MemoryObject = ins.AllocaInstr | ir.GlobalVariable
 #: the `!tbaa` type of C's character types, which may access an object of any type
 OMNIPOTENT_CHAR = "omnipotent char"
+
+
+def tbaa_type(instr: ir.Instruction) -> str | None:
+    """The C type name of an access's `!tbaa` tag (`[node, node, 0]`, node `[name, ...]`),
+    None without one (under -fno-strict-aliasing, or an access the front end did not tag)."""
+    tag = instr.metadata.get("tbaa")
+    if tag is None:
+        return None
+    name = tag.operands[0].operands[0]
+    return getattr(name, "string", None)
+
+
+def may_write(instr: ir.Instruction) -> bool:
+    """May `instr` write memory? A store; a call but of libm or a memory-free intrinsic
+    (another object's function may read and write any memory)."""
+    if isinstance(instr, ins.StoreInstr):
+        return True
+    if isinstance(instr, ins.CallInstr):
+        name = getattr(instr.callee, "name", "")
+        memory_free = name.startswith("llvm.") and not name.startswith("llvm.mem")
+        return not (memory_free or name in LIBM_FUNCTIONS)
+    return False
 
 
 def pointer_roots(value: ir.Value, _seen: set | None = None) -> frozenset | None:
