@@ -177,12 +177,25 @@ class Writer:
     time loops' forms come from `styles` (a generator of its own, so that adding forms left
     the rest of each seed's program as it was)."""
 
-    def __init__(self, rng: random.Random, grid: Grid, styles: random.Random):
+    def __init__(
+        self, rng: random.Random, grid: Grid, styles: random.Random, extras: random.Random
+    ):
         self.rng = rng
         self.grid = grid
         self.static = ""
         self.styles = styles
+        #: draws the legacy extras (a timer around the time loop, grids in global pointers),
+        #: from a generator of its own for the same reason
+        self.extras = extras
         self.loop = TIME_LOOPS[0]
+
+    def timer(self) -> tuple[str, str]:
+        """Sometimes a `clock()` before the time loop and a test of it after (legacy code's
+        timing: calls into the C library around the nest)."""
+        if self.extras.random() < 0.3:
+            after = '  if (clock() < start) puts("clock went back");\n'
+            return "  clock_t start = clock();\n", after
+        return "", ""
 
     def average(self, array: str, radius: int, plane: str = "") -> str:
         """A weighted average of the neighbours of the current point in `array`."""
@@ -208,10 +221,11 @@ class Writer:
         g, index = self.grid, list(AXES[: self.grid.dims])
         there, back = self.average("A", radius), self.average("B", radius)
         params = listed("int tsteps", g.extent_params(), g.param("A"), g.param("B"))
-        text = self.header(name, "void", params) + self.loop.head
+        start, end = self.timer()
+        text = self.header(name, "void", params) + start + self.loop.head
         text += nest(g, radius, f"{g.at('B', index)} = {there};", "    ") + "\n"
         text += nest(g, radius, f"{g.at('A', index)} = {back};", "    ") + "\n"
-        text += self.loop.tail + "}\n"
+        text += self.loop.tail + end + "}\n"
         return Kernel(name, text, f"{name}({listed(str(steps), g.extent_args(), 'A', 'B')});")
 
     def seidel(self, name: str, radius: int, steps: int) -> Kernel:
@@ -224,14 +238,22 @@ class Writer:
         return Kernel(name, text, f"{name}({listed(str(steps), g.extent_args(), 'A')});")
 
     def swap(self, name: str, radius: int, steps: int) -> Kernel:
-        """One sweep per step and a pointer swap (pointer layout only)."""
+        """One sweep per step and a pointer swap (pointer layout only); the pointers are
+        locals, or sometimes globals (legacy code's grids)."""
         g, index = self.grid, list(AXES[: self.grid.dims])
-        value = self.average("a", radius)
+        a, b = (f"{name}_a", f"{name}_b") if self.extras.random() < 0.4 else ("a", "b")
+        value = self.average(a, radius)
         params = listed("int tsteps", g.extent_params(), g.param("A"), g.param("B"))
-        text = self.header(name, "void", params)
-        text += f"  {g.ctype} *a = A, *b = B, *tmp;\n" + self.loop.head
-        text += nest(g, radius, f"{g.at('b', index)} = {value};", "    ") + "\n"
-        text += "    tmp = a; a = b; b = tmp;\n" + self.loop.tail + "}\n"
+        start, end = self.timer()
+        text = "" if a == "a" else f"static {g.ctype} *{a}, *{b};\n"
+        text += self.header(name, "void", params)
+        if a == "a":
+            text += f"  {g.ctype} *a = A, *b = B, *tmp;\n"
+        else:
+            text += f"  {g.ctype} *tmp;\n  {a} = A;\n  {b} = B;\n"
+        text += start + self.loop.head
+        text += nest(g, radius, f"{g.at(b, index)} = {value};", "    ") + "\n"
+        text += f"    tmp = {a}; {a} = {b}; {b} = tmp;\n" + self.loop.tail + end + "}\n"
         return Kernel(name, text, f"{name}({listed(str(steps), g.extent_args(), 'A', 'B')});")
 
     def modulo(self, name: str, radius: int, steps: int) -> Kernel:
@@ -322,7 +344,7 @@ def main_text(grid: Grid, kernels: list[Kernel], write_file: bool) -> str:
 def support_text(grid: Grid) -> str:
     """The includes, sizes, static arrays, `init` and the byte checksum `fnv`."""
     g = grid
-    text = "#include <stdio.h>\n#include <stdlib.h>\n\n"
+    text = "#include <stdio.h>\n#include <stdlib.h>\n#include <time.h>\n\n"
     if g.layout == "fixed":
         text += "".join(f"#define N{d} {s}\n" for d, s in enumerate(g.sizes)) + "\n"
         dims = "".join(f"[N{d}]" for d in range(g.dims))
@@ -352,7 +374,7 @@ def generate(seed: int) -> StencilProgram:
         rng.choice(CTYPES),
         rng.choice(LAYOUTS),
     )
-    writer = Writer(rng, grid, random.Random(-seed))
+    writer = Writer(rng, grid, random.Random(-seed), random.Random(f"extras {seed}"))
     forms = [f for f in FORMS if f != "swap" or grid.layout == "pointer"]
     kernels = []
     for n in range(rng.randint(1, 3)):
