@@ -43,6 +43,7 @@ from .clang_ast import (
 )
 from .clang_types import ARRAY_KINDS, ctype_of
 from .conversions import convert, int_result, to_index, truth_value
+from .fp_constants import machine_nan
 from .math_calls import (
     ASSERT_FAIL,
     EXACT_INTRINSICS,
@@ -547,6 +548,9 @@ class ExpressionLowering:
             fop = {"+": self.b.fadd, "-": self.b.fsub, "*": self.b.fmul, "/": self.b.fdiv}.get(op)
             if fop is None:
                 raise Unsupported(f"operator '{op}' on floating point", c)
+            invalid = machine_nan(op, a.value, b.value)
+            if invalid is not None:
+                return RValue(invalid, a.ctype)
             return RValue(fop(a.value, b.value), a.ctype)
         t = a.ctype
         assert isinstance(t, ct.IntType)
@@ -792,7 +796,7 @@ class ExpressionLowering:
             return self.external_call(decl, c)
         if canonical_math_name(name) in ("nan", "nanf"):
             return self.quiet_nan(canonical_math_name(name), c)
-        args = [self.rvalue(a) for a in children(c)[1:]]
+        args = self.arguments(c)
         if definition is None:
             return self.library_call(canonical_math_name(name), args, c)
         function = self.services.callee(definition, c)
@@ -807,11 +811,23 @@ class ExpressionLowering:
             )
         return self.call_with_abi(function, abi, args, ctype_of(c.type, c))
 
+    def arguments(self, c: ci.Cursor) -> list[RValue]:
+        """The arguments of call `c`, evaluated last to first as gcc does on x86-64 (C leaves
+        the order unspecified; `f(next(&n), n)` must read `n` as cc's program does)."""
+        arguments = children(c)[1:]
+        try:
+            values = [self.rvalue(a) for a in reversed(arguments)]
+        except Unsupported:  # the function is given up: report the leftmost construct
+            for argument in arguments:
+                self.rvalue(argument)
+            raise
+        return values[::-1]
+
     def external_call(self, decl: ci.Cursor, c: ci.Cursor) -> RValue:
         """A call of a function another object defines (the C library's, another file's):
         opaque, it may read and write any memory the program can reach."""
         external = self.services.external_function(decl, c)
-        args = [self.rvalue(a) for a in children(c)[1:]]
+        args = self.arguments(c)
         fixed = len(external.abi.params)
         if not all(map(_passes_as, args[:fixed], external.abi.params)):
             raise Unsupported(f"arguments of '{decl.spelling}' that do not match its prototype", c)
@@ -868,7 +884,7 @@ class ExpressionLowering:
         """A failing `assert(e)`: glibc's macro calls `__assert_fail("e", __FILE__, __LINE__,
         __PRETTY_FUNCTION__)`, which prints the message and aborts; the cc-built program
         passes the same strings (cc -E already made the first two literals)."""
-        arguments = [self.rvalue(a).value for a in children(c)[1:]]
+        arguments = [a.value for a in self.arguments(c)]
         callee = self.b.module.globals.get(ASSERT_FAIL)
         if callee is None:
             signature = ir.FunctionType(ir.VoidType(), [a.type for a in arguments])
