@@ -20,3 +20,6 @@ NONLOCAL_JUMPS: frozenset[str] = frozenset(
         "__longjmp_chk",
     )
 )
+
+#: the C library's streams: variables a program uses, which the C library defines
+STREAMS: frozenset[str] = frozenset(("stdin", "stdout", "stderr"))

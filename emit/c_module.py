@@ -12,6 +12,7 @@ from __future__ import annotations
 from llvmlite import ir
 from llvmlite.ir import instructions as ins
 
+from ..c_library import STREAMS
 from ..polyhedral.hls_buffers import NotPlannable
 from .aie_module import AIE_STYLES, aie_module
 from .c66x_tiling import TiledKernel, wrapper
@@ -49,8 +50,6 @@ _LIBRARY = frozenset(
     "memmove memset memcmp strlen strcmp strncmp strcpy strncpy strcat strchr printf fprintf "
     "sprintf snprintf puts putchar fputs fputc fwrite fread fopen fclose fflush".split()
 )
-#: the C library's variables, declared by the prelude's headers
-_LIBRARY_VARIABLES = frozenset(("stdin", "stdout", "stderr"))
 
 
 def emit_c(
@@ -116,7 +115,7 @@ def emit_c(
     _skip_callers(definitions, skipped)
     variables = []
     for value in module.global_values:
-        if value.name in _LIBRARY_VARIABLES and value.initializer is None:
+        if value.name in STREAMS and value.initializer is None:
             continue  # <stdio.h> declares it
         if isinstance(value, ir.GlobalVariable) and _used_by(value, definitions, skipped):
             try:

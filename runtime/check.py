@@ -50,7 +50,7 @@ from .compare import (
 from .emitted import EDMA_BACKENDS, EmittedBuildError, EmittedLibrary
 from .footprint import FootprintError, FootprintProbe, ParamFootprint
 from .globals import GlobalHome, bind_addresses, buffer_name
-from .isolate import ChildFailure, run_isolated
+from .isolate import ChildFailure, printing, run_isolated
 from .marshal import (
     buffer_dtype,
     convert_scalar,
@@ -464,7 +464,7 @@ class CompiledUnit:
         jit_fn = self._bound(info, jit_memory.globals)
         ref_storage = {g: reference.global_address(info.name, g) for g in info.globals}
         ref_fn = bind_addresses(reference.function(info.name), ref_storage, ref_memory.globals)
-        jit_result, ref_result = self._run_both(
+        (jit_result, *jit_printed), (ref_result, *ref_printed) = self._run_both(
             (jit_fn, jit_memory), (ref_fn, ref_memory), inputs, info, scalars, run
         )
         ref_buffers = ref_memory.buffers
@@ -484,6 +484,9 @@ class CompiledUnit:
         difference = _compare_results(jit_result, ref_result, info.result, run.tolerance)
         if difference:
             raise _Failed("MISMATCH", difference)
+        difference = _printed_difference(jit_printed, ref_printed)
+        if difference:
+            raise _Failed("MISMATCH", f"{self.runner} {difference}")
         used = f", {_count(len(info.globals), 'global')}" if info.globals else ""
         if self.integer_inputs and any(s.dtype.kind in "iu" for s in specs):
             low, high = self.integer_inputs
@@ -561,7 +564,8 @@ class CompiledUnit:
         if self.alignment_check is not None:
             self.alignment_check.reset()
         try:
-            results = run_isolated(lambda: (jit[0](*jit_args), ref[0](*ref_args)), 2 * run.timeout)
+            both = (printing(lambda: jit[0](*jit_args)), printing(lambda: ref[0](*ref_args)))
+            results = run_isolated(lambda: (both[0](), both[1]()), 2 * run.timeout)
         except ChildFailure:
             jit[1].restore(inputs)
             ref[1].restore(inputs)
@@ -662,10 +666,29 @@ def _check_bounds(
 
 
 def _run(who: str, function, info: FunctionInfo, scalars: dict, buffers: BufferSet, run: _Run):
+    """(result, stdout, stderr) of one side's run in a child of its own."""
+    args = kernel_arguments(info, scalars, buffers)
     try:
-        return call_isolated(function, info, scalars, buffers, run.timeout)
+        return run_isolated(printing(lambda: function(*args)), run.timeout)
     except ChildFailure as failure:
         raise _Failed("ERROR", f"{who} {failure}") from None
+
+
+def _printed_difference(got: list[bytes], want: list[bytes]) -> str | None:
+    """How what one side printed ([stdout, stderr]) differs from the reference's."""
+    for stream, mine, theirs in zip(("stdout", "stderr"), got, want):
+        if mine != theirs:
+            lines, reference = mine.splitlines(), theirs.splitlines()
+            k = next((i for i, (a, b) in enumerate(zip(lines, reference)) if a != b), None)
+            if k is None:
+                k = min(len(lines), len(reference))
+            line = lines[k] if k < len(lines) else b"(nothing)"
+            expected = reference[k] if k < len(reference) else b"(nothing)"
+            return (
+                f"printed {line!r} to {stream} (line {k + 1}) where the reference printed "
+                f"{expected!r}"
+            )
+    return None
 
 
 def call_isolated(

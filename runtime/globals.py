@@ -26,6 +26,7 @@ from collections.abc import Callable, Iterable
 
 import numpy as np
 
+from ..c_library import STREAMS
 from ..frontend.c_types import ArrayType, IntType, numpy_dtype_name
 from ..frontend.signature import GlobalInfo
 from .buffers import BufferSet, BufferSpec, make_inputs
@@ -62,8 +63,13 @@ class GlobalHome:
         self.buffers = BufferSet([global_spec(info) for info in self.infos.values()])
 
     def symbols(self) -> dict[str, int]:
-        """Symbol -> address, for `compile_module`."""
-        return {name: self.buffers.pointer(buffer_name(name)) for name in self.infos}
+        """Symbol -> address, for `compile_module`; the C library's streams are the
+        process's own (`fprintf(stderr, ...)` writes where the reference's does)."""
+        import llvmlite.binding as llvm
+
+        streams = {name: llvm.address_of_symbol(name) for name in STREAMS}
+        own = {name: self.buffers.pointer(buffer_name(name)) for name in self.infos}
+        return {**{k: v for k, v in streams.items() if v}, **own}
 
     def digest(self) -> bytes:
         """The home's current contents (a footprint measured on them holds for them)."""

@@ -7,12 +7,14 @@ callable's return value comes back, pickled through a pipe.
 
 from __future__ import annotations
 
+import ctypes
 import faulthandler
 import os
 import pickle
 import select
 import signal
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from typing import TypeVar
@@ -101,3 +103,28 @@ def run_isolated(function: Callable[[], T], timeout: float) -> T:
     if kind == "raise":
         raise value
     return value
+
+
+def printing(function: Callable[[], T]) -> Callable[[], tuple[T, bytes, bytes]]:
+    """`function` made to return, with its result, what it wrote to the standard output and
+    error (C's stdio flushed): run in a child, a kernel that prints is compared on that too."""
+
+    def call() -> tuple[T, bytes, bytes]:
+        libc = ctypes.CDLL(None)
+        libc.fflush(None)
+        saved = [os.dup(1), os.dup(2)]
+        with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+            os.dup2(out.fileno(), 1)
+            os.dup2(err.fileno(), 2)
+            try:
+                result = function()
+            finally:
+                libc.fflush(None)
+                for fd, copy in zip((1, 2), saved):
+                    os.dup2(copy, fd)
+                    os.close(copy)
+            out.seek(0)
+            err.seek(0)
+            return result, out.read(), err.read()
+
+    return call

@@ -10,9 +10,13 @@ call inside a nest keeps it out of the model, and nothing is assumed unchanged a
 from __future__ import annotations
 
 import re
+import subprocess
 
 import pytest
+from llvmlite import ir
 from pycc_stencil.cli import main
+from pycc_stencil.frontend import lower_file
+from pycc_stencil.runtime.check import CheckOptions, check_file
 from test_compiler_mode import SMALL_CACHES
 from test_frontend import lower_source
 from test_tiling import PYCC, assert_same_output, build_both
@@ -190,3 +194,71 @@ def test_check_skips_only_the_functions_calling_another_files_code(tmp_path, cap
     out = capsys.readouterr().out
     assert re.search(r"SKIPPED logged: .*calls 'log_row', which another object defines", out), out
     assert "OK printed: bit-exact" in out, out
+
+
+ORDER_MAIN = r"""
+#include <stdio.h>
+void shown(double *out, int n);
+int main(void) {
+  double out[6];
+  shown(out, 6);
+  for (int i = 0; i < 6; i++) printf("%f ", out[i]);
+  printf("\n");
+  return 0;
+}
+"""
+
+ORDER_KERNELS = r"""
+#include <math.h>
+#include <stdio.h>
+static int bump(int *n) { *n += 3; return *n; }
+static int f3(int a, int b, int c) { return a * 100 + b * 10 + c; }
+void shown(double *out, int n) {
+  int k = 0;
+  for (int i = 0; i < n; i++) out[i] = i;
+  printf("%d %d %d\n", bump(&k), k, f3(k++, k++, k++));
+  out[0] = 0.0 / 0.0;                              /* the legacy NaN: cc computes it */
+  out[1] = (double)INFINITY - (double)INFINITY;
+  out[2] = 0.0f / 0.0f;
+  out[3] = -(0.0 / 0.0);
+  out[4] = 0.0 * INFINITY;
+}
+"""
+
+
+@pytest.mark.skipif(PYCC is None, reason="pycc-stencil is not installed")
+def test_arguments_run_last_to_first_and_invalid_constants_make_the_machines_nan(tmp_path):
+    """gcc on x86-64 evaluates a call's arguments last to first (C leaves it open), and leaves
+    `0.0 / 0.0` to run time, where SSE makes a NaN with its sign bit set (`-nan`)."""
+    env, compiled = build_both(
+        tmp_path, ORDER_MAIN, ORDER_KERNELS, ["-O3", "-w"], ["-O3", "-w"], {"PYCC_TAKEOVER": "all"}
+    )
+    assert compiled["shown"]["compiled_by"] == "pycc-stencil", compiled["shown"]
+    assert_same_output(tmp_path, env, [[]])
+    done = subprocess.run([tmp_path / "ref"], capture_output=True, text=True)
+    assert "-nan" in done.stdout, done.stdout  # (what the test compares)
+
+
+def test_check_compares_what_a_function_prints(tmp_path):
+    """A kernel that prints is compared on its output too (stdout and stderr, C's stdio
+    flushed): a JIT module whose message differs from the reference's is a MISMATCH."""
+    path = tmp_path / "k.c"
+    path.write_text(
+        "#include <stdio.h>\n"
+        "void said(double *a, int n) {\n"
+        "  for (int i = 1; i < n; i++) a[i] += a[i - 1];\n"
+        '  printf("sum %.3f\\n", a[n - 1]);\n  fprintf(stderr, "n %d\\n", n);\n}\n'
+    )
+    options = CheckOptions(params={"n": "13"}, extents={"a": 13})
+    (result,) = check_file(path, [], options)
+    assert result.status == "OK", result
+
+    def misspelled(source: str, cflags: list[str]):
+        lowered = lower_file(source, cflags)
+        text = next(g for g in lowered.module.global_values if g.name.startswith(".str"))
+        text.initializer = ir.Constant(text.value_type, bytearray(b"SUM %.3f\n\0"))
+        return lowered
+
+    (result,) = check_file(path, [], options, lower=misspelled)
+    assert result.status == "MISMATCH", result
+    assert "printed b'SUM" in result.message and "to stdout (line 1)" in result.message, result
