@@ -812,16 +812,56 @@ class ExpressionLowering:
         return self.call_with_abi(function, abi, args, ctype_of(c.type, c))
 
     def arguments(self, c: ci.Cursor) -> list[RValue]:
-        """The arguments of call `c`, evaluated last to first as gcc does on x86-64 (C leaves
-        the order unspecified; `f(next(&n), n)` must read `n` as cc's program does)."""
+        """The arguments of call `c`, evaluated as gcc does on x86-64 (C leaves the order
+        open, and programs print what it gives): last to first, except that a variable gcc
+        keeps in a register, passed unconverted, is read by the call itself, after every
+        other argument, also when the argument assigns it (`f(k++, k)` passes the new `k`,
+        `f(k, ++k)` it twice; `f(next(&n), n)` the old `n`, which lives in memory)."""
         arguments = children(c)[1:]
+        registers = [self._register_argument(a) for a in arguments]
+        values: dict[int, RValue] = {}
         try:
-            values = [self.rvalue(a) for a in reversed(arguments)]
+            for k in reversed(range(len(arguments))):
+                if registers[k] is None:
+                    values[k] = self.rvalue(arguments[k])
+                elif registers[k] is not arguments[k]:
+                    self.rvalue(arguments[k])  # the assignment, for its effect
+            for k, variable in enumerate(registers):
+                if variable is not None:
+                    values[k] = self.rvalue(variable)
         except Unsupported:  # the function is given up: report the leftmost construct
             for argument in arguments:
                 self.rvalue(argument)
             raise
-        return values[::-1]
+        return [values[k] for k in range(len(arguments))]
+
+    def _register_argument(self, argument: ci.Cursor) -> ci.Cursor | None:
+        """The variable a call reads for `argument` when gcc keeps it in a register: a local
+        variable or parameter in SSA form, of the argument's own type, as the argument
+        (returned as it is) or assigned by it (`k = 3`, `k += 2`, `++k`: its reference)."""
+        node = _stripped(argument)
+        if (
+            node.kind == K.BINARY_OPERATOR
+            and binary_operator(node) == "="
+            or (node.kind == K.COMPOUND_ASSIGNMENT_OPERATOR)
+        ):
+            target = _stripped(children(node)[0])
+        elif node.kind == K.UNARY_OPERATOR and unary_operator(node) in ("pre++", "pre--"):
+            target = _stripped(children(node)[0])
+        else:
+            target = node
+        if target.kind != K.DECL_REF_EXPR or target.referenced is None:
+            return None
+        decl = target.referenced
+        if decl.kind not in (K.VAR_DECL, K.PARM_DECL):
+            return None
+        if decl.semantic_parent.kind == K.TRANSLATION_UNIT:
+            return None  # a global: memory
+        if target.type.get_canonical().spelling != argument.type.get_canonical().spelling:
+            return None  # converted: gcc computes the conversion where it evaluates it
+        if self.lookup(target).address is not None:
+            return None
+        return argument if target is node else target
 
     def external_call(self, decl: ci.Cursor, c: ci.Cursor) -> RValue:
         """A call of a function another object defines (the C library's, another file's):
@@ -991,6 +1031,14 @@ def _complete(t: ct.StructType, where: ci.Cursor) -> ct.StructType:
             where,
         )
     return t
+
+
+def _stripped(node: ci.Cursor) -> ci.Cursor:
+    """`node` without parentheses and libclang's unexposed single-child wrappers (implicit
+    reads of an lvalue)."""
+    while node.kind in (K.PAREN_EXPR, K.UNEXPOSED_EXPR) and len(children(node)) == 1:
+        node = children(node)[0]
+    return node
 
 
 def _passes_as(arg: RValue, passing: Passing) -> bool:

@@ -211,12 +211,18 @@ int main(void) {
 ORDER_KERNELS = r"""
 #include <math.h>
 #include <stdio.h>
+int g;
 static int bump(int *n) { *n += 3; return *n; }
+static int setg(int v) { g = v; return v; }
+static int two(int a, int b) { return a * 10 + b; }
 static int f3(int a, int b, int c) { return a * 100 + b * 10 + c; }
 void shown(double *out, int n) {
-  int k = 0;
+  int k = 0, m = 5, p = 1;
+  short s = 1;
   for (int i = 0; i < n; i++) out[i] = i;
-  printf("%d %d %d\n", bump(&k), k, f3(k++, k++, k++));
+  printf("%d %d %d\n", bump(&k), k, f3(k++, k++, k++));  /* k lives in memory */
+  printf("%d %d %d %d\n", two(p, p++), two(p++, p), f3(p, p++, ++p), two(s, s++));
+  printf("%d %d %d\n", two(m, m = 9), f3(m += 1, m, m *= 2), two(g, setg(4)));
   out[0] = 0.0 / 0.0;                              /* the legacy NaN: cc computes it */
   out[1] = (double)INFINITY - (double)INFINITY;
   out[2] = 0.0f / 0.0f;
@@ -228,8 +234,10 @@ void shown(double *out, int n) {
 
 @pytest.mark.skipif(PYCC is None, reason="pycc-stencil is not installed")
 def test_arguments_run_last_to_first_and_invalid_constants_make_the_machines_nan(tmp_path):
-    """gcc on x86-64 evaluates a call's arguments last to first (C leaves it open), and leaves
-    `0.0 / 0.0` to run time, where SSE makes a NaN with its sign bit set (`-nan`)."""
+    """gcc on x86-64 evaluates a call's arguments last to first (C leaves it open), but a
+    variable it keeps in a register, passed as it is or assigned by the argument, is read by
+    the call; and it leaves `0.0 / 0.0` to run time, where SSE makes a NaN with its sign bit
+    set (`-nan`)."""
     env, compiled = build_both(
         tmp_path, ORDER_MAIN, ORDER_KERNELS, ["-O3", "-w"], ["-O3", "-w"], {"PYCC_TAKEOVER": "all"}
     )
