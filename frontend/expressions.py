@@ -839,7 +839,7 @@ class ExpressionLowering:
         """The variable a call reads for `argument` when gcc keeps it in a register: a local
         variable or parameter in SSA form, of the argument's own type, as the argument
         (returned as it is) or assigned by it (`k = 3`, `k += 2`, `++k`: its reference)."""
-        node = _stripped(argument)
+        node = _folded(_stripped(argument))
         if (
             node.kind == K.BINARY_OPERATOR
             and binary_operator(node) == "="
@@ -857,7 +857,7 @@ class ExpressionLowering:
             return None
         if decl.semantic_parent.kind == K.TRANSLATION_UNIT:
             return None  # a global: memory
-        if target.type.get_canonical().spelling != argument.type.get_canonical().spelling:
+        if not _same_register(ctype_of(target.type, target), ctype_of(argument.type, argument)):
             return None  # converted: gcc computes the conversion where it evaluates it
         if self.lookup(target).address is not None:
             return None
@@ -1031,6 +1031,62 @@ def _complete(t: ct.StructType, where: ci.Cursor) -> ct.StructType:
             where,
         )
     return t
+
+
+def _same_register(variable: ct.CType, argument: ct.CType) -> bool:
+    """Does gcc pass a register variable of type `variable` as an argument of type `argument`
+    unconverted? For integers of the same width and signedness (`long` as `long long`), but
+    not below int (gcc promotes `short` and `char` arguments), floats of one width, and any
+    pointer as another pointer."""
+    if isinstance(variable, ct.IntType) and isinstance(argument, ct.IntType):
+        same = (variable.bits, variable.signed) == (argument.bits, argument.signed)
+        return same and variable.bits >= 32
+    if isinstance(variable, ct.FloatType) and isinstance(argument, ct.FloatType):
+        return variable.bits == argument.bits
+    return isinstance(variable, ct.PointerType) and isinstance(argument, ct.PointerType)
+
+
+#: integer operations gcc folds away with this right operand (`k + 0`, `k * 1`)
+_IDENTITIES = {"+": 0, "-": 0, "*": 1, "/": 1, "|": 0, "^": 0, "<<": 0, ">>": 0}
+
+
+def _folded(node: ci.Cursor) -> ci.Cursor:
+    """What gcc folds `node` to before it evaluates arguments, as far as a variable's read
+    goes: through casts between types of one register, `+x`, `-(-x)`, `(0, x)`, `1 ? x : y`
+    and integer identities (`x + 0`, `x * 1`); `node` itself otherwise."""
+    while True:
+        parts = children(node)
+        if not parts:
+            return node
+        inner = _stripped(parts[-1])
+        if node.kind == K.CSTYLE_CAST_EXPR:
+            if not _same_register(ctype_of(inner.type, inner), ctype_of(node.type, node)):
+                return node
+        elif node.kind == K.UNARY_OPERATOR and unary_operator(node) == "+":
+            pass
+        elif node.kind == K.UNARY_OPERATOR and unary_operator(node) == "-":
+            if not (inner.kind == K.UNARY_OPERATOR and unary_operator(inner) == "-"):
+                return node
+            inner = _stripped(children(inner)[0])
+        elif node.kind == K.BINARY_OPERATOR and binary_operator(node) == ",":
+            if constant_value(_stripped(parts[0])) is None:
+                return node
+        elif node.kind == K.CONDITIONAL_OPERATOR:
+            test = constant_value(_stripped(parts[0]))
+            if test is None:
+                return node
+            inner = _stripped(parts[1] if test else parts[2])
+        elif node.kind == K.BINARY_OPERATOR and binary_operator(node) in _IDENTITIES:
+            right = constant_value(_stripped(parts[1]))
+            identity = _IDENTITIES[binary_operator(node)]
+            if isinstance(right, float) or right != identity:
+                return node
+            if not isinstance(ctype_of(node.type, node), ct.IntType):
+                return node
+            inner = _stripped(parts[0])
+        else:
+            return node
+        node = _stripped(inner)
 
 
 def _stripped(node: ci.Cursor) -> ci.Cursor:

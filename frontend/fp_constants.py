@@ -32,9 +32,13 @@ def machine_nan(op: str, a: ir.Value, b: ir.Value) -> ir.Constant | None:
 
 
 def _constant(value: ir.Value) -> float | None:
-    """A floating-point constant's value, also through a widening (`(double)INFINITY`)."""
-    if isinstance(value, ir.CastInstr) and value.opname == "fpext":
+    """A floating-point constant's value, also through a widening (`(double)INFINITY`), a
+    conversion of an integer constant (`INFINITY * 0`) or a negation (`-HUGE_VAL`)."""
+    if isinstance(value, ir.Instruction) and value.opname == "fneg":
+        inner = _constant(value.operands[0])
+        return None if inner is None else -inner
+    if isinstance(value, ir.CastInstr) and value.opname in ("fpext", "sitofp", "uitofp"):
         value = value.operands[0]
-    if isinstance(value, ir.Constant) and isinstance(value.constant, float):
-        return value.constant
+    if isinstance(value, ir.Constant) and isinstance(value.constant, (int, float)):
+        return float(value.constant)
     return None

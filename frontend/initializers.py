@@ -84,9 +84,19 @@ def _fold(c: ci.Cursor) -> tuple[int | float, ct.CType]:
         if op == "/" and isinstance(t, ct.IntType):
             quotient = abs(a) // abs(b)
             return _convert(quotient if (a >= 0) == (b >= 0) else -quotient, t), t
-        result = {"+": a + b, "-": a - b, "*": a * b}[op] if op != "/" else a / b
+        result = {"+": a + b, "-": a - b, "*": a * b}[op] if op != "/" else _divide(a, b)
         return _convert(result, t), t
     raise Unsupported("initializer is not a constant expression", c)
+
+
+def _divide(a: float, b: float) -> float:
+    """IEEE division, as gcc folds a static initializer: `0.0 / 0.0` is a NaN without the
+    sign bit (gcc's own, not the machine's), `x / 0.0` an infinity signed by both."""
+    if b != 0 or math.isnan(b):
+        return a / b
+    if a == 0 or math.isnan(a):
+        return math.nan
+    return math.copysign(math.inf, a) * math.copysign(1.0, b)
 
 
 def _convert(value: int | float, t: ct.CType) -> int | float:

@@ -216,13 +216,20 @@ static int bump(int *n) { *n += 3; return *n; }
 static int setg(int v) { g = v; return v; }
 static int two(int a, int b) { return a * 10 + b; }
 static int f3(int a, int b, int c) { return a * 100 + b * 10 + c; }
+static long long fl(long long a, long long b) { return a * 10 + b; }
+static long fp(const int *a, void *b) { return (long)(b != (void *)a); }
 void shown(double *out, int n) {
-  int k = 0, m = 5, p = 1;
+  static const double table[] = {0.0 / 0.0, 1.0 / 0.0, -1.0 / 0.0};  /* folded by gcc: nan */
+  int k = 0, m = 5, p = 1, *q = &m;
+  long L = 7;
   short s = 1;
   for (int i = 0; i < n; i++) out[i] = i;
   printf("%d %d %d\n", bump(&k), k, f3(k++, k++, k++));  /* k lives in memory */
   printf("%d %d %d %d\n", two(p, p++), two(p++, p), f3(p, p++, ++p), two(s, s++));
   printf("%d %d %d\n", two(m, m = 9), f3(m += 1, m, m *= 2), two(g, setg(4)));
+  printf("%lld %ld %d %d %d\n", fl(L++, L), fp(q++, q), two(p++, p + 0), two(p++, (int)p),
+         two(p++, +p));
+  printf("%f %f %f\n", table[0], table[1], table[2]);
   out[0] = 0.0 / 0.0;                              /* the legacy NaN: cc computes it */
   out[1] = (double)INFINITY - (double)INFINITY;
   out[2] = 0.0f / 0.0f;
@@ -247,9 +254,10 @@ def test_arguments_run_last_to_first_and_invalid_constants_make_the_machines_nan
     assert "-nan" in done.stdout, done.stdout  # (what the test compares)
 
 
-def test_check_compares_what_a_function_prints(tmp_path):
+def test_check_compares_what_a_function_prints(tmp_path, capfd):
     """A kernel that prints is compared on its output too (stdout and stderr, C's stdio
-    flushed): a JIT module whose message differs from the reference's is a MISMATCH."""
+    flushed): a JIT module whose message differs from the reference's is a MISMATCH. What
+    its other runs print (the footprint's dry run) never reaches the check's output."""
     path = tmp_path / "k.c"
     path.write_text(
         "#include <stdio.h>\n"
@@ -270,3 +278,9 @@ def test_check_compares_what_a_function_prints(tmp_path):
     (result,) = check_file(path, [], options, lower=misspelled)
     assert result.status == "MISMATCH", result
     assert "printed b'SUM" in result.message and "to stdout (line 1)" in result.message, result
+    sized = tmp_path / "sized.c"  # (its buffer sized by a dry run: no stream is passed)
+    sized.write_text(path.read_text().replace('  fprintf(stderr, "n %d\\n", n);\n', ""))
+    capfd.readouterr()
+    assert main(["check", str(sized), "--param", "n=13"]) == 0
+    out, _ = capfd.readouterr()
+    assert out.startswith("OK said:") and "sum" not in out, out
