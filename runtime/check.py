@@ -697,9 +697,11 @@ def call_isolated(
     """Call `function` (a ctypes function with `info`'s prototype: the JIT's, the reference's,
     or any `reference.KernelLibrary`'s) on `scalars` and the addresses of `buffers` in a
     forked child, as every check run is made, and return its result; the child writes the
-    buffers in place. Raises ChildFailure if it crashes or runs past `timeout` seconds."""
+    buffers in place; what it prints is dropped (runs besides the compared ones must not
+    print into the check's own output). Raises ChildFailure if it crashes or runs past
+    `timeout` seconds."""
     args = kernel_arguments(info, scalars, buffers)
-    return run_isolated(lambda: function(*args), timeout)
+    return run_isolated(printing(lambda: function(*args)), timeout)[0]
 
 
 def kernel_arguments(info: FunctionInfo, scalars: dict, buffers: BufferSet) -> list:

@@ -35,7 +35,7 @@ from ..ir_passes.core.taint import DataDependence, analyse_footprint
 from . import probe
 from .buffers import BufferSet
 from .globals import GlobalHome
-from .isolate import ChildFailure, run_isolated
+from .isolate import ChildFailure, printing, run_isolated
 from .marshal import element_size, is_buffer, prototype
 
 DEFAULT_ACCESS_BUDGET = 1 << 30
@@ -205,7 +205,8 @@ class FootprintProbe:
 
         what = "dry run" if real is None else "traced run"
         try:
-            rows, stray = run_isolated(run, self.timeout)
+            # what the dry run prints is not the check's output
+            (rows, stray), *_ = run_isolated(printing(run), self.timeout)
         except ChildFailure as failure:
             if failure.exit_status == probe.BUDGET_EXIT_STATUS:
                 raise FootprintError(
