@@ -294,6 +294,14 @@ def strip_parens(cursor: ci.Cursor) -> ci.Cursor:
     return cursor
 
 
+def strip_implicit(cursor: ci.Cursor) -> ci.Cursor:
+    """`cursor` without parentheses and libclang's unexposed single-child wrappers (implicit
+    conversions and reads of an lvalue)."""
+    while cursor.kind in (K.PAREN_EXPR, K.UNEXPOSED_EXPR) and len(children(cursor)) == 1:
+        cursor = children(cursor)[0]
+    return cursor
+
+
 def declaration_key(cursor: ci.Cursor) -> tuple[str, int, str]:
     """A stable identity for a declaration (cursors are re-created on every traversal)."""
     loc = cursor.location

@@ -37,6 +37,7 @@ from .clang_ast import (
     macro_at,
     spelled_tokens,
     string_value,
+    strip_implicit,
     strip_parens,
     unary_operator,
     walk,
@@ -839,15 +840,15 @@ class ExpressionLowering:
         """The variable a call reads for `argument` when gcc keeps it in a register: a local
         variable or parameter in SSA form, of the argument's own type, as the argument
         (returned as it is) or assigned by it (`k = 3`, `k += 2`, `++k`: its reference)."""
-        node = _folded(_stripped(argument))
+        node = _folded(strip_implicit(argument))
         if (
             node.kind == K.BINARY_OPERATOR
             and binary_operator(node) == "="
             or (node.kind == K.COMPOUND_ASSIGNMENT_OPERATOR)
         ):
-            target = _stripped(children(node)[0])
+            target = strip_implicit(children(node)[0])
         elif node.kind == K.UNARY_OPERATOR and unary_operator(node) in ("pre++", "pre--"):
-            target = _stripped(children(node)[0])
+            target = strip_implicit(children(node)[0])
         else:
             target = node
         if target.kind != K.DECL_REF_EXPR or target.referenced is None:
@@ -1058,7 +1059,7 @@ def _folded(node: ci.Cursor) -> ci.Cursor:
         parts = children(node)
         if not parts:
             return node
-        inner = _stripped(parts[-1])
+        inner = strip_implicit(parts[-1])
         if node.kind == K.CSTYLE_CAST_EXPR:
             if not _same_register(ctype_of(inner.type, inner), ctype_of(node.type, node)):
                 return node
@@ -1067,34 +1068,26 @@ def _folded(node: ci.Cursor) -> ci.Cursor:
         elif node.kind == K.UNARY_OPERATOR and unary_operator(node) == "-":
             if not (inner.kind == K.UNARY_OPERATOR and unary_operator(inner) == "-"):
                 return node
-            inner = _stripped(children(inner)[0])
+            inner = strip_implicit(children(inner)[0])
         elif node.kind == K.BINARY_OPERATOR and binary_operator(node) == ",":
-            if constant_value(_stripped(parts[0])) is None:
+            if constant_value(strip_implicit(parts[0])) is None:
                 return node
         elif node.kind == K.CONDITIONAL_OPERATOR:
-            test = constant_value(_stripped(parts[0]))
+            test = constant_value(strip_implicit(parts[0]))
             if test is None:
                 return node
-            inner = _stripped(parts[1] if test else parts[2])
+            inner = strip_implicit(parts[1] if test else parts[2])
         elif node.kind == K.BINARY_OPERATOR and binary_operator(node) in _IDENTITIES:
-            right = constant_value(_stripped(parts[1]))
+            right = constant_value(strip_implicit(parts[1]))
             identity = _IDENTITIES[binary_operator(node)]
             if isinstance(right, float) or right != identity:
                 return node
             if not isinstance(ctype_of(node.type, node), ct.IntType):
                 return node
-            inner = _stripped(parts[0])
+            inner = strip_implicit(parts[0])
         else:
             return node
-        node = _stripped(inner)
-
-
-def _stripped(node: ci.Cursor) -> ci.Cursor:
-    """`node` without parentheses and libclang's unexposed single-child wrappers (implicit
-    reads of an lvalue)."""
-    while node.kind in (K.PAREN_EXPR, K.UNEXPOSED_EXPR) and len(children(node)) == 1:
-        node = children(node)[0]
-    return node
+        node = strip_implicit(inner)
 
 
 def _passes_as(arg: RValue, passing: Passing) -> bool:

@@ -10,11 +10,11 @@ floating-point unit (numpy's scalars: the same instructions) and uses that NaN.
 from __future__ import annotations
 
 import math
+import operator
 
-import numpy as np
 from llvmlite import ir
 
-_OPERATIONS = {"+": np.add, "-": np.subtract, "*": np.multiply, "/": np.divide}
+_OPERATIONS = {"+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv}
 
 
 def machine_nan(op: str, a: ir.Value, b: ir.Value) -> ir.Constant | None:
@@ -25,6 +25,8 @@ def machine_nan(op: str, a: ir.Value, b: ir.Value) -> ir.Constant | None:
     x, y = _constant(a), _constant(b)
     if x is None or y is None or math.isnan(x) or math.isnan(y):
         return None
+    import numpy as np  # (here: the front end does not load numpy for other files)
+
     scalar = np.float32 if isinstance(a.type, ir.FloatType) else np.float64
     with np.errstate(all="ignore"):
         result = _OPERATIONS[op](scalar(x), scalar(y))

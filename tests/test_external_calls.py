@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import subprocess
+import sys
 
 import pytest
 from llvmlite import ir
@@ -284,3 +285,10 @@ def test_check_compares_what_a_function_prints(tmp_path, capfd):
     assert main(["check", str(sized), "--param", "n=13"]) == 0
     out, _ = capfd.readouterr()
     assert out.startswith("OK said:") and "sum" not in out, out
+
+
+def test_the_front_end_loads_numpy_only_to_fold_an_invalid_constant():
+    """A cold compile in compiler mode imports the front end; numpy would cost it ~0.1 s."""
+    code = "import sys, pycc_stencil.frontend; assert 'numpy' not in sys.modules, 'numpy'"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr

@@ -113,6 +113,8 @@ def _same_global_load(instr: ir.Instruction, preheader: ir.Block) -> ins.LoadIns
     if not isinstance(instr, ins.LoadInstr):
         return None
     span = _global_element(instr.operands[0], instr.type)
+    if span is None:
+        return None
     for earlier in reversed(preheader.instructions[:-1]):
         if may_write(earlier):
             return None
