@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 
 from .dropin_command import (
     TAKEOVER_POLICIES,
@@ -38,13 +38,16 @@ DEPENDENCY_VARIABLES = ("DEPENDENCIES_OUTPUT", "SUNPRO_DEPENDENCIES")
 
 def run_compiler(
     argv: list[str],
-    served: Callable[[list[str]], int | None] | None = None,
+    served: Callable[[list[str], list[str]], int | None] | None = None,
     on_miss: Callable[[], None] | None = None,
+    scanned: Collection[str] = (),
 ) -> int:
     """Behave as `cc argv` (or `argv[0] argv[1:]` when argv[0] names a compiler). The work
-    past the front door goes to `served` first (the warm server, `dropin_server`), which
-    returns the step's status or None to let this process do it; `on_miss` runs when this
-    process then has to compile a file whose outputs the cache does not hold."""
+    past the front door goes to `served` first (the warm server, `dropin_server`, told which
+    inputs the text scan kept), which returns the step's status or None to let this process
+    do it; `on_miss` runs when this process then has to compile a file whose outputs the
+    cache does not hold. `scanned`: inputs the server's client already found may have a
+    locality nest (`dropin_textscan`, not run again)."""
     cc, args = _underlying_compiler(argv)
     command = parse_command(expand_response_files(args))
     refused = _refused_command(command)
@@ -80,15 +83,20 @@ def run_compiler(
 
         flags = command.compile_flags()
         sweeps = asks_threads(command)
-        if not any(may_have_locality_nest(i.path, flags, sweeps) for i in inputs):
+        scanned = [
+            i.path
+            for i in inputs
+            if i.path in scanned or may_have_locality_nest(i.path, flags, sweeps)
+        ]
+        if not scanned:
             return exec_cc(cc, command.args)  # no `cc -E` either
-    status = None if served is None else served(argv)
+    status = None if served is None else served(argv, list(scanned))
     if status is not None:
         return status
     from .dropin_driver import Driver
 
     try:
-        return Driver(cc, command, on_miss).run()
+        return Driver(cc, command, on_miss, frozenset(scanned)).run()
     except Exception as exc:  # noqa: BLE001 - a pycc-stencil bug must not break the build
         print(
             f"pycc-stencil: warning: internal error ({type(exc).__name__}: {exc}); "

@@ -18,6 +18,7 @@ import shutil
 import subprocess
 from collections.abc import Callable
 
+from .code_stamp import code_stamp
 from .dropin_command import CompilerCommand
 from .emit import cc_machine
 from .runtime.private_cache import private_directory, read_entry, user_cache_dir, write_entry
@@ -32,24 +33,11 @@ def cache_dir() -> str | None:
 
 
 def tool_identity(cc: str, command: CompilerCommand) -> str:
-    """The version plus a hash of pycc-stencil's own source files (so an edited checkout or
+    """The version plus the stamp of pycc-stencil's own code files (so an edited checkout or
     an upgraded tool never reuses results of the old one)."""
     from .version import __version__
 
-    digest = hashlib.sha256(__version__.encode())
-    for directory, subdirectories, files in os.walk(_PACKAGE):
-        subdirectories[:] = sorted(d for d in subdirectories if d not in _NOT_CODE)
-        for name in sorted(files):
-            if name.endswith(".py"):
-                path = os.path.join(directory, name)
-                with open(path, "rb") as handle:
-                    text = handle.read()
-                digest.update(cache_key(os.path.relpath(path, _PACKAGE), text).encode())
-    return digest.hexdigest()
-
-
-_PACKAGE = os.path.dirname(os.path.abspath(__file__))
-_NOT_CODE = frozenset({"tests", "scripts", "docs", ".git", ".venv", "__pycache__", "build"})
+    return cache_key(__version__, code_stamp())
 
 
 def compiler_identity(cc: str, command: CompilerCommand) -> str:

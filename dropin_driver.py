@@ -60,12 +60,18 @@ class Driver:
     """One `cc` command line with C inputs to compile (`-c`, `-S` or a full build)."""
 
     def __init__(
-        self, cc: str, command: CompilerCommand, on_miss: Callable[[], None] | None = None
+        self,
+        cc: str,
+        command: CompilerCommand,
+        on_miss: Callable[[], None] | None = None,
+        scanned: frozenset[str] = frozenset(),
     ):
         self.cc = cc
         self.command = command
         #: run when a file's outputs are not given back from the cache (it is compiled)
         self.on_miss = on_miss
+        #: inputs the front door's text scan already found may have a locality nest
+        self.scanned = scanned
         self.flags = command.compile_flags()
         self.report_path = command.pycc_options.get("report") or os.environ.get("PYCC_REPORT")
         self.passes = requested_passes(command)
@@ -218,8 +224,10 @@ class Driver:
             status = self._cc(original)
             return self._finish(unit, status, started)
         sweeps = asks_threads(self.command)
-        if only_locality_passes(self.command) and not may_have_locality_nest(
-            source, self.flags, sweeps
+        if (
+            only_locality_passes(self.command)
+            and source not in self.scanned
+            and not may_have_locality_nest(source, self.flags, sweeps)
         ):
             unit.status, unit.reason = "passthrough", NO_LOCALITY_NEST  # not even preprocessed
             status = self._cc(original)

@@ -46,7 +46,6 @@ _SIGNALS = sorted(signal.valid_signals() - {signal.SIGKILL, signal.SIGSTOP})
 #: how long a step waits for the server to start its worker before working alone
 _ANSWER_SECONDS = 10.0
 #: the package's folders whose files make up the code the server runs
-_CODE_DIRS = ("frontend", "ir_passes", "polyhedral", "emit", "runtime")
 _DEPENDENCIES = ("llvmlite", "clang", "islpy")
 _HEADER = struct.Struct("!I")
 #: the longest path a Unix socket can have on Linux (`sun_path`), with its terminating 0
@@ -69,10 +68,11 @@ def idle_seconds() -> float:
 _absent: str | None = None
 
 
-def compile_through_server(argv: list[str]) -> int | None:
+def compile_through_server(argv: list[str], scanned: list[str]) -> int | None:
     """The exit status of `pycc-stencil argv` run by the server (after a signal it forwarded
     ended the worker, this process's own handlers see the same signal); None when no server
-    answered (`start_absent_server` then starts one): the caller does the work itself."""
+    answered (`start_absent_server` then starts one): the caller does the work itself.
+    `scanned`: the inputs the text scan kept (`dropin.run_compiler`)."""
     global _absent
     path = socket_path()
     if path is None:
@@ -86,7 +86,7 @@ def compile_through_server(argv: list[str]) -> int | None:
         return None
     with connection:
         try:
-            return _ask(connection, argv)
+            return _ask(connection, argv, scanned)
         except (OSError, ValueError):
             return None  # the server went away before the worker started
 
@@ -102,12 +102,13 @@ def start_absent_server() -> None:
         _absent = None
 
 
-def _ask(connection: socket.socket, argv: list[str]) -> int | None:
+def _ask(connection: socket.socket, argv: list[str], scanned: list[str]) -> int | None:
     mine = connection.fileno()  # (it may sit on a closed stream's or jobserver's number)
     streams = [fd for fd in (0, 1, 2, *_jobserver()) if fd != mine and _is_open(fd)]
     request = json.dumps(
         {
             "argv": argv,
+            "scanned": scanned,
             "cwd": os.getcwd(),
             "env": dict(os.environ),
             "umask": _current_umask(),
@@ -238,22 +239,11 @@ def code_key() -> str:
     import hashlib
     import importlib.util
 
+    from .code_stamp import code_stamp
+
     root = os.path.dirname(os.path.abspath(__file__))
     interpreter = os.path.realpath(sys.executable)  # (a venv's python and python3 alike)
-    digest = hashlib.sha256(f"{interpreter}\0{root}".encode())
-    folders = [root, *(os.path.join(root, d) for d in _CODE_DIRS)]
-    while folders:
-        folder = folders.pop()
-        try:
-            entries = sorted(os.scandir(folder), key=lambda e: e.name)
-        except OSError:
-            continue
-        for entry in entries:
-            if entry.name.endswith((".py", ".h")) and entry.is_file():
-                info = entry.stat()
-                digest.update(f"{entry.path}\0{info.st_size}\0{info.st_mtime_ns}\0".encode())
-            elif folder != root and entry.is_dir() and entry.name != "__pycache__":
-                folders.append(entry.path)
+    digest = hashlib.sha256(f"{interpreter}\0{root}\0{code_stamp()}".encode())
     mine = world()
     del mine["cwd"]  # (checked per step)
     digest.update(json.dumps(mine, sort_keys=True).encode())  # a server per world
@@ -519,7 +509,7 @@ def _work(request: dict, fds: list[int], go: int, ran: int) -> None:
 
         os.write(ran, b"r")
         os.close(ran)
-        status = run_until_signal(lambda: run_compiler(request["argv"]))
+        status = run_until_signal(lambda: run_compiler(request["argv"], scanned=request["scanned"]))
     except BaseException:  # noqa: BLE001 - before `ran`: the step runs alone; after, cc's 1
         pass
     finally:

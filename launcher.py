@@ -52,12 +52,12 @@ def _run(argv: list[str]) -> int:
     return run_compiler(argv, _through_server, _start_server_on_miss)
 
 
-def _through_server(argv: list[str]) -> int | None:
+def _through_server(argv: list[str], scanned: list[str]) -> int | None:
     """The step's status from the warm compile server, or None (imported only past the
     front door)."""
     from .dropin_server import compile_through_server, enabled
 
-    return compile_through_server(argv) if enabled() else None
+    return compile_through_server(argv, scanned) if enabled() else None
 
 
 def _start_server_on_miss() -> None:

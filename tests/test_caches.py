@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from conftest import BLUR3_C
-from pycc_stencil import dropin_cache
+from pycc_stencil import code_stamp, dropin_cache
 from pycc_stencil.dropin_command import parse_command
 from pycc_stencil.runtime import private_cache, reference
 from pycc_stencil.runtime.check import CheckOptions, check_file
@@ -264,7 +264,7 @@ def test_the_key_changes_with_the_tool_source(tmp_path, monkeypatch):
     shutil.copytree(
         Path(dropin_cache.__file__).parent / "runtime", package / "runtime", dirs_exist_ok=True
     )
-    monkeypatch.setattr(dropin_cache, "_PACKAGE", str(package))
+    monkeypatch.setattr(code_stamp, "PACKAGE", str(package))
     before = _environment()
     assert _environment() == before
     edited = package / "runtime" / "private_cache.py"

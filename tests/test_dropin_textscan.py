@@ -307,3 +307,31 @@ def test_pathological_code_is_answered_quickly_and_without_a_crash(tmp_path):
     declarator = "int " + "(*" * 1200 + "f(void)" + ")" * 1200 + " { return 0; }\n"
     (tmp_path / "k.c").write_text(TICKING + declarator + LOOPED.format("BEGIN", "END"))
     assert may_have_locality_nest(str(tmp_path / "k.c"), []) is False
+
+
+def test_a_step_scans_its_text_once(tmp_path, monkeypatch):
+    """The front door's text scan is not run again past it: not by the driver, nor by the
+    server's worker, which is told what the step's scan kept."""
+    from pycc_stencil import dropin, dropin_driver, dropin_textscan
+
+    source = tmp_path / "dropped.c"  # the text has an iterated nest; cc's unit has none
+    nest = f"void f(int n, float *a) {{ {TWO_LOOPS} a[i] += a[i - 1]; }}"
+    source.write_text(f"#if 0\n{nest}\n#endif\n")
+    scans = []
+
+    def counting(path, flags, sweeps=False):
+        scans.append(path)
+        return may_have_locality_nest(path, flags, sweeps)
+
+    monkeypatch.setattr(dropin_textscan, "may_have_locality_nest", counting)
+    monkeypatch.setattr(dropin_driver, "may_have_locality_nest", counting)
+    monkeypatch.delenv("PYCC_REPORT", raising=False)
+    monkeypatch.delenv("PYCC_TAKEOVER", raising=False)  # (the tests' `all` scans no text)
+    monkeypatch.setenv("PYCC_CACHE_DIR", str(tmp_path / "cache"))
+    asked = []
+    argv = ["-O3", "-c", str(source), "-o", str(tmp_path / "dropped.o")]
+    assert dropin.run_compiler(argv, lambda a, scanned: asked.append(scanned)) == 0
+    assert scans == [str(source)] and asked == [[str(source)]]
+    assert dropin.run_compiler(argv, scanned=[str(source)]) == 0  # as the server's worker
+    assert scans == [str(source)]
+    assert (tmp_path / "dropped.o").exists()
