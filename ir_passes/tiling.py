@@ -31,9 +31,9 @@ from ..polyhedral.schedule.time_tile import may_run_rows_together
 from ..polyhedral.schedule.time_tile import time_tile as time_tile_schedule
 from ..polyhedral.scop import Scop
 from .core.counters import count_up_from_zero, widen_narrow_counters
-from .core.global_promotion import promote_globals_in_loops
 from .core.hoisting import hoist_invariants
 from .core.inlining import inline_calls_in_loops
+from .core.loop_promotion import promote_scalars_in_loops
 from .core.machine_model import SERIAL
 from .core.rotation import test_before_the_body
 from .registry import PassContext, bounded_int, register
@@ -89,7 +89,7 @@ def _run(
             test_before_the_body(function)  # counted do-while time loops
             widen_narrow_counters(function)  # `short t` counting to a `short T`
             count_up_from_zero(function)  # time loops counting down, by two, in an unsigned
-            promote_globals_in_loops(function)  # grids in global pointers, swapped each step
+            promote_scalars_in_loops(function)  # grids in global pointers or struct members
             hoist_invariants(function)  # bounds read from globals: a swap loop's trip count
     if swaps:  # pointer-swap time loops become the K-sweep form first
         unroll_pointer_swaps(module, context, enabling=True)

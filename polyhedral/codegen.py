@@ -41,7 +41,7 @@ from ..ir_passes.core.rewrite import (
     users_of,
 )
 from .parallel import context_value, emit_parallel_call, pack_context
-from .scop import Array, Scop, Statement
+from .scop import Array, Scop, Statement, opaque_base
 
 PARALLEL_MARK = "pycc.parallel"
 #: set (when the code is generated) to fill scratch buffers with NaNs: a value a tile reads
@@ -783,9 +783,9 @@ def constant_footprint(scop: Scop) -> int | None:
 
 
 def _outside(base: ir.Value) -> bool:
-    """Is the array's memory the caller's: a pointer argument, a pointer loaded from memory
-    before the loops (`field->data`), or a mutable global (a constant table is the module's
-    own, read-only)?"""
+    """Is the array's memory the caller's: a pointer argument, a pointer loaded or computed
+    before the loops (`field->data`, a `malloc`'s result), or a mutable global (a constant
+    table is the module's own, read-only)?"""
     if isinstance(base, ir.GlobalVariable):
         return not base.global_constant
-    return isinstance(base, (ir.Argument, ins.LoadInstr))
+    return isinstance(base, ir.Argument) or opaque_base(base)

@@ -332,6 +332,13 @@ def _check_loop_shape(loop: Loop) -> None:
         _check_loop_shape(child)
 
 
+def opaque_base(base: ir.Value) -> bool:
+    """Is an array's base a pointer the function computes (loads from memory, gets from a
+    call, selects): memory the model knows no more of than an argument's, which may hold a
+    local array's address?"""
+    return isinstance(base, ir.Instruction) and not isinstance(base, ins.AllocaInstr)
+
+
 def _reads_memory(value: object, depth: int = 8) -> bool:
     """Whether `value` (an exit test) depends on a load, looking a few operands deep."""
     if not isinstance(value, ir.Instruction) or depth == 0:
@@ -448,15 +455,16 @@ class _Builder:
         return node
 
     def check_loaded_bases(self) -> None:
-        """A pointer loaded from memory may hold the address of a local array, which the
-        generated code's overlap check takes to share memory with nothing: not both."""
+        """A pointer loaded from memory (or returned by a call) may hold the address of a
+        local array, which the generated code's overlap check takes to share memory with
+        nothing: not both."""
         bases = [a.base for a in self.arrays.values()]
         if any(isinstance(b, ins.AllocaInstr) for b in bases):
             for stmt in self.statements:
                 for access in stmt.accesses:
-                    if isinstance(access.array.base, ins.LoadInstr):
+                    if opaque_base(access.array.base):
                         raise NotAffine(
-                            "pointer loaded from memory beside a local array",
+                            "pointer loaded from memory or returned by a call beside a local array",
                             access.instruction,
                         )
 
@@ -496,17 +504,16 @@ class _Builder:
         base, steps = address_levels(pointer, atom=self.is_stride)
         before = base.parent not in self.region if isinstance(base, ir.Instruction) else True
         local = isinstance(base, ins.AllocaInstr) and before
-        # a pointer loaded before the loops (`double *u = field->data`) is fixed in them, as
-        # an argument is; one loaded inside them is a row pointer or a swap through memory
-        loaded = isinstance(base, ins.LoadInstr) and before
-        if not (local or loaded or isinstance(base, (ir.Argument, ir.GlobalVariable))):
+        # a pointer loaded or computed before the loops (`double *u = field->data`, a
+        # `malloc`'s result) is fixed in them, as an argument is; one loaded inside them is a
+        # row pointer or a swap through memory
+        fixed = opaque_base(base) and before
+        if not (local or fixed or isinstance(base, (ir.Argument, ir.GlobalVariable))):
             if isinstance(base, ins.LoadInstr):
                 raise NotAffine(
                     "pointer loaded from memory (a row pointer or a pointer swap)", instr
                 )
-            raise NotAffine(
-                f"address based on {_name(base)}, not an argument, global or local array", instr
-            )
+            raise NotAffine(f"address based on {_name(base)}, which the loops compute", instr)
         element_size = size_of(value_type)
         # a byte displacement (a struct member's offset: `s->a[i][j]` is `s + 8 + 88*i + 8*j`)
         # does not fit the declared rows of the member; the flat subscript, affine over

@@ -2,7 +2,7 @@
 
 `double *u, *v;` allocated by `main`, swapped every step by the time loop, `N` and `STEPS` in
 globals: the globals the time loop reads and writes are carried in SSA values through it
-(`ir_passes/core/global_promotion.py`), reads of the others leave the nest once
+(`ir_passes/core/loop_promotion.py`), reads of the others leave the nest once
 (`hoisting.py`), and the time loop is tiled. Bit-exact against cc in compiler mode; the
 promotion must leave alone every global another access or a call of the loop may reach.
 """
@@ -14,9 +14,9 @@ import re
 import pytest
 from pycc_stencil.cli import main
 from pycc_stencil.frontend import lower_file
-from pycc_stencil.ir_passes.core.global_promotion import promote_globals_in_loops
 from pycc_stencil.ir_passes.core.hoisting import hoist_invariants
 from pycc_stencil.ir_passes.core.inlining import inline_calls_in_loops
+from pycc_stencil.ir_passes.core.loop_promotion import promote_scalars_in_loops
 from test_compiler_mode import SMALL_CACHES
 from test_tiling import PYCC, assert_same_output, build_both
 
@@ -144,7 +144,7 @@ def _promoted(tmp_path, name: str) -> tuple[int, str]:
     path.write_text(KERNELS)
     function = lower_file(str(path), ["-O3"]).module.get_global(name)
     inline_calls_in_loops(function, [])
-    count = promote_globals_in_loops(function)
+    count = promote_scalars_in_loops(function)
     hoist_invariants(function)
     return count, str(function)
 

@@ -32,7 +32,14 @@ from llvmlite.ir import instructions as ins
 from .affine import address_of, size_of
 from .analyses import analyses, invalidate, loops_of
 from .loops import Loop
-from .memory import OMNIPOTENT_CHAR, may_write, pointer_roots, store_size, tbaa_type
+from .memory import (
+    OMNIPOTENT_CHAR,
+    fixed_size,
+    may_write,
+    pointer_roots,
+    store_size,
+    tbaa_type,
+)
 from .rewrite import (
     forget_text,
     landing_block,
@@ -93,7 +100,7 @@ def _hoist(loop: Loop, derived: set[ir.Instruction], readable: _Readable) -> int
                         _move(member, preheader)  # `f + 24`, then the load of `f->data`
                 elif not (_invariant(instr, loop) and _movable(instr, writes, derived)):
                     continue
-                earlier = _same_global_load(instr, preheader)
+                earlier = _same_fixed_load(instr, preheader)
                 if earlier is not None:  # one value for every read of `N` in the nest
                     replace_uses(block.parent, {instr: earlier})
                     remove_instruction(instr)
@@ -107,12 +114,12 @@ def _hoist(loop: Loop, derived: set[ir.Instruction], readable: _Readable) -> int
     return moved
 
 
-def _same_global_load(instr: ir.Instruction, preheader: ir.Block) -> ins.LoadInstr | None:
+def _same_fixed_load(instr: ir.Instruction, preheader: ir.Block) -> ins.LoadInstr | None:
     """A load at the end of `preheader` (nothing that may write after it) of the global
     element `instr` loads."""
     if not isinstance(instr, ins.LoadInstr):
         return None
-    span = _global_element(instr.operands[0], instr.type)
+    span = _fixed_element(instr.operands[0], instr.type)
     if span is None:
         return None
     for earlier in reversed(preheader.instructions[:-1]):
@@ -121,7 +128,7 @@ def _same_global_load(instr: ir.Instruction, preheader: ir.Block) -> ins.LoadIns
         if (
             isinstance(earlier, ins.LoadInstr)
             and earlier.type == instr.type
-            and _global_element(earlier.operands[0], earlier.type) == span
+            and _fixed_element(earlier.operands[0], earlier.type) == span
         ):
             return earlier
     return None
@@ -235,32 +242,35 @@ def _invariant(instr: ir.Instruction, loop: Loop) -> bool:
 def _movable(
     instr: ir.Instruction, writes: list[ir.Instruction], derived: set[ir.Instruction]
 ) -> bool:
-    if isinstance(instr, ins.GEPInstr) and isinstance(instr.pointer, ir.GlobalVariable):
+    if isinstance(instr, ins.GEPInstr) and isinstance(
+        instr.pointer, (ir.GlobalVariable, ins.AllocaInstr)
+    ):  # a fixed element's address: `&N[1]`, `&current.ny`
         return all(isinstance(i, ir.Constant) for i in instr.indices)
     if instr.opname in _MOVABLE:
         values = [v for v in used_values(instr) if isinstance(v, ir.Instruction)]
         return bool(values) and all(v in derived for v in values)
     if isinstance(instr, ins.LoadInstr):
-        span = _global_element(instr.operands[0], instr.type)
+        span = _fixed_element(instr.operands[0], instr.type)
         return span is not None and (
             _unwritten(instr, writes) or not any(_may_write_to(w, *span) for w in writes)
         )
     return False
 
 
-def _global_element(pointer: ir.Value, t: ir.Type) -> tuple[ir.GlobalVariable, int, int] | None:
-    """(global, first byte, end) of a fixed element of a global, inside its bounds."""
+def _fixed_element(pointer: ir.Value, t: ir.Type) -> tuple[ir.Value, int, int] | None:
+    """(object, first byte, end) of a fixed element of a global or of a local's slot (a
+    struct member of `field current`), inside its bounds: always readable."""
     address = address_of(pointer)
     offset = _constant(address.offset)
-    if not isinstance(address.base, ir.GlobalVariable) or offset is None:
+    if not isinstance(address.base, (ir.GlobalVariable, ins.AllocaInstr)) or offset is None:
         return None
-    size, end = store_size(address.base.value_type), offset + size_of(t)
+    size, end = fixed_size(address.base), offset + size_of(t)
     if size is None or offset < 0 or end > size:
         return None
     return address.base, offset, end
 
 
-def _may_write_to(write: ir.Instruction, variable: ir.GlobalVariable, lo: int, end: int) -> bool:
+def _may_write_to(write: ir.Instruction, variable: ir.Value, lo: int, end: int) -> bool:
     if not isinstance(write, ins.StoreInstr):
         return True  # a call
     pointer = write.operands[1]

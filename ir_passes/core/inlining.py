@@ -27,7 +27,7 @@ from llvmlite.ir import instructions as ins
 from .analyses import invalidate, loops_of
 from .branches import fold_constant_branches
 from .cfg import successors
-from .promotion import promote_local_scalars
+from .promotion import promote_local_scalars, split_local_structs
 from .rewrite import (
     clone_instruction,
     forget_text,
@@ -83,8 +83,9 @@ def inline_calls_in_loops(
         refused += [(c, deeper) for c in _calls_in_loops(function) if c not in known]
     if kept is not None:
         kept += refused
-    if inlined:
+    if split_local_structs(function) or inlined:
         promote_local_scalars(function)
+    if inlined:
         fold_constant_branches(function)  # a helper's tests of a constant argument
     return inlined
 
