@@ -9,12 +9,13 @@ builds SSA (`ssa.SSABuilder`: a load reads the value last stored on every path t
 where paths meet).
 
 A local struct (or an array indexed by constants only) gets a slot of bytes, its members
-accessed at constant offsets: once the
-helpers that took its address are inlined (`swap_fields(&current, &previous)`), a slot whose
-every use is a load or store of one scalar type per offset, the offsets' bytes apart, is split
-into one slot per member first (`split_local_structs`), and each member is promoted like a
-scalar: a grid pointer kept in a struct and swapped each step becomes the header phis the
-time-loop passes need, its bounds (`f->nx`) values.
+accessed at constant offsets: once the helpers that took its address are inlined
+(`swap_fields(&current, &previous)`), a slot whose every use is a load or store of one scalar
+type per offset, the offsets' bytes apart, is split into one slot per member first
+(`split_local_structs`), and each member is promoted like a scalar: a grid pointer kept in a
+struct and swapped each step becomes the header phis the time-loop passes need, its bounds
+(`f->nx`) values. (A struct an initializing call saw stays whole; `loop_promotion.py` carries
+its members through the time loop.)
 """
 
 from __future__ import annotations
