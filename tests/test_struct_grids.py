@@ -232,3 +232,20 @@ def test_split_structs_compute_what_the_slots_did(tmp_path):
     before = _run_slots(False, tmp_path)
     assert _run_slots(True, tmp_path) == before
     assert len(set(before["members"])) > 3  # the inputs exercise the code
+
+
+def test_a_local_member_is_written_back_without_a_test_of_its_old_value(tmp_path):
+    """A local's member may be uninitialized before the loop: testing its old value (as a
+    global's is tested, to store only if it changed) would branch on an undefined value,
+    which LLVM takes as unreachable (csmith seed 9113 then never ended)."""
+    from pycc_stencil.ir_passes.core.inlining import inline_calls_in_loops
+    from pycc_stencil.ir_passes.core.loop_promotion import promote_scalars_in_loops
+
+    path = tmp_path / "k.c"
+    path.write_text(KERNELS)
+    function = lower_file(str(path), ["-O3"]).module.get_global("run")
+    inline_calls_in_loops(function, [])
+    assert promote_scalars_in_loops(function) == 2
+    names = {b.name for b in function.blocks}
+    assert {"current.8.out", "previous.8.out"} <= names, names
+    assert not any(name.endswith(".changed") for name in names), names

@@ -9,12 +9,12 @@ intrinsics, a scalar location (a scalar global, or a member at a fixed offset of
 slot, which an initializing call outside the loop may have seen) accessed only directly
 (`load g`, `store g`, `load (current + 8)`; never through a computed address) that no other
 access of the loop may reach is read once before the loop, carried in SSA values through it
-(`ssa.SSABuilder`), and written back after it only if its value changed, so no store is added
-to a run that made none (another thread may own the global then). No other access may reach
-it when each is through a pointer that does not derive from it (or, for a global, from an
-argument), its bytes elsewhere in the same slot, or, under C's effective-type rules
-(`!tbaa`), is of another type, neither a character type: a `double` store never changes a
-`double *`.
+(`ssa.SSABuilder`), and written back after it: a global only if its value changed, so no
+store is added to a run that made none (another thread may own the global then), a local's
+member always (its value before may be uninitialized). No other access may reach it when
+each is through a pointer that does not derive from it (or, for a global, from an argument),
+its bytes elsewhere in the same slot, or, under C's effective-type rules (`!tbaa`), is of
+another type, neither a character type: a `double` store never changes a `double *`.
 """
 
 from __future__ import annotations
@@ -197,10 +197,11 @@ def _promote(function: ir.Function, loop: Loop, variables: dict[Location, ir.Typ
     replace_uses(function, loaded)
     sources = [exiting]
     for location in variables:
-        sources = _store_if_changed(
+        sources = _store_after(
             function,
             sources,
             exit_block,
+            location,
             addresses[location],
             initial[location],
             ssa.read(location, exiting),
@@ -208,29 +209,34 @@ def _promote(function: ir.Function, loop: Loop, variables: dict[Location, ir.Typ
     landing_block(preheader, loop.header)
 
 
-def _store_if_changed(
+def _store_after(
     function: ir.Function,
     sources: list[ir.Block],
     exit_block: ir.Block,
-    variable: ir.Value,
+    location: Location,
+    address: ir.Value,
     initial: ir.Value,
     final: ir.Value,
 ) -> list[ir.Block]:
     """On the edges from `sources` to `exit_block`: `if (final != initial) variable = final`
-    (bit for bit: a float compares as its bits); returns the blocks that now branch there."""
+    for a global (bit for bit: a float compares as its bits), `variable = final` for a local's
+    member (its value before the loop may be uninitialized memory: a test of it would branch
+    on an undefined value, which LLVM takes as unreachable); returns the blocks that now
+    branch there."""
     index = function.blocks.index(exit_block)
-    test = function.insert_basic_block(index, f"{variable.name}.changed")
-    store = function.insert_basic_block(index + 1, f"{variable.name}.out")
+    store = function.insert_basic_block(index, f"{location.name}.out")
+    first = store
+    if isinstance(location.base, ir.GlobalVariable):
+        first = function.insert_basic_block(index, f"{location.name}.changed")
+        builder = ir.IRBuilder(first)
+        a, b = initial, final
+        if isinstance(initial.type, (ir.FloatType, ir.DoubleType)):
+            bits = ir.IntType(32 if isinstance(initial.type, ir.FloatType) else 64)
+            a, b = builder.bitcast(a, bits), builder.bitcast(b, bits)
+        builder.cbranch(builder.icmp_unsigned("!=", a, b), store, exit_block)
     for source in sources:
-        remap_operands(source.terminator, lambda v: test if v is exit_block else v)
-    builder = ir.IRBuilder(test)
-    a, b = initial, final
-    if isinstance(initial.type, (ir.FloatType, ir.DoubleType)):
-        bits = ir.IntType(32 if isinstance(initial.type, ir.FloatType) else 64)
-        a, b = builder.bitcast(a, bits), builder.bitcast(b, bits)
-    builder.cbranch(builder.icmp_unsigned("!=", a, b), store, exit_block)
-    builder = ir.IRBuilder(store)
-    written = builder.store(final, variable)
+        remap_operands(source.terminator, lambda v: first if v is exit_block else v)
+    written = ir.IRBuilder(store).store(final, address)
     written.metadata.update({k: v for k, v in initial.metadata.items() if k == "tbaa"})
     branch_to(store, exit_block)
-    return [test, store]
+    return [first, store] if first is not store else [store]
