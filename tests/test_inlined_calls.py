@@ -379,3 +379,33 @@ def test_a_kept_call_a_folded_branch_took_away_is_not_reported(tmp_path):
     assert inline_calls_in_loops(function, kept) >= 1
     assert '@"depth"' not in str(function) and not kept, kept
     run_passes(module, parse_pipeline("time-tile-large,fuse-tile-large"), target=host_target())
+
+
+COUNTER_IN_A_SLOT = r"""
+static void sweep(const double *u, double *v, int n) {
+  for (int i = 1; i < n - 1; i++) v[i] = 0.5 * (u[i - 1] + u[i + 1]);
+}
+void swapped(double *u, double *v, int n, int steps) {
+  int t, *pt = &t;
+  for (*pt = 0; *pt < steps; (*pt)++) {
+    sweep(u, v, n);
+    double *w = u; u = v; v = w;
+  }
+}
+"""
+
+
+def test_a_counter_promoted_after_inlining_leaves_no_stale_loop_analysis(tmp_path, monkeypatch):
+    """`t` lives in a slot until `sweep` is inlined; promoted then, the time loop's exit test
+    compares a value, no longer a load: the loops are analysed again (a stale analysis read
+    the removed load, "trip count unknown", and once made invalid IR: csmith seed 9128)."""
+    for name, size in {"L1": "128", "L2": "256", "L3": "256"}.items():
+        monkeypatch.setenv(f"PYCC_CACHE_{name}", size)
+    path = tmp_path / "slot.c"
+    path.write_text(COUNTER_IN_A_SLOT)
+    module = lower_file(str(path)).module
+    steps = parse_pipeline("time-tile-large,fuse-tile-large")
+    applied = run_passes(module, steps, target=host_target(), verify=True)
+    messages = [r.message for r in applied.remarks]
+    assert any(m.startswith("pointer-swap loop unrolled") for m in messages), messages
+    assert any(m.startswith("time-tiled") for m in messages), messages

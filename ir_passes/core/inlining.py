@@ -81,8 +81,8 @@ def inline_calls_in_loops(
         known = {call for call, _ in refused}
         deeper = f"calls nested deeper than {MAX_DEPTH} levels (recursion)"
         refused += [(c, deeper) for c in _calls_in_loops(function) if c not in known]
-    if split_local_structs(function) or inlined:
-        promote_local_scalars(function)
+    if (split_local_structs(function) or inlined) and promote_local_scalars(function):
+        invalidate(function)  # (a loop's bound may have been a load of a slot)
     if inlined:
         fold_constant_branches(function)  # a helper's tests of a constant argument
     if kept is not None:  # (those a folded branch did not take away)
