@@ -184,7 +184,8 @@ class Writer:
         self.grid = grid
         self.static = ""
         self.styles = styles
-        #: draws the legacy extras (a timer around the time loop, grids in global pointers),
+        #: draws the legacy extras (a timer around the time loop, grids in global pointers or
+        #: in struct members),
         #: from a generator of its own for the same reason
         self.extras = extras
         self.loop = TIME_LOOPS[0]
@@ -239,21 +240,36 @@ class Writer:
 
     def swap(self, name: str, radius: int, steps: int) -> Kernel:
         """One sweep per step and a pointer swap (pointer layout only); the pointers are
-        locals, or sometimes globals (legacy code's grids)."""
+        locals, sometimes globals, sometimes members of local structs a static helper swaps
+        (legacy code's grids)."""
         g, index = self.grid, list(AXES[: self.grid.dims])
-        a, b = (f"{name}_a", f"{name}_b") if self.extras.random() < 0.4 else ("a", "b")
+        form = "global" if self.extras.random() < 0.4 else "local"
+        if form == "local" and self.extras.random() < 0.35:
+            form = "struct"
+        a, b = {"global": (f"{name}_a", f"{name}_b"), "local": ("a", "b")}.get(
+            form, ("ga.data", "gb.data")
+        )
         value = self.average(a, radius)
         params = listed("int tsteps", g.extent_params(), g.param("A"), g.param("B"))
         start, end = self.timer()
-        text = "" if a == "a" else f"static {g.ctype} *{a}, *{b};\n"
+        text = {"global": f"static {g.ctype} *{a}, *{b};\n", "local": ""}.get(
+            form,
+            f"typedef struct {{ int steps; {g.ctype} *data; }} {name}_grid;\n"
+            f"static void {name}_flip({name}_grid *x, {name}_grid *y)\n"
+            f"{{\n  {g.ctype} *t = x->data;\n  x->data = y->data;\n  y->data = t;\n}}\n",
+        )
         text += self.header(name, "void", params)
-        if a == "a":
-            text += f"  {g.ctype} *a = A, *b = B, *tmp;\n"
-        else:
-            text += f"  {g.ctype} *tmp;\n  {a} = A;\n  {b} = B;\n"
+        text += {
+            "global": f"  {g.ctype} *tmp;\n  {a} = A;\n  {b} = B;\n",
+            "local": f"  {g.ctype} *a = A, *b = B, *tmp;\n",
+        }.get(form, f"  {name}_grid ga = {{0, A}}, gb = {{0, B}};\n")
         text += start + self.loop.head
         text += nest(g, radius, f"{g.at(b, index)} = {value};", "    ") + "\n"
-        text += f"    tmp = {a}; {a} = {b}; {b} = tmp;\n" + self.loop.tail + end + "}\n"
+        if form == "struct":
+            text += f"    {name}_flip(&ga, &gb);\n"
+        else:
+            text += f"    tmp = {a}; {a} = {b}; {b} = tmp;\n"
+        text += self.loop.tail + end + "}\n"
         return Kernel(name, text, f"{name}({listed(str(steps), g.extent_args(), 'A', 'B')});")
 
     def modulo(self, name: str, radius: int, steps: int) -> Kernel:
