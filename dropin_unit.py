@@ -96,6 +96,7 @@ def compile_kernels(
                 lowered, takeovers, text, target, refused
             )
             takeovers = _without_vector_fusion(lowered, takeovers, target, refused)
+    generate = None  # (its passes' remarks say why, also when nothing was improved)
     if takeovers:
         generate = _CodeGenerator(target, steps, flags, stage, command.pycc_options, tag, source)
         generate.dispatchable = {t.info.name for t in takeovers if may_dispatch(text, t)}
@@ -117,7 +118,7 @@ def compile_kernels(
                 generate(lower(), working, refused, screen) if working else (None, [])
             )
     names = {t.info.name for t in takeovers}
-    applied = generate.applied if takeovers else None
+    applied = None if generate is None else generate.applied
     time_ms = {
         "frontend": round((lowered_at - started) * 1000, 1),
         "codegen": round((time.perf_counter() - lowered_at) * 1000, 1),

@@ -100,7 +100,7 @@ def _hoist(loop: Loop, derived: set[ir.Instruction], readable: _Readable) -> int
                         _move(member, preheader)  # `f + 24`, then the load of `f->data`
                 elif not (_invariant(instr, loop) and _movable(instr, writes, derived)):
                     continue
-                earlier = _same_fixed_load(instr, preheader)
+                earlier = _same_fixed_load(instr, preheader) or _same_computation(instr, preheader)
                 if earlier is not None:  # one value for every read of `N` in the nest
                     replace_uses(block.parent, {instr: earlier})
                     remove_instruction(instr)
@@ -132,6 +132,40 @@ def _same_fixed_load(instr: ir.Instruction, preheader: ir.Block) -> ins.LoadInst
         ):
             return earlier
     return None
+
+
+def _same_computation(instr: ir.Instruction, preheader: ir.Block) -> ir.Instruction | None:
+    """An instruction already moved to `preheader` that computes what `instr` computes: the
+    same operation with the same flags on the same operands. Every row of a nest writes
+    `(ny + 2)` anew; one value for them all is one parameter of the polyhedral model (two
+    values of one row length would be two shapes of one array)."""
+    if instr.opname not in _MOVABLE or isinstance(instr, ins.LoadInstr):
+        return None
+    for earlier in preheader.instructions[:-1]:
+        if (
+            type(earlier) is type(instr)
+            and earlier.opname == instr.opname
+            and earlier.type == instr.type
+            and getattr(earlier, "flags", None) == getattr(instr, "flags", None)
+            and getattr(earlier, "inbounds", None) == getattr(instr, "inbounds", None)
+            and getattr(earlier, "source_etype", None) == getattr(instr, "source_etype", None)
+            and _same_operands(used_values(earlier), used_values(instr))
+        ):
+            return earlier
+    return None
+
+
+def _same_operands(first: list[ir.Value], second: list[ir.Value]) -> bool:
+    return len(first) == len(second) and all(
+        a is b
+        or (
+            isinstance(a, ir.Constant)
+            and isinstance(b, ir.Constant)
+            and a.type == b.type
+            and a.constant == b.constant
+        )
+        for a, b in zip(first, second)
+    )
 
 
 def _move(instr: ir.Instruction, preheader: ir.Block) -> None:
