@@ -232,8 +232,14 @@ int indexed(int x, int y) {
   return m.c[(x & 1)] + m.a;
 }
 """
+#: a table of more members than a slot is split into (`promotion.MAX_SPLIT_MEMBERS`)
+SLOTS += (
+    "int table(int x, int y) {\n  double t[70];\n"
+    + "".join(f"  t[{k}] = x * {k} + y;\n" for k in range(70))
+    + "  return (int)(t[3] - t[69]);\n}\n"
+)
 #: function -> structs split
-SPLIT = {"members": 1, "nested": 1, "punned": 0, "indexed": 0}
+SPLIT = {"members": 1, "nested": 1, "punned": 0, "indexed": 0, "table": 0}
 INPUTS = [(0, 1), (3, 2), (-4, 5), (11, 3), (7, 9), (200, 13), (1, -2)]
 
 

@@ -29,6 +29,8 @@ from .rewrite import remap_operands, remove_instruction, replace_uses, users_of
 from .ssa import SSABuilder, remove_trivial_phis
 
 _SCALARS = (ir.IntType, ir.FloatType, ir.DoubleType, ir.PointerType)
+#: the most members a slot is split into
+MAX_SPLIT_MEMBERS = 64
 
 
 def split_local_structs(function: ir.Function) -> int:
@@ -117,7 +119,9 @@ def _layout(
         if any(first < end and start < last and not first <= start < end <= last
                for start, end in spans):  # fmt: skip
             return None
-    return (members, zeroings) if members else None
+    if not members or len(members) > MAX_SPLIT_MEMBERS:
+        return None  # (a large table indexed by constants stays one: its phis would be many)
+    return members, zeroings
 
 
 def _zeroed_bytes(use: ir.Instruction, address: ir.Value) -> int | None:
