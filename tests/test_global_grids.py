@@ -168,3 +168,36 @@ def test_check_skips_a_function_using_a_global_pointer(tmp_path, capsys):
     main(["check", str(path), "--param", "n=9", "--param", "steps=2"])
     out = capsys.readouterr().out
     assert re.search(r"SKIPPED run: .*uses the global pointer 'u'", out), out
+
+
+COMPARED = r"""
+int LIMIT;
+void compared(double *a, int n) {
+  for (int i = 0; i < n; i++)
+    a[i] = (LIMIT < 5) + 2 * (LIMIT > 5) + 4 * (LIMIT <= 5) + 8 * (LIMIT != 5);
+}
+"""
+
+
+def test_hoisted_comparisons_of_one_value_stay_apart(tmp_path):
+    """The four comparisons of `LIMIT` leave the loop; one value per computation moved
+    (`hoisting._same_computation`) must not make `<` and `>` one comparison."""
+    import ctypes
+
+    from pycc_stencil.emit.host_jit import compile_module
+
+    path = tmp_path / "k.c"
+    path.write_text(COMPARED)
+    module = lower_file(str(path), ["-O3"]).module
+    function = module.get_global("compared")
+    assert hoist_invariants(function) >= 5  # the load and the four comparisons
+    cell = ctypes.c_int(0)
+    jit = compile_module(module, ["compared"], symbols={"LIMIT": ctypes.addressof(cell)})
+    kernel = ctypes.CFUNCTYPE(None, ctypes.POINTER(ctypes.c_double), ctypes.c_int)(
+        jit.function_address("compared")
+    )
+    for value, want in ((3, 1 + 4 + 8), (5, 4), (7, 2 + 8)):
+        cell.value = value
+        out = (ctypes.c_double * 3)()
+        kernel(out, 3)
+        assert list(out) == [want] * 3, (value, list(out))

@@ -136,15 +136,16 @@ def _same_fixed_load(instr: ir.Instruction, preheader: ir.Block) -> ins.LoadInst
 
 def _same_computation(instr: ir.Instruction, preheader: ir.Block) -> ir.Instruction | None:
     """An instruction already moved to `preheader` that computes what `instr` computes: the
-    same operation with the same flags on the same operands. Every row of a nest writes
-    `(ny + 2)` anew; one value for them all is one parameter of the polyhedral model (two
-    values of one row length would be two shapes of one array)."""
+    same operation (and comparison predicate) with the same flags on the same operands. Every
+    row of a nest writes `(ny + 2)` anew; one value for them all is one parameter of the
+    polyhedral model (two values of one row length would be two shapes of one array)."""
     if instr.opname not in _MOVABLE or isinstance(instr, ins.LoadInstr):
         return None
     for earlier in preheader.instructions[:-1]:
         if (
             type(earlier) is type(instr)
             and earlier.opname == instr.opname
+            and getattr(earlier, "op", None) == getattr(instr, "op", None)  # a predicate
             and earlier.type == instr.type
             and getattr(earlier, "flags", None) == getattr(instr, "flags", None)
             and getattr(earlier, "inbounds", None) == getattr(instr, "inbounds", None)
