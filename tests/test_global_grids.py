@@ -9,10 +9,12 @@ promotion must leave alone every global another access or a call of the loop may
 
 from __future__ import annotations
 
+import ctypes
 import re
 
 import pytest
 from pycc_stencil.cli import main
+from pycc_stencil.emit.host_jit import compile_module
 from pycc_stencil.frontend import lower_file
 from pycc_stencil.ir_passes.core.hoisting import hoist_invariants
 from pycc_stencil.ir_passes.core.inlining import inline_calls_in_loops
@@ -182,10 +184,6 @@ void compared(double *a, int n) {
 def test_hoisted_comparisons_of_one_value_stay_apart(tmp_path):
     """The four comparisons of `LIMIT` leave the loop; one value per computation moved
     (`hoisting._same_computation`) must not make `<` and `>` one comparison."""
-    import ctypes
-
-    from pycc_stencil.emit.host_jit import compile_module
-
     path = tmp_path / "k.c"
     path.write_text(COMPARED)
     module = lower_file(str(path), ["-O3"]).module

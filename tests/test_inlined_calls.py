@@ -9,9 +9,13 @@ default policy runs as cc's build does.
 
 from __future__ import annotations
 
+import ctypes
+import subprocess
+
 import pytest
 from corpus_check import kernel_cases, kernel_group
 from pycc_stencil.dropin_prescan import has_locality_nest, locality_candidates
+from pycc_stencil.emit.host_jit import compile_module
 from pycc_stencil.emit.targets import host_target
 from pycc_stencil.frontend import lower_file
 from pycc_stencil.ir_passes.core.inlining import MAX_CALLER_INSTRUCTIONS, inline_calls_in_loops
@@ -409,3 +413,21 @@ def test_a_counter_promoted_after_inlining_leaves_no_stale_loop_analysis(tmp_pat
     messages = [r.message for r in applied.remarks]
     assert any(m.startswith("pointer-swap loop unrolled") for m in messages), messages
     assert any(m.startswith("time-tiled") for m in messages), messages
+    # ... and the tiled function computes what cc's build computes (odd, prime, tiny sizes)
+    (tmp_path / "cc.c").write_text(COUNTER_IN_A_SLOT)
+    command = ["cc", "-O2", "-shared", "-fPIC", "cc.c", "-o", "cc.so"]
+    subprocess.run(command, cwd=tmp_path, check=True)
+    reference = ctypes.CDLL(str(tmp_path / "cc.so")).swapped
+    jit = compile_module(applied.module, ["swapped"])
+    tiled = ctypes.CFUNCTYPE(None, *[ctypes.c_void_p] * 2, ctypes.c_int, ctypes.c_int)(
+        jit.function_address("swapped")
+    )
+    for n, steps in ((1, 3), (2, 1), (37, 0), (37, 5), (101, 7), (257, 11)):
+        grids = []
+        for _ in (reference, tiled):
+            u = (ctypes.c_double * n)(*[(k % 7) * 0.5 - 1 for k in range(n)])
+            v = (ctypes.c_double * n)(*[(k % 5) * 0.25 for k in range(n)])
+            grids.append((u, v))
+        reference(grids[0][0], grids[0][1], n, steps)
+        tiled(grids[1][0], grids[1][1], n, steps)
+        assert [list(g) for g in grids[0]] == [list(g) for g in grids[1]], (n, steps)
