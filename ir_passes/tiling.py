@@ -21,7 +21,7 @@ from llvmlite import ir
 
 from ..polyhedral.analysis import scop_analysis
 from ..polyhedral.budget import BudgetExceeded, isl_budget
-from ..polyhedral.codegen import constant_footprint, generate
+from ..polyhedral.codegen import constant_footprint, constant_touched, generate
 from ..polyhedral.schedule.fuse_tile import fuse_tile as fuse_tile_schedule
 from ..polyhedral.schedule.outcome import Outcome
 from ..polyhedral.schedule.overlap_tile import overlap_tile as overlap_tile_schedule
@@ -42,7 +42,8 @@ from .swap_unroll import remainder_blocks, unroll_pointer_swaps
 #: bytes the arrays of a nest whose tiled code pays at any size (`Outcome.in_cache`) must still
 #: span for it to run: on the tiniest grids the tile loops cost more than the few hundred
 #: points save (seidel-2d, doubles: 0.43x gcc at 8^2, even at 16^2 = 2 KiB, 1.6x at 24^2;
-#: docs/tiling_benchmarks.md)
+#: docs/tiling_benchmarks.md). A nest of the -large passes that touches no more elements than
+#: this, wherever they are, is refused too: `dropin_prescan.TINY_NEST_BYTES` relies on it
 IN_CACHE_MIN_BYTES = 4096
 #: bytes the arrays of a nest must span for `parallel-sweep-large`'s parallel code to run:
 #: below, starting and joining the team costs about what the second core saves. A 5-point
@@ -112,6 +113,13 @@ def _run(
                 continue  # a remainder sweep of a swap loop: no time loop
             at = scop.entry.terminator
             fixed = constant_footprint(scop) if large else None
+            touched = constant_touched(scop) if large else None
+            if touched is not None and touched <= IN_CACHE_MIN_BYTES:
+                context.missed(
+                    f"refused: it touches {touched} bytes, which stay in the L1 cache in any order",
+                    at=at,
+                )
+                continue
             small = fixed is not None and fixed < threshold
             too_small = (
                 f"refused: its arrays span {fixed} bytes, less than {floor} ({threshold} "

@@ -782,6 +782,19 @@ def constant_footprint(scop: Scop) -> int | None:
     return total
 
 
+def constant_touched(scop: Scop) -> int | None:
+    """The bytes of the distinct elements the SCoP reads or writes, when they are known before
+    it runs. Elements, not the span between them: a short nest striding through a large
+    array (`A[i * 100000]`, four steps) spans megabytes and touches a few cache lines. (isl
+    counts them without enumerating.)"""
+    if scop.params:
+        return None
+    sets: list[isl.Set] = []
+    scop.reads().union(scop.writes()).range().foreach_set(sets.append)
+    sizes = {array.name: size_of(array.element) for array in scop.arrays}
+    return sum(cells.count_val().to_python() * sizes[cells.get_tuple_name()] for cells in sets)
+
+
 def _outside(base: ir.Value) -> bool:
     """Is the array's memory the caller's: a pointer argument, a pointer loaded or computed
     before the loops (`field->data`, a `malloc`'s result), or a mutable global (a constant
