@@ -75,7 +75,7 @@ def has_locality_nest(preprocessed: bytes, sweeps: bool = False) -> bool:
     """Could a function of this preprocessed unit have a nest the locality passes transform?
     With `sweeps` (a build with threads, whose `-O3` runs `parallel-sweep-large` too), any
     nest that stores into an array may be one."""
-    tokens = _tokens(_user_code(preprocessed))
+    tokens = _without_once_loops(_tokens(_user_code(preprocessed)))
     try:
         return next(_lowerable_bodies(tokens, sweeps), None) is not None
     except RecursionError:  # nested deeper than the front end lowers (its recursion limit)
@@ -108,6 +108,7 @@ def unexpanded_may_have_locality_nest(
     if tokens.count(b"{") != tokens.count(b"}"):
         return True
     try:
+        tokens = _without_once_loops(tokens)
         if not _unnested_uses_refused(tokens, macros, unnested or {}, used_by_macros):
             return True
         return next(_lowerable_bodies(tokens, sweeps, macros, pure), None) is not None
@@ -120,7 +121,7 @@ def unexpanded_may_have_locality_nest(
 def locality_candidates(preprocessed: bytes, sweeps: bool = False) -> set[str] | None:
     """The functions of the unit that may have such a nest (the only ones the front end need
     lower at -O3), or None when the name of one of them cannot be told."""
-    tokens = _tokens(_user_code(preprocessed))
+    tokens = _without_once_loops(_tokens(_user_code(preprocessed)))
     names: set[bytes] = set()
     try:
         for start, _ in _lowerable_bodies(tokens, sweeps):
@@ -234,18 +235,18 @@ def _candidate_bodies(
     macros: frozenset[bytes] = frozenset(),
     sweeps: bool = False,
     pure: frozenset[bytes] = frozenset(),
+    file_scope: _FileScope | None = None,
 ) -> Iterator[tuple[int, int]]:
     """(first, last) token of each top-level brace block with a candidate nest."""
     end = 0
-    file_scope = _FileScope(tokens)
+    file_scope = _FileScope(tokens) if file_scope is None else file_scope
     for start, token in enumerate(tokens):
         if start < end or token != b"{":
             continue
         end = _closing(tokens, start)
         body = _Body(tokens, start, end, macros, sweeps, file_scope, pure)
         if _has_candidate(tokens, start, end, body):
-            hidden = macros & set(tokens[start:end])  # a macro may expand to any access
-            touched = None if hidden else _literal_bytes(tokens, start, end)
+            touched = _literal_bytes(tokens, start, end, body)
             if touched is None or touched > TINY_NEST_BYTES:
                 yield start, end
 
@@ -264,12 +265,43 @@ def _lowerable_bodies(
     statement, a call of `setjmp` or the like. Before preprocessing, a name in `macros` may be
     anything, and a definition in a branch cc drops still counts as one."""
     refusing: frozenset[bytes] | None = None
-    for start, end in _candidate_bodies(tokens, macros, sweeps, pure):
+    file_scope = _FileScope(tokens)
+    for start, end in _candidate_bodies(tokens, macros, sweeps, pure, file_scope):
         if refusing is None:
             refusing = _refusing_functions(tokens) - macros
         body = tokens[start + 1 : end]
-        if (_REFUSED_STATEMENTS - macros).isdisjoint(body) and not _calls(body, refusing, macros):
+        if (
+            (_REFUSED_STATEMENTS - macros).isdisjoint(body)
+            and not _calls(body, refusing, macros)
+            and not _calls_through_locals(body, file_scope, macros)
+        ):
             yield start, end
+
+
+#: words before a name assigned to that do not declare it (`return x = 1;`)
+_NOT_DECLARING = frozenset(b"return else do case goto sizeof".split())
+
+
+def _calls_through_locals(
+    body: list[bytes], file_scope: _FileScope, macros: frozenset[bytes]
+) -> bool:
+    """Does `body` call through a pointer it declares with an initializer (`const Fn f =
+    pick(kind); f(x);`)? The front end refuses such a call, and the function with it. (A
+    name the file scope or a macro also gives may be a function where it is called.)"""
+    declared = {
+        name
+        for k, name in enumerate(body[1:-1], 1)
+        if body[k + 1] == b"="
+        and _IDENTIFIER.match(name)
+        and (_IDENTIFIER.match(body[k - 1]) and body[k - 1] not in _NOT_DECLARING
+             or body[k - 1] == b"*" and k > 1 and (_IDENTIFIER.match(body[k - 2])
+                                                    or body[k - 2] == b"*"))
+    }  # fmt: skip
+    return any(
+        body[k + 1] == b"(" and name not in macros and name not in file_scope
+        for k, name in enumerate(body[:-1])
+        if name in declared
+    )
 
 
 def _calls(tokens: list[bytes], functions: frozenset[bytes], macros: frozenset[bytes]) -> bool:
@@ -420,6 +452,33 @@ def _user_code(preprocessed: bytes) -> bytes:
 
 def _tokens(code: bytes) -> list[bytes]:
     return _TOKEN.findall(blank_comments_and_literals(code))
+
+
+#: the condition of a `do ... while (0)`: a literal zero, in parentheses or not
+_ZERO = re.compile(rb"^0[uUlL]*$")
+
+
+def _without_once_loops(tokens: list[bytes]) -> list[bytes]:
+    """`tokens` with each `do S while (0);` read as `S;`. The front end lowers it to a loop
+    that tests its condition last, which `ir_passes/core/rotation.py` never rewrites (it
+    has no counter): a nest holding one is outside the model, and so are the nests inside
+    one (not the function's outermost). Once a call is inlined, `fold_constant_branches`
+    takes its back edge away and it is no loop at all: the same code as `S;`, the looser
+    of the two readings. (A `break` or `continue` of `S` stays a jump either way.)"""
+    dropped: set[int] = set()
+    for index, token in enumerate(tokens):
+        if token != b"do":
+            continue
+        test = _statement_end(tokens, index + 1) + 1
+        if tokens[test : test + 2] != [b"while", b"("]:
+            continue
+        closing = _closing(tokens, test + 1)
+        inside = [t for t in tokens[test + 2 : closing] if t not in (b"(", b")")]
+        if len(inside) == 1 and _ZERO.match(inside[0]):
+            dropped |= {index, *range(test, closing + 1)}
+    if not dropped:
+        return tokens
+    return [token for index, token in enumerate(tokens) if index not in dropped]
 
 
 def blank_comments_and_literals(code: bytes) -> bytes:
@@ -576,7 +635,7 @@ def _may_be_iterated(tokens: list[bytes], start: int, end: int, body: _Body, flo
     that only write an array are left out: an image filter's outer loop carries nothing, a
     loop repeating a sweep, `for r ... c[i] = a[i] + b[i]`, is a benchmark's.)"""
     written, read = flow
-    loops = sum(1 for t in tokens[start : end + 1] if t in _LOOPS) + body.unit_loops(start, end)
+    loops = _loops_in(tokens, start, end) + body.unit_loops(start, end)
     if loops < 2 or not _meets(written, read):
         return False
     if body.conditional or tokens[start + 1 : start + 2] != [b"("]:
@@ -584,6 +643,15 @@ def _may_be_iterated(tokens: list[bytes], start: int, end: int, body: _Body, flo
     return _sweeps_may_be_perfect(tokens, start, body) and _outer_may_carry(
         tokens, start, end, body, flow
     )
+
+
+def _loops_in(tokens: list[bytes], start: int, end: int) -> int:
+    """How many loops `tokens[start..end]` holds (the `while` that ends a `do` is no other)."""
+    loops = sum(1 for t in tokens[start : end + 1] if t in _LOOPS)
+    for index in range(start, end + 1):
+        if tokens[index] == b"do" and tokens[_statement_end(tokens, index + 1) + 1] == b"while":
+            loops -= 1
+    return loops
 
 
 def _loop_body(tokens: list[bytes], loop: int) -> tuple[int, int]:
@@ -747,16 +815,20 @@ def _sure(names: set[bytes], body: _Body) -> set[bytes]:
 
 
 #: a body whose loops all have literal bounds and touch at most this many bytes (each access
-#: 16 bytes per run) is no candidate: the -large passes refuse a SCoP whose arrays are known
-#: to span less than the L2 cache (`polyhedral.codegen.constant_footprint`), none this small
+#: 16 bytes per run) is no candidate: the -large passes refuse a SCoP that touches no more
+#: than `ir_passes.tiling.IN_CACHE_MIN_BYTES` (`polyhedral.codegen.constant_touched`)
 TINY_NEST_BYTES = 4096
 #: a literal bound: integer literals and the operators C folds them with
 _LITERAL = re.compile(rb"^(?:\d+[uUlL]*|[-+*/()])$")
 
 
-def _literal_bytes(tokens: list[bytes], start: int, end: int) -> int | None:
+def _literal_bytes(
+    tokens: list[bytes], start: int, end: int, body: _Body, in_loop: bool = False
+) -> int | None:
     """At most the bytes the accesses (subscripts, dereferences) of `tokens[start..end]` touch,
-    16 per access and run of its loops, when every loop there has literal bounds; else None."""
+    16 per access and run of its loops, when every loop there has literal bounds and no
+    access inside one may hide in a macro (but a pure one) or in a function the passes
+    inline; else None."""
     total, index = 0, start
     while index <= end:
         token = tokens[index]
@@ -766,12 +838,18 @@ def _literal_bytes(tokens: list[bytes], start: int, end: int) -> int | None:
             header_end = _closing(tokens, index + 1)
             trips = _literal_trips(tokens[index + 2 : header_end])
             body_end = _statement_end(tokens, header_end + 1)
-            inner = _literal_bytes(tokens, header_end + 1, body_end)
+            inner = _literal_bytes(tokens, header_end + 1, body_end, body, True)
             if trips is None or inner is None:
                 return None
             total += trips * inner
             index = body_end + 1
             continue
+        if in_loop and (
+            token in body.macros
+            and token not in body.pure_macros
+            or body.calls_unit_function(tokens, index)
+        ):
+            return None
         if token == b"[" and tokens[index - 1] != b"]" or _unary_star(tokens, index):
             total += 16
         index += 1
@@ -952,6 +1030,7 @@ def _flow(tokens: list[bytes], start: int, end: int, body: _Body) -> Flow:
                 read |= arrays
         elif (
             _unary_star(tokens, index)
+            and not _dereferenced_chain(tokens, index - 1)
             or (_macro_call(tokens, index, body) and tokens[index - 1] not in body.pure_macros)
             or body.calls_unit_function(tokens, index)
         ):
@@ -974,7 +1053,24 @@ def _base(tokens: list[bytes], opening: int) -> tuple[list[bytes], int]:
             return [_member(tokens, before)], before - 2
         return ([tokens[before]] if _IDENTIFIER.match(tokens[before]) else []), before
     first = _opening(tokens, before)
+    if _dereferenced_chain(tokens, first):  # `(*p)[i]`, `(*s->m)[i]`: `p[0][i]`, `s->m[0][i]`
+        return [_member(tokens, before - 1)], first
     return [t for t in tokens[first:before] if _IDENTIFIER.match(t)], first
+
+
+def _dereferenced_chain(tokens: list[bytes], opening: int) -> bool:
+    """Is the `(` at `opening` that of `(*name)[` or `(*s->m)[` (a pointer to an array
+    subscripted: its `*` is part of the subscript's address, as `[0]` would be)?"""
+    if tokens[opening + 1 : opening + 2] != [b"*"]:
+        return False
+    closing = _closing(tokens, opening)
+    chain = tokens[opening + 2 : closing]
+    return (
+        tokens[closing + 1 : closing + 2] == [b"["]
+        and len(chain) % 2 == 1
+        and all(_IDENTIFIER.match(t) for t in chain[::2])
+        and all(t in _MEMBER for t in chain[1::2])
+    )
 
 
 def _chain_end(tokens: list[bytes], index: int, end: int) -> int:

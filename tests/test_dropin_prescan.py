@@ -10,7 +10,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from pycc_stencil.dropin_prescan import has_locality_nest, locality_candidates
+from pycc_stencil.dropin_prescan import TINY_NEST_BYTES, has_locality_nest, locality_candidates
 from pycc_stencil.emit.targets import host_target
 from pycc_stencil.frontend import lower_file
 from pycc_stencil.ir_passes.pipeline import parse_pipeline, run_passes
@@ -245,6 +245,33 @@ TIME_LOOP = "for (int t = 0; t < T; t++) {"
                           " if (b[i] < 0) b[i] = 0;"), False),
         (PIPELINE.replace("float *c)", "float *c, float *d)")
          .replace("c[i] = b[i]", "c[i] = *d + b[i]"), True),
+        # `do ... while (0)` is a loop that tests last (no counter: never rotated) or, once
+        # a call is inlined, no loop at all: neither a time loop nor one more loop
+        ("void f(int n, double *a) { do { for (int i = 1; i < n; i++) a[i] = a[i-1] + 1; }"
+         " while (0); }", False),
+        ("void f(int n, double *a) { do { for (int i = 1; i < n; i++) a[i] = a[i-1] + 1; }"
+         " while ((0)); }", False),
+        ("static double third(double x) { return x / 3.0; }\n"
+         + ITERATED.replace(TIME_LOOP, "do { " + TIME_LOOP).replace("/ 3.0", "* third(1.0)")
+         .replace("a[i] = b[i];\n    }", "a[i] = b[i];\n    } } while (0);"), True),
+        # the `while` that ends a `do` is no second loop
+        ("void f(const double *rgb, double *y, int w) { int i = 0; do { y[i] = rgb[i] + y[i];"
+         " } while (++i < w); }", False),
+        # a pointer to an array dereferenced and subscripted is the subscript's base
+        ("typedef double Stats[8][64]; struct It { Stats *stats; };\n"
+         "void z(int n, struct It *it) { for (int s = 0; s < n; s++)"
+         " for (int i = 0; i < 64; i++) (*it->stats)[s][i] = 0; }", False),
+        ("void h(int T, int n, double (*g)[1]) { for (int t = 0; t < T; t++)"
+         " for (int i = 1; i < n - 1; i++) (*g)[i] = (*g)[i-1] + (*g)[i+1]; }", True),
+        # a call through a pointer the body declares: the front end refuses the function
+        ("typedef double (*Fn)(double); double sq(double), cube(double);\n"
+         + ITERATED.replace("{\n", "{\n const Fn f = n > 4 ? sq : cube;\n", 1)
+         .rsplit("}", 1)[0] + " a[0] = f(a[0]); }", False),
+        # a time loop of literal bounds around a sweep the passes inline: not a tiny nest
+        ("static void sweep(int n, double *a, double *b) {\n"
+         + ITERATED.split(TIME_LOOP, 1)[1].rsplit("}", 2)[0]
+         + "}\nvoid steps(int n, double *a, double *b) {"
+         " for (int t = 0; t < 4; t++) sweep(n, a, b); }", True),
     ],
 )  # fmt: skip
 def test_the_scan_knows_which_nests_the_passes_refuse(tmp_path, code, candidate):
@@ -270,15 +297,19 @@ def test_ill_formed_code_gets_an_answer():
             assert isinstance(locality_candidates(code.encode()), (set, type(None)))
 
 
-def test_the_large_passes_refuse_arrays_known_to_fit_the_l2(tmp_path):
+def test_the_large_passes_refuse_nests_known_to_touch_little(tmp_path):
     """What makes the scan's literal-bounds rule sound: a SCoP whose bounds are constants and
-    whose arrays span less than the L2 is refused (its tiled code could never run), the same
-    nest over parameters is transformed."""
-    constant = ITERATED.replace("int T, int n, ", "").replace("t < T", "t < 4")
+    that touches at most `TINY_NEST_BYTES` is refused, even when a stride spreads its
+    elements over megabytes (the span alone would let it through); the same nest over
+    parameters is transformed."""
+    constant = ITERATED.replace("int T, int n, ", "").replace("t < T", "t < 3")
     constant = constant.replace("n - 1", "15").replace(
         "double *a, double *b", "double a[16], double b[16]"
     )
-    for code, transformed in ((constant, False), (ITERATED, True)):
+    strided = constant.replace("double a[16], double b[16]", "double *a, double *b")
+    strided = re.sub(r"\[(i[^]]*)\]", r"[(\1) * 100000]", strided)
+    assert has_locality_nest(strided.encode()) is False
+    for code, transformed in ((constant, False), (strided, False), (ITERATED, True)):
         path = tmp_path / "k.c"
         path.write_text(code)
         module = lower_file(str(path)).module
@@ -286,7 +317,8 @@ def test_the_large_passes_refuse_arrays_known_to_fit_the_l2(tmp_path):
         kinds = {r.kind for r in applied.remarks}
         assert ("passed" in kinds) is transformed, applied.remarks
         if not transformed:
-            assert any("less than half the last-level cache" in r.message for r in applied.remarks)
+            touched = re.findall(r"it touches (\d+) bytes", str(applied.remarks))
+            assert touched and int(touched[0]) <= TINY_NEST_BYTES, applied.remarks
 
 
 def _preprocessed(path: Path) -> bytes | None:

@@ -53,6 +53,16 @@ MAIN = "int main(void) { float a[8] = { 0 }, b[8]; START sweep(8, a, b); STOP re
 ROWS = "void f(int n, double a[n][n], double b[n][n]) {{" + TWO_LOOPS + " a[i][j] = {}; }}\n"
 
 
+#: a time loop of literal bounds over 14 points, a macro that calls out before it (`{}`: a
+#: term of the sweep's)
+TINY = (
+    "void log_value(double);\n#define LOG(x) log_value(x)\n#define BIAS(b) ((b) << 3)\n"
+    "#define SCALED(p, k) (p)[(k) * 100]\n"
+    "void m(double *a) {{ LOG(a[0]); for (int t = 0; t < 2; t++)\n"
+    " for (int i = 1; i < 15; i++) a[i] = a[i-1] + {}; }}\n"
+)
+
+
 def _scan(tmp_path: Path, files: dict[str, str], flags: tuple[str, ...] = ()) -> bool:
     for name, text in files.items():
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
@@ -214,6 +224,13 @@ def _scan(tmp_path: Path, files: dict[str, str], flags: tuple[str, ...] = ()) ->
         ({"k.c": "#define/**/LOOP for (;;)\n" + SWEEP}, (), True),
         ({"k.c": "%:define LOOP for (;;)\n" + SWEEP}, (), True),
         ({"k.c": SWEEP}, ("-Wp,-DLOOP=for(;;)",), True),
+        # a macro whose body is `do { ... } while (0)`: no loop
+        ({"k.c": "#define SET(p, v) do { (p)[0] = (v); (p)[1] = (p)[0]; } while (0)\n" + SWEEP},
+         (), False),
+        # a nest of literal bounds that touches a few hundred bytes: only a macro inside its
+        # loops (but a pure one) may hide more
+        ({"k.c": TINY.format("BIAS(1)")}, (), False),
+        ({"k.c": TINY.format("SCALED(a, i)")}, (), True),
     ],
 )  # fmt: skip
 def test_text_scan(tmp_path, files, flags, candidate):
