@@ -929,6 +929,7 @@ def _affine_nest(tokens: list[bytes], start: int, end: int, body: _Body) -> bool
     previous = b""
     pointers: set[bytes] = set()
     stepped: set[bytes] = set()
+    varying = _varying_names(tokens, start, end)
     skip_to = start
     for index, token in enumerate(tokens[start : end + 1], start):
         if index < skip_to:
@@ -954,7 +955,7 @@ def _affine_nest(tokens: list[bytes], start: int, end: int, body: _Body) -> bool
         elif token == b"[":
             if previous != b"]":
                 pointers.update(_base(tokens, index)[0])
-            if _loaded_subscript(tokens, index):
+            if _loaded_subscript(tokens, index) or _member_of(tokens, index, varying):
                 return False
         elif token in _STEP:
             stepped.add(previous)
@@ -985,6 +986,36 @@ def _counter_outside_model(tokens: list[bytes], loop: int, macros: frozenset[byt
         return False
     first, last = _loop_body(tokens, loop)
     return names[0] in tokens[first : last + 1]
+
+
+def _varying_names(tokens: list[bytes], start: int, end: int) -> set[bytes]:
+    """The names the nest at `tokens[start..end]` assigns a value computed from one of its
+    `for` counters (`mb = &info[n]`), or from such a name."""
+    counters = set()
+    for index in range(start, end):
+        if tokens[index] == b"for" and tokens[index + 1] == b"(":
+            test = _split(tokens[index + 2 : _closing(tokens, index + 1)], b";")[1:2]
+            if test and test[0] and _IDENTIFIER.match(test[0][0]):
+                counters.add(test[0][0])
+    varying: set[bytes] = set()
+    for index in range(start + 1, end):
+        if tokens[index] == b"=" and _IDENTIFIER.match(tokens[index - 1]):
+            value, depth = index + 1, 0
+            while value <= end and not (depth == 0 and tokens[value] in (b";", b",")):
+                depth += {b"(": 1, b"[": 1, b")": -1, b"]": -1}.get(tokens[value], 0)
+                value += 1
+            if not (counters | varying).isdisjoint(tokens[index + 1 : value]):
+                varying.add(tokens[index - 1])
+    return varying
+
+
+def _member_of(tokens: list[bytes], opening: int, names: set[bytes]) -> bool:
+    """Does the subscript opened at `opening` read a member through one of `names`
+    (`p[mb->segment]`: a load at an address that changes from one iteration to the next)?"""
+    closing = _closing(tokens, opening)
+    return any(
+        tokens[k] in names and tokens[k + 1] == b"->" for k in range(opening + 1, closing - 1)
+    )
 
 
 def _loaded_subscript(tokens: list[bytes], opening: int) -> bool:

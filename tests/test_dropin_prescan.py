@@ -177,6 +177,12 @@ void f(int n, float *a, float *b, float *c) {
 """
 CARRIED = "{ C[i][j] *= g; g = C[i][j]; }"
 TIME_LOOP = "for (int t = 0; t < T; t++) {"
+#: a histogram by a member (`{}`: what the pointer to each record is), then read in a branch
+HISTOGRAM = (
+    "struct Info {{ int seg; }};\nvoid f(int n, const struct Info *info, int *out) {{\n"
+    " int p[4] = {{0}};\n for (int k = 0; k < n; k++) {{ const struct Info *mb = {};"
+    " ++p[mb->seg]; }}\n if (out) for (int k = 0; k < 4; k++) out[k] = p[k]; }}\n"
+)
 
 
 @pytest.mark.parametrize(
@@ -267,6 +273,10 @@ TIME_LOOP = "for (int t = 0; t < T; t++) {"
         ("typedef double (*Fn)(double); double sq(double), cube(double);\n"
          + ITERATED.replace("{\n", "{\n const Fn f = n > 4 ? sq : cube;\n", 1)
          .rsplit("}", 1)[0] + " a[0] = f(a[0]); }", False),
+        # a subscript read through a pointer the nest sets from its counter is loaded from
+        # memory at an address each iteration moves (not one a pointer set once gives)
+        (HISTOGRAM.format("&info[k]"), False),
+        (HISTOGRAM.format("info"), True),
         # a time loop of literal bounds around a sweep the passes inline: not a tiny nest
         ("static void sweep(int n, double *a, double *b) {\n"
          + ITERATED.split(TIME_LOOP, 1)[1].rsplit("}", 2)[0]
