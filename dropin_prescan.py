@@ -1092,7 +1092,7 @@ def _base(tokens: list[bytes], opening: int) -> tuple[list[bytes], int]:
 def _dereferenced_chain(tokens: list[bytes], opening: int) -> bool:
     """Is the `(` at `opening` that of `(*name)[` or `(*s->m)[` (a pointer to an array
     subscripted: its `*` is part of the subscript's address, as `[0]` would be)?"""
-    if tokens[opening + 1 : opening + 2] != [b"*"]:
+    if tokens[opening : opening + 2] != [b"(", b"*"]:
         return False
     closing = _closing(tokens, opening)
     chain = tokens[opening + 2 : closing]
