@@ -45,9 +45,10 @@ def run_compiler(
     """Behave as `cc argv` (or `argv[0] argv[1:]` when argv[0] names a compiler). The work
     past the front door goes to `served` first (the warm server, `dropin_server`, told which
     inputs the text scan kept), which returns the step's status or None to let this process
-    do it; `on_miss` runs when this process then has to compile a file whose outputs the
-    cache does not hold. `scanned`: inputs the server's client already found may have a
-    locality nest (`dropin_textscan`, not run again)."""
+    do it; `on_miss` runs when this process then has to analyse a unit the cache does not
+    hold (not for one the scan of its preprocessed tokens clears). `scanned`: inputs the
+    server's client already found may have a locality nest (`dropin_textscan`, not run
+    again)."""
     cc, args = _underlying_compiler(argv)
     command = parse_command(expand_response_files(args))
     refused = _refused_command(command)

@@ -276,8 +276,6 @@ class Driver:
         if replayed is not None:
             data, failure = replayed
             return self._finish(unit, _write_output(data, output, stage), started, failure)
-        if self.on_miss is not None:
-            self.on_miss()  # (a warm build, all given back, never gets here)
         speculative.begin()
         result, cache_state = self._analyse(item.path, preprocessed, key, stage, unit, scratch)
         unit.cache = cache_state
@@ -411,6 +409,8 @@ class Driver:
                 return _result_from_cache(*hit), "hit"
             except (KeyError, TypeError, ValueError):
                 pass  # an entry from another layout: recompute
+        if self.on_miss is not None:
+            self.on_miss()  # (neither a warm build, all given back, nor a unit the scan clears)
         unit_path = _scratch_file(scratch, "unit.i")
         with open(unit_path, "wb") as handle:
             handle.write(preprocessed)

@@ -93,9 +93,10 @@ def compile_through_server(argv: list[str], scanned: list[str]) -> int | None:
 
 def start_absent_server() -> None:
     """Start the server for the next steps if none answered this one: called when the step
-    has to compile a file (its outputs are not in the cache), not before; a warm build,
-    which only gives back what the cache holds, starts no server and loads none of what it
-    preloads."""
+    has to analyse a unit (the cache does not hold it, its tokens may hold a nest the passes
+    transform), not before; a warm build, which only gives back what the cache holds, or a
+    project whose units the scans all clear (libwebp but one file), starts no server and
+    loads none of what it preloads."""
     global _absent
     if _absent is not None:
         _start_server(_absent)

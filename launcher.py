@@ -61,7 +61,7 @@ def _through_server(argv: list[str], scanned: list[str]) -> int | None:
 
 
 def _start_server_on_miss() -> None:
-    """A step that has to compile a file starts the server for the next steps when none
+    """A step that has to analyse a unit starts the server for the next steps when none
     answered."""
     from .dropin_server import start_absent_server
 

@@ -21,6 +21,8 @@ from pathlib import Path
 
 import pytest
 from pycc_stencil import dropin_server
+from pycc_stencil.dropin_prescan import has_locality_nest
+from pycc_stencil.dropin_textscan import may_have_locality_nest
 from test_compiler_mode import CC, PYCC, clean_env
 from test_temp_files import KERNEL
 
@@ -250,6 +252,21 @@ def test_a_warm_step_starts_no_server_a_cold_one_does(project):
     assert _server_processes(project) == []
     assert _step(project, "cold", "k.o").wait(120) == 0
     assert _server_processes(project)
+
+
+def test_a_step_whose_unit_the_scan_clears_starts_no_server(project):
+    """A file that is preprocessed (its text's macro may hide an access) and whose tokens
+    then hold no nest the passes transform is cc's: nothing for a server to preload for."""
+    (project / "src" / "k.c").write_text(
+        "#define GET(p, i) (p)[(i)]\n"
+        "void f(int T, int n, double *a, double *b) { for (int t = 0; t < T; t++)\n"
+        " for (int i = 0; i < n; i++) b[i] = GET(a, i) * 2; }\n"
+    )
+    source = project / "src" / "k.c"
+    assert may_have_locality_nest(str(source), [])
+    assert not has_locality_nest(subprocess.run([CC, "-E", source], capture_output=True).stdout)
+    assert _step(project, "cold", "k.o").wait(120) == 0
+    assert _server_processes(project) == []
 
 
 def test_the_server_is_per_code_and_interpreter_settings(monkeypatch):
