@@ -476,9 +476,11 @@ def _without_once_loops(tokens: list[bytes]) -> list[bytes]:
         inside = [t for t in tokens[test + 2 : closing] if t not in (b"(", b")")]
         if len(inside) == 1 and _ZERO.match(inside[0]):
             dropped |= {index, *range(test, closing + 1)}
-    if not dropped:
-        return tokens
-    return [token for index, token in enumerate(tokens) if index not in dropped]
+    kept, position = [], 0
+    for index in sorted(dropped):
+        kept += tokens[position:index]
+        position = index + 1
+    return kept + tokens[position:] if dropped else tokens
 
 
 def blank_comments_and_literals(code: bytes) -> bytes:
