@@ -21,15 +21,7 @@ from collections.abc import Callable
 from .code_stamp import code_stamp
 from .dropin_command import CompilerCommand
 from .emit import cc_machine
-from .runtime.private_cache import private_directory, read_entry, user_cache_dir, write_entry
-
-
-def cache_dir() -> str | None:
-    """`$PYCC_CACHE_DIR`, else `$XDG_CACHE_HOME/pycc-stencil/compile` (or under `~/.cache`),
-    when it is private to the user; None when `PYCC_NO_CACHE=1`."""
-    if os.environ.get("PYCC_NO_CACHE") == "1":
-        return None
-    return private_directory(os.environ.get("PYCC_CACHE_DIR") or user_cache_dir("compile"))
+from .runtime.private_cache import compile_cache_dir, read_entry, write_entry
 
 
 def tool_identity(cc: str, command: CompilerCommand) -> str:
@@ -145,7 +137,7 @@ def cache_key(*parts: bytes | str) -> str:
 
 def load(key: str) -> tuple[dict, dict[str, bytes]] | None:
     """The cached (metadata, blobs) for `key`, or None."""
-    directory = cache_dir()
+    directory = compile_cache_dir()
     payload = None if directory is None else read_entry(directory, key)
     if payload is None:
         return None
@@ -164,7 +156,7 @@ def load(key: str) -> tuple[dict, dict[str, bytes]] | None:
 def store(key: str, meta: dict, blobs: dict[str, bytes]) -> None:
     """Record a result: one entry, the metadata (a JSON line naming the blobs' sizes), then
     the blobs; a cache that cannot be written is silently not used."""
-    directory = cache_dir()
+    directory = compile_cache_dir()
     if directory is None:
         return
     header = json.dumps({**meta, "blobs": {name: len(data) for name, data in blobs.items()}})

@@ -27,10 +27,13 @@ keywords, macros of system headers other than the standard's.
 
 from __future__ import annotations
 
+import marshal
 import os
 import re
+import zlib
 from collections.abc import Iterable
 
+from . import dropin_prescan
 from .dropin_prescan import (
     CONDITIONAL_CODE,
     blank_comments_and_literals,
@@ -38,6 +41,7 @@ from .dropin_prescan import (
     pure_macros,
     unexpanded_may_have_locality_nest,
 )
+from .runtime.private_cache import compile_cache_dir, private_directory
 
 #: C's function-like macros of <assert.h>, <math.h>, <stddef.h>, <stdint.h>, glibc's <sys/param.h>:
 #: they expand to arithmetic, a condition or nothing (`assert` under -DNDEBUG)
@@ -235,38 +239,142 @@ def _read(
     without braces or loops of their own."""
     if depth > _MAX_DEPTH:
         raise _Unsure
-    seen.add(_identity(file))
+    identity = _identity(file)
+    seen.add(identity)
+    facts = _facts(file) if depth == 0 else _stored_facts(file, identity)
+    if facts is None:
+        raise _Unsure
+    unnested, bodies, words, pastes, macros, has_code, text, pieces, looping = facts
+    for name, body in unnested:
+        path.unnested.setdefault(name, []).append(body)
+    for name, body in bodies:
+        path.bodies.setdefault(name, []).append(body)
+    path.macro_words.update(words)
+    path.pastes += pastes
+    path.macros.update(macros)
+    scanned = depth == 0 or in_body or has_code
+    if not scanned:
+        path.unscanned.append(text)
+    for piece, include, inside in pieces:
+        if scanned:
+            code.append(piece)
+        if include is not None:
+            _include(include, file, path, code, seen, depth, inside)
+    code += (_macro_code(d, path.unnested) for d in looping)
+
+
+#: what `_read` takes from one file's text alone: the bodies of its macros whose braces do not
+#: nest and of all its macros (name, body with its parameters `MACRO_ARGUMENT`), the words of
+#: its macros' bodies, the words each `##` pastes, the macro names it defines, whether it has
+#: code to scan, its text when it has none, its code between its `#include`s (the piece
+#: before each, the include's rest of line, whether it is inside braces) and its looping
+#: definitions; None for a spelling only cc reads right
+Facts = tuple | None
+
+
+def _facts(file: str) -> Facts:
     with open(file, "rb") as handle:
         text = _SPLICE.sub(b"", handle.read())
     if _ODD_SPELLING.search(text):
-        raise _Unsure
+        return None
+    unnested, bodies, pastes = [], [], []
+    words: set[bytes] = set()
+    macros: set[bytes] = set()
     for name, parameters, body in _ANY_DEFINITION.findall(text):
+        expanded = _with_arguments(parameters, body)
         if (b"{" in body or b"}" in body) and not _nested(body):
-            path.unnested.setdefault(name, []).append(_with_arguments(parameters, body))
-        path.bodies.setdefault(name, []).append(_with_arguments(parameters, body))
-        path.macro_words.update(_WORD.findall(body))
+            unnested.append((name, expanded))
+        bodies.append((name, expanded))
+        words.update(_WORD.findall(body))
         if b"##" in body:  # (the patterns below are slow on a body without their anchor)
-            path.pastes += _pasted_words(_with_arguments(parameters, body))
+            pastes += _pasted_words(expanded)
         if b"{" in body:
-            path.macros.update(_DEFINES_FUNCTION.findall(body))  # no call of it refuses
+            macros.update(_DEFINES_FUNCTION.findall(body))  # no call of it refuses
     text = _without_dropped_branches(text)
-    path.macros.update(_DEFINED.findall(text))
-    scanned = depth == 0 or in_body or _has_code_to_scan(text)
-    if not scanned:
-        path.unscanned.append(text)
-    position = 0
+    macros.update(_DEFINED.findall(text))
+    pieces, position = [], 0
     for include in _INCLUDE.finditer(text):
         if not _at_line_start(text, include.start()):
             continue  # in a comment or a string
-        if scanned:
-            code.append(text[position : include.start()])
+        inside = _in_braces(text, include.start())
+        pieces.append((text[position : include.start()], include.group(1), inside))
         name = _INCLUDE_NAME.match(include.group(1))  # what follows it stays (a `*/`)
         position = include.start(1) + name.end() if name is not None else include.end()
-        inside = _in_braces(text, include.start())
-        _include(include.group(1), file, path, code, seen, depth, inside)
-    if scanned:
-        code.append(text[position:])
-    code += (_macro_code(d, path.unnested) for d in _LOOPING_DEFINITION.findall(text))
+    pieces.append((text[position:], None, False))
+    has_code = _has_code_to_scan(text)
+    looping = _LOOPING_DEFINITION.findall(text)
+    return (
+        unnested,
+        bodies,
+        words,
+        pastes,
+        macros,
+        has_code,
+        None if has_code else text,
+        pieces,
+        looping,
+    )
+
+
+#: the facts of this many headers are kept (each in the slot its name hashes to: one whose
+#: slot another header took is read again)
+_FACT_SLOTS = 1024
+
+
+def _stored_facts(file: str, identity: str) -> Facts:
+    """`_facts(file)`, kept across processes in the user's private cache: every unit of a
+    project reads the same headers. An entry is the header's name, size, change time and
+    inode and this scan's own code's, so an edited header or an upgraded scan reads again
+    (when its text changes within one tick of the clock at the same size, the scan may
+    miss a nest: only an optimization lost, cc compiles the file either way). A header
+    included inside braces (`in_body`) needs its text, which `_facts` keeps only for
+    headers without code: such a header's facts are the same either way."""
+    directory = _facts_directory()
+    if directory is None:
+        return _facts(file)
+    info = os.stat(file)
+    stamp = [identity, info.st_mtime_ns, info.st_size, info.st_ino, *_scanner_stamp()]
+    entry = os.path.join(directory, f"{zlib.crc32(identity.encode()) % _FACT_SLOTS:03x}")
+    try:
+        with open(entry, "rb") as handle:
+            stored, facts = marshal.loads(handle.read())
+        if stored == stamp:
+            return facts
+    except (OSError, ValueError, EOFError, TypeError):
+        pass  # no entry yet, another header's, or one from an older layout
+    facts = _facts(file)
+    temporary = f"{entry}.{os.getpid()}"
+    try:
+        with open(temporary, "wb") as handle:
+            handle.write(marshal.dumps((stamp, facts)))
+        os.replace(temporary, entry)
+    except OSError:
+        pass  # a cache that cannot be written is not used
+    return facts
+
+
+#: `_facts_directory`'s answer for each value of the variables it reads
+_facts_directories: dict[tuple[str | None, ...], str | None] = {}
+_CACHE_VARIABLES = ("PYCC_NO_CACHE", "PYCC_CACHE_DIR", "XDG_CACHE_HOME", "HOME")
+
+
+def _facts_directory() -> str | None:
+    """`text-scan/` in the compile cache's private directory (None: no cache)."""
+    variables = tuple(os.environ.get(v) for v in _CACHE_VARIABLES)
+    if variables not in _facts_directories:
+        base = compile_cache_dir()
+        directory = None if base is None else private_directory(os.path.join(base, "text-scan"))
+        _facts_directories[variables] = directory
+    return _facts_directories[variables]
+
+
+def _scanner_stamp() -> list[int]:
+    """The change times and sizes of the code that makes the facts."""
+    stamp = []
+    for module in (__file__, dropin_prescan.__file__):
+        info = os.stat(module)
+        stamp += [info.st_mtime_ns, info.st_size]
+    return stamp
 
 
 def _nested(body: bytes) -> bool:

@@ -13,10 +13,7 @@ first, as ccache cleans one subdirectory at a time: no operation looks at the wh
 
 from __future__ import annotations
 
-import grp
-import hashlib
 import os
-import pwd
 import stat
 import sys
 import time
@@ -33,7 +30,9 @@ TRIM_TO = 0.8
 STALE_SECONDS = 3600
 _MAGIC = b"pycc-stencil cache entry 1\n"
 _LENGTH_BYTES = 8
-_DIGEST_BYTES = hashlib.sha256().digest_size
+#: SHA-256's digest size (hashlib, like pwd and grp, is imported where it is used: the
+#: front door asks `private_directory` on every step and needs none of them)
+_DIGEST_BYTES = 32
 
 _warned: set[str] = set()
 
@@ -42,6 +41,14 @@ def user_cache_dir(name: str) -> str:
     """`$XDG_CACHE_HOME/pycc-stencil/<name>`, `~/.cache/pycc-stencil/<name>` by default."""
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return os.path.join(base, "pycc-stencil", name)
+
+
+def compile_cache_dir() -> str | None:
+    """Compiler mode's cache: `$PYCC_CACHE_DIR`, else `$XDG_CACHE_HOME/pycc-stencil/compile`
+    (or under `~/.cache`), when it is private to the user; None when `PYCC_NO_CACHE=1`."""
+    if os.environ.get("PYCC_NO_CACHE") == "1":
+        return None
+    return private_directory(os.environ.get("PYCC_CACHE_DIR") or user_cache_dir("compile"))
 
 
 def private_directory(path: str) -> str | None:
@@ -101,6 +108,9 @@ def _others_can_write(info: os.stat_result) -> bool:
 
 def _private_group(gid: int) -> bool:
     """`gid` is the user's own group: their primary group, named after them, no other member."""
+    import grp
+    import pwd
+
     try:
         user, group = pwd.getpwuid(os.getuid()), grp.getgrgid(gid)
     except KeyError:
@@ -146,11 +156,15 @@ def write_entry(directory: str, key: str, payload: bytes) -> None:
 
 
 def _frame(payload: bytes) -> bytes:
+    import hashlib
+
     length = len(payload).to_bytes(_LENGTH_BYTES, "little")
     return _MAGIC + length + hashlib.sha256(payload).digest() + payload
 
 
 def _unframe(data: bytes) -> bytes | None:
+    import hashlib
+
     header = len(_MAGIC) + _LENGTH_BYTES + _DIGEST_BYTES
     if len(data) < header or not data.startswith(_MAGIC):
         return None

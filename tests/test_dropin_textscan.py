@@ -352,3 +352,27 @@ def test_a_step_scans_its_text_once(tmp_path, monkeypatch):
     assert dropin.run_compiler(argv, scanned=[str(source)]) == 0  # as the server's worker
     assert scans == [str(source)]
     assert (tmp_path / "dropped.o").exists()
+
+
+def test_a_header_is_read_once_for_every_unit_until_it_changes(tmp_path, monkeypatch):
+    """Each header's facts (its macros, its code between includes) are kept in the private
+    cache for the next unit; an edited header is read again, and a damaged entry is a miss."""
+    from pycc_stencil import dropin_textscan
+
+    monkeypatch.setenv("PYCC_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("PYCC_NO_CACHE", raising=False)
+    read = []
+    facts = dropin_textscan._facts
+    monkeypatch.setattr(dropin_textscan, "_facts", lambda f: read.append(f) or facts(f))
+    header = tmp_path / "h.h"
+    header.write_text("#define SCALE 2\n")
+    (tmp_path / "k.c").write_text('#include "h.h"\n' + SWEEP)
+    assert _scan(tmp_path, {}) is False
+    assert _scan(tmp_path, {}) is False
+    assert [Path(f).name for f in read] == ["k.c", "h.h", "k.c"]  # the header once
+    (entry,) = (tmp_path / "cache" / "text-scan").iterdir()
+    header.write_text("static " + ITERATED)  # a nest in the header now
+    assert _scan(tmp_path, {}) is True
+    entry.write_bytes(b"\0damaged")
+    assert _scan(tmp_path, {}) is True
+    assert [Path(f).name for f in read][3:] == ["k.c", "h.h", "k.c", "h.h"]
