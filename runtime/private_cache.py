@@ -18,8 +18,6 @@ import stat
 import sys
 import time
 
-from ..emit.output_files import write_atomically
-
 #: `PYCC_CACHE_MAX_SIZE` when unset: 1 GiB per cache directory (`0`: no limit)
 DEFAULT_MAX_BYTES = 1 << 30
 MAX_SIZE_VARIABLE = "PYCC_CACHE_MAX_SIZE"
@@ -30,8 +28,8 @@ TRIM_TO = 0.8
 STALE_SECONDS = 3600
 _MAGIC = b"pycc-stencil cache entry 1\n"
 _LENGTH_BYTES = 8
-#: SHA-256's digest size (hashlib, like pwd and grp, is imported where it is used: the
-#: front door asks `private_directory` on every step and needs none of them)
+#: SHA-256's digest size (hashlib, like pwd, grp and the atomic writer, is imported where it
+#: is used: the front door asks `private_directory` on every step and needs none of them)
 _DIGEST_BYTES = 32
 
 _warned: set[str] = set()
@@ -146,6 +144,8 @@ def read_entry(directory: str, key: str) -> bytes | None:
 def write_entry(directory: str, key: str, payload: bytes) -> None:
     """Store `payload` under `key`, then trim its shard; a cache that cannot be written is
     silently not used."""
+    from ..emit.output_files import write_atomically  # (signal, contextlib: not for readers)
+
     path = entry_path(directory, key)
     try:
         os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
