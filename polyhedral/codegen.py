@@ -49,6 +49,11 @@ PARALLEL_MARK = "pycc.parallel"
 POISON_SCRATCH = "PYCC_POISON_SCRATCH"
 _FALSE = ir.Constant(ir.IntType(1), 0)
 I64 = ir.IntType(64)
+#: the largest magnitude of a parameter the new code runs for: the tile loops' bounds are sums
+#: of parameters times coefficients (skews, tile sizes below 2^20), which stay far from i64's
+#: limits; beyond it (a time loop of 2^62 steps, which cc's build runs "forever") the
+#: original loops run
+PARAMETER_LIMIT = 1 << 40
 _OP = isl.ast_expr_op_type
 
 
@@ -506,7 +511,8 @@ class _Generator:
     # -- run-time alias check ----------------------------------------------------------------
 
     def entry_condition(self, b: ir.IRBuilder, build: isl.AstBuild, min_bytes: int) -> ir.Value:
-        """i1: the parameters satisfy the SCoP's assumptions, no written array shares a byte
+        """i1: the parameters satisfy the SCoP's assumptions and stay within `PARAMETER_LIMIT`,
+        no written array shares a byte
         with another array of the SCoP, and the byte ranges of the arrays outside the function
         (pointer arguments, globals) add up to at least `min_bytes`.
 
@@ -539,6 +545,11 @@ class _Generator:
                 (lo_a, hi_a), (lo_b, hi_b) = bounds[names[x]], bounds[names[y]]
                 apart = b.or_(b.icmp_signed("<=", hi_a, lo_b), b.icmp_signed("<=", hi_b, lo_a))
                 result = b.and_(result, apart)
+        for value in scop.params.values():
+            if isinstance(value.type, ir.IntType) and value.type.width > 32:
+                limit = ir.Constant(value.type, PARAMETER_LIMIT)
+                small = b.icmp_unsigned("<=", b.add(value, limit), b.add(limit, limit))
+                result = b.and_(result, small)
         if scop.assumed is not None:  # what the model assumed of the parameters
             result = b.and_(result, self.expr(build.expr_from_set(scop.assumed)))
         if min_bytes:

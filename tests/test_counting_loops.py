@@ -18,6 +18,7 @@ from __future__ import annotations
 import ctypes
 import itertools
 import re
+import subprocess
 
 import pytest
 from corpus_check import kernel_cases
@@ -558,3 +559,40 @@ def test_counters_that_may_wrap_or_are_read_stay_and_say_why(kernel_file, name, 
     assert_bit_exact(result, remarks, nonempty=True)
     assert not any(m.startswith("time-tiled") for m in passed(remarks)), remarks
     assert any(words in m for m in missed(remarks)), remarks
+
+
+LONG_STEPS_C = """
+void steps(long T, int n, double *a, double *b) {
+  for (long t = 0; t < T; t++) {
+    for (int i = 1; i < n - 1; i++) b[i] = (a[i-1] + a[i] + a[i+1]) / 3.0;
+    for (int i = 1; i < n - 1; i++) a[i] = b[i];
+  }
+}
+"""
+LONG_STEPS_MAIN = r"""
+#include <stdio.h>
+#include <stdlib.h>
+void steps(long T, int n, double *a, double *b);
+int main(int argc, char **argv) {
+  long T = strtol(argv[1], 0, 0); int n = atoi(argv[2]);
+  double *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b);
+  for (int i = 0; i < n; i++) { a[i] = (i * 7919) % 1000; b[i] = 0; }
+  steps(T, n, a, b);
+  printf("%.17g %.17g\n", a[1], a[n / 2]);
+  return 0;
+}
+"""
+
+
+def test_a_time_loop_of_two_to_the_62_steps_runs_as_long_as_ccs(tmp_path):
+    """`for (long t = 0; t < T; t++)` with T = 2^62 or LONG_MAX runs (practically) forever
+    under cc; the tiled code's bounds, sums of T with skews and tile sizes, overflowed near
+    i64's limits and it returned at once. Beyond `PARAMETER_LIMIT` the original loops run."""
+    env, compiled = build_both(
+        tmp_path, LONG_STEPS_MAIN, LONG_STEPS_C, ["-O3"], ["-O3"], dict(SMALL_CACHES)
+    )
+    assert any("remark: time-tiled" in r for r in compiled["steps"]["remarks"])
+    assert_same_output(tmp_path, env, [["100", "5000"], ["7", "13"], ["-3", "5000"]])
+    for steps in (1 << 62, (1 << 63) - 1):
+        with pytest.raises(subprocess.TimeoutExpired):  # as cc's build: still stepping
+            subprocess.run([tmp_path / "pycc", str(steps), "5000"], env=env, timeout=1)
