@@ -323,17 +323,20 @@ _FACT_SLOTS = 1024
 
 def _stored_facts(file: str, identity: str) -> Facts:
     """`_facts(file)`, kept across processes in the user's private cache: every unit of a
-    project reads the same headers. An entry is the header's name, size, change time and
-    inode and this scan's own code's, so an edited header or an upgraded scan reads again
-    (when its text changes within one tick of the clock at the same size, the scan may
-    miss a nest: only an optimization lost, cc compiles the file either way). A header
+    project reads the same headers. An entry is the header's name, size, inode, times of
+    change (`st_ctime`, which no user sets: `touch -r`, `cp -p` or `tar x` give a new
+    file an old `st_mtime`) and modification, and this scan's own code's, so an edited
+    header or an upgraded scan reads again (were its text to change within one tick of the
+    clock at the same size, the scan might miss a nest: only an optimization lost, cc
+    compiles the file either way). A header
     included inside braces (`in_body`) needs its text, which `_facts` keeps only for
     headers without code: such a header's facts are the same either way."""
     directory = _facts_directory()
     if directory is None:
         return _facts(file)
     info = os.stat(file)
-    stamp = [identity, info.st_mtime_ns, info.st_size, info.st_ino, *_scanner_stamp()]
+    stamp = [identity, info.st_mtime_ns, info.st_ctime_ns, info.st_size, info.st_ino]
+    stamp += _scanner_stamp()
     entry = os.path.join(directory, f"{zlib.crc32(identity.encode()) % _FACT_SLOTS:03x}")
     try:
         with open(entry, "rb") as handle:

@@ -5,6 +5,7 @@ no `cc -E`; the answer must never be "no" where the preprocessed unit's scan say
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import time
 from pathlib import Path
@@ -356,7 +357,9 @@ def test_a_step_scans_its_text_once(tmp_path, monkeypatch):
 
 def test_a_header_is_read_once_for_every_unit_until_it_changes(tmp_path, monkeypatch):
     """Each header's facts (its macros, its code between includes) are kept in the private
-    cache for the next unit; an edited header is read again, and a damaged entry is a miss."""
+    cache for the next unit; a header edited is read again, even when it keeps its size,
+    inode and modification time (`touch -r`, `cp -p`, `tar x`), and a damaged entry is a
+    miss."""
     from pycc_stencil import dropin_textscan
 
     monkeypatch.setenv("PYCC_CACHE_DIR", str(tmp_path / "cache"))
@@ -364,14 +367,21 @@ def test_a_header_is_read_once_for_every_unit_until_it_changes(tmp_path, monkeyp
     read = []
     facts = dropin_textscan._facts
     monkeypatch.setattr(dropin_textscan, "_facts", lambda f: read.append(f) or facts(f))
-    header = tmp_path / "h.h"
-    header.write_text("#define SCALE 2\n")
+    header, nest = tmp_path / "h.h", "static " + ITERATED
+    header.write_text("/*" + nest + "*/")  # no code
     (tmp_path / "k.c").write_text('#include "h.h"\n' + SWEEP)
     assert _scan(tmp_path, {}) is False
     assert _scan(tmp_path, {}) is False
     assert [Path(f).name for f in read] == ["k.c", "h.h", "k.c"]  # the header once
     (entry,) = (tmp_path / "cache" / "text-scan").iterdir()
-    header.write_text("static " + ITERATED)  # a nest in the header now
+    before = os.stat(header)
+    time.sleep(0.05)  # (past a tick of the clock the file system stamps changes with)
+    header.write_text("  " + nest + "  ")  # the nest now, in as many bytes
+    os.utime(header, ns=(before.st_atime_ns, before.st_mtime_ns))
+    after = os.stat(header)
+    assert (after.st_size, after.st_ino, after.st_mtime_ns) == (
+        before.st_size, before.st_ino, before.st_mtime_ns
+    )  # fmt: skip
     assert _scan(tmp_path, {}) is True
     entry.write_bytes(b"\0damaged")
     assert _scan(tmp_path, {}) is True
