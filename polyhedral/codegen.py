@@ -794,16 +794,30 @@ def constant_footprint(scop: Scop) -> int | None:
 
 
 def constant_touched(scop: Scop) -> int | None:
-    """The bytes of the distinct elements the SCoP reads or writes, when they are known before
-    it runs. Elements, not the span between them: a short nest striding through a large
-    array (`A[i * 100000]`, four steps) spans megabytes and touches a few cache lines. (isl
-    counts them without enumerating.)"""
-    if scop.params:
-        return None
-    sets: list[isl.Set] = []
-    scop.reads().union(scop.writes()).range().foreach_set(sets.append)
+    """At most the bytes of the distinct elements the SCoP reads or writes, when that is known
+    before it runs. Elements, not the span between them: a short nest striding through a
+    large array (`A[i * 100000]`, four steps) spans megabytes and touches a few cache lines.
+    Without parameters, isl counts them (without enumerating); with parameters only in the
+    subscripts (`a[i + k]`, loops of constant bounds), each statement's points times its
+    distinct accesses' elements bound them."""
     sizes = {array.name: size_of(array.element) for array in scop.arrays}
-    return sum(cells.count_val().to_python() * sizes[cells.get_tuple_name()] for cells in sets)
+    if not scop.params:
+        sets: list[isl.Set] = []
+        scop.reads().union(scop.writes()).range().foreach_set(sets.append)
+        return sum(c.count_val().to_python() * sizes[c.get_tuple_name()] for c in sets)
+    total = 0
+    for statement in scop.statements:
+        constraints = " and ".join(statement.constraints) or "0 = 0"
+        domain = isl.Set(f"{scop.param_prefix}{{ {statement.tuple_text()} : {constraints} }}")
+        # its points for any values of the parameters: unbounded when they bound a loop (isl
+        # counts an unbounded set as 0)
+        domain = domain.project_out(isl.dim_type.param, 0, len(scop.params))
+        if not domain.is_bounded():
+            return None
+        points = domain.count_val()
+        accesses = {(a.array.name, tuple(a.subscripts)) for a in statement.accesses}
+        total += points.to_python() * sum(sizes[name] for name, _ in accesses)
+    return total
 
 
 def _outside(base: ir.Value) -> bool:

@@ -310,16 +310,19 @@ def test_ill_formed_code_gets_an_answer():
 def test_the_large_passes_refuse_nests_known_to_touch_little(tmp_path):
     """What makes the scan's literal-bounds rule sound: a SCoP whose bounds are constants and
     that touches at most `TINY_NEST_BYTES` is refused, even when a stride spreads its
-    elements over megabytes (the span alone would let it through); the same nest over
-    parameters is transformed."""
+    elements over megabytes (the span alone would let it through) or a parameter offsets
+    its subscripts; the same nest with parameters as bounds is transformed."""
     constant = ITERATED.replace("int T, int n, ", "").replace("t < T", "t < 3")
     constant = constant.replace("n - 1", "15").replace(
         "double *a, double *b", "double a[16], double b[16]"
     )
     strided = constant.replace("double a[16], double b[16]", "double *a, double *b")
     strided = re.sub(r"\[(i[^]]*)\]", r"[(\1) * 100000]", strided)
-    assert has_locality_nest(strided.encode()) is False
-    for code, transformed in ((constant, False), (strided, False), (ITERATED, True)):
+    offset = constant.replace("double a[16], double b[16]", "int k, double *a, double *b")
+    offset = re.sub(r"\[(i[^]]*)\]", r"[\1 + k]", offset)  # a parameter, in subscripts only
+    cases = ((constant, False), (strided, False), (offset, False), (ITERATED, True))
+    assert [has_locality_nest(code.encode()) for code, _ in cases] == [False] * 3 + [True]
+    for code, transformed in cases:
         path = tmp_path / "k.c"
         path.write_text(code)
         module = lower_file(str(path)).module
