@@ -286,22 +286,39 @@ def _calls_through_locals(
     body: list[bytes], file_scope: _FileScope, macros: frozenset[bytes]
 ) -> bool:
     """Does `body` call through a pointer it declares with an initializer (`const Fn f =
-    pick(kind); f(x);`)? The front end refuses such a call, and the function with it. (A
-    name the file scope or a macro also gives may be a function where it is called.)"""
-    declared = {
-        name
-        for k, name in enumerate(body[1:-1], 1)
-        if body[k + 1] == b"="
-        and _IDENTIFIER.match(name)
-        and (_IDENTIFIER.match(body[k - 1]) and body[k - 1] not in _NOT_DECLARING
-             or body[k - 1] == b"*" and k > 1 and (_IDENTIFIER.match(body[k - 2])
-                                                    or body[k - 2] == b"*"))
-    }  # fmt: skip
-    return any(
-        body[k + 1] == b"(" and name not in macros and name not in file_scope
-        for k, name in enumerate(body[:-1])
-        if name in declared
-    )
+    pick(kind); f(x);`), in that declaration's block, after it? The front end refuses such
+    a call, and the function with it. (A name the file scope or a macro also gives may be a
+    function where it is called; so may a system header's, outside the block: `{ double exp
+    = 2; } exp(x);`.)"""
+    calls = {k for k, name in enumerate(body[:-1]) if body[k + 1] == b"("}
+    for k, name in enumerate(body[1:-1], 1):
+        if body[k + 1] != b"=" or not _IDENTIFIER.match(name) or name in macros:
+            continue
+        before = body[k - 1]
+        declarator = (
+            _IDENTIFIER.match(before) and before not in _NOT_DECLARING
+            or before == b"*" and k > 1 and (_IDENTIFIER.match(body[k - 2]) or body[k - 2] == b"*")
+        )  # fmt: skip
+        if not declarator or name in file_scope:
+            continue
+        scope_end = _block_end(body, k)
+        if any(body[c] == name for c in calls if k < c < scope_end):
+            return True
+    return False
+
+
+def _block_end(tokens: list[bytes], index: int) -> int:
+    """The index of the `}` that closes the innermost block around `index` (the length of
+    `tokens` when none does)."""
+    depth = 0
+    for k in range(index - 1, -1, -1):
+        if tokens[k] == b"}":
+            depth += 1
+        elif tokens[k] == b"{":
+            if depth == 0:
+                return _closing(tokens, k)
+            depth -= 1
+    return len(tokens)
 
 
 def _calls(tokens: list[bytes], functions: frozenset[bytes], macros: frozenset[bytes]) -> bool:

@@ -277,6 +277,10 @@ HISTOGRAM = (
         # memory at an address each iteration moves (not one a pointer set once gives)
         (HISTOGRAM.format("&info[k]"), False),
         (HISTOGRAM.format("info"), True),
+        # ... not a local of a system header function's name called outside its block
+        # (declared in a system header, which the scan does not read)
+        (ITERATED.replace("{\n", "{\n { double exp = 2.0; a[0] *= exp; }\n", 1)
+         .rsplit("}", 1)[0] + " a[1] = exp(a[1]); }", True),
         # a time loop of literal bounds around a sweep the passes inline: not a tiny nest
         ("static void sweep(int n, double *a, double *b) {\n"
          + ITERATED.split(TIME_LOOP, 1)[1].rsplit("}", 2)[0]
