@@ -91,6 +91,7 @@ def unexpanded_may_have_locality_nest(
     unnested: Mapping[bytes, list[bytes]] | None = None,
     used_by_macros: frozenset[bytes] = frozenset(),
     pure: frozenset[bytes] = frozenset(),
+    words: Mapping[bytes, frozenset[bytes]] | None = None,
 ) -> bool:
     """The same question of code before preprocessing (its directives are skipped), in which
     each use of a name in `macros` may read and store into any array, and is no branch: a
@@ -102,7 +103,8 @@ def unexpanded_may_have_locality_nest(
     alone when every such body only opens braces or only closes them (not `} else {`) and
     calls a function that refuses its user (`_calls`): wherever the use expands to one, its
     function is cc's. Otherwise the answer is yes. A use of a macro of `pure` (`pure_macros`)
-    reads and stores only what its arguments do."""
+    reads and stores only what its arguments do. `words`: the words of each macro's bodies,
+    by which a use may call a function of the unit (`#define SWEEP sweep`: `SWEEP(n, a)`)."""
     # once comments and literals are blanks, a `#` begins a directive that runs to the line's end
     tokens = _TOKEN.findall(_TO_LINE_END.sub(b"", blank_comments_and_literals(code)))
     if tokens.count(b"{") != tokens.count(b"}"):
@@ -111,7 +113,8 @@ def unexpanded_may_have_locality_nest(
         tokens = _without_once_loops(tokens)
         if not _unnested_uses_refused(tokens, macros, unnested or {}, used_by_macros):
             return True
-        return next(_lowerable_bodies(tokens, sweeps, macros, pure), None) is not None
+        bodies = _lowerable_bodies(tokens, sweeps, macros, pure, words or {})
+        return next(bodies, None) is not None
     except RecursionError:  # nested deeper than the front end lowers (its recursion limit)
         return False
     except (KeyError, IndexError):  # ill-formed code (cc reports it): may have one
@@ -239,7 +242,7 @@ def _candidate_bodies(
 ) -> Iterator[tuple[int, int]]:
     """(first, last) token of each top-level brace block with a candidate nest."""
     end = 0
-    file_scope = _FileScope(tokens) if file_scope is None else file_scope
+    file_scope = _FileScope(tokens, macros) if file_scope is None else file_scope
     for start, token in enumerate(tokens):
         if start < end or token != b"{":
             continue
@@ -260,12 +263,13 @@ def _lowerable_bodies(
     sweeps: bool,
     macros: frozenset[bytes] = frozenset(),
     pure: frozenset[bytes] = frozenset(),
+    words: Mapping[bytes, frozenset[bytes]] | None = None,
 ) -> Iterator[tuple[int, int]]:
     """The candidate bodies but those the front end refuses whole: a `goto` or `asm`
     statement, a call of `setjmp` or the like. Before preprocessing, a name in `macros` may be
     anything, and a definition in a branch cc drops still counts as one."""
     refusing: frozenset[bytes] | None = None
-    file_scope = _FileScope(tokens)
+    file_scope = _FileScope(tokens, macros, words or {})
     for start, end in _candidate_bodies(tokens, macros, sweeps, pure, file_scope):
         if refusing is None:
             refusing = _refusing_functions(tokens) - macros
@@ -305,6 +309,14 @@ def _calls_through_locals(
         if any(body[c] == name for c in calls if k < c < scope_end):
             return True
     return False
+
+
+def _do_test(tokens: list[bytes], do: int) -> list[bytes]:
+    """The tokens of the test of the `do` loop at `do` (empty when it has none in sight)."""
+    test = _statement_end(tokens, do + 1) + 1
+    if tokens[test : test + 2] != [b"while", b"("]:
+        return []
+    return tokens[test + 2 : _closing(tokens, test + 1)]
 
 
 def _block_end(tokens: list[bytes], index: int) -> int:
@@ -698,7 +710,7 @@ def _sweeps_may_be_perfect(tokens: list[bytes], loop: int, body: _Body) -> bool:
     instruction at all: a pointer swap, a constant assigned)?"""
     sweeps = 0
     for first, last in _statements(tokens, *_loop_body(tokens, loop)):
-        if body.calls_unit_function(tokens, first + 1):
+        if body.calls_unit_function(tokens, first + 1) or body.may_call_loops(tokens, first + 1):
             sweeps += 1  # inlined: its loops may be sweeps, its statements compile to none
         elif tokens[first] in _LOOPS:
             sweeps += 1
@@ -867,6 +879,7 @@ def _literal_bytes(
             token in body.macros
             and token not in body.pure_macros
             or body.calls_unit_function(tokens, index)
+            or body.macro_calls_unit(tokens, index)
         ):
             return None
         if token == b"[" and tokens[index - 1] != b"]" or _unary_star(tokens, index):
@@ -1083,6 +1096,7 @@ def _flow(tokens: list[bytes], start: int, end: int, body: _Body) -> Flow:
             and not _dereferenced_chain(tokens, index - 1)
             or (_macro_call(tokens, index, body) and tokens[index - 1] not in body.pure_macros)
             or body.calls_unit_function(tokens, index)
+            or body.macro_calls_unit(tokens, index)
         ):
             written.add(_ANY_ARRAY)
             read.add(_ANY_ARRAY)
@@ -1153,8 +1167,14 @@ class _FileScope:
     types, functions, parameters) and the functions it defines, found when a nest first
     asks."""
 
-    def __init__(self, tokens: list[bytes]):
-        self._tokens = tokens
+    def __init__(
+        self,
+        tokens: list[bytes],
+        macros: frozenset[bytes] = frozenset(),
+        words: Mapping[bytes, frozenset[bytes]] | None = None,
+    ):
+        self._tokens, self._macros, self._words = tokens, macros, words or {}
+        self._reached: dict[bytes, frozenset[bytes]] = {}
         self._names: frozenset[bytes] | None = None
         self._functions: dict[bytes, tuple[int, int]] | None = None
         self._affine: dict[bytes, bool] = {}
@@ -1211,15 +1231,22 @@ class _FileScope:
         return self._affine[name]
 
     def _body_affine(self, name: bytes) -> bool:
+        """(A macro's use in it is read as elsewhere: no branch; a `do` whose test a macro
+        makes may be `do ... while (0)`, no loop.)"""
         start, end = self.functions[name]
         body = self._tokens[start + 1 : end]
-        if not (_NOT_AFFINE - {b"return"}).isdisjoint(body) or b"do" in body:
+        if not (_NOT_AFFINE - {b"return"}).isdisjoint(body) or any(
+            token == b"do" and (test := _do_test(body, k)) and self._macros.isdisjoint(test)
+            for k, token in enumerate(body)
+        ):
             return False
         returns = [k for k, token in enumerate(body) if token == b"return"]
         if returns and (len(returns) > 1 or _statement_end(body, returns[0]) != len(body) - 1):
             return False
         for k, token in enumerate(body[:-1]):
             if body[k + 1] != b"(" or not _IDENTIFIER.match(token) or token in _NOT_CALLS:
+                continue
+            if token in self._macros:
                 continue
             if _ARITHMETIC_CALL.match(token):
                 continue
@@ -1228,6 +1255,18 @@ class _FileScope:
             if not self.inlined_affine(token):
                 return False
         return True
+
+    def reached(self, macro: bytes) -> frozenset[bytes]:
+        """The `static` functions of the unit a use of `macro` may call: those its bodies
+        name, or the bodies of the macros they name, and so on."""
+        if macro not in self._reached:
+            self._reached[macro] = frozenset()  # (a macro that names itself)
+            words = self._words.get(macro, frozenset())
+            found = set(words & self.functions.keys() & self.static)
+            for word in words & self._words.keys():
+                found |= self.reached(word)
+            self._reached[macro] = frozenset(found)
+        return self._reached[macro]
 
     def loops_in(self, name: bytes) -> bool:
         """Does the body of the unit's function `name` hold a loop?"""
@@ -1270,7 +1309,7 @@ class _Body:
         self.pure_macros = pure_macros
         self._span = (tokens, start, end)
         self._classes: dict[bytes, bytes] | None = None
-        self._file_scope = file_scope if file_scope is not None else _FileScope(tokens)
+        self._file_scope = file_scope if file_scope is not None else _FileScope(tokens, macros)
         self._in_parens: frozenset[bytes] | None = None
         self._integers: frozenset[bytes] | None = None
         #: does the body hold conditional code (`CONDITIONAL_CODE`)?
@@ -1294,13 +1333,28 @@ class _Body:
         return self._file_scope.inlined_affine(name)
 
     def unit_loops(self, start: int, end: int) -> int:
-        """How many calls in `tokens[start..end]` are of the unit's functions with loops."""
+        """How many calls in `tokens[start..end]` are of the unit's functions with loops (a
+        macro's, but a pure one's, may be one when a static function has loops)."""
         tokens = self._span[0]
         return sum(
             1
             for k in range(start, end)
-            if self.calls_unit_function(tokens, k + 1) and self._file_scope.loops_in(tokens[k])
+            if self.calls_unit_function(tokens, k + 1)
+            and self._file_scope.loops_in(tokens[k])
+            or self.may_call_loops(tokens, k + 1)
         )
+
+    def macro_calls_unit(self, tokens: list[bytes], index: int) -> frozenset[bytes]:
+        """The static functions of the unit the macro whose use the `(` at `index` opens may
+        call (`#define SWEEP sweep`): inlined, they may read and store any array."""
+        if not _macro_call(tokens, index, self):
+            return frozenset()
+        return self._file_scope.reached(tokens[index - 1])
+
+    def may_call_loops(self, tokens: list[bytes], index: int) -> bool:
+        """Is the `(` at `index` a use of a macro that may call a static function of the
+        unit with loops?"""
+        return any(map(self._file_scope.loops_in, self.macro_calls_unit(tokens, index)))
 
     @property
     def integers(self) -> frozenset[bytes]:

@@ -214,8 +214,15 @@ def may_have_locality_nest(source: str, flags: list[str], sweeps: bool = False) 
     ):
         return True  # a use the scan cannot see (a pasted name), or in code it does not read
     pure = pure_macros(path.bodies, MACRO_ARGUMENT, frozenset(path.command_line))
+    words = {n: frozenset(_WORD.findall(b"\n".join(b))) for n, b in path.bodies.items()}
     return unexpanded_may_have_locality_nest(
-        b"\n".join(code), frozenset(path.macros), sweeps, path.unnested, frozenset(used), pure
+        b"\n".join(code),
+        frozenset(path.macros),
+        sweeps,
+        path.unnested,
+        frozenset(used),
+        pure,
+        words,
     )
 
 

@@ -54,6 +54,15 @@ MAIN = "int main(void) { float a[8] = { 0 }, b[8]; START sweep(8, a, b); STOP re
 ROWS = "void f(int n, double a[n][n], double b[n][n]) {{" + TWO_LOOPS + " a[i][j] = {}; }}\n"
 
 
+#: a static Jacobi sweep (`{}`: a statement between its loops), called by name `{}` in a
+#: time loop
+STATIC_SWEEP = (
+    "static void sweep(int n, double *a, double *b) {{\n"
+    " for (int i = 1; i < n - 1; i++) b[i] = (a[i-1] + a[i] + a[i+1]) / 3.0;\n {}\n"
+    " for (int i = 1; i < n - 1; i++) a[i] = b[i]; }}\n"
+    "void jacobi(int T, int n, double *a, double *b) {{\n"
+    " for (int t = 0; t < T; t++) {}(n, a, b); }}\n"
+)
 #: a time loop of literal bounds over 14 points, a macro that calls out before it (`{}`: a
 #: term of the sweep's)
 TINY = (
@@ -228,6 +237,21 @@ def _scan(tmp_path: Path, files: dict[str, str], flags: tuple[str, ...] = ()) ->
         # a macro whose body is `do { ... } while (0)`: no loop
         ({"k.c": "#define SET(p, v) do { (p)[0] = (v); (p)[1] = (p)[0]; } while (0)\n" + SWEEP},
          (), False),
+        # a static sweep the passes inline: called through a macro (that names it, or wraps
+        # its call), or holding a macro's use (arithmetic, a `do ... while (0)` swap, a
+        # `do` whose test a macro makes: `while (FALSE)`)
+        ({"k.c": "#define SWEEP sweep\n" + STATIC_SWEEP.format("", "SWEEP")}, (), True),
+        ({"k.c": "#define SWEEP(n, x, y) sweep(n, x, y)\n" + STATIC_SWEEP.format("", "SWEEP")},
+         (), True),
+        ({"k.c": "#define AVG3(x, y, z) (((x) + (y) + (z)) / 3.0)\n"
+          + STATIC_SWEEP.format("", "sweep").replace("(a[i-1] + a[i] + a[i+1]) / 3.0",
+                                                      "AVG3(a[i-1], a[i], a[i+1])")}, (), True),
+        ({"k.c": "#define SWAP(x, y) do { double *s = x; x = y; y = s; } while (0)\n"
+          + STATIC_SWEEP.format("SWAP(a, b);", "sweep")}, (), True),
+        ({"k.c": "#define FALSE 0\n" + STATIC_SWEEP.format("", "sweep")
+          .replace("for (int i = 1; i < n - 1; i++) a[i] = b[i];",
+                   "do { for (int i = 1; i < n - 1; i++) a[i] = b[i]; } while (FALSE);")},
+         (), True),
         # a nest of literal bounds that touches a few hundred bytes: only a macro inside its
         # loops (but a pure one) may hide more
         ({"k.c": TINY.format("BIAS(1)")}, (), False),
