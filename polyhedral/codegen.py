@@ -545,10 +545,12 @@ class _Generator:
                 (lo_a, hi_a), (lo_b, hi_b) = bounds[names[x]], bounds[names[y]]
                 apart = b.or_(b.icmp_signed("<=", hi_a, lo_b), b.icmp_signed("<=", hi_b, lo_a))
                 result = b.and_(result, apart)
-        for value in scop.params.values():
-            if isinstance(value.type, ir.IntType) and value.type.width > 32:
-                limit = ir.Constant(value.type, PARAMETER_LIMIT)
-                small = b.icmp_unsigned("<=", b.add(value, limit), b.add(limit, limit))
+        for name, original in scop.params.items():
+            if original.type.width > 32:  # (a narrower one, widened, is always within it)
+                value, limit = self.ids[name], ir.Constant(I64, PARAMETER_LIMIT)
+                small = b.icmp_unsigned(
+                    "<=", b.add(value, limit), ir.Constant(I64, 2 * PARAMETER_LIMIT)
+                )
                 result = b.and_(result, small)
         if scop.assumed is not None:  # what the model assumed of the parameters
             result = b.and_(result, self.expr(build.expr_from_set(scop.assumed)))
