@@ -56,7 +56,7 @@ def declare_global(
         g = ir.GlobalVariable(module, _storage_type(t), name=name)
         opaque(g)  # no initializer: an external declaration of the symbol
         alignment = max([type_alignment(known.type), *map(aligned_attribute, file_scope)])
-        g.align = max(alignment, ct.size_of(t.scalar if isinstance(t, ct.ArrayType) else t))
+        g.align = max(alignment, ct.alignment_of(t))
     return info
 
 
@@ -75,7 +75,12 @@ def _check_type(name: str, t: ct.CType, where: ci.Cursor) -> None:
     scalar = t.scalar if isinstance(t, ct.ArrayType) else t
     if isinstance(scalar, ct.PointerType):
         raise Unsupported(f"global array of pointers '{name}' is not supported", where)
-    if not isinstance(scalar, (ct.IntType, ct.FloatType)):
+    if isinstance(scalar, ct.StructType):
+        if any(isinstance(leaf.ctype, ct.PointerType) for leaf in ct.scalar_leaves(scalar)):
+            raise Unsupported(
+                f"global struct '{name}' with a pointer member is not supported", where
+            )
+    elif not isinstance(scalar, (ct.IntType, ct.FloatType)):
         raise Unsupported(f"global variable '{name}' of type {t} is not supported", where)
     if isinstance(t, ct.ArrayType) and not ct.has_fixed_size(t.element):
         raise Unsupported(f"global array '{name}' has rows of unknown size", where)

@@ -142,7 +142,16 @@ def random_elements(
     value_range: tuple[int | float, int | float] | None = None,
 ) -> np.ndarray:
     """Random values for a buffer the kernel reads (see the module docstring for the ranges);
-    `value_range` replaces the default range of ints and floats (see `BufferSpec`)."""
+    `value_range` replaces the default range of ints and floats (see `BufferSpec`). Records
+    (a struct's scalar members, `marshal.struct_dtype`) get each member drawn as its own
+    type, `value_range` for the integer ones only; padding stays zero."""
+    if dtype.names:
+        records = np.zeros(count, dtype)
+        for name in dtype.names:
+            member = dtype.fields[name][0]
+            integer = member.kind in "iu"
+            records[name] = random_elements(rng, member, count, value_range if integer else None)
+        return records
     if value_range is not None and dtype != np.bool_:
         lo, hi = value_range
         if dtype.kind == "f":

@@ -63,7 +63,12 @@ def _bits(values: np.ndarray) -> np.ndarray:
 
 def equal_elements(jit: np.ndarray, ref: np.ndarray, tolerance: Tolerance) -> np.ndarray:
     """Per element: are the two runs' values the same (any NaN equals any NaN; under
-    `tolerance` for floats)?"""
+    `tolerance` for floats)? A record (a struct's members) is when each member is."""
+    if jit.dtype.names:
+        same = np.ones(jit.shape, bool)
+        for name in jit.dtype.names:
+            same &= equal_elements(jit[name], ref[name], tolerance)
+        return same
     same = _bits(jit) == _bits(ref)
     if jit.dtype.kind != "f":
         return same
@@ -83,7 +88,11 @@ def equal_elements(jit: np.ndarray, ref: np.ndarray, tolerance: Tolerance) -> np
 
 
 def format_value(value: np.generic) -> str:
-    """The value as a number; a NaN with its sign and bits, which `str` hides."""
+    """The value as a number; a NaN with its sign and bits, which `str` hides; a struct's
+    as its members (`{.real = 1.5, .imag = nan (0x7ff8000000000000)}`)."""
+    if value.dtype.names:
+        members = (f".{name} = {format_value(value[name])}" for name in value.dtype.names)
+        return "{" + ", ".join(members) + "}"
     if value.dtype.kind in "iub":
         return str(value.item())
     if np.isnan(value):

@@ -14,7 +14,8 @@ original program.)
 Inputs: a global whose initial value in the reference (the file's initializer) is not all
 zero starts from it on both sides: sizes, coefficients, tables. A zero-initialized one gets
 random data like a read buffer; integer ones small values (1..31), since such globals are
-typically sizes, counters or indices in the codes that use them (NAS: `nx`, `it`); a constant
+typically sizes, counters or indices in the codes that use them (NAS: `nx`, `it`), and so do
+a struct's integer members (its floating ones the usual floats); a constant
 table another file defines, values below its own length (a table of indices into itself).
 """
 
@@ -27,9 +28,10 @@ from collections.abc import Callable, Iterable
 import numpy as np
 
 from ..c_library import STREAMS
-from ..frontend.c_types import ArrayType, IntType, numpy_dtype_name
+from ..frontend.c_types import ArrayType, IntType, StructType, numpy_dtype_name
 from ..frontend.signature import GlobalInfo
 from .buffers import BufferSet, BufferSpec, make_inputs
+from .marshal import struct_dtype
 
 PREFIX = "global "
 #: the values a zero-initialized integer global is seeded with (inclusive)
@@ -46,10 +48,14 @@ def global_spec(info: GlobalInfo) -> BufferSpec:
     an array of unknown size gets no elements: a function using it is not checked)."""
     t = info.ctype
     scalar = t.scalar if isinstance(t, ArrayType) else t
-    dtype = np.dtype(numpy_dtype_name(scalar) or "uint64")  # a pointer: never run with
+    if isinstance(scalar, StructType):  # its scalar members, each drawn as its own type
+        dtype = struct_dtype(scalar)
+    else:
+        dtype = np.dtype(numpy_dtype_name(scalar) or "uint64")  # a pointer: never run with
     count = 0 if info.size is None else info.size // dtype.itemsize
     shape = tuple(int(d) for d in t.dims) if isinstance(t, ArrayType) and count else None
-    value_range = INTEGER_RANGE if isinstance(scalar, IntType) and not scalar.is_bool else None
+    integers = isinstance(scalar, StructType) or isinstance(scalar, IntType) and not scalar.is_bool
+    value_range = INTEGER_RANGE if integers else None  # (a struct's integer members only)
     if value_range and info.read_only and count > 1:  # a lookup table: often indices into
         value_range = (1, min(INTEGER_RANGE[1], count - 1))  # itself (`t[t[i]]`), in bounds
     return BufferSpec(buffer_name(info.name), dtype, 0, count, True, shape, value_range)

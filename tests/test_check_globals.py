@@ -352,3 +352,25 @@ def test_param_sets_a_global_scalar(tmp_path, capsys):
     assert result.status == "ERROR" and "global array" in result.message
     assert main(["check", str(path), "--param", "n=29"]) == 0
     assert capsys.readouterr().out.startswith("OK k: bit-exact, 0 buffers, 2 globals")
+
+
+def test_global_structs_are_seeded_run_and_compared_by_member(tmp_path, off_by_one):
+    """Globals of struct type (NPB ft.c's `dcomplex u[...]`): each member seeded as its own
+    type (a struct's integers small, as integer globals: `span.hi` bounds a loop), compared
+    member by member; a store one element off is a mismatch, and a struct with a pointer
+    member is refused by name."""
+    from test_dropin_globals import STRUCT_GLOBALS_C
+
+    path = tmp_path / "s.c"
+    path.write_text(STRUCT_GLOBALS_C + "struct link { double *at; } head;\n"
+                    "void follow(void) { head.at[0] = 1; }\n")  # fmt: skip
+    results = {r.name: r for r in check_file(path, [], CheckOptions())}
+    for name in ("twiddle", "accumulate", "walk", "total"):
+        assert results[name].status == "OK", str(results[name])
+        assert "global" in results[name].message
+    assert all(results[name].changed for name in ("twiddle", "accumulate", "walk"))
+    assert results["follow"].status == "SKIPPED"
+    assert "global struct 'head' with a pointer member" in results["follow"].message
+    shifted = {r.name: r for r in check_file(path, [], CheckOptions(passes="off-by-one"))}
+    for name in ("twiddle", "accumulate", "walk"):
+        assert shifted[name].status == "MISMATCH", str(shifted[name])

@@ -485,3 +485,75 @@ def test_loop_bounds_in_a_global_a_pointer_may_write(tmp_path):
     assert not any("[-Rpass=tile]" in r for r in functions["fill"]["remarks"]), functions
     assert pycc_out == cc_out
     assert len(cc_out.splitlines()) == 41 * 13 + 1
+
+
+#: NPB's ft.c keeps complex numbers in global arrays of a struct: an array of them, a static
+#: one, a struct of ints (12 bytes, no multiple of 8), one with an initializer
+STRUCT_GLOBALS_C = """\
+typedef struct { double real, imag; } dcomplex;
+struct range { int lo, hi, step; };
+dcomplex u[37];
+static dcomplex sums[7];
+struct range span;
+struct params { int n; double scale; } P = { 5, 0.5 };
+
+void twiddle(int n)
+{
+    for (int i = 0; i < n; i++) {
+        u[i].real = u[i].real * P.scale + i;
+        u[i].imag = u[i].imag - u[(i + 1) % n].real;
+    }
+}
+
+void accumulate(void)
+{
+    for (int k = 0; k < 7; k++) {
+        sums[k].real += u[k].real;
+        sums[k].imag += u[k].imag;
+    }
+}
+
+void walk(void)
+{
+    for (int i = span.lo; i < span.hi; i++)
+        u[i % 37].imag += span.step;
+}
+
+double total(void)
+{
+    double s = 0;
+    for (int k = 0; k < 7; k++)
+        s += sums[k].real * 3 + sums[k].imag;
+    return s;
+}
+"""
+
+STRUCT_GLOBALS_MAIN = """\
+#include <stdio.h>
+typedef struct { double real, imag; } dcomplex;
+struct range { int lo, hi, step; };
+extern dcomplex u[37];
+extern struct range span;
+void twiddle(int n); void accumulate(void); void walk(void); double total(void);
+int main(void)
+{
+    for (int i = 0; i < 37; i++) { u[i].real = i * 0.25; u[i].imag = 37 - i; }
+    span.lo = 3; span.hi = 29; span.step = 7;
+    for (int r = 0; r < 5; r++) { twiddle(31 + r); walk(); accumulate(); }
+    for (int i = 0; i < 37; i++) printf("%a %a\\n", u[i].real, u[i].imag);
+    printf("%a\\n", total());
+    return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("flags", [["-O2"], ["-O3", "-march=native", "-ffp-contract=off"]])
+def test_global_structs_and_arrays_of_them(tmp_path, flags):
+    """Globals of struct type (issue 14 §2: plain-data structs, arrays of them) are the
+    program's own storage: the kernels read and write their members in place."""
+    cc_out, pycc_out, functions, obj = build_both(
+        tmp_path, {"k.c": STRUCT_GLOBALS_C, "main.c": STRUCT_GLOBALS_MAIN}, flags
+    )
+    assert_by_pycc(functions, "twiddle", "accumulate", "walk", "total")
+    assert pycc_out == cc_out
+    assert len(cc_out.splitlines()) == 38
