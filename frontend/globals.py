@@ -15,7 +15,7 @@ from llvmlite import ir
 
 from ..ir_passes.core.rewrite import opaque
 from . import c_types as ct
-from .clang_ast import K, location
+from .clang_ast import location
 from .clang_types import ctype_of
 from .declarations import aligned_attribute, type_alignment
 from .signature import GlobalInfo
@@ -34,10 +34,6 @@ def declare_global(
     size and whether the file defines it come from all of them). Raises Unsupported for state
     the module cannot share with the program as it is."""
     name = decl.spelling
-    if decl.semantic_parent.kind != K.TRANSLATION_UNIT:
-        raise Unsupported(
-            f"static local variable '{name}' is not supported (state kept between calls)", where
-        )
     if decl.tls_kind != ci.TLSKind.NONE:
         raise Unsupported(f"thread-local variable '{name}' is not supported", where)
     definitions = [d for d in file_scope if _defines(d)]

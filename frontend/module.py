@@ -393,9 +393,12 @@ class ModuleLowerer:
 
     def global_variable(self, decl: ci.Cursor, where: ci.Cursor) -> Variable:
         """A file-scope or static local constant, copied into the module with its value; a
-        mutable global, or a constant whose value another file defines, declared by its own
-        symbol (frontend/globals.py)."""
-        if not _is_const(decl.type):
+        mutable static local, the module's own (see `_static_local`); a mutable global, or a
+        constant whose value another file defines, declared by its own symbol
+        (frontend/globals.py)."""
+        mutable = not _is_const(decl.type)
+        local = decl.semantic_parent.kind != K.TRANSLATION_UNIT
+        if mutable and not local:
             return self._mutable_global(decl, where)
         key = declaration_key(decl)
         if key in self._globals:
@@ -405,14 +408,20 @@ class ModuleLowerer:
         definition = decl.get_definition()
         if init is None and definition is not None:  # `extern const int t[8]; ... = {...}`
             init = var_initializer(definition)
-        if init is None:  # a table defined in another file: read through its symbol
+        if init is None and not (mutable or local):  # a table another file defines: its symbol
             return self._mutable_global(decl, where, read_only=True)
+        if mutable:
+            self._static_local(decl, where)
         t = ctype_of(decl.type, decl)
-        if isinstance(t, ct.StructType) or (
-            isinstance(t, ct.ArrayType) and isinstance(t.scalar, ct.StructType)
-        ):
-            raise Unsupported(f"constant '{name}' of struct type is not supported", where)
-        if isinstance(t, ct.ArrayType):
+        aggregate = isinstance(t, ct.StructType) or (
+            isinstance(t, ct.ArrayType) and isinstance(t.scalar, (ct.StructType, ct.PointerType))
+        )
+        if init is None:  # a static local without one: zero, as C starts it
+            initializer = ir.Constant(t.llvm(), None)
+        elif aggregate:
+            what = "static local" if mutable else "constant"
+            raise Unsupported(f"{what} '{name}' of struct type is not supported", where)
+        elif isinstance(t, ct.ArrayType):
             if not ct.has_fixed_size(t):
                 raise Unsupported(f"constant array '{name}' has no fixed size", decl)
             scalar = t.scalar
@@ -430,7 +439,7 @@ class ModuleLowerer:
         g = ir.GlobalVariable(self.module, t.llvm(), name=self.module.get_unique_name(owner + name))
         opaque(g)
         g.linkage = "internal"
-        g.global_constant = True
+        g.global_constant = not mutable
         g.initializer = initializer
         alignment = max(aligned_attribute(decl), type_alignment(decl.type))
         if alignment > 1:
@@ -438,6 +447,25 @@ class ModuleLowerer:
         var = Variable(name, t, g)
         self._globals[key] = var
         return var
+
+    def _static_local(self, decl: ci.Cursor, where: ci.Cursor) -> None:
+        """A mutable static local keeps its state between calls in the module's own storage.
+        That is its only storage when its function has one definition, pycc-stencil's: an
+        external function, which cc's object then no longer defines and every caller reaches
+        by its symbol (the inliner does not copy one: the linker may replace it). A `static`
+        function may also be copied into the module beside the one cc keeps for its own
+        callers (inlined, or called by a function taken over), each copy with its own
+        state; so may an `inline` one: refused."""
+        function = decl.semantic_parent
+        copied = function.kind != K.FUNCTION_DECL or function.linkage == ci.LinkageKind.INTERNAL
+        if copied or _inline(function):
+            raise Unsupported(
+                f"static local variable '{decl.spelling}' of a static or inline function is not "
+                "supported (state kept between calls, in each copy of the function)",
+                where,
+            )
+        if decl.tls_kind != ci.TLSKind.NONE:
+            raise Unsupported(f"thread-local variable '{decl.spelling}' is not supported", where)
 
     def _mutable_global(
         self, decl: ci.Cursor, where: ci.Cursor, read_only: bool = False
@@ -596,6 +624,16 @@ def is_restrict_parameter(decl: ci.Cursor, arg: ci.Type) -> bool:
         return False
     first_dimension = spellings[spellings.index("[") : spellings.index("]") + 1]
     return any(s in ("restrict", "__restrict", "__restrict__") for s in first_dimension)
+
+
+def _inline(function: ci.Cursor) -> bool:
+    """Is the function declared `inline` (its tokens before its body say so)?"""
+    for token in function.get_tokens():
+        if token.spelling == "{":
+            return False
+        if token.spelling in ("inline", "__inline", "__inline__"):
+            return True
+    return False
 
 
 def _is_const(clang_type: ci.Type) -> bool:

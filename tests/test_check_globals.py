@@ -374,3 +374,15 @@ def test_global_structs_are_seeded_run_and_compared_by_member(tmp_path, off_by_o
     shifted = {r.name: r for r in check_file(path, [], CheckOptions(passes="off-by-one"))}
     for name in ("twiddle", "accumulate", "walk"):
         assert shifted[name].status == "MISMATCH", str(shifted[name])
+
+
+def test_a_static_local_starts_from_its_initializer_on_both_sides(tmp_path):
+    """An external function's static locals (zeroed, initialized, constant) are the JIT
+    module's own storage and the reference's: each run starts from C's initial values."""
+    from test_dropin_globals import STATIC_LOCALS_C
+
+    path = tmp_path / "s.c"
+    path.write_text(STATIC_LOCALS_C)
+    results = {r.name: r for r in check_file(path, [], CheckOptions())}
+    assert results["scratch_sum"].status == "OK", str(results["scratch_sum"])
+    assert results["fill"].status == "SKIPPED"

@@ -557,3 +557,54 @@ def test_global_structs_and_arrays_of_them(tmp_path, flags):
     assert_by_pycc(functions, "twiddle", "accumulate", "walk", "total")
     assert pycc_out == cc_out
     assert len(cc_out.splitlines()) == 38
+
+
+#: static locals: an external function's (a counter, a zeroed scratch array, a constant table:
+#: state kept between calls in its one definition), and a static function's, which a taken-
+#: over caller would call in its own copy
+STATIC_LOCALS_C = """\
+static int counter(void) { static int n; return ++n; }
+int bump(void) { return counter(); }
+double scratch_sum(int n, const double *a)
+{
+    static double tmp[64];
+    static int calls = 3;
+    static const double w[3] = { 0.25, 0.5, 0.25 };
+    calls++;
+    double s = 0;
+    for (int i = 0; i < n && i < 64; i++)
+        tmp[i] += a[i] * w[i % 3] + calls;
+    for (int i = 0; i < 64; i++)
+        s += tmp[i];
+    return s;
+}
+void fill(int n, double *a) { for (int i = 0; i < n; i++) a[i] = counter() * 0.5; }
+"""
+
+STATIC_LOCALS_MAIN = """\
+#include <stdio.h>
+int bump(void); double scratch_sum(int n, const double *a); void fill(int n, double *a);
+int main(void)
+{
+    double a[50];
+    fill(50, a);
+    for (int r = 0; r < 4; r++) printf("%a %d\\n", scratch_sum(37 + r, a), bump());
+    fill(7, a);
+    printf("%a %d\\n", a[6], bump());
+    return 0;
+}
+"""
+
+
+def test_static_locals_keep_their_state_in_one_place(tmp_path):
+    """A static local of an external function is the module's own storage (cc's object no
+    longer defines the function); one of a static function, which both objects may hold a
+    copy of, stays cc's with its callers, and the counter all of them share counts once."""
+    cc_out, pycc_out, functions, _ = build_both(
+        tmp_path, {"k.c": STATIC_LOCALS_C, "main.c": STATIC_LOCALS_MAIN}, ["-O2"]
+    )
+    assert_by_pycc(functions, "scratch_sum")
+    for name in ("counter", "fill"):
+        assert functions[name]["compiled_by"] == "cc", functions[name]
+    assert "static local variable 'n' of a static or inline function" in functions["fill"]["reason"]
+    assert pycc_out == cc_out

@@ -256,11 +256,11 @@ UNSUPPORTED = {
         "(float (*)[m])p",
         "casts to pointers to variable-length arrays",
     ),
-    "static local": (
-        "void f(int n, int *a) {\n  static int calls;\n"
+    "static local of a static function": (
+        "static void f(int n, int *a) {\n  static int calls;\n"
         "  for (int i = 0; i < n; i++) a[i] = calls++;\n}\n",
         "calls;\n",
-        "static local variable 'calls' is not supported",
+        "static local variable 'calls' of a static or inline function is not supported",
     ),
     "global array of pointers": (
         "double *rows[4];\nvoid f(int n) {\n  for (int i = 0; i < n; i++) rows[0][i] = 0;\n}\n",
