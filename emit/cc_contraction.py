@@ -202,7 +202,7 @@ def paired_fusion(function: ir.Function) -> str | None:
             value, address = instr.operands if isinstance(instr, ins.StoreInstr) else (None, None)
             if value is None or not _is_floating(value.type):
                 continue
-            operations = _arithmetic(value, block)
+            operations = _feeding_arithmetic(value, block)
             shape = tuple(sorted(o for o in operations if o in _ADDITIONS))
             where = address_of(address)
             lane = (where.offset, size_of(value.type), shape if "fmul" in operations else ())
@@ -225,6 +225,24 @@ def paired_fusion(function: ir.Function) -> str | None:
 
 #: the operations of a stored value's arithmetic that `paired_fusion` follows
 _ARITHMETIC = ("fadd", "fsub", "fmul", "fneg", "fpext", "fptrunc")
+
+
+def _feeding_arithmetic(value: ir.Value, block: ir.Block) -> list[str]:
+    """`_arithmetic` of a stored value; for one a loop carried (`sr += wr*sr2 - wi*si2`
+    accumulated, stored after the loop: gcc's SLP pairs the two reductions alike), that of
+    each update that reaches it through phis, in the update's block."""
+    found, stack, seen = _arithmetic(value, block), [value], set()
+    while stack:
+        node = stack.pop()
+        if not isinstance(node, ir.PhiInstr) or id(node) in seen:
+            continue
+        seen.add(id(node))
+        for incoming, _ in node.incomings:
+            if isinstance(incoming, ir.PhiInstr):
+                stack.append(incoming)
+            elif isinstance(incoming, ir.Instruction):
+                found += _arithmetic(incoming, incoming.parent)
+    return found
 
 
 def _arithmetic(value: ir.Value, block: ir.Block) -> list[str]:

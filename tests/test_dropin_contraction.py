@@ -364,6 +364,21 @@ void sums(int n, double *restrict o, const double *a, const double *b)
     }
 }
 
+void cmm(int n, double *restrict o, const double *a, const double *b)
+{
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++) {
+            double sr = 0, si = 0;
+            for (int k = 0; k < n; k++) {
+                int x = 2 * (i * n + k), y = 2 * (k * n + j);
+                sr += a[x] * b[y] - a[x + 1] * b[y + 1];
+                si += a[x] * b[y + 1] + a[x + 1] * b[y];
+            }
+            o[2 * (i * n + j)] = sr;
+            o[2 * (i * n + j) + 1] = si;
+        }
+}
+
 void apart(int n, double *restrict o, double *restrict q, const double *a, const double *b)
 {
     for (int j = 0; j < n; j++) {
@@ -379,6 +394,7 @@ void cmul(int n, double *restrict o, const double *a, const double *b);
 void cmac(int n, double *restrict o, const double *a, const double *b);
 void sums(int n, double *restrict o, const double *a, const double *b);
 void apart(int n, double *restrict o, double *restrict q, const double *a, const double *b);
+void cmm(int n, double *restrict o, const double *a, const double *b);
 int main(void)
 {
     enum { N = 203 };
@@ -395,6 +411,8 @@ int main(void)
     sums(N, o, a, b);
     apart(N, o, q, a, b);
     for (int i = 0; i < N; i++) printf("%a %a %a\\n", o[i], o[N + i], q[i]);
+    cmm(14, o, a, b);
+    for (int i = 0; i < 2 * 14 * 14; i++) printf("%a\\n", o[i]);
     return 0;
 }
 """
@@ -421,9 +439,10 @@ def test_paired_fusion_is_a_difference_and_a_sum_of_products_into_one_array(tmp_
     source = tmp_path / "k.c"
     source.write_text(COMPLEX)
     module = lower_file(str(source)).module
-    names = ("cmul", "cmac", "sums", "apart")
+    names = ("cmul", "cmac", "sums", "apart", "cmm")
     reasons = {name: paired_fusion(module.get_global(name)) for name in names}
     assert "vfmaddsub" in reasons["cmul"] and "vfmaddsub" in reasons["cmac"]
+    assert "vfmaddsub" in reasons["cmm"]  # accumulated in the loop, stored after it
     assert reasons["sums"] is None and reasons["apart"] is None
 
 
@@ -445,6 +464,7 @@ def test_a_complex_multiply_stays_with_cc_where_gccs_vectorizer_fuses_it(tmp_pat
     assert compiled_by(report, "k.c") == {
         "cmul": by,
         "cmac": by,
+        "cmm": by,
         "sums": "pycc-stencil",
         "apart": "pycc-stencil",
     }
