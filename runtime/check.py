@@ -431,6 +431,7 @@ class CompiledUnit:
     def _check(self, info: FunctionInfo, run: _Run) -> CheckResult:
         if self.setup_error:
             raise _Failed("ERROR", self.setup_error)
+        self._screen_globals(info)
         try:
             reference = self.source.reference_of(info.name)
         except ReferenceBuildError as exc:
@@ -520,8 +521,9 @@ class CompiledUnit:
         if violation is not None:
             raise _Failed("ERROR", violation)
 
-    def _global_inputs(self, info: FunctionInfo, reference: Reference, run: _Run) -> BufferSet:
-        """The globals a run starts from (runtime/globals.py), the same for both sides."""
+    def _screen_globals(self, info: FunctionInfo) -> None:
+        """The globals of `info` check cannot make (before the reference is built: one of
+        unknown size would only make its link fail)."""
         variables = self.source.lowered.globals
         for name in info.globals:
             if isinstance(variables[name].ctype, PointerType):
@@ -537,6 +539,10 @@ class CompiledUnit:
                     f"global '{name}' ({variables[name].location}) is an array of unknown size: "
                     "its definition (another file) is needed to check the function",
                 )
+
+    def _global_inputs(self, info: FunctionInfo, reference: Reference, run: _Run) -> BufferSet:
+        """The globals a run starts from (runtime/globals.py), the same for both sides."""
+        variables = self.source.lowered.globals
 
         def initial(name: str) -> bytes:
             address = reference.global_address(info.name, name)

@@ -386,3 +386,17 @@ def test_a_static_local_starts_from_its_initializer_on_both_sides(tmp_path):
     results = {r.name: r for r in check_file(path, [], CheckOptions())}
     assert results["scratch_sum"].status == "OK", str(results["scratch_sum"])
     assert results["fill"].status == "SKIPPED"
+
+
+def test_a_global_of_unknown_size_is_named_before_the_reference_is_built(tmp_path):
+    """`extern double t[];`, `extern struct s tab[];` updated in place: the harness's own
+    ERROR naming the global, not the reference's link error (a review found the latter)."""
+    path = tmp_path / "k.c"
+    path.write_text(
+        "struct s { int a; double b; };\nextern struct s tab[];\nextern double t[];\n"
+        "void f(int n) { for (int i = 0; i < n; i++) tab[i].b += tab[i].a; }\n"
+        "void g(int n) { for (int i = 0; i < n; i++) t[i] *= 2; }\n"
+    )
+    for result in check_file(path, [], CheckOptions(params={"n": "5"})):
+        assert result.status == "ERROR", str(result)
+        assert "unknown size" in result.message and "undefined reference" not in result.message
