@@ -50,7 +50,7 @@ from .dropin_report import (
     verbose,
     warn_fallback,
 )
-from .dropin_symbols import foreign_symbols
+from .dropin_symbols import foreign_symbols, localize_own_symbols
 from .dropin_textscan import may_have_locality_nest
 from .emit.cc_options import refusal_of_flags
 from .emit.output_files import signals_held, write_output
@@ -502,6 +502,7 @@ class Driver:
                     "" if isinstance(linked, int) else linked.stderr.decode(errors="replace")
                 )
                 return None
+            localize_own_symbols(joined)
         foreign = foreign_symbols(
             joined,
             cc_part,

@@ -13,6 +13,7 @@ the program links libm for cc's `expf` anyway).
 from __future__ import annotations
 
 import functools
+import shutil
 import struct
 import subprocess
 from collections.abc import Callable, Sequence
@@ -62,6 +63,19 @@ def library_symbols(cc: str, name: str) -> frozenset[str]:
             return frozenset(symbols(handle.read(), defined=True))
     except (OSError, ValueError, subprocess.SubprocessError):
         return frozenset()
+
+
+def localize_own_symbols(path: str) -> None:
+    """Make pycc-stencil's own global symbols of a joined object (`__pycc_<tag>_*`: a static
+    kernel's, which cc's trampoline calls, a static global's alias) local, as cc keeps what
+    they stand for: one file built into two objects of one link (a plugin linked twice)
+    would define them twice. Without `objcopy`, or if it fails, they stay as they are."""
+    with open(path, "rb") as handle:
+        own = sorted(s for s in symbols(handle.read(), defined=True) if s.startswith("__pycc_"))
+    objcopy = shutil.which("objcopy")
+    if own and objcopy:
+        options = [f"--localize-symbol={name}" for name in own]
+        subprocess.run([objcopy, *options, path], capture_output=True, check=False)
 
 
 def undefined_symbols(data: bytes) -> set[str]:

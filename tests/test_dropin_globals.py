@@ -608,3 +608,50 @@ def test_static_locals_keep_their_state_in_one_place(tmp_path):
         assert functions[name]["compiled_by"] == "cc", functions[name]
     assert "static local variable 'n' of a static or inline function" in functions["fill"]["reason"]
     assert pycc_out == cc_out
+
+
+PLUGIN_C = """\
+static struct st { double a, b; } sarr[10];
+static double bump(int n)
+{
+    double s = 0;
+    for (int i = 0; i < n; i++) { sarr[i].a += i; s += sarr[i].a; }
+    return s;
+}
+extern void reg(double (*)(int));
+__attribute__((constructor)) static void init(void) { reg(bump); }
+"""
+
+PLUGIN_HOST = """\
+#include <stdio.h>
+static double (*fns[4])(int);
+static int nf;
+void reg(double (*f)(int)) { fns[nf++] = f; }
+int main(void)
+{
+    for (int r = 0; r < 2; r++)
+        for (int i = 0; i < nf; i++) printf("%a\\n", fns[i](10));
+    return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("together", [True, False])
+def test_one_file_linked_twice_keeps_its_statics_apart(tmp_path, together):
+    """A file whose static kernel and static global pycc-stencil takes over, built into two
+    objects of one program (a plugin linked twice, `cc plug.c plug.c host.c`): each object's
+    statics are its own, as cc's are (the hidden symbols that join pycc-stencil's part to
+    cc's are made local; a review found the link failing: "multiple definition")."""
+    (tmp_path / "plug.c").write_text(PLUGIN_C)
+    (tmp_path / "host.c").write_text(PLUGIN_HOST)
+    env = clean_env(tmp_path / "cache", PYCC_TAKEOVER="all")
+    outputs = []
+    for compiler in (CC, PYCC):
+        if together:
+            run([compiler, "-O2", "plug.c", "plug.c", "host.c", "-o", "app"], tmp_path, env)
+        else:
+            for name in ("one.o", "two.o"):
+                run([compiler, "-O2", "-c", "plug.c", "-o", name], tmp_path, env)
+            run([CC, "one.o", "two.o", "host.c", "-o", "app"], tmp_path, env)
+        outputs.append(run(["./app"], tmp_path, env).stdout)
+    assert outputs[1] == outputs[0] and len(outputs[0].splitlines()) == 4
