@@ -13,6 +13,7 @@ the program links libm for cc's `expf` anyway).
 from __future__ import annotations
 
 import functools
+import re
 import shutil
 import struct
 import subprocess
@@ -65,13 +66,18 @@ def library_symbols(cc: str, name: str) -> frozenset[str]:
         return frozenset()
 
 
+#: the symbols pycc-stencil gives a unit's statics: `__pycc_`, the unit's tag (12 hex digits,
+#: `dropin_takeover.unit_tag`), `_`, the name (not the user's own `__pycc_ref_f`)
+_OWN_SYMBOL = re.compile(r"__pycc_[0-9a-f]{12}_")
+
+
 def localize_own_symbols(path: str) -> None:
     """Make pycc-stencil's own global symbols of a joined object (`__pycc_<tag>_*`: a static
     kernel's, which cc's trampoline calls, a static global's alias) local, as cc keeps what
     they stand for: one file built into two objects of one link (a plugin linked twice)
     would define them twice. Without `objcopy`, or if it fails, they stay as they are."""
     with open(path, "rb") as handle:
-        own = sorted(s for s in symbols(handle.read(), defined=True) if s.startswith("__pycc_"))
+        own = sorted(s for s in symbols(handle.read(), defined=True) if _OWN_SYMBOL.match(s))
     objcopy = shutil.which("objcopy")
     if own and objcopy:
         options = [f"--localize-symbol={name}" for name in own]

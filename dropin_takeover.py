@@ -50,7 +50,8 @@ class Takeover:
 
 
 def unit_tag(source: str, flags: list[str]) -> str:
-    """A short tag that makes the global names of `static` kernels unique per object."""
+    """A short tag that makes the global names of `static` kernels unique per object (12 hex
+    digits: `dropin_symbols` tells these names by it)."""
     digest = hashlib.sha1("\0".join([source, *flags]).encode(), usedforsecurity=False)
     return digest.hexdigest()[:12]
 
