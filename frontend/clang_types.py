@@ -142,7 +142,7 @@ def _members(decl: ci.Cursor) -> list[ci.Cursor]:
             if child.spelling and child.get_bitfield_width() > 0:
                 members.append(child)
             continue  # an unnamed or zero-width bit-field: padding, alignment
-        if child.is_anonymous() or not child.spelling:
+        if not child.spelling:  # (a named member of an unnamed type is any other member)
             raise Unsupported("anonymous struct or union members are not supported", child)
         members.append(child)
     return members

@@ -233,8 +233,15 @@ class ExpressionLowering:
         if not isinstance(t, ct.StructType):
             raise Unsupported("member access on a non-struct", c)
         field = next((f for f in _complete(t, c).fields if f.name == c.spelling), None)
-        if field is None:  # its bytes are in a `clang_types.BIT_FIELDS` field
-            raise Unsupported(f"bit-field '{c.spelling}' is not supported", c)
+        if field is None:  # its bytes are in a `clang_types.BIT_FIELDS` field, or it is a
+            # member of an anonymous struct or union member, which libclang does not list
+            declared = c.referenced
+            if declared is not None and declared.kind == K.FIELD_DECL and declared.is_bitfield():
+                raise Unsupported(f"bit-field '{c.spelling}' is not supported", c)
+            raise Unsupported(
+                f"member '{c.spelling}' of an anonymous struct or union member is not supported",
+                c,
+            )
         address = base.value
         if field.offset:
             address = self.b.gep(

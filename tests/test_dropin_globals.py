@@ -655,3 +655,41 @@ def test_one_file_linked_twice_keeps_its_statics_apart(tmp_path, together):
             run([CC, "one.o", "two.o", "host.c", "-o", "app"], tmp_path, env)
         outputs.append(run(["./app"], tmp_path, env).stdout)
     assert outputs[1] == outputs[0] and len(outputs[0].splitlines()) == 4
+
+
+UNNAMED_TYPES_C = """\
+struct A { struct { int x, y; } s; int k; };
+struct C { enum { P, Q } e; int k; };
+struct A ga[8];
+struct C gc[8];
+void fa(int n) { for (int i = 0; i < n; i++) ga[i].s.x += ga[i].k * ga[i].s.y; }
+void fc(int n) { for (int i = 0; i < n; i++) gc[i].k += gc[i].e == Q ? 5 : 1; }
+"""
+
+UNNAMED_TYPES_MAIN = """\
+#include <stdio.h>
+struct A { struct { int x, y; } s; int k; };
+struct C { enum { P, Q } e; int k; };
+extern struct A ga[8];
+extern struct C gc[8];
+void fa(int n); void fc(int n);
+int main(void)
+{
+    for (int i = 0; i < 8; i++) {
+        ga[i].s.x = i; ga[i].s.y = 3 - i; ga[i].k = 2 * i; gc[i].e = i & 1 ? Q : P; gc[i].k = i;
+    }
+    fa(7); fc(8);
+    for (int i = 0; i < 8; i++) printf("%d %d\\n", ga[i].s.x, gc[i].k);
+    return 0;
+}
+"""
+
+
+def test_named_members_of_unnamed_types(tmp_path):
+    """`struct { int x, y; } s;` and `enum { P, Q } e;` are named members of unnamed types,
+    members like any other (they were refused as "anonymous struct or union members")."""
+    cc_out, pycc_out, functions, _ = build_both(
+        tmp_path, {"k.c": UNNAMED_TYPES_C, "main.c": UNNAMED_TYPES_MAIN}, ["-O2"]
+    )
+    assert_by_pycc(functions, "fa", "fc")
+    assert pycc_out == cc_out

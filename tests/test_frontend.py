@@ -262,6 +262,12 @@ UNSUPPORTED = {
         "calls;\n",
         "static local variable 'calls' of a static or inline function is not supported",
     ),
+    "anonymous member": (
+        "struct D { struct { int x; }; int k; };\n"
+        "void f(int n, struct D *d) {\n  for (int i = 0; i < n; i++) d[i].x = d[i].k;\n}\n",
+        "x = d[i]",
+        "member 'x' of an anonymous struct or union member is not supported",
+    ),
     "global array of pointers": (
         "double *rows[4];\nvoid f(int n) {\n  for (int i = 0; i < n; i++) rows[0][i] = 0;\n}\n",
         "rows[0]",
