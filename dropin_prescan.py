@@ -972,6 +972,8 @@ def _affine_nest(tokens: list[bytes], start: int, end: int, body: _Body) -> bool
             continue
         if token in _NOT_AFFINE or token == b"do" and index != start:
             return False
+        if token == b"do" and not _may_rotate(tokens, index, body.macros):
+            return False
         if token == b"for" and tokens[index + 1 : index + 2] == [b"("]:
             if _counter_outside_model(tokens, index, body.macros):
                 return False
@@ -997,6 +999,25 @@ def _affine_nest(tokens: list[bytes], start: int, end: int, body: _Body) -> bool
             pointers.add(token)
         previous = token
     return not (pointers & stepped) - body.integers
+
+
+def _may_rotate(tokens: list[bytes], do: int, macros: frozenset[bytes]) -> bool:
+    """May `ir_passes/core/rotation.py` make the `do` loop at `do` test before its body? It
+    rewrites only a counter stepped by +1 and tested `<` after its update (`do { ... } while
+    (++t < T)`); a test a macro makes may be one. (`while (overflow > 0)` with `overflow -=
+    2` is no such loop: outside the model.)"""
+    test = _do_test(tokens, do)
+    if not test or not macros.isdisjoint(test):
+        return True
+    end = _statement_end(tokens, do)
+    for k in range(do + 1, end):
+        name = tokens[k]
+        if name not in test or not _IDENTIFIER.match(name):
+            continue
+        after, before = tokens[k + 1 : k + 3], tokens[k - 1]
+        if after[:1] == [b"++"] or before == b"++" or after == [b"+=", b"1"]:
+            return True
+    return False
 
 
 def _counter_outside_model(tokens: list[bytes], loop: int, macros: frozenset[bytes]) -> bool:

@@ -260,6 +260,11 @@ HISTOGRAM = (
         ("static double third(double x) { return x / 3.0; }\n"
          + ITERATED.replace(TIME_LOOP, "do { " + TIME_LOOP).replace("/ 3.0", "* third(1.0)")
          .replace("a[i] = b[i];\n    }", "a[i] = b[i];\n    } } while (0);"), True),
+        # a do-while rotation cannot test first: no counter stepped by +1 in its test
+        ("void f(int n, int m, float *a) { int k = n; do { for (int j = 1; j < m; j++)"
+         " a[j] += a[j - 1]; k -= 2; } while (k > 0); }", False),
+        ("void f(int n, int m, float *a) { int t = 0; do { for (int j = 1; j < m; j++)"
+         " a[j] += a[j - 1]; t++; } while (t < n); }", True),
         # the `while` that ends a `do` is no second loop
         ("void f(const double *rgb, double *y, int w) { int i = 0; do { y[i] = rgb[i] + y[i];"
          " } while (++i < w); }", False),
