@@ -35,8 +35,11 @@ I32 = ir.IntType(32)
 def make_try(function: ir.Function) -> bool:
     """Turn `function` (a taken-over kernel no other function of its module calls) into its
     try form, if some `poly.check` is reached only through code without effects; whether it
-    was."""
+    was. Not one that keeps state in a static local: cc's definition keeps its own copy of
+    it for the calls the try gives back."""
     if not _plain_signature(function) or _called_in(function.module, function):
+        return False
+    if keeps_static_state(function):
         return False
     cfg = CFG(function)
     check = next(
@@ -81,6 +84,18 @@ def _give_back(function: ir.Function, check: ir.Block) -> None:
     for phi in (i for i in original.instructions if isinstance(i, ins.PhiInstr)):
         phi.incomings = [(v, b) for v, b in phi.incomings if b is not check]
         phi._clear_string_cache()
+
+
+def keeps_static_state(function: ir.Function) -> bool:
+    """Does `function` use a static local's storage: the module's own mutable global
+    (`frontend/module.py`; the program's globals are declarations of their symbols, its
+    constants are constant)? Such a function must have one definition in the program."""
+    return any(
+        isinstance(o, ir.GlobalVariable) and o.linkage == "internal" and not o.global_constant
+        for b in function.blocks
+        for i in b.instructions
+        for o in i.operands
+    )
 
 
 def _plain_signature(function: ir.Function) -> bool:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from llvmlite import ir
 
+from .dropin_original import keeps_static_state
 from .emit.cc_contraction import fuse_like_gcc
 from .emit.cc_target import TargetSpec
 from .frontend.c_types import VoidType
@@ -190,6 +191,9 @@ def kernel_module(
             del module.globals[function.name]
         elif function.name in wanted:
             _set_symbol(function, wanted[function.name], hidden)
+        elif keeps_static_state(function):  # (an external one: `static` ones are refused)
+            function.blocks.clear()  # cc's definition, its state's one copy, is called
+            function.metadata.clear()  # (a declaration has no `!dbg` of its own)
         elif not function.linkage.startswith("linkonce_odr"):  # polyhedral/parallel's: one copy
             function.linkage = "internal"
         if function.name in reachable:

@@ -101,7 +101,7 @@ def build_both(
     """Build k.c with `flags` by cc and by pycc-stencil (plus `pycc_flags`; an object, or with
     `shared` a `-fPIC -shared` library), link main.c and the other files by cc, run both.
     Returns both outputs, pycc-stencil's report of k.c and its output file."""
-    env = clean_env(tmp_path / "cache", PYCC_TAKEOVER="all", **(env_extra or {}))
+    env = clean_env(tmp_path / "cache", **{"PYCC_TAKEOVER": "all", **(env_extra or {})})
     report = tmp_path / "report.jsonl"
     others = [name for name in files if name not in ("k.c", "main.c")]
     outputs = {}
@@ -692,4 +692,81 @@ def test_named_members_of_unnamed_types(tmp_path):
         tmp_path, {"k.c": UNNAMED_TYPES_C, "main.c": UNNAMED_TYPES_MAIN}, ["-O2"]
     )
     assert_by_pycc(functions, "fa", "fc")
+    assert pycc_out == cc_out
+
+
+TICK_C = """\
+int tick(void) { static int n; return ++n; }
+int scale(int n, double *a)
+{
+    int k = tick();
+    for (int i = 0; i < n; i++)
+        a[i] = a[i] * 0.5 + k;
+    return tick();
+}
+"""
+
+TICK_MAIN = """\
+#include <stdio.h>
+int tick(void); int scale(int n, double *a);
+int main(void)
+{
+    double a[13] = { 0 };
+    int s = 0;
+    for (int r = 0; r < 3; r++) { s += scale(13, a); s += tick(); }
+    printf("%d %a\\n", s, a[5]);
+    return 0;
+}
+"""
+
+TIMED_C = """\
+int jacobi(int T, int n, double *a, double *b)
+{
+    static int calls;
+    for (int t = 0; t < T; t++) {
+        for (int i = 1; i < n - 1; i++) b[i] = (a[i - 1] + a[i] + a[i + 1]) / 3.0;
+        for (int i = 1; i < n - 1; i++) a[i] = b[i];
+    }
+    return ++calls;
+}
+"""
+
+TIMED_MAIN = """\
+#include <stdio.h>
+#include <stdlib.h>
+int jacobi(int T, int n, double *a, double *b);
+int main(void)
+{
+    int sizes[] = { 7, 5003, 11, 6007, 3 };
+    for (int r = 0; r < 5; r++) {
+        int n = sizes[r];
+        double *a = calloc(n, sizeof *a), *b = calloc(n, sizeof *b);
+        for (int i = 0; i < n; i++) a[i] = i % 17;
+        int c = jacobi(9, n, a, b);
+        printf("%d %a\\n", c, a[n / 2]);
+        free(a); free(b);
+    }
+    return 0;
+}
+"""
+
+
+@pytest.mark.parametrize(
+    "files, taken, extra",
+    [
+        # an external function with a static local that is not taken over, called by one that
+        # is: cc's definition is called (the module kept a copy counting on its own)
+        ({"k.c": TICK_C, "main.c": TICK_MAIN}, "scale", {}),
+        # a time-tiled kernel with a static local, too small for its tiles on some calls: it
+        # is no try that gives those calls back to cc's definition (which counts on its own)
+        ({"k.c": TIMED_C, "main.c": TIMED_MAIN}, "jacobi", SMALL_CACHES),
+    ],
+)
+@pytest.mark.parametrize("policy", ["all", ""])
+def test_a_static_local_has_one_copy_whoever_calls_it(tmp_path, files, taken, extra, policy):
+    cc_out, pycc_out, functions, _ = build_both(
+        tmp_path, files, ["-O3"], env_extra=dict(extra, PYCC_TAKEOVER=policy)
+    )
+    if policy or taken == "jacobi":  # (the default policy takes over only what is tiled)
+        assert_by_pycc(functions, taken)
     assert pycc_out == cc_out
