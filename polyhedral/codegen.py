@@ -129,7 +129,7 @@ def generate(
     before = _single_predecessor(function, entry)
     check = function.append_basic_block("poly.check")
     start = function.append_basic_block("poly.start")
-    branch_to(before, check)
+    _redirect(before, entry, check)
     builder = ir.IRBuilder(check)
     region = _region_blocks(scop)
     params = {}
@@ -191,6 +191,14 @@ def _single_predecessor(function: ir.Function, block: ir.Block) -> ir.Block:
     if len(preds) != 1:
         raise CodegenError(f"{block.name} has {len(preds)} predecessors")
     return preds[0]
+
+
+def _redirect(block: ir.Block, old: ir.Block, new: ir.Block) -> None:
+    """Make `block`'s edge to `old` go to `new`; its other edges stay (an earlier pass's
+    check enters the nest when its own code does not run)."""
+    term = block.terminator
+    term.operands = [new if o is old else o for o in term.operands]
+    term._clear_string_cache()
 
 
 def _targets(block: ir.Block) -> list[ir.Block]:

@@ -17,6 +17,7 @@ import subprocess
 
 import pytest
 from corpus_check import check, compiled, kernel_group
+from llvmlite import ir
 from pycc_stencil.dropin_prescan import has_locality_nest, unexpanded_may_have_locality_nest
 from pycc_stencil.emit.targets.host import HostX86
 from pycc_stencil.frontend import lower_file
@@ -265,3 +266,24 @@ def test_sizes_for_the_pass_are_a_diagnostic_and_no_output(tmp_path):
     done = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True)
     assert done.returncode == 1 and not out.exists(), done
     assert "error: pass parallel-sweep takes 0 argument(s), 1 given" in done.stderr
+
+
+def test_a_fused_pipelines_code_stays_reachable_after_the_parallel_sweep(kernel_file, monkeypatch):
+    """Under threads `-O3` runs `parallel-sweep-large` after `fuse-tile-large`: the sweep's
+    code must take the fused code's fallback edge, not the check that chooses the fused code
+    (which the sweep's check replaced until 2026-11-29: the fused tiles never ran)."""
+    monkeypatch.setenv("PYCC_CACHE_L2", "16K")
+    monkeypatch.setenv("PYCC_CACHE_L3", "32K")
+    module = lower_file(kernel_file("parallel_sweep", KERNELS_C), ["-std=c99"]).module
+    passes = parse_pipeline("fuse-tile-large,parallel-sweep-large")
+    result = run_passes(module, passes, target=HostX86())
+    assert len([r for r in result.remarks if r.function == "pipeline" and r.kind == "passed"]) == 3
+    function = result.module.get_global("pipeline")
+    reached, work = set(), [function.entry_basic_block]
+    while work:
+        block = work.pop()
+        if block not in reached:
+            reached.add(block)
+            work += [o for o in block.terminator.operands if isinstance(o, ir.Block)]
+    starts = [b for b in function.blocks if b.name.startswith("poly.start")]
+    assert len(starts) == 2 and all(b in reached for b in starts), [b.name for b in reached]
