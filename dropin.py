@@ -17,7 +17,6 @@ from .dropin_command import (
     TAKEOVER_POLICIES,
     TAKEOVER_VARIABLE,
     CompilerCommand,
-    asks_threads,
     expand_response_files,
     gcc_quoted,
     may_have_kernels,
@@ -26,6 +25,7 @@ from .dropin_command import (
     parse_command,
     same_file,
     takeover_policy,
+    transforms_sweeps,
     unrecognized_option_message,
 )
 
@@ -83,7 +83,7 @@ def run_compiler(
         from .dropin_textscan import may_have_locality_nest
 
         flags = command.compile_flags()
-        sweeps = asks_threads(command)
+        sweeps = transforms_sweeps(command)
         scanned = [
             i.path
             for i in inputs

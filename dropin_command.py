@@ -10,6 +10,7 @@ import os
 import re
 import shlex
 
+from .emit.cc_machine import streaming_stores
 from .emit.cc_threads import LINK_OPENMP, PARALLEL_FLAG, PARALLEL_OPTION, wants_threads
 from .ir_passes.presets import locality_passes
 
@@ -264,7 +265,15 @@ def requested_passes(command: CompilerCommand) -> str:
     if chosen is not None:
         return chosen
     level = next((f for f in reversed(command.compile_flags()) if f.startswith("-O")), "-O0")
-    return locality_passes(asks_threads(command)) if level in ("-O3", "-Ofast") else ""
+    if level not in ("-O3", "-Ofast"):
+        return ""
+    return locality_passes(asks_threads(command), streaming_stores(command.compile_flags()))
+
+
+def transforms_sweeps(command: CompilerCommand) -> bool:
+    """Do the -O3 passes of this command transform single sweeps too (on threads, or with
+    streaming stores), so the scans must keep nests that only store into an array?"""
+    return asks_threads(command) or streaming_stores(command.compile_flags())
 
 
 def asks_threads(command: CompilerCommand) -> bool:
@@ -278,7 +287,7 @@ def asks_threads(command: CompilerCommand) -> bool:
 NO_LOCALITY_NEST = (
     "no loop nest the -O3 locality passes could tile (they need two nested loops, or two "
     "nests, through which an array's data flow, without conditions, jumps or calls; under "
-    "threads a nest that stores into an array): nothing to improve"
+    "threads or streaming stores a nest that stores into an array): nothing to improve"
 )
 
 
@@ -286,7 +295,8 @@ def only_locality_passes(command: CompilerCommand) -> bool:
     """The -O3 passes only, and only kernels they improve taken over: files without a nest
     they could transform are cc's before parsing."""
     return (
-        requested_passes(command) == locality_passes(asks_threads(command))
+        requested_passes(command)
+        == locality_passes(asks_threads(command), streaming_stores(command.compile_flags()))
         and takeover_policy(command.pycc_options) == "improved"
     )
 

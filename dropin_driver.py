@@ -30,12 +30,12 @@ from .dropin_command import (
     NOTHING_TO_IMPROVE,
     CompilerCommand,
     Input,
-    asks_threads,
     default_output,
     may_have_kernels,
     nothing_to_improve,
     only_locality_passes,
     requested_passes,
+    transforms_sweeps,
 )
 from .dropin_prescan import has_locality_nest
 from .dropin_replay import record, replay, replay_key
@@ -223,7 +223,7 @@ class Driver:
             unit.status, unit.reason = "passthrough", NOTHING_TO_IMPROVE
             status = self._cc(original)
             return self._finish(unit, status, started)
-        sweeps = asks_threads(self.command)
+        sweeps = transforms_sweeps(self.command)
         if (
             only_locality_passes(self.command)
             and source not in self.scanned
@@ -398,7 +398,7 @@ class Driver:
         """pycc-stencil's part of the unit, from the cache (`key`) or computed (then cached)."""
         if preprocessed is None or key is None:
             return UnitResult(reason="the file does not preprocess; cc reports why"), None
-        sweeps = asks_threads(self.command)
+        sweeps = transforms_sweeps(self.command)
         if only_locality_passes(self.command) and not has_locality_nest(preprocessed, sweeps):
             result = UnitResult(reason=NO_LOCALITY_NEST)  # not even parsed
             cache.store(key, *_result_to_cache(result))  # (for `dropin_replay`)

@@ -12,9 +12,9 @@ from .diagnostics import CompilerError
 from .dropin_command import (
     NO_LOCALITY_NEST,
     CompilerCommand,
-    asks_threads,
     only_locality_passes,
     takeover_policy,
+    transforms_sweeps,
 )
 from .dropin_original import make_try
 from .dropin_prescan import locality_candidates
@@ -64,7 +64,9 @@ def compile_kernels(
 
     # at -O3 only the functions that may have a nest the locality passes tile are lowered
     only = (
-        locality_candidates(text, asks_threads(command)) if only_locality_passes(command) else None
+        locality_candidates(text, transforms_sweeps(command))
+        if only_locality_passes(command)
+        else None
     )
 
     def lower() -> LoweredModule:

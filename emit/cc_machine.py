@@ -45,6 +45,10 @@ _GCC_CACHE_PARAMS = {"l1-cache-size": 1, "l2-cache-size": 2}
 SHARED_CACHE_BYTES_PER_CPU = 16 << 20
 
 
+#: /proc/cpuinfo's vendors of AMD's x86 cores (Hygon's are built on them)
+_AMD_VENDORS = ("AuthenticAMD", "HygonGenuine")
+
+
 class BadCacheSize(ValueError):
     """`-fpycc-cache-size=` is not a size."""
 
@@ -80,6 +84,30 @@ def cache_model(flags: Sequence[str], pycc_options: Mapping[str, str]) -> dict[i
     if CACHE_SIZE_OPTION in pycc_options:
         model[2] = parse_cache_size(pycc_options[CACHE_SIZE_OPTION])
     return model
+
+
+def streaming_stores(flags: Sequence[str]) -> bool:
+    """Do the flags build for a core where non-temporal stores pay
+    (`machine_model.streaming_stores_pay`)? Told without LLVM: only `-march=native` names a
+    core (compiler mode's CPU is otherwise the generic x86-64), and this machine's is
+    told by its vendor."""
+    marches = [f for f in flags if f.startswith("-march=")]
+    vendor = _host_vendor()
+    return bool(marches) and marches[-1] == "-march=native" and vendor not in ("", *_AMD_VENDORS)
+
+
+@functools.cache
+def _host_vendor() -> str:
+    """The `vendor_id` of /proc/cpuinfo ("" where there is none)."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as info:
+            for line in info:
+                name, _, value = line.partition(":")
+                if name.strip() == "vendor_id":
+                    return value.strip()
+    except OSError:
+        pass
+    return ""
 
 
 def parse_cache_size(text: str) -> int:

@@ -39,7 +39,7 @@ or `auto` where the target's costs favour it) by shuffles of the row's vectors l
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 
 from llvmlite import ir
@@ -72,6 +72,11 @@ _BINARY = frozenset(
     "add sub mul sdiv udiv srem urem shl lshr ashr and or xor fadd fsub fmul fdiv frem".split()
 )
 _CASTS = frozenset("sext zext trunc fpext fptrunc sitofp uitofp fptosi fptoui bitcast".split())
+
+
+#: the base pointers of the arrays whose unit-stride stores `_bind_loop` makes non-temporal
+#: (arrays the nest does not read again)
+Streamed = Collection[ir.Value]
 
 
 def _element(t: ir.Type) -> bool:
@@ -339,6 +344,8 @@ class _Binder:
         #: (reduction phi, group) -> the vector accumulator phi of the vector loop
         self.accumulators: dict[tuple[ir.Value, int], ir.Value] = {}
         self.varying = self._varying()
+        #: the stores emitted as aligned non-temporal vector stores (`_bind_loop`)
+        self.streamed: set[ir.Instruction] = set()
 
     # -- which values differ from lane to lane
     def _varying(self) -> set[ir.Value]:
@@ -509,7 +516,12 @@ class _Binder:
         if access.is_store:
             value = self.vector(instr.operands[0], group)
             if stride == access.size:
-                store = b.store(value, self.scalar(pointer_operand, first), align=align)
+                streamed = instr in self.streamed
+                vector_bytes = width * access.size
+                pointer = self.scalar(pointer_operand, first)
+                store = b.store(value, pointer, align=vector_bytes if streamed else align)
+                if streamed:
+                    store.set_metadata("nontemporal", self.module.add_metadata([ir.IntType(32)(1)]))
                 self._emit(store, instr)
             elif stride == -access.size:
                 last = self.scalar(pointer_operand, first + width - 1)
@@ -698,10 +710,19 @@ def _type_suffix(t: ir.Type) -> str:
     return t.intrinsic_name
 
 
-def _bind(function: ir.Function, plan: _Plan, record: UnrolledLoop, width: int) -> None:
-    """Replace the copies of `record` by the bound vector body (and its run-time check)."""
+def _bind(
+    function: ir.Function,
+    plan: _Plan,
+    record: UnrolledLoop,
+    width: int,
+    streams: list[_Access] = (),  # type: ignore[assignment]
+) -> None:
+    """Replace the copies of `record` by the bound vector body (and its run-time check), the
+    stores of `streams` non-temporal and aligned to their vector's size (which the caller
+    must then make true)."""
     uh = record.header
     binder = _Binder(plan, record, width, dict(record.phis))
+    binder.streamed = {a.instruction for a in streams}
     position = function.blocks.index(record.body[0])
     blocks: list[ir.Block] = []
     middle = next(t for t in uh.terminator.operands[1:] if t is not record.entry)
@@ -1000,7 +1021,11 @@ ALIGN_MIN_STORES = 2
 
 
 def _align_stores_at_run_time(
-    context: PassContext, plan: _Plan, record: UnrolledLoop, width: int
+    context: PassContext,
+    plan: _Plan,
+    record: UnrolledLoop,
+    width: int,
+    streams: list[_Access] | None = None,
 ) -> str:
     """Where the target wants a vector loop's stores aligned (`Target.store_alignment`: a
     512-bit store off a 64-byte line splits the line, on every iteration), the loop stores
@@ -1010,20 +1035,19 @@ def _align_stores_at_run_time(
     in between are computed again with the same values, which holds when no store of the
     first vector touches what its lanes read or store (tested at run time with the other
     conditions: at least ALIGN_MIN_VECTORS vectors of iterations, an element-aligned
-    store). The remark's suffix, or "" where it does not apply."""
-    stores = [a for a in plan.accesses if a.is_store and a.stride == a.size]
-    if len(stores) < ALIGN_MIN_STORES:
-        return ""
-    alignment = context.target.store_alignment(width * stores[0].size)
-    simple = (
-        all(isinstance(a.stride, int) for a in plan.accesses)
-        and all(phi in plan.ivs for phi in record.phis)
-        and stores[0].size & (stores[0].size - 1) == 0  # the iterations ahead: a shift
-    )
-    if not alignment or plan.reductions or plan.neighbours or not simple:
-        return ""
-    if not _last_iteration_computable(plan):
-        return ""
+    store). With `streams` (non-temporal stores, `_bind_loop`; `_streams` checked the loop):
+    always, to their vector's size, and the vector loop runs only when it then starts with
+    every one of them aligned (else the remainder runs its iterations), followed by a
+    fence. The remark's suffix, or "" where it does not apply."""
+    if streams:
+        stores, alignment = streams, width * streams[0].size
+    else:
+        stores = [a for a in plan.accesses if a.is_store and a.stride == a.size]
+        if len(stores) < ALIGN_MIN_STORES:
+            return ""
+        alignment = context.target.store_alignment(width * stores[0].size)
+        if not alignment or plan.neighbours or _why_not_alignable(plan, stores[0]):
+            return ""
     function = record.header.parent
     uh = record.header
     preheader, initial = _entry(record)
@@ -1044,6 +1068,12 @@ def _align_stores_at_run_time(
     gap = b.and_(b.sub(i64(alignment), b.and_(address, i64(alignment - 1))), i64(alignment - 1))
     ahead = b.lshr(gap, i64(store.size.bit_length() - 1), name="simd.align.peel")
     go = b.and_(b.and_(long_enough, element_aligned), b.icmp_unsigned("!=", gap, i64(0)))
+    together = ir.Constant(ir.IntType(1), 1)  # the other streams share the first's alignment
+    for other in stores[1:] if streams else ():
+        apart = b.and_(b.sub(binder.address(other, 0), address), i64(alignment - 1))
+        together = b.and_(together, b.icmp_unsigned("==", apart, i64(0)))
+    if streams:
+        go = b.and_(go, together)
     accesses = plan.accesses
     hazards = [  # each store with every access after it and every load before it
         (s, a)
@@ -1054,6 +1084,7 @@ def _align_stores_at_run_time(
     ]
     if hazards:
         go = b.and_(go, binder.ranges_apart(hazards, lambda a: binder.footprint(a, width)))
+    aligned = b.or_(go, b.and_(b.icmp_unsigned("==", gap, i64(0)), together)) if streams else go
     join = ir.Block(function, f"{uh.name}.aligned")  # the vector loop's one preheader
     b.cbranch(go, head, join)
     first = _Binder(plan, record, width, initial)
@@ -1080,7 +1111,90 @@ def _align_stores_at_run_time(
     term._clear_string_cache()
     position = function.blocks.index(uh)
     function.blocks[position:position] = [check, head, join]
-    return f", its stores aligned to {alignment} bytes at run time"
+    if not streams:
+        return f", its stores aligned to {alignment} bytes at run time"
+    _only_when(record, aligned)
+    _fence_exits(record)
+    return (
+        f", {len(streams)} store stream(s) non-temporal, aligned to {alignment} bytes at run "
+        "time (else its iterations run in the remainder)"
+    )
+
+
+def _why_not_alignable(plan: _Plan, store: _Access) -> str | None:
+    """Why `_align_stores_at_run_time` cannot align `store` in the loop (None: it can)."""
+    header_phis = [i for i in plan.loop.header.instructions if isinstance(i, ins.PhiInstr)]
+    if plan.reductions:
+        return "it accumulates a reduction"
+    if not all(isinstance(a.stride, int) for a in plan.accesses):
+        return "an access's stride is computed in the loop"
+    if not all(phi in plan.ivs for phi in header_phis):
+        return "a value carried from one iteration to the next"
+    if store.size & (store.size - 1):
+        return f"{store.size}-byte elements"
+    if not _last_iteration_computable(plan):
+        return "its trip count is computed in the loop"
+    return None
+
+
+def _streams(context: PassContext, plan: _Plan, width: int, streamed: Streamed) -> list[_Access]:
+    """The unit-stride stores into `streamed` that `_bind_loop` makes non-temporal, or
+    Decline: none, the target has no such stores, or they cannot be aligned at run time."""
+    stores = [a for a in plan.accesses if a.is_store and a.stride == a.size and a.base in streamed]
+    if not stores:
+        raise Decline("no unit-stride store into an array the nest does not read")
+    stores = [a for a in stores if a.size == stores[0].size]
+    vector_bytes = width * stores[0].size
+    if not context.target.streaming_stores(vector_bytes):
+        raise Decline(f"the target has no non-temporal stores of {vector_bytes} bytes")
+    why = _why_not_alignable(plan, stores[0])
+    if why:
+        raise Decline(f"its stores cannot be aligned at run time: {why}")
+    return stores
+
+
+def _only_when(record: UnrolledLoop, condition: ir.Value) -> None:
+    """Enter the vector loop of `record` only when `condition` (computed before it) holds;
+    else its iterations are the remainder's."""
+    term = record.header.terminator
+    test, on_true, on_false = term.operands
+    builder = ir.IRBuilder(record.header)
+    builder.position_before(term)
+    if on_true is record.entry:
+        test = builder.and_(test, condition)
+    else:  # the test says "leave"
+        test = builder.or_(test, builder.not_(condition))
+    term.operands = [test, on_true, on_false]
+    term._clear_string_cache()
+
+
+def _fence_exits(record: UnrolledLoop) -> None:
+    """x86 orders non-temporal stores with no other store: an `sfence` on every way out of
+    the vector loop makes them visible before anything stored after it (another thread that
+    sees a later store then sees them)."""
+    function = record.header.parent
+    inside = {record.header, *record.body}
+    fence = _declared(function.module, "llvm.x86.sse.sfence", ir.FunctionType(ir.VoidType(), []))
+    for block in [record.header, *record.body]:
+        term = block.terminator
+        for target in [t for t in term.operands if isinstance(t, ir.Block) and t not in inside]:
+            fenced = ir.Block(function, f"{block.name}.fence")
+            builder = ir.IRBuilder(fenced)
+            builder.call(fence, [])
+            builder.branch(target)
+            term.operands = [fenced if t is target else t for t in term.operands]
+            term._clear_string_cache()
+            for phi in target.instructions:
+                if isinstance(phi, ins.PhiInstr):
+                    phi.incomings = [(v, fenced if b is block else b) for v, b in phi.incomings]
+                    phi._clear_string_cache()
+            function.blocks.insert(function.blocks.index(target), fenced)
+
+
+def _declared(module: ir.Module, name: str, signature: ir.FunctionType) -> ir.Function:
+    """The module's declaration of `name`, added if missing."""
+    existing = module.globals.get(name)
+    return existing if existing is not None else ir.Function(module, signature, name)
 
 
 def _vector_epilogue(function: ir.Function, header: ir.Block, lanes: int) -> str:
@@ -1154,56 +1268,87 @@ def simd(
         if not function.blocks:
             continue
         changed = False
-        records = unrolled_loops(function)
         for loop in list(loops_of(function).loops):
             if not loop.innermost or is_remainder(loop):
                 continue
-            record = records.get(loop.header)
-            if record is not None and record.vectorized:
-                context.missed("loop not vectorized: it is already", at=loop.header)
-                continue
             try:
-                scalar_loop = record.original if record is not None else loop
-                if if_convert(scalar_loop):
-                    scalar_loop = next(
-                        o for o in loops_of(function).loops if o.header is scalar_loop.header
-                    )
-                    if record is not None:
-                        record.original = scalar_loop
-                    else:
-                        loop = scalar_loop
-                plan = _plan(scalar_loop)
-                lanes = _width_for(context, plan, width)
-                if lanes == 1:
-                    raise Decline("vector width 1")
-                _check_dependences(plan, lanes)
-                interleave = 1
-                if record is None:
-                    if width is None:
-                        interleave = context.target.simd_interleave(_value_operations(plan))
-                    record = unroll_loop(function, loop, lanes * interleave)
-                elif record.factor % lanes:
-                    raise Decline(
-                        f"unrolled by {record.factor}, which is not a multiple of the width {lanes}"
-                    )
-                _choose_neighbours(context, plan, lanes, record.factor, neighbours)
-                _bind(function, plan, record, lanes)
-                peeled = _peel_for_alignment(plan, record, lanes)
-                exact = "" if peeled else _all_in_vectors(plan.loop, record.factor)
-                if not peeled and not exact:
-                    peeled = _align_stores_at_run_time(context, plan, record, lanes)
-                peeled += exact or _vector_epilogue(function, plan.loop.header, lanes * interleave)
+                said = _bind_loop(context, function, loop, width, neighbours)
             except Decline as reason:
                 context.missed(f"loop not vectorized: {reason}", at=loop.header)
                 continue
-            vectors = record.factor // lanes
-            extra = f", {vectors} vectors per iteration" if vectors > 1 else ""
-            checked = ", with a run-time overlap check" if plan.runtime_checks else ""
-            context.passed(
-                f"loop vectorized by SIMD binding, width {lanes}{extra}{checked}{peeled}",
-                at=loop.header,
-            )
+            context.passed(said, at=loop.header)
             changed = True
         if changed:
             invalidate(function)
     return module
+
+
+def stream_stores(
+    context: PassContext, function: ir.Function, headers: set[ir.Block], stores: Streamed
+) -> int:
+    """Bind the innermost loops of `function` whose headers are in `headers` with the stores
+    into the arrays `stores` made non-temporal (`_bind_loop`); the number bound, with a remark on
+    each loop."""
+    bound = 0
+    for loop in list(loops_of(function).loops):
+        if loop.header not in headers or not loop.innermost or is_remainder(loop):
+            continue
+        try:
+            said = _bind_loop(context, function, loop, None, "unaligned", stores)
+        except Decline as reason:
+            context.missed(f"stores not streamed: {reason}", at=loop.header)
+            continue
+        context.passed(said, at=loop.header)
+        bound += 1
+    invalidate(function)
+    return bound
+
+
+def _bind_loop(
+    context: PassContext,
+    function: ir.Function,
+    loop: Loop,
+    width: int | None,
+    neighbours: str,
+    streamed: Streamed | None = None,
+) -> str:
+    """Bind one innermost loop (`simd`'s work on it) and say what was done; with `streamed`,
+    the unit-stride stores into those arrays become non-temporal stores, aligned at run time
+    (`_align_stores_at_run_time`), or the loop is declined."""
+    record = unrolled_loops(function).get(loop.header)
+    if record is not None and record.vectorized:
+        raise Decline("it is already")
+    scalar_loop = record.original if record is not None else loop
+    if if_convert(scalar_loop):
+        scalar_loop = next(o for o in loops_of(function).loops if o.header is scalar_loop.header)
+        if record is not None:
+            record.original = scalar_loop
+        else:
+            loop = scalar_loop
+    plan = _plan(scalar_loop)
+    lanes = _width_for(context, plan, width)
+    if lanes == 1:
+        raise Decline("vector width 1")
+    _check_dependences(plan, lanes)
+    streams = _streams(context, plan, lanes, streamed) if streamed is not None else []
+    interleave = 1
+    if record is None:
+        if width is None:
+            interleave = context.target.simd_interleave(_value_operations(plan))
+        record = unroll_loop(function, loop, lanes * interleave)
+    elif record.factor % lanes:
+        raise Decline(f"unrolled by {record.factor}, which is not a multiple of the width {lanes}")
+    _choose_neighbours(context, plan, lanes, record.factor, neighbours)
+    _bind(function, plan, record, lanes, streams)
+    if streams:
+        peeled = _align_stores_at_run_time(context, plan, record, lanes, streams)
+    else:
+        peeled = _peel_for_alignment(plan, record, lanes)
+    exact = "" if peeled else _all_in_vectors(plan.loop, record.factor)
+    if not peeled and not exact:
+        peeled = _align_stores_at_run_time(context, plan, record, lanes)
+    peeled += exact or _vector_epilogue(function, plan.loop.header, lanes * interleave)
+    vectors = record.factor // lanes
+    extra = f", {vectors} vectors per iteration" if vectors > 1 else ""
+    checked = ", with a run-time overlap check" if plan.runtime_checks else ""
+    return f"loop vectorized by SIMD binding, width {lanes}{extra}{checked}{peeled}"

@@ -26,6 +26,8 @@ from ..polyhedral.schedule.fuse_tile import fuse_tile as fuse_tile_schedule
 from ..polyhedral.schedule.outcome import Outcome
 from ..polyhedral.schedule.overlap_tile import overlap_tile as overlap_tile_schedule
 from ..polyhedral.schedule.parallel_sweep import parallel_sweep as parallel_sweep_schedule
+from ..polyhedral.schedule.stream_sweep import stream_sweep as stream_sweep_schedule
+from ..polyhedral.schedule.stream_sweep import write_only
 from ..polyhedral.schedule.tile import tile as tile_schedule
 from ..polyhedral.schedule.time_tile import may_run_rows_together
 from ..polyhedral.schedule.time_tile import time_tile as time_tile_schedule
@@ -37,6 +39,7 @@ from .core.loop_promotion import promote_scalars_in_loops
 from .core.machine_model import SERIAL
 from .core.rotation import test_before_the_body
 from .registry import PassContext, bounded_int, register
+from .simd import stream_stores
 from .swap_unroll import remainder_blocks, unroll_pointer_swaps
 
 #: bytes the arrays of a nest whose tiled code pays at any size (`Outcome.in_cache`) must still
@@ -66,6 +69,7 @@ def _run(
     in_cache: Callable[..., bool] | None = None,
     threshold: int | None = None,
     whole: bool = False,
+    finish: Callable[[Scop, list[ir.Block]], str | None] | None = None,
 ) -> ir.Module:
     """Transform every SCoP of the module; with `large`, the new code runs only when the
     nest's arrays span `threshold` bytes (by default the target's locality threshold,
@@ -73,7 +77,8 @@ def _run(
     (`Outcome.in_cache`; `in_cache(scop, deps)`: whether it may, asked before transforming a
     nest whose arrays are known to be smaller). With `whole`, a function is transformed only
     if every loop nest of it is (code earlier passes generated aside): taking it over compiles
-    all of it, and nests no pass improves may run slower than cc's code."""
+    all of it, and nests no pass improves may run slower than cc's code. `finish(scop, new
+    blocks)` completes a generated nest, or says why it did not (the nest is then refused)."""
     wanted = [s for s in sizes if s]
     l1, l2 = context.target.cache_bytes(1), context.target.cache_bytes(2)
     floor = "half the last-level cache" if threshold is None else "the parallel code's minimum"
@@ -157,7 +162,13 @@ def _run(
             target = context.target
             runtime, team = target.parallel_runtime, target.parallel_team
             least = min(IN_CACHE_MIN_BYTES, threshold) if outcome.in_cache else threshold
+            before = set(function.blocks)
             generate(scop, outcome.schedule, least, runtime, team)
+            if finish is not None:
+                refusal = finish(scop, [b for b in function.blocks if b not in before])
+                if refusal:
+                    context.missed(f"refused: {refusal}", at=at)
+                    continue
             assumed = _assumption(scop)
             for message in outcome.done:
                 context.passed(message + assumed, at=at)
@@ -278,6 +289,39 @@ def _parallel_sweep(module: ir.Module, context: PassContext, large: bool) -> ir.
         threshold=PARALLEL_MIN_BYTES,
         whole=large,
     )
+
+
+@register("stream-sweep")
+def stream_sweep(module: ir.Module, context: PassContext) -> ir.Module:
+    """The stores of each nest into arrays it does not read become non-temporal
+    (polyhedral/schedule/stream_sweep.py), at any size, where the target has such stores."""
+    return _stream_sweep(module, context, large=False)
+
+
+@register("stream-sweep-large")
+def stream_sweep_large(module: ir.Module, context: PassContext) -> ir.Module:
+    """`stream-sweep` whose streaming code runs only when the nest's arrays span the locality
+    threshold, where the target's streaming stores pay (what `-O3` runs there): on data the
+    caches hold, the next reader finds plain stores there."""
+    return _stream_sweep(module, context, large=True)
+
+
+def _stream_sweep(module: ir.Module, context: PassContext, large: bool) -> ir.Module:
+    target = context.target
+    if not target.streaming_stores(target.vector_bytes):
+        context.missed(f"refused: {target.describe()} has no non-temporal stores")
+        return module
+    if large and not target.streaming_stores_pay():
+        context.missed(f"refused: non-temporal stores do not pay on {target.describe()}")
+        return module
+
+    def bind(scop: Scop, blocks: list[ir.Block]) -> str | None:
+        bases = {array.base for array in write_only(scop)}
+        if not stream_stores(context, scop.function, set(blocks), bases):
+            return "no innermost loop of it could stream its stores"
+        return None
+
+    return _run(module, (), stream_sweep_schedule, context, large=large, whole=large, finish=bind)
 
 
 @register("overlap-tile", _SIZES, defaults=(0, 0, 0, 0))

@@ -98,10 +98,17 @@ def _assert_nothing_left(tmp_path: Path, workers: list[int], outputs: list[str])
 def _compiling(process: subprocess.Popen, scratch: Path) -> bool:
     """The scratch directory exists and the forked compile worker runs (not cc -E)."""
     return any(scratch.glob("pycc-stencil-*")) and any(
-        b"python" in Path(f"/proc/{c}/cmdline").read_bytes()
-        for c in _children(process.pid)
-        if Path(f"/proc/{c}/cmdline").exists()
+        b"python" in _command_line(c) for c in _children(process.pid)
     )
+
+
+def _command_line(pid: int) -> bytes:
+    """The process's command line; empty once it has exited (a child of the tool may end
+    between being listed and being read)."""
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
 
 
 #: SIGINT (Ctrl-C) in the default run; the same cleanup under SIGTERM and SIGHUP in the sweep

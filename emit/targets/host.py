@@ -11,7 +11,7 @@ import functools
 import llvmlite.binding as llvm
 from llvmlite import ir
 
-from ...ir_passes.core.machine_model import POOL
+from ...ir_passes.core.machine_model import POOL, streaming_stores_pay
 from ...ir_passes.core.target import Cost, Target
 from ..cc_machine import sysfs_cache_bytes
 from ..vector_width import enabled_features
@@ -82,6 +82,14 @@ class HostX86(Target):
         vectors): Sobel's two rows of floats ran 1.6-1.7x faster with their stores aligned
         (docs/simd_benchmarks.md); narrower stores split one time in two or less."""
         return CACHE_LINE_BYTES if vector_bytes >= CACHE_LINE_BYTES else 0
+
+    def streaming_stores(self, vector_bytes: int) -> bool:
+        """SSE's and AVX's aligned non-temporal stores (`movntps` and its wider forms)."""
+        return vector_bytes >= 16
+
+    def streaming_stores_pay(self) -> bool:
+        """On every named core but AMD's (`machine_model.streaming_stores_pay`)."""
+        return streaming_stores_pay(self.cpu)
 
     def simd_interleave(self, operations: int) -> int:
         """Small bodies run several vectors per iteration, as LLVM's vectorizer interleaves

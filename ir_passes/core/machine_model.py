@@ -27,3 +27,17 @@ def parse_size(text: str) -> int:
     if text and text[-1] in units:
         return int(text[:-1]) * units[text[-1]]
     return int(text)
+
+
+#: LLVM's names of AMD's x86 cores, and of tunings for no one core
+_NO_STREAMING_CPUS = ("znver", "bdver", "btver", "amdfam", "barcelona", "k8", "athlon", "opteron")
+_GENERIC_CPUS = ("x86-64", "generic")
+
+
+def streaming_stores_pay(cpu: str) -> bool:
+    """Do non-temporal stores of a sweep's output pay on `cpu` (LLVM's name)? Measured with
+    a laplace-2d sweep over DRAM-sized grids (docs/tiling_benchmarks.md, "Streaming stores"):
+    1.2-1.4x on an Intel Xeon guest (rocketlake), 0.83-1.02x on an AMD EPYC (Zen 3), whose
+    plain stores already reached its triad bandwidth. So every named core but AMD's; not a
+    generic tuning, whose code may run on either."""
+    return not cpu.startswith(_NO_STREAMING_CPUS + _GENERIC_CPUS)

@@ -85,6 +85,16 @@ class Target(ABC):
         the store's address (0: it does not)."""
         return 0
 
+    def streaming_stores(self, vector_bytes: int) -> bool:
+        """Whether the target has non-temporal stores of `vector_bytes` (aligned to their
+        size), which `stream-sweep` binds a sweep's output with."""
+        return False
+
+    def streaming_stores_pay(self) -> bool:
+        """Whether they pay for a sweep's output on data beyond the caches (what
+        `stream-sweep-large`, `-O3`'s form, asks)."""
+        return False
+
     def simd_interleave(self, operations: int) -> int:
         """Vectors per iteration `simd` without a width binds for a loop body of
         `operations` value-computing instructions: one unless the target says otherwise."""

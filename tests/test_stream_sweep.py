@@ -1,0 +1,227 @@
+"""`stream-sweep` and `stream-sweep-large` (ir_passes/tiling.py,
+polyhedral/schedule/stream_sweep.py, simd.py's `_bind_loop` with streams): a nest's stores into
+arrays it does not read become aligned non-temporal vector stores, fenced after each loop.
+
+Checked here: bit-exact against cc through the JIT for sweeps of doubles, floats and bytes at odd
+and prime sizes, rows shorter than the four vectors the run-time alignment needs, grids of no
+interior, two outputs that share an alignment or do not, and a two-stage pipeline (its
+intermediate, read by the second stage, is not streamed), each with the non-temporal stores and
+the fence in the IR and `movnt` in the assembly; the refusals (a nest that reads what it stores,
+a target without streaming stores, `-O3`'s form on a core where they do not pay, the fallback
+of an earlier pass's code); which cores and flags `-O3` streams for; and compiler mode, where a
+program built with `-O3 -fpycc-passes=stream-sweep` prints what cc's build prints.
+"""
+
+from __future__ import annotations
+
+import llvmlite.binding as llvm
+import pytest
+from corpus_check import check, compiled, kernel_group
+from pycc_stencil.emit import cc_machine
+from pycc_stencil.emit.host_jit import host_target_machine, parse_verified
+from pycc_stencil.emit.targets.host import HostX86
+from pycc_stencil.frontend import lower_file
+from pycc_stencil.ir_passes.core.machine_model import streaming_stores_pay
+from pycc_stencil.ir_passes.pipeline import parse_pipeline, run_passes
+from pycc_stencil.ir_passes.presets import locality_passes
+from test_parallel_sweep import KERNELS_C as SWEEP_KERNELS_C
+from test_parallel_sweep import LAPLACE_C, PROGRAM_MAIN, _missed, _passed
+from test_tiling import PYCC, assert_same_output, build_both
+
+KERNELS_C = r"""
+void blur(int h, int w, const float in[h][w], float out[h][w]) {
+  for (int y = 1; y < h - 1; y++)
+    for (int x = 1; x < w - 1; x++)
+      out[y][x] = (in[y - 1][x - 1] + in[y - 1][x] + in[y - 1][x + 1] + in[y][x - 1]
+                   + in[y][x] + in[y][x + 1] + in[y + 1][x - 1] + in[y + 1][x]
+                   + in[y + 1][x + 1]) * (1.0f / 9.0f);
+}
+
+void box_u8(int h, int w, const unsigned char in[h][w], unsigned char out[h][w]) {
+  for (int y = 1; y < h - 1; y++)
+    for (int x = 1; x < w - 1; x++)
+      out[y][x] = (in[y - 1][x - 1] + in[y - 1][x] + in[y - 1][x + 1] + in[y][x - 1]
+                   + in[y][x] + in[y][x + 1] + in[y + 1][x - 1] + in[y + 1][x]
+                   + in[y + 1][x + 1] + 4) / 9;
+}
+
+void two_outputs(int n, int m, const double in[n][m], double sum[n][m], double diff[n][m]) {
+  for (int i = 0; i < n; i++)
+    for (int j = 1; j < m - 1; j++) {
+      sum[i][j] = in[i][j - 1] + in[i][j + 1];
+      diff[i][j] = in[i][j + 1] - in[i][j - 1];
+    }
+}
+
+void shifted_outputs(int n, int m, const double in[n][m], double sum[n][m], double d[n][m]) {
+  for (int i = 0; i < n; i++)
+    for (int j = 1; j < m - 1; j++) {
+      sum[i][j] = in[i][j - 1] + in[i][j + 1];
+      d[i][j - 1] = in[i][j + 1] - in[i][j - 1];
+    }
+}
+
+"""
+#: the parallel sweep tests' laplace, triad, 3-D star, pipeline of two nests and heat (a time
+#: loop of two sweeps)
+KERNELS_C += SWEEP_KERNELS_C[: SWEEP_KERNELS_C.index("void column_sums")]
+
+#: (function, parameter sets, stores streamed in the IR): odd and prime sizes, rows shorter
+#: than four vectors (up to 16 doubles from their alignment), no interior
+CASES = [
+    (
+        "laplace",
+        [{"n": 23, "m": 37}, {"n": 3, "m": 101}, {"n": 2, "m": 2}, {"n": 7, "m": 5}]
+        + [{"n": 6, "m": 27}],  # rows too short to align, long enough for the vector loop
+        ["'out'"],
+    ),
+    ("blur", [{"h": 13, "w": 131}, {"h": 5, "w": 19}, {"h": 3, "w": 67}], ["'out'"]),
+    ("box_u8", [{"h": 11, "w": 263}, {"h": 4, "w": 33}, {"h": 9, "w": 1}], ["'out'"]),
+    ("triad", [{"n": 1009}, {"n": 31}, {"n": 1}, {"n": 0}], ["'a'"]),
+    ("two_outputs", [{"n": 5, "m": 211}, {"n": 3, "m": 9}], ["'sum'", "'diff'"]),
+    ("shifted_outputs", [{"n": 5, "m": 211}, {"n": 4, "m": 41}], ["'sum'", "'d'"]),
+    ("star3d", [{"n": 19}, {"n": 4}], ["'out'"]),
+    ("pipeline", [{"h": 19, "w": 149}, {"h": 3, "w": 7}], ["'out'"]),
+]
+GROUP = kernel_group("stream_sweep")
+
+
+@pytest.fixture
+def kernels(kernel_file) -> str:
+    return kernel_file("stream_sweep", KERNELS_C)
+
+
+def _streamed_stores(function: llvm.ValueRef) -> list[str]:
+    return [
+        str(i)
+        for block in function.blocks
+        for i in block.instructions
+        if i.opcode == "store" and "!nontemporal" in str(i)
+    ]
+
+
+@GROUP
+@pytest.mark.parametrize("function, sets, arrays", CASES, ids=[c[0] for c in CASES])
+def test_streamed_sweeps_are_bit_exact(kernels, function, sets, arrays):
+    for params in sets:
+        result, remarks = check(kernels, function, params, "stream-sweep", ["-std=c99"])
+        assert result.status == "OK", result
+        done = _passed(remarks)
+        assert any(f"stores into {', '.join(arrays)} stream past" in m for m in done), remarks
+        assert any("non-temporal, aligned to" in m for m in done), remarks
+    module = parse_verified(compiled(kernels, ["-std=c99"], "stream-sweep").module)
+    stores = _streamed_stores(module.get_function(function))
+    assert stores and all("align 16" in s or "align 32" in s or "align 64" in s for s in stores)
+    assert "llvm.x86.sse.sfence" in str(module.get_function(function))
+    assembly = host_target_machine().emit_assembly(module)
+    assert "movnt" in assembly  # LLVM keeps them non-temporal: aligned, of a legal width
+
+
+@GROUP
+def test_a_nest_that_reads_what_it_stores_is_refused(kernels):
+    result, remarks = check(kernels, "heat", {"T": 3, "n": 13}, "stream-sweep", ["-std=c99"])
+    assert result.status == "OK", result
+    assert not _passed(remarks), remarks
+    assert any("reads every array it stores into" in m for m in _missed(remarks)), remarks
+
+
+@GROUP
+def test_the_fallback_of_an_earlier_pass_is_refused(kernels, monkeypatch):
+    """Above the threshold the pipeline runs as fused tiles: streaming its fallback, which then
+    runs only below it, would only add code."""
+    monkeypatch.setenv("PYCC_CACHE_L2", "16K")
+    monkeypatch.setenv("PYCC_CACHE_L3", "32K")
+    passes = "fuse-tile-large,stream-sweep"
+    result, remarks = check(
+        kernels, "pipeline", {"h": 67, "w": 89}, passes, ["-std=c99"], fresh=True
+    )
+    assert result.status == "OK", result
+    assert any("fused 2 loop nests" in m for m in _passed(remarks)), remarks
+    assert any("runs as an earlier pass's code" in m for m in _missed(remarks)), remarks
+    assert not any("stream past" in m or "non-temporal" in m for m in _passed(remarks)), remarks
+
+
+def _run_on(kernels: str, passes: str, target: HostX86):
+    module = lower_file(kernels, ["-std=c99"]).module
+    before = str(module)
+    result = run_passes(module, parse_pipeline(passes), target=target)
+    return before, result
+
+
+def test_only_the_large_form_asks_whether_streams_pay(kernel_file, monkeypatch):
+    monkeypatch.setenv("PYCC_CACHE_L2", "16K")
+    monkeypatch.setenv("PYCC_CACHE_L3", "32K")
+    kernels = kernel_file("stream_sweep", KERNELS_C)
+    before, result = _run_on(kernels, "stream-sweep-large", HostX86(cpu="znver3"))
+    assert str(result.module) == before
+    assert all("do not pay on host" in r.message for r in result.remarks), result.remarks
+    for cpu, passes in [("znver3", "stream-sweep"), ("rocketlake", "stream-sweep-large")]:
+        _, result = _run_on(kernels, passes, HostX86(cpu=cpu))
+        streamed = [r for r in result.remarks if "stream past" in r.message]
+        assert len(streamed) == 8, (cpu, passes, result.remarks)  # every kernel but heat
+
+
+def test_a_target_without_streaming_stores_is_refused(kernel_file):
+    from pycc_stencil.emit.targets import target_named
+
+    kernels = kernel_file("stream_sweep", KERNELS_C)
+    module = lower_file(kernels, ["-std=c99"]).module
+    before = str(module)
+    result = run_passes(module, parse_pipeline("stream-sweep"), target=target_named("c66x"))
+    assert str(result.module) == before
+    assert any("has no non-temporal stores" in r.message for r in result.remarks), result.remarks
+
+
+@pytest.mark.parametrize(
+    "cpu, pays",
+    [("rocketlake", True), ("sapphirerapids", True), ("znver3", False), ("x86-64", False)],
+)
+def test_streams_pay_on_named_cores_but_amds(cpu, pays):
+    assert streaming_stores_pay(cpu) == pays
+
+
+@pytest.mark.parametrize(
+    "flags, vendor, streams",
+    [
+        (["-O3", "-march=native"], "GenuineIntel", True),
+        (["-O3", "-march=native"], "AuthenticAMD", False),
+        (["-O3", "-march=native", "-march=x86-64-v3"], "GenuineIntel", False),
+        (["-O3", "-march=skylake"], "GenuineIntel", False),
+        (["-O3"], "GenuineIntel", False),
+        (["-O3", "-march=native"], "", False),
+    ],
+)
+def test_o3_streams_only_for_the_native_core_where_they_pay(monkeypatch, flags, vendor, streams):
+    monkeypatch.setattr(cc_machine, "_host_vendor", lambda: vendor)
+    assert cc_machine.streaming_stores(flags) == streams
+    assert ("stream-sweep-large" in locality_passes(False, streams)) == streams
+    assert "stream-sweep" not in locality_passes(True, streams)  # the team runs sweeps instead
+
+
+@pytest.mark.skipif(PYCC is None, reason="pycc-stencil is not installed")
+def test_compiler_mode_streams_a_sweep_with_ccs_output(tmp_path):
+    flags = ["-O3", "-fpycc-passes=stream-sweep"]
+    env, functions = build_both(
+        tmp_path, PROGRAM_MAIN, LAPLACE_C, ["-O3"], flags, {"PYCC_TAKEOVER": "improved"}
+    )
+    function = functions["laplace"]
+    assert function["compiled_by"] == "pycc-stencil", function
+    assert any("non-temporal" in r for r in function["remarks"]), function
+    assert_same_output(tmp_path, env, [["401", "333"], ["37", "23"], ["2", "9"], ["5", "64"]])
+
+
+@pytest.mark.skipif(PYCC is None, reason="pycc-stencil is not installed")
+def test_o3_native_streams_a_large_sweep_where_streams_pay_else_leaves_it_to_cc(tmp_path):
+    """`-O3 -march=native` on this machine: on a core where streams pay (`streaming_stores`)
+    the sweep is taken over and streams above the threshold (small caches here); elsewhere the
+    unit is cc's, unparsed. The output is cc's either way."""
+    flags = ["-O3", "-march=native"]
+    small = {"PYCC_TAKEOVER": "improved", "PYCC_CACHE_L2": "16K", "PYCC_CACHE_L3": "32K"}
+    env, functions = build_both(tmp_path, PROGRAM_MAIN, LAPLACE_C, flags, flags, small)
+    if cc_machine.streaming_stores(flags):
+        function = functions["laplace"]
+        assert function["compiled_by"] == "pycc-stencil", function
+        assert any("non-temporal" in r for r in function["remarks"]), function
+    else:
+        assert not functions, functions
+    assert_same_output(tmp_path, env, [["401", "333"], ["37", "23"], ["2", "9"]])
