@@ -21,7 +21,7 @@ from llvmlite import ir
 
 from ..polyhedral.analysis import scop_analysis
 from ..polyhedral.budget import BudgetExceeded, isl_budget
-from ..polyhedral.codegen import constant_footprint, constant_touched, generate
+from ..polyhedral.codegen import constant_footprint, constant_touched, generate, values_in
 from ..polyhedral.schedule.fuse_tile import fuse_tile as fuse_tile_schedule
 from ..polyhedral.schedule.outcome import Outcome
 from ..polyhedral.schedule.overlap_tile import overlap_tile as overlap_tile_schedule
@@ -53,6 +53,13 @@ IN_CACHE_MIN_BYTES = 4096
 #: double sweep on 2 threads against cc -O3 (AMD EPYC, libgomp; docs/tiling_benchmarks.md):
 #: 0.6-0.8x at 64 KiB, 1.1x at 128 KiB, 1.2-1.5x at 256 KiB, 1.2-2.5x from 512 KiB on
 PARALLEL_MIN_BYTES = 256 << 10
+#: the last-level caches a nest's arrays must span for `stream-sweep-large`'s code to run:
+#: below, the next call (or the next reader) finds plain stores in the L3, and streamed ones
+#: in DRAM. A laplace-2d sweep on the Xeon guest (the L3 counted 32 MiB, `emit.cc_machine`;
+#: docs/tiling_benchmarks.md, "Streaming stores on an Intel Xeon guest"), streamed against
+#: plain: 0.70x at 23 MB of arrays, 0.73x at 28 MB, even at 52 MB, 1.12x at 64 MB, 1.9x at
+#: 92 MB
+STREAM_LLC_MULTIPLE = 2
 #: a tile size: 0 for "from the cache model", at most a million points along a dimension
 TileSize = bounded_int("tile size", 1 << 20, least=0)
 _SIZES = (TileSize,) * 4
@@ -68,20 +75,22 @@ def _run(
     swaps: bool = False,
     in_cache: Callable[..., bool] | None = None,
     threshold: int | None = None,
+    floor: str = "the parallel code's minimum",
     whole: bool = False,
     finish: Callable[[Scop, list[ir.Block]], str | None] | None = None,
 ) -> ir.Module:
     """Transform every SCoP of the module; with `large`, the new code runs only when the
-    nest's arrays span `threshold` bytes (by default the target's locality threshold,
-    `Target.locality_threshold`), unless the transformation says it pays at any size
+    nest's arrays span `threshold` bytes (`floor` names it; by default the target's locality
+    threshold, `Target.locality_threshold`), unless the transformation says it pays at any size
     (`Outcome.in_cache`; `in_cache(scop, deps)`: whether it may, asked before transforming a
     nest whose arrays are known to be smaller). With `whole`, a function is transformed only
     if every loop nest of it is (code earlier passes generated aside): taking it over compiles
     all of it, and nests no pass improves may run slower than cc's code. `finish(scop, new
-    blocks)` completes a generated nest, or says why it did not (the nest is then refused)."""
+    blocks)` completes a generated nest (its blocks in the function and in the functions its
+    parallel loops were outlined into), or says why it did not (the nest is then refused)."""
     wanted = [s for s in sizes if s]
     l1, l2 = context.target.cache_bytes(1), context.target.cache_bytes(2)
-    floor = "half the last-level cache" if threshold is None else "the parallel code's minimum"
+    floor = "half the last-level cache" if threshold is None else floor
     if not large:
         threshold = 0
     elif threshold is None:
@@ -162,10 +171,11 @@ def _run(
             target = context.target
             runtime, team = target.parallel_runtime, target.parallel_team
             least = min(IN_CACHE_MIN_BYTES, threshold) if outcome.in_cache else threshold
-            before = set(function.blocks)
+            before = {b for f in module.functions for b in f.blocks}
             generate(scop, outcome.schedule, least, runtime, team)
             if finish is not None:
-                refusal = finish(scop, [b for b in function.blocks if b not in before])
+                made = [b for f in module.functions for b in f.blocks if b not in before]
+                refusal = finish(scop, made)
                 if refusal:
                     context.missed(f"refused: {refusal}", at=at)
                     continue
@@ -317,11 +327,27 @@ def _stream_sweep(module: ir.Module, context: PassContext, large: bool) -> ir.Mo
 
     def bind(scop: Scop, blocks: list[ir.Block]) -> str | None:
         bases = {array.base for array in write_only(scop)}
-        if not stream_stores(context, scop.function, set(blocks), bases):
-            return "no innermost loop of it could stream its stores"
-        return None
+        functions = {block.parent: None for block in blocks}  # (in order)
+        streamed = sum(
+            stream_stores(context, f, set(blocks), values_in(f, bases)) for f in functions
+        )
+        return None if streamed else "no innermost loop of it could stream its stores"
 
-    return _run(module, (), stream_sweep_schedule, context, large=large, whole=large, finish=bind)
+    team = target.parallel_runtime != SERIAL
+    transform = functools.partial(stream_sweep_schedule, team=team)
+    threshold = max(target.locality_threshold(), STREAM_LLC_MULTIPLE * target.cache_bytes(3))
+    floor = f"{STREAM_LLC_MULTIPLE} times the last-level cache"
+    return _run(
+        module,
+        (),
+        transform,
+        context,
+        large=large,
+        threshold=threshold,
+        floor=floor,
+        whole=large,
+        finish=bind,
+    )
 
 
 @register("overlap-tile", _SIZES, defaults=(0, 0, 0, 0))

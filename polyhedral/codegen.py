@@ -32,6 +32,7 @@ from llvmlite.ir import instructions as ins
 
 from ..ir_passes.core.affine import size_of
 from ..ir_passes.core.analyses import invalidate
+from ..ir_passes.core.facts import facts_of
 from ..ir_passes.core.machine_model import SERIAL
 from ..ir_passes.core.rewrite import (
     branch_to,
@@ -191,6 +192,23 @@ def _single_predecessor(function: ir.Function, block: ir.Block) -> ir.Block:
     if len(preds) != 1:
         raise CodegenError(f"{block.name} has {len(preds)} predecessors")
     return preds[0]
+
+
+#: the fact of an outlined parallel loop's function: (the function it was outlined from, the
+#: values of that function it reads, each with the value that holds it in the outlined one)
+OUTLINED_FROM = "outlined from"
+
+
+def values_in(function: ir.Function, values: set[ir.Value]) -> set[ir.Value]:
+    """What holds `values` (of the function a nest was generated in) in `function`: the
+    values themselves, or in a function outlined from it (at any depth) what was captured
+    for them."""
+    origin = facts_of(function).get(OUTLINED_FROM)
+    if origin is None:
+        return set(values)
+    parent, captured = origin  # type: ignore[misc]
+    outer = values_in(parent, values)
+    return {slot for value, slot in captured if value in outer}
 
 
 def _redirect(block: ir.Block, old: ir.Block, new: ir.Block) -> None:
@@ -514,6 +532,7 @@ class _Generator:
             self.scratch.leave(inner)
         inner.builder.ret_void()
         loads.branch(start)
+        facts_of(fn)[OUTLINED_FROM] = (self.function, [(v, slots[id(v)]) for v in captured])
         return fn, captured
 
     # -- run-time alias check ----------------------------------------------------------------

@@ -14,6 +14,8 @@ program built with `-O3 -fpycc-passes=stream-sweep` prints what cc's build print
 
 from __future__ import annotations
 
+import re
+
 import llvmlite.binding as llvm
 import pytest
 from corpus_check import check, compiled, kernel_group
@@ -26,7 +28,7 @@ from pycc_stencil.ir_passes.pipeline import parse_pipeline, run_passes
 from pycc_stencil.ir_passes.presets import locality_passes
 from test_parallel_sweep import KERNELS_C as SWEEP_KERNELS_C
 from test_parallel_sweep import LAPLACE_C, PROGRAM_MAIN, _missed, _passed
-from test_tiling import PYCC, assert_same_output, build_both
+from test_tiling import ORDERS, PYCC, assert_same_output, build_both, in_order
 
 KERNELS_C = r"""
 void blur(int h, int w, const float in[h][w], float out[h][w]) {
@@ -91,18 +93,24 @@ def kernels(kernel_file) -> str:
     return kernel_file("stream_sweep", KERNELS_C)
 
 
-def _streamed_stores(function: llvm.ValueRef) -> list[str]:
-    return [
-        str(i)
-        for block in function.blocks
-        for i in block.instructions
-        if i.opcode == "store" and "!nontemporal" in str(i)
-    ]
+def _kernel_text(module: llvm.ModuleRef, function: str) -> str:
+    """The function and the functions its parallel loops were outlined into."""
+    return "\n".join(
+        str(f)
+        for f in module.functions
+        if f.name == function or f.name.startswith(f"{function}.par")
+    )
 
 
 @GROUP
+@pytest.mark.parametrize(
+    "env", ORDERS[::3], ids=lambda e: ",".join(f"{k}={v}" for k, v in e.items())
+)
 @pytest.mark.parametrize("function, sets, arrays", CASES, ids=[c[0] for c in CASES])
-def test_streamed_sweeps_are_bit_exact(kernels, function, sets, arrays):
+def test_streamed_sweeps_are_bit_exact(kernels, monkeypatch, env, function, sets, arrays):
+    """On the JIT's pool (as under threads) each nest's outer loop runs on the team: in
+    reverse, and on two threads."""
+    in_order(monkeypatch, env)
     for params in sets:
         result, remarks = check(kernels, function, params, "stream-sweep", ["-std=c99"])
         assert result.status == "OK", result
@@ -110,9 +118,10 @@ def test_streamed_sweeps_are_bit_exact(kernels, function, sets, arrays):
         assert any(f"stores into {', '.join(arrays)} stream past" in m for m in done), remarks
         assert any("non-temporal, aligned to" in m for m in done), remarks
     module = parse_verified(compiled(kernels, ["-std=c99"], "stream-sweep").module)
-    stores = _streamed_stores(module.get_function(function))
-    assert stores and all("align 16" in s or "align 32" in s or "align 64" in s for s in stores)
-    assert "llvm.x86.sse.sfence" in str(module.get_function(function))
+    text = _kernel_text(module, function)
+    stores = [line for line in text.splitlines() if "store " in line and "!nontemporal" in line]
+    assert stores and all(re.search(r"align (16|32|64),", s) for s in stores), stores
+    assert "call void @llvm.x86.sse.sfence()" in text
     assembly = host_target_machine().emit_assembly(module)
     assert "movnt" in assembly  # LLVM keeps them non-temporal: aligned, of a legal width
 
@@ -141,6 +150,11 @@ def test_the_fallback_of_an_earlier_pass_is_refused(kernels, monkeypatch):
     assert not any("stream past" in m or "non-temporal" in m for m in _passed(remarks)), remarks
 
 
+def _paying() -> HostX86:
+    """The host with a core where streams pay (what the `-large` form asks)."""
+    return HostX86(cpu="rocketlake")
+
+
 def _run_on(kernels: str, passes: str, target: HostX86):
     module = lower_file(kernels, ["-std=c99"]).module
     before = str(module)
@@ -155,10 +169,13 @@ def test_only_the_large_form_asks_whether_streams_pay(kernel_file, monkeypatch):
     before, result = _run_on(kernels, "stream-sweep-large", HostX86(cpu="znver3"))
     assert str(result.module) == before
     assert all("do not pay on host" in r.message for r in result.remarks), result.remarks
-    for cpu, passes in [("znver3", "stream-sweep"), ("rocketlake", "stream-sweep-large")]:
-        _, result = _run_on(kernels, passes, HostX86(cpu=cpu))
+    for target, passes in [
+        (HostX86(cpu="znver3"), "stream-sweep"),
+        (_paying(), "stream-sweep-large"),
+    ]:
+        _, result = _run_on(kernels, passes, target)
         streamed = [r for r in result.remarks if "stream past" in r.message]
-        assert len(streamed) == 8, (cpu, passes, result.remarks)  # every kernel but heat
+        assert len(streamed) == 8, (passes, result.remarks)  # every kernel but heat
 
 
 def test_a_target_without_streaming_stores_is_refused(kernel_file):
@@ -194,8 +211,11 @@ def test_streams_pay_on_named_cores_but_amds(cpu, pays):
 def test_o3_streams_only_for_the_native_core_where_they_pay(monkeypatch, flags, vendor, streams):
     monkeypatch.setattr(cc_machine, "_host_vendor", lambda: vendor)
     assert cc_machine.streaming_stores(flags) == streams
-    assert ("stream-sweep-large" in locality_passes(False, streams)) == streams
-    assert "stream-sweep" not in locality_passes(True, streams)  # the team runs sweeps instead
+    for threads in (False, True):
+        passes = locality_passes(threads, streams).split(",")
+        assert ("stream-sweep-large" in passes) == streams
+        if streams and threads:  # the smaller sweeps, which do not stream, on the team
+            assert passes.index("stream-sweep-large") < passes.index("parallel-sweep-large")
 
 
 @pytest.mark.skipif(PYCC is None, reason="pycc-stencil is not installed")
@@ -225,3 +245,25 @@ def test_o3_native_streams_a_large_sweep_where_streams_pay_else_leaves_it_to_cc(
     else:
         assert not functions, functions
     assert_same_output(tmp_path, env, [["401", "333"], ["37", "23"], ["2", "9"]])
+
+
+FIXED_C = r"""
+void fixed_sweep(double out[60][60], const double in[60][60]) {
+  for (int i = 1; i < 59; i++)
+    for (int j = 0; j < 60; j++)
+      out[i][j] = in[i - 1][j] + in[i + 1][j];
+}
+"""
+
+
+@pytest.mark.parametrize("l3, streams", [("32K", False), ("16K", True)])
+def test_the_large_form_needs_twice_the_last_level_cache(kernel_file, monkeypatch, l3, streams):
+    """The fixed nest's arrays span 57600 bytes: less than twice an L3 of 32 KiB, more than
+    twice one of 16 KiB (and the L2 of 16 KiB)."""
+    monkeypatch.setenv("PYCC_CACHE_L2", "16K")
+    monkeypatch.setenv("PYCC_CACHE_L3", l3)
+    _, result = _run_on(kernel_file("stream_fixed", FIXED_C), "stream-sweep-large", _paying())
+    streamed = any("stream past" in r.message for r in result.remarks)
+    assert streamed == streams, result.remarks
+    below = "less than 2 times the last-level cache (65536 bytes)"
+    assert any(below in r.message for r in result.remarks) == (not streams), result.remarks

@@ -13,6 +13,7 @@ from __future__ import annotations
 from ..deps import Dependences
 from ..scop import Array, Scop
 from .outcome import Outcome
+from .parallel_sweep import parallel_sweep
 
 
 def write_only(scop: Scop) -> list[Array]:
@@ -24,9 +25,11 @@ def write_only(scop: Scop) -> list[Array]:
 
 
 def stream_sweep(
-    scop: Scop, deps: Dependences, sizes: list[int], *, l2: int, l1: int = 0
+    scop: Scop, deps: Dependences, sizes: list[int], *, l2: int, l1: int = 0, team: bool = False
 ) -> Outcome:
-    """`deps`, `sizes`, `l2` and `l1` are unused (the schedules' signature: the order stays)."""
+    """The points keep their order; with a `team` (a build with threads), the outer loop of
+    each nest that carries no dependence runs on it as `parallel-sweep` runs it. `sizes`, `l2`
+    and `l1` are unused (the schedules' signature)."""
     outcome = Outcome(scop.schedule())
     if _falls_back_from_another_pass(scop):
         outcome.refuse(
@@ -39,7 +42,15 @@ def stream_sweep(
         outcome.refuse("the nest reads every array it stores into: nothing to stream")
         return outcome
     names = ", ".join(f"'{a.name}'" for a in arrays)
-    outcome.accept(scop.schedule(), f"stores into {names} stream past the caches")
+    schedule, on_team = scop.schedule(), ""
+    if team:
+        sweep = parallel_sweep(scop, deps, sizes, l2=l2, l1=l1)
+        if sweep.changed:
+            schedule, on_team = (
+                sweep.schedule,
+                " (the outer loops that carry no dependence on the team)",
+            )
+    outcome.accept(schedule, f"stores into {names} stream past the caches{on_team}")
     return outcome
 
 
