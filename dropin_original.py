@@ -35,7 +35,8 @@ I32 = ir.IntType(32)
 def make_try(function: ir.Function) -> bool:
     """Turn `function` (a taken-over kernel no other function of its module calls) into its
     try form, if some `poly.check` is reached only through code without effects; whether it
-    was. Not one that keeps state in a static local: cc's definition keeps its own copy of
+    was. Of a chain of checks (two passes' code for one nest, each check entering the next
+    where its own code does not run: streams, else the team) the last gives the call back. Not one that keeps state in a static local: cc's definition keeps its own copy of
     it for the calls the try gives back."""
     if not _plain_signature(function) or _called_in(function.module, function):
         return False
@@ -48,6 +49,7 @@ def make_try(function: ir.Function) -> bool:
             for b in cfg.reverse_postorder()
             if _CHECK.match(b.name)
             and isinstance(b.terminator, ins.ConditionalBranch)
+            and not _CHECK.match(b.terminator.operands[2].name)  # (not one of a chain)
             and _effect_free_before(cfg, b)
         ),
         None,

@@ -1284,11 +1284,16 @@ def simd(
 
 
 def stream_stores(
-    context: PassContext, function: ir.Function, headers: set[ir.Block], stores: Streamed
+    context: PassContext,
+    function: ir.Function,
+    headers: set[ir.Block],
+    stores: Streamed,
+    at: ir.Instruction,
 ) -> int:
     """Bind the innermost loops of `function` whose headers are in `headers` with the stores
     into the arrays `stores` made non-temporal (`_bind_loop`); the number bound, with a remark on
-    each loop."""
+    each loop, made at `at` (the nest the loops were generated for, maybe in another function:
+    a parallel loop's outlined body)."""
     bound = 0
     for loop in list(loops_of(function).loops):
         if loop.header not in headers or not loop.innermost or is_remainder(loop):
@@ -1296,9 +1301,9 @@ def stream_stores(
         try:
             said = _bind_loop(context, function, loop, None, "unaligned", stores)
         except Decline as reason:
-            context.missed(f"stores not streamed: {reason}", at=loop.header)
+            context.missed(f"stores not streamed: {reason}", at=at)
             continue
-        context.passed(said, at=loop.header)
+        context.passed(said, at=at)
         bound += 1
     invalidate(function)
     return bound

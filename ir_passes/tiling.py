@@ -328,8 +328,9 @@ def _stream_sweep(module: ir.Module, context: PassContext, large: bool) -> ir.Mo
     def bind(scop: Scop, blocks: list[ir.Block]) -> str | None:
         bases = {array.base for array in write_only(scop)}
         functions = {block.parent: None for block in blocks}  # (in order)
+        at = scop.entry.terminator
         streamed = sum(
-            stream_stores(context, f, set(blocks), values_in(f, bases)) for f in functions
+            stream_stores(context, f, set(blocks), values_in(f, bases), at) for f in functions
         )
         return None if streamed else "no innermost loop of it could stream its stores"
 

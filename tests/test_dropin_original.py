@@ -103,3 +103,23 @@ def test_the_try_declines_at_the_check(tmp_path):
     assert text.startswith('define i32 @"jacobi2d_two"(i32 %"T", i32 %"n", ptr %"A", ptr %"B")')
     assert re.search(r"pycc\.declined:\s*\n\s*ret i32 0", text)
     assert "ret void" not in text and "ret i32 1" in text
+
+
+def test_of_a_chain_of_checks_the_last_gives_the_call_back(tmp_path, monkeypatch):
+    """Under threads `-O3` runs a pipeline's fused tiles above the locality threshold and its
+    nests on the team below it: the team's check follows the fused code's. The try must give
+    the call back where neither runs, not where the fused code does not (the team's code
+    would never run)."""
+    from test_parallel_sweep import KERNELS_C
+
+    monkeypatch.setenv("PYCC_CACHE_L2", "16K")
+    monkeypatch.setenv("PYCC_CACHE_L3", "32K")
+    (tmp_path / "k.c").write_text(KERNELS_C)
+    lowered = lower_file(str(tmp_path / "k.c"), ["-std=c99"])
+    passes = parse_pipeline("fuse-tile-large,parallel-sweep-large")
+    applied = run_passes(lowered.module, passes, target=host_target())
+    assert len([r for r in applied.remarks if r.function == "pipeline" and r.kind == "passed"]) == 3
+    function = lowered.module.get_global("pipeline")
+    assert make_try(function)
+    failing = {b.name: b.terminator.operands[2].name for b in function.blocks if "check" in b.name}
+    assert failing == {"poly.check": "poly.check.1", "poly.check.1": "pycc.declined"}, failing

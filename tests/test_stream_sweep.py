@@ -231,17 +231,20 @@ def test_compiler_mode_streams_a_sweep_with_ccs_output(tmp_path):
 
 
 @pytest.mark.skipif(PYCC is None, reason="pycc-stencil is not installed")
-def test_o3_native_streams_a_large_sweep_where_streams_pay_else_leaves_it_to_cc(tmp_path):
+@pytest.mark.parametrize("threads", [[], ["-fopenmp"]], ids=["one thread", "-fopenmp"])
+def test_o3_native_streams_a_large_sweep_where_streams_pay(tmp_path, threads):
     """`-O3 -march=native` on this machine: on a core where streams pay (`streaming_stores`)
     the sweep is taken over and streams above the threshold (small caches here); elsewhere the
-    unit is cc's, unparsed. The output is cc's either way."""
-    flags = ["-O3", "-march=native"]
+    unit is cc's, unparsed (under -fopenmp the sweep is the team's). The output is cc's
+    either way, on two threads under -fopenmp."""
+    flags = ["-O3", "-march=native", *threads]
     small = {"PYCC_TAKEOVER": "improved", "PYCC_CACHE_L2": "16K", "PYCC_CACHE_L3": "32K"}
     env, functions = build_both(tmp_path, PROGRAM_MAIN, LAPLACE_C, flags, flags, small)
-    if cc_machine.streaming_stores(flags):
+    streams = cc_machine.streaming_stores(flags)
+    if streams or threads:
         function = functions["laplace"]
         assert function["compiled_by"] == "pycc-stencil", function
-        assert any("non-temporal" in r for r in function["remarks"]), function
+        assert any("non-temporal" in r for r in function["remarks"]) == streams, function
     else:
         assert not functions, functions
     assert_same_output(tmp_path, env, [["401", "333"], ["37", "23"], ["2", "9"]])
