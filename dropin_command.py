@@ -259,8 +259,9 @@ NOTHING_TO_IMPROVE = (
 def requested_passes(command: CompilerCommand) -> str:
     """`-fpycc-passes=`, else what the optimization level implies: `-O3` and `-Ofast` run the
     locality passes (iterated stencils and pipelines of loop nests whose data exceed the L2
-    cache; under threads also single sweeps on the team; other nests are left alone), lower
-    levels none."""
+    cache; under threads also single sweeps on the team; under -march=native on a core where
+    streaming stores pay also sweeps whose output is not read again, beyond the L3; other
+    nests are left alone), lower levels none."""
     chosen = command.pycc_options.get("passes")
     if chosen is not None:
         return chosen

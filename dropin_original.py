@@ -36,8 +36,9 @@ def make_try(function: ir.Function) -> bool:
     """Turn `function` (a taken-over kernel no other function of its module calls) into its
     try form, if some `poly.check` is reached only through code without effects; whether it
     was. Of a chain of checks (two passes' code for one nest, each check entering the next
-    where its own code does not run: streams, else the team) the last gives the call back. Not one that keeps state in a static local: cc's definition keeps its own copy of
-    it for the calls the try gives back."""
+    where its own code does not run: streams, else the team) the last gives the call back.
+    Not one that keeps state in a static local: cc's definition keeps its own copy of it for
+    the calls the try gives back."""
     if not _plain_signature(function) or _called_in(function.module, function):
         return False
     if keeps_static_state(function):
