@@ -202,13 +202,14 @@ OUTLINED_FROM = "outlined from"
 def values_in(function: ir.Function, values: set[ir.Value]) -> set[ir.Value]:
     """What holds `values` (of the function a nest was generated in) in `function`: the
     values themselves, or in a function outlined from it (at any depth) what was captured
-    for them."""
+    for them (a global is itself everywhere)."""
     origin = facts_of(function).get(OUTLINED_FROM)
     if origin is None:
         return set(values)
     parent, captured = origin  # type: ignore[misc]
     outer = values_in(parent, values)
-    return {slot for value, slot in captured if value in outer}
+    shared = {v for v in outer if not isinstance(v, (ir.Instruction, ir.Argument))}  # globals
+    return shared | {slot for value, slot in captured if value in outer}
 
 
 def _redirect(block: ir.Block, old: ir.Block, new: ir.Block) -> None:
