@@ -310,9 +310,9 @@ def stream_sweep(module: ir.Module, context: PassContext) -> ir.Module:
 
 @register("stream-sweep-large")
 def stream_sweep_large(module: ir.Module, context: PassContext) -> ir.Module:
-    """`stream-sweep` whose streaming code runs only when the nest's arrays span the locality
-    threshold, where the target's streaming stores pay (what `-O3` runs there): on data the
-    caches hold, the next reader finds plain stores there."""
+    """`stream-sweep` whose streaming code runs only when the nest's arrays span
+    STREAM_LLC_MULTIPLE last-level caches, where the target's streaming stores pay (what
+    `-O3` runs there): on data the caches hold, the next reader finds plain stores there."""
     return _stream_sweep(module, context, large=True)
 
 
