@@ -39,7 +39,7 @@ from .core.loop_promotion import promote_scalars_in_loops
 from .core.machine_model import SERIAL
 from .core.rotation import test_before_the_body
 from .registry import PassContext, bounded_int, register
-from .simd import stream_stores
+from .simd import fence_streams, stream_stores
 from .swap_unroll import remainder_blocks, unroll_pointer_swaps
 
 #: bytes the arrays of a nest whose tiled code pays at any size (`Outcome.in_cache`) must still
@@ -329,10 +329,13 @@ def _stream_sweep(module: ir.Module, context: PassContext, large: bool) -> ir.Mo
         bases = {array.base for array in write_only(scop)}
         functions = {block.parent: None for block in blocks}  # (in order)
         at = scop.entry.terminator
-        streamed = sum(
-            stream_stores(context, f, set(blocks), values_in(f, bases), at) for f in functions
-        )
-        return None if streamed else "no innermost loop of it could stream its stores"
+        streamed = [
+            f for f in functions if stream_stores(context, f, set(blocks), values_in(f, bases), at)
+        ]
+        if not streamed:
+            return "no innermost loop of it could stream its stores"
+        _fence_where_left(scop, blocks, streamed)
+        return None
 
     team = target.parallel_runtime != SERIAL
     transform = functools.partial(stream_sweep_schedule, team=team)
@@ -349,6 +352,16 @@ def _stream_sweep(module: ir.Module, context: PassContext, large: bool) -> ir.Mo
         whole=large,
         finish=bind,
     )
+
+
+def _fence_where_left(scop: Scop, blocks: list[ir.Block], streamed: list[ir.Function]) -> None:
+    """One fence where the generated nest is left: on its edge to what follows the SCoP, and
+    where each function outlined for its parallel loops returns (before the team's barrier)."""
+    for block in blocks:
+        if block.parent is scop.function and scop.exit in block.terminator.operands:
+            fence_streams(block, scop.exit)
+        elif block.parent in streamed and isinstance(block.terminator, ir.Ret):
+            fence_streams(block)
 
 
 @register("overlap-tile", _SIZES, defaults=(0, 0, 0, 0))

@@ -86,6 +86,42 @@ def clone_instruction(
     return new
 
 
+def copy_blocks(
+    blocks: list[ir.Block], suffix: str
+) -> tuple[dict[ir.Block, ir.Block], dict[ir.Value, ir.Value]]:
+    """Copies of `blocks` (a region: a loop), inserted after the last one: operands, phi
+    incomings and branch targets within the region map to the copies, the rest stays, and
+    every block outside the region that a block of it branches to gets the copy as a new
+    predecessor with the copied values. The (block -> copy) and (value -> copy) maps."""
+    function = blocks[0].parent
+    copies = {b: ir.Block(function, f"{b.name}{suffix}") for b in blocks}
+    values: dict[ir.Value, ir.Value] = {}
+    for block in blocks:
+        for instr in block.instructions:
+            new = copy_instruction(instr, copies[block])
+            copies[block].instructions.append(new)
+            if isinstance(instr, ins.Terminator):
+                copies[block].terminator = new
+            values[instr] = new
+    for block in blocks:
+        for instr in copies[block].instructions:
+            remap_operands(instr, lambda v: copies.get(v, values.get(v, v)))
+            if isinstance(instr, ins.PhiInstr):
+                instr.incomings = [(v, copies.get(b, b)) for v, b in instr.incomings]
+                instr._clear_string_cache()
+    for block in blocks:
+        outside = [t for t in block.terminator.operands if isinstance(t, ir.Block)]
+        for target in {t: None for t in outside if t not in copies}:
+            for phi in (i for i in target.instructions if isinstance(i, ins.PhiInstr)):
+                for value, source in list(phi.incomings):
+                    if source is block:
+                        phi.add_incoming(values.get(value, value), copies[block])
+                phi._clear_string_cache()
+    position = function.blocks.index(blocks[-1]) + 1
+    function.blocks[position:position] = list(copies.values())
+    return copies, values
+
+
 def replace_in(instructions: Iterable[ir.Instruction], mapping: dict[ir.Value, ir.Value]) -> None:
     """Make every use of a key of `mapping` in `instructions` use the mapped value instead."""
 
