@@ -1018,6 +1018,11 @@ ALIGN_MIN_VECTORS = 4
 #: 7-tap Gaussian, Harris -3 to -6 %) gain or lose by which loads share the store's
 #: alignment, which the row starts decide (docs/simd_benchmarks.md)
 ALIGN_MIN_STORES = 2
+#: the bytes of a row a vector loop must store for its stores to stream (else they are plain):
+#: a laplace-2d sweep of 150 MB of doubles, rows of m, streamed against gcc's plain stores on
+#: the Xeon guest (docs/tiling_benchmarks.md): 0.82x at m = 37, 0.89x at 60, 0.94x at 90,
+#: 1.03x at 150, 1.15x at 600, 1.25x at 2000; the lines at a row's ends are partly written
+STREAM_MIN_ROW_BYTES = 1024
 
 
 def _align_stores_at_run_time(
@@ -1057,7 +1062,10 @@ def _align_stores_at_run_time(
     binder.builder = ir.IRBuilder(check)
     pred, v, bound, step, _ = exit_test(plan.loop)
     v0, b0 = binder.scalar(v, 0), binder.scalar(bound, 0)
-    span = (ALIGN_MIN_VECTORS * width - 1) * abs(step)
+    least = ALIGN_MIN_VECTORS * width
+    if streams:  # and enough of a row for its streamed lines to outweigh its partial ones
+        least = max(least, STREAM_MIN_ROW_BYTES // streams[0].size)
+    span = (least - 1) * abs(step)
     long_enough = build_guard(check, pred, v0, b0, step, span, {})
     b = binder.builder
     b.position_at_end(check)

@@ -77,22 +77,23 @@ void shifted_outputs(int n, int m, const double in[n][m], double sum[n][m], doub
 KERNELS_C += SWEEP_KERNELS_C[: SWEEP_KERNELS_C.index("void column_sums")]
 
 #: (function, parameter sets, stores streamed in the IR): odd and prime sizes, rows shorter
-#: than four vectors (up to 16 doubles from their alignment), no interior
+#: than four vectors (up to 16 doubles from their alignment), rows too short to stream
+#: (`STREAM_MIN_ROW_BYTES`) and long enough, no interior
 CASES = [
     (
         "laplace",
         [{"n": 23, "m": 37}, {"n": 3, "m": 101}, {"n": 2, "m": 2}, {"n": 7, "m": 5}]
-        + [{"n": 6, "m": 27}],  # rows too short to align, long enough for the vector loop
+        + [{"n": 6, "m": 27}, {"n": 5, "m": 211}],  # rows too short to stream, and long
         ["'out'"],
     ),
-    ("blur", [{"h": 13, "w": 131}, {"h": 5, "w": 19}, {"h": 3, "w": 67}], ["'out'"]),
-    ("box_u8", [{"h": 11, "w": 263}, {"h": 4, "w": 33}, {"h": 9, "w": 1}], ["'out'"]),
+    ("blur", [{"h": 13, "w": 131}, {"h": 5, "w": 19}, {"h": 4, "w": 301}], ["'out'"]),
+    ("box_u8", [{"h": 11, "w": 263}, {"h": 3, "w": 1101}, {"h": 9, "w": 1}], ["'out'"]),
     ("triad", [{"n": 1009}, {"n": 31}, {"n": 1}, {"n": 0}], ["'a'"]),
     ("two_outputs", [{"n": 5, "m": 211}, {"n": 3, "m": 9}], ["'sum'", "'diff'"]),
     ("shifted_outputs", [{"n": 5, "m": 211}, {"n": 4, "m": 41}], ["'sum'", "'d'"]),
     ("star3d", [{"n": 19}, {"n": 4}], ["'out'"]),
     ("global_sweep", [{"n": 67}, {"n": 3}], ["'g_out'"]),
-    ("pipeline", [{"h": 19, "w": 149}, {"h": 3, "w": 7}], ["'out'"]),
+    ("pipeline", [{"h": 19, "w": 149}, {"h": 5, "w": 301}, {"h": 3, "w": 7}], ["'out'"]),
 ]
 GROUP = kernel_group("stream_sweep")
 
