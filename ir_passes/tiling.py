@@ -76,12 +76,14 @@ def _run(
     in_cache: Callable[..., bool] | None = None,
     threshold: int | None = None,
     floor: str = "the parallel code's minimum",
+    by_cells: bool = False,
     whole: bool = False,
     finish: Callable[[Scop, list[ir.Block]], str | None] | None = None,
 ) -> ir.Module:
     """Transform every SCoP of the module; with `large`, the new code runs only when the
     nest's arrays span `threshold` bytes (`floor` names it; by default the target's locality
-    threshold, `Target.locality_threshold`), unless the transformation says it pays at any size
+    threshold, `Target.locality_threshold`; with `by_cells`, the boxes of the cells it
+    touches hold them), unless the transformation says it pays at any size
     (`Outcome.in_cache`; `in_cache(scop, deps)`: whether it may, asked before transforming a
     nest whose arrays are known to be smaller). With `whole`, a function is transformed only
     if every loop nest of it is (code earlier passes generated aside): taking it over compiles
@@ -172,7 +174,7 @@ def _run(
             runtime, team = target.parallel_runtime, target.parallel_team
             least = min(IN_CACHE_MIN_BYTES, threshold) if outcome.in_cache else threshold
             before = {b for f in module.functions for b in f.blocks}
-            generate(scop, outcome.schedule, least, runtime, team)
+            generate(scop, outcome.schedule, least, runtime, team, by_cells)
             if finish is not None:
                 made = [b for f in module.functions for b in f.blocks if b not in before]
                 refusal = finish(scop, made)
@@ -349,6 +351,7 @@ def _stream_sweep(module: ir.Module, context: PassContext, large: bool) -> ir.Mo
         large=large,
         threshold=threshold,
         floor=floor,
+        by_cells=True,  # a strip of a wide image that the caches hold spans its whole rows
         whole=large,
         finish=bind,
     )

@@ -102,11 +102,14 @@ def generate(
     min_bytes: int = 0,
     runtime: str = SERIAL,
     team: int = 0,
+    by_cells: bool = False,
 ) -> None:
     """Rewrite `scop.function` so the SCoP runs in the order of `program` (when its pointer
     arguments do not overlap and, if `min_bytes`, they span at least that many bytes: locality
-    transformations only pay when the data do not fit in a cache), its parallel loops on
-    `runtime` (`target.PARALLEL_RUNTIMES`; OpenMP teams of `team` threads, 0: the default)."""
+    transformations only pay when the data do not fit in a cache; with `by_cells`, when the
+    boxes of the cells the SCoP touches hold that many: a strip of a wide image spans its
+    rows' whole width), its parallel loops on `runtime` (`target.PARALLEL_RUNTIMES`; OpenMP
+    teams of `team` threads, 0: the default)."""
     function = scop.function
     build = isl.AstBuild.from_context(scop.context())
     inner = None
@@ -152,7 +155,7 @@ def generate(
         runtime=runtime,
         team=team,
     )
-    builder.cbranch(gen.entry_condition(builder, build, min_bytes), start, entry)
+    builder.cbranch(gen.entry_condition(builder, build, min_bytes, by_cells), start, entry)
     gen.builder = ir.IRBuilder(start)
     if scratch is not None:
         scratch.open(gen, build)
@@ -538,7 +541,9 @@ class _Generator:
 
     # -- run-time alias check ----------------------------------------------------------------
 
-    def entry_condition(self, b: ir.IRBuilder, build: isl.AstBuild, min_bytes: int) -> ir.Value:
+    def entry_condition(
+        self, b: ir.IRBuilder, build: isl.AstBuild, min_bytes: int, by_cells: bool = False
+    ) -> ir.Value:
         """i1: the parameters satisfy the SCoP's assumptions and stay within `PARAMETER_LIMIT`,
         no written array shares a byte
         with another array of the SCoP, and the byte ranges of the arrays outside the function
@@ -552,14 +557,14 @@ class _Generator:
         written = {a.array.name for s in scop.statements for a in s.accesses if a.is_write}
         sets: list[isl.Set] = []
         accessed.foreach_set(sets.append)
-        bounds = {}
+        bounds, boxes = {}, {}
         for array in scop.arrays:
             if not _outside(array.base):
                 continue
             cells = next((c for c in sets if c.get_tuple_name() == array.name), None)
             if cells is None or cells.is_empty():
                 continue
-            bounds[array.name] = self.byte_range(array, cells, build)
+            *bounds[array.name], boxes[array.name] = self.byte_range(array, cells, build)
         result = ir.Constant(ir.IntType(1), 1)
         names = sorted(bounds)
         array_of = {array.name: array for array in scop.arrays}
@@ -584,29 +589,34 @@ class _Generator:
             result = b.and_(result, self.expr(build.expr_from_set(scop.assumed)))
         if min_bytes:
             total = ir.Constant(I64, 0)
-            for first, last in bounds.values():
-                total = b.add(total, b.sub(last, first))
+            for name, (first, last) in bounds.items():
+                total = b.add(total, boxes[name] if by_cells else b.sub(last, first))
             large = b.icmp_signed(">=", total, ir.Constant(I64, min_bytes))
             result = b.and_(result, large)
         return result
 
     def byte_range(self, array, cells: isl.Set, build: isl.AstBuild):
-        """[first byte, one past the last byte] of the cells, as i64 addresses."""
+        """[first byte, one past the last byte] of the cells, as i64 addresses, and the bytes
+        of their bounding box (the product of its extents, each at least 1)."""
         b = self.builder
-        strides = [ir.Constant(I64, 1)]
+        one = ir.Constant(I64, 1)
+        strides = [one]
         for size in array.sizes:  # innermost extent first (scop.py)
             strides.insert(0, b.mul(strides[0], self.extent(size), flags=["nsw"]))
         lo = hi = ir.Constant(I64, 0)
+        size = ir.Constant(I64, size_of(array.element))
+        box = size
         for k in range(array.rank):
             low = self.expr(build.expr_from_pw_aff(cells.dim_min(k)))
             high = self.expr(build.expr_from_pw_aff(cells.dim_max(k)))
             lo = b.add(lo, b.mul(low, strides[k]))
             hi = b.add(hi, b.mul(high, strides[k]))
-        size = ir.Constant(I64, size_of(array.element))
+            extent = b.add(b.sub(high, low), one)
+            box = b.mul(box, b.select(b.icmp_signed("<", extent, one), one, extent))
         base = b.ptrtoint(array.base, I64)
         first = b.add(base, b.mul(lo, size))
-        last = b.add(base, b.mul(b.add(hi, ir.Constant(I64, 1)), size))
-        return first, last
+        last = b.add(base, b.mul(b.add(hi, one), size))
+        return first, last, box
 
     # -- expressions -------------------------------------------------------------------------
 

@@ -14,16 +14,19 @@ program built with `-O3 -fpycc-passes=stream-sweep` prints what cc's build print
 
 from __future__ import annotations
 
+import ctypes
 import re
 
 import llvmlite.binding as llvm
+import numpy as np
 import pytest
 from corpus_check import check, compiled, kernel_group
+from llvmlite import ir
 from pycc_stencil.emit import cc_machine
-from pycc_stencil.emit.host_jit import host_target_machine, parse_verified
+from pycc_stencil.emit.host_jit import compile_module, host_target_machine, parse_verified
 from pycc_stencil.emit.targets.host import HostX86
 from pycc_stencil.frontend import lower_file
-from pycc_stencil.ir_passes.core.machine_model import streaming_stores_pay
+from pycc_stencil.ir_passes.core.machine_model import POOL, SERIAL, streaming_stores_pay
 from pycc_stencil.ir_passes.pipeline import parse_pipeline, run_passes
 from pycc_stencil.ir_passes.presets import locality_passes
 from test_parallel_sweep import KERNELS_C as SWEEP_KERNELS_C
@@ -160,9 +163,9 @@ def test_the_fallback_of_an_earlier_pass_is_refused(kernels, monkeypatch):
     assert not any("stream past" in m or "non-temporal" in m for m in _passed(remarks)), remarks
 
 
-def _paying() -> HostX86:
+def _paying(runtime: str = POOL) -> HostX86:
     """The host with a core where streams pay (what the `-large` form asks)."""
-    return HostX86(cpu="rocketlake")
+    return HostX86(cpu="rocketlake", parallel_runtime=runtime)
 
 
 def _run_on(kernels: str, passes: str, target: HostX86):
@@ -280,3 +283,41 @@ def test_the_large_form_needs_twice_the_last_level_cache(kernel_file, monkeypatc
     assert streamed == streams, result.remarks
     below = "less than 2 times the last-level cache (65536 bytes)"
     assert any(below in r.message for r in result.remarks) == (not streams), result.remarks
+
+
+ROI_C = r"""
+void roi(int n, int m, int ld, const double *in, double *out) {
+  for (int i = 1; i < n - 1; i++)
+    for (int j = 1; j < m - 1; j++)
+      out[i * ld + j] = 0.25 * (in[(i - 1) * ld + j] + in[(i + 1) * ld + j]
+                                + in[i * ld + j - 1] + in[i * ld + j + 1]);
+}
+"""
+
+
+def _streams_run(kernel_file, n: int, m: int, ld: int) -> bool:
+    """Does `stream-sweep-large`'s check choose the streamed code for `roi(n, m, ld)` (the L3
+    counted 32 KiB: a threshold of 64 KiB)? Its verdict is recorded in a global for the test."""
+    module = lower_file(kernel_file("stream_roi", ROI_C), ["-std=c99"]).module
+    run_passes(module, parse_pipeline("stream-sweep-large"), target=_paying(SERIAL))
+    verdict = ir.GlobalVariable(module, ir.IntType(1), "verdict")
+    verdict.initializer = ir.Constant(ir.IntType(1), 0)
+    check_block = next(b for b in module.get_global("roi").blocks if b.name == "poly.check")
+    builder = ir.IRBuilder(check_block)
+    builder.position_before(check_block.terminator)
+    builder.store(check_block.terminator.operands[0], verdict)
+    jit = compile_module(module, ["roi"])
+    rows = np.zeros((n + 2) * ld)
+    kernel = ctypes.CFUNCTYPE(None, *[ctypes.c_int] * 3, ctypes.c_void_p, ctypes.c_void_p)
+    data = np.arange(rows.size, dtype=np.float64)
+    kernel(jit.function_address("roi"))(n, m, ld, data.ctypes.data, rows.ctypes.data)
+    return bool(ctypes.c_bool.from_address(jit.global_address("verdict")).value)
+
+
+def test_the_threshold_counts_the_cells_touched_not_the_rows_spanned(kernel_file, monkeypatch):
+    """A strip 60 wide of rows 4000 long spans 40 rows x 32 KB but touches 2 x 19 KB: not
+    streamed; the whole rows are."""
+    monkeypatch.setenv("PYCC_CACHE_L2", "16K")
+    monkeypatch.setenv("PYCC_CACHE_L3", "32K")
+    assert not _streams_run(kernel_file, 40, 60, 4000)
+    assert _streams_run(kernel_file, 40, 4000, 4000)
