@@ -1021,8 +1021,10 @@ ALIGN_MIN_STORES = 2
 #: the bytes of a row a vector loop must store for its stores to stream (else they are plain):
 #: a laplace-2d sweep of 150 MB of doubles, rows of m, streamed against gcc's plain stores on
 #: the Xeon guest (docs/tiling_benchmarks.md): 0.82x at m = 37, 0.89x at 60, 0.94x at 90,
-#: 1.03x at 150, 1.15x at 600, 1.25x at 2000; the lines at a row's ends are partly written
-STREAM_MIN_ROW_BYTES = 1024
+#: 1.03x at 150, 1.15x at 600, 1.25x at 2000; the lines at a row's ends are partly written.
+#: Just above the threshold (70 MB) rows of 150-500 doubles and 1000 floats still lost
+#: (0.64-0.87x, a review), rows of 2100 doubles won (1.44x)
+STREAM_MIN_ROW_BYTES = 4096
 
 
 def _align_stores_at_run_time(
@@ -1062,13 +1064,14 @@ def _align_stores_at_run_time(
     binder.builder = ir.IRBuilder(check)
     pred, v, bound, step, _ = exit_test(plan.loop)
     v0, b0 = binder.scalar(v, 0), binder.scalar(bound, 0)
-    least = ALIGN_MIN_VECTORS * width
-    if streams:  # and enough of a row for its streamed lines to outweigh its partial ones
-        least = max(least, STREAM_MIN_ROW_BYTES // streams[0].size)
-    span = (least - 1) * abs(step)
+    span = (ALIGN_MIN_VECTORS * width - 1) * abs(step)
     long_enough = build_guard(check, pred, v0, b0, step, span, {})
     b = binder.builder
     b.position_at_end(check)
+    if streams:  # and enough of a row for its streamed lines to outweigh its partial ones
+        rows = max(ALIGN_MIN_VECTORS * width, STREAM_MIN_ROW_BYTES // streams[0].size) - 1
+        long_row = build_guard(check, pred, v0, b0, step, rows * abs(step), {})
+        b.position_at_end(check)
     i64 = ir.IntType(64)
     store = stores[0]
     address = binder.address(store, 0)
@@ -1080,8 +1083,6 @@ def _align_stores_at_run_time(
     for other in stores[1:] if streams else ():
         apart = b.and_(b.sub(binder.address(other, 0), address), i64(alignment - 1))
         together = b.and_(together, b.icmp_unsigned("==", apart, i64(0)))
-    if streams:
-        go = b.and_(go, together)
     accesses = plan.accesses
     hazards = [  # each store with every access after it and every load before it
         (s, a)
@@ -1092,7 +1093,9 @@ def _align_stores_at_run_time(
     ]
     if hazards:
         go = b.and_(go, binder.ranges_apart(hazards, lambda a: binder.footprint(a, width)))
-    aligned = b.or_(go, b.and_(b.icmp_unsigned("==", gap, i64(0)), together)) if streams else go
+    if streams:  # (the plain copy starts aligned too, where it can: `go`)
+        starts = b.or_(go, b.icmp_unsigned("==", gap, i64(0)))
+        aligned = b.and_(b.and_(starts, together), long_row)
     join = ir.Block(function, f"{uh.name}.aligned")  # the vector loop's one preheader
     b.cbranch(go, head, join)
     first = _Binder(plan, record, width, initial)
