@@ -71,6 +71,7 @@ STENCIL_PIPELINES = (
     "fuse-tile(5,7,5)",
     "tile(5,7,5)",
     "swap-unroll,time-tile(2,9,5,5)",
+    "stream-sweep",
 )
 FALLBACK = "[-Wpycc-fallback]"
 #: the statuses the summary lists one by one, and that make the exit status 1
