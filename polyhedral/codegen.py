@@ -564,7 +564,8 @@ class _Generator:
             cells = next((c for c in sets if c.get_tuple_name() == array.name), None)
             if cells is None or cells.is_empty():
                 continue
-            *bounds[array.name], boxes[array.name] = self.byte_range(array, cells, build)
+            first, last, boxes[array.name] = self.byte_range(array, cells, build)
+            bounds[array.name] = (first, last)
         result = ir.Constant(ir.IntType(1), 1)
         names = sorted(bounds)
         array_of = {array.name: array for array in scop.arrays}

@@ -259,13 +259,14 @@ def test_the_large_form_takes_a_function_whole_or_not_at_all(kernels):
 
 
 @pytest.mark.skipif(PYCC is None, reason="pycc-stencil is not installed")
-def test_sizes_for_the_pass_are_a_diagnostic_and_no_output(tmp_path):
+@pytest.mark.parametrize("name", ["parallel-sweep", "stream-sweep-large"])
+def test_sizes_for_the_pass_are_a_diagnostic_and_no_output(tmp_path, name):
     (tmp_path / "k.c").write_text(LAPLACE_C)
     out = tmp_path / "k.o"
-    command = [PYCC, "-O3", "-fpycc-passes=parallel-sweep(3)", "-c", "k.c", "-o", str(out)]
+    command = [PYCC, "-O3", f"-fpycc-passes={name}(3)", "-c", "k.c", "-o", str(out)]
     done = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True)
     assert done.returncode == 1 and not out.exists(), done
-    assert "error: pass parallel-sweep takes 0 argument(s), 1 given" in done.stderr
+    assert f"error: pass {name} takes 0 argument(s), 1 given" in done.stderr
 
 
 def test_a_fused_pipelines_code_stays_reachable_after_the_parallel_sweep(kernel_file, monkeypatch):
