@@ -9,11 +9,14 @@ MEDIUM size: 0.80x gcc). When nothing before the check has an effect, the kernel
 *try*: `int try([void *result,] arguments)` returns 0 at the failing check, having done
 nothing, and 1 once the tiled code ran (its result stored through `result`). cc keeps the
 kernel's own definition, which calls the try first and otherwise runs its own code
-(`dropin_split`): where tiling does not pay, a taken-over kernel is exactly cc's.
+(`dropin_split`): where tiling does not pay, a taken-over kernel is exactly cc's. The try
+itself holds only the checks and calls the kernel's code, a function of its own: where the
+call comes back, it costs the checks alone, not the tiled code's register saves.
 """
 
 from __future__ import annotations
 
+import copy
 import re
 
 from llvmlite import ir
@@ -22,7 +25,7 @@ from llvmlite.ir import instructions as ins
 from .ir_passes.core.analyses import invalidate
 from .ir_passes.core.cfg import CFG
 from .ir_passes.core.libm import ARITHMETIC_INTRINSIC
-from .ir_passes.core.rewrite import set_terminator
+from .ir_passes.core.rewrite import clone_instruction, remap_operands, set_terminator
 
 #: the block the polyhedral code generator guards its code with (polyhedral/codegen.py)
 _CHECK = re.compile(r"poly\.check(\.\d+)?$")
@@ -73,7 +76,7 @@ def make_try(function: ir.Function) -> bool:
                 builder.store(term.return_value, result)
             set_terminator(block, ins.Ret(block, "ret", I32(1)))
     _give_back(function, check)
-    invalidate(function)
+    _split_checks(function, check)
     return True
 
 
@@ -87,6 +90,51 @@ def _give_back(function: ir.Function, check: ir.Block) -> None:
     for phi in (i for i in original.instructions if isinstance(i, ins.PhiInstr)):
         phi.incomings = [(v, b) for v, b in phi.incomings if b is not check]
         phi._clear_string_cache()
+
+
+def _split_checks(function: ir.Function, check: ir.Block) -> None:
+    """Move the try's code into `NAME.tiled` (never inlined) and leave in `function` a copy
+    of the blocks up to `check` (effect-free, `_effect_free_before`), whose every way on
+    calls it: a declining call then pays neither its prologue nor its epilogue."""
+    body = ir.Function(function.module, function.ftype, name=f"{function.name}.tiled")
+    # the code keeps its names' scope, the try starts a new one: the copies keep their names
+    body.scope, function.scope = function.scope, type(function.scope)()
+    body.args, function.args = function.args, body.args
+    for moved, new in zip(body.args, function.args, strict=True):
+        moved.parent, new.parent, new.name = body, function, moved.name
+    body.attributes = copy.copy(function.attributes)
+    body.attributes.add("noinline")
+    body.metadata, function.metadata = function.metadata, {}
+    body.blocks, function.blocks = function.blocks, []
+    for block in body.blocks:
+        block.parent = body
+    invalidate(function)
+    cfg = CFG(body)
+    region = _reaching(cfg, check) | {check}
+    copies = {b: ir.Block(function, b.name) for b in body.blocks if b in region}
+    run = ir.Block(function, "pycc.run")
+    declined = ir.Block(function, "pycc.declined")
+    targets = {b: copies.get(b, run) for b in body.blocks}
+    targets[check.terminator.operands[2]] = declined
+    values: dict[ir.Value, ir.Value] = dict(zip(body.args, function.args, strict=True))
+    for block, copy_ in copies.items():
+        for instr in block.instructions:
+            if not _describes_only(instr):
+                values[instr] = clone_instruction(instr, copy_, values, targets)
+                values[instr].metadata.pop("dbg", None)
+    for copied in (i for b in copies.values() for i in b.instructions):  # (back edges)
+        remap_operands(copied, lambda v: values.get(v, v))
+    builder = ir.IRBuilder(run)
+    builder.ret(builder.call(body, function.args, tail=True))
+    ir.IRBuilder(declined).ret(I32(0))
+    function.blocks = [*copies.values(), run, declined]
+    invalidate(body)
+
+
+def _describes_only(instr: ir.Instruction) -> bool:
+    return isinstance(instr, ins.CallInstr) and getattr(instr.callee, "name", "").startswith(
+        _MARKERS
+    )
 
 
 def keeps_static_state(function: ir.Function) -> bool:
@@ -130,16 +178,22 @@ def _called_in(module: ir.Module, function: ir.Function) -> bool:
 def _effect_free_before(cfg: CFG, check: ir.Block) -> bool:
     """Has no block from which `check` can be reached an effect that running the function
     from its start again would repeat (and is `check` outside every loop)?"""
-    before: set[ir.Block] = set()
-    work = list(cfg.preds[check])
-    while work:
-        block = work.pop()
-        if block not in before:
-            before.add(block)
-            work.extend(cfg.preds[block])
+    before = _reaching(cfg, check)
     if check in before:
         return False
     return not any(_has_effect(i) for b in before for i in b.instructions)
+
+
+def _reaching(cfg: CFG, block: ir.Block) -> set[ir.Block]:
+    """The blocks from which `block` can be reached."""
+    before: set[ir.Block] = set()
+    work = list(cfg.preds[block])
+    while work:
+        source = work.pop()
+        if source not in before:
+            before.add(source)
+            work.extend(cfg.preds[source])
+    return before
 
 
 def _has_effect(instr: ir.Instruction) -> bool:

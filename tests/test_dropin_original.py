@@ -97,12 +97,20 @@ def test_an_effect_before_the_check_keeps_the_kernel_whole(tmp_path):
 
 
 def test_the_try_declines_at_the_check(tmp_path):
+    """The try holds the checks alone (a declined call saves no register of the tiled code)
+    and calls the tiled code, a function of its own that is never inlined into it."""
     function = _tiled(tmp_path, JACOBI)
     assert make_try(function)
     text = str(function)
     assert text.startswith('define i32 @"jacobi2d_two"(i32 %"T", i32 %"n", ptr %"A", ptr %"B")')
     assert re.search(r"pycc\.declined:\s*\n\s*ret i32 0", text)
-    assert "ret void" not in text and "ret i32 1" in text
+    called = r'tail call i32 @"jacobi2d_two\.tiled"\(i32 %"T", i32 %"n", ptr %"A", ptr %"B"\)'
+    assert re.search(rf"pycc\.run:\s*\n\s*%\S+ = {called}\s*\n\s*ret i32", text), text
+    assert [b.name for b in function.blocks] == ["entry", "poly.check", "pycc.run", "pycc.declined"]
+    body = function.module.get_global("jacobi2d_two.tiled")
+    assert "noinline" in body.attributes
+    assert "ret void" not in str(body) and "ret i32 1" in str(body)
+    assert str(body).count("\n  store ") > 2  # (the tiled code moved, not copied)
 
 
 def test_of_a_chain_of_checks_the_last_gives_the_call_back(tmp_path, monkeypatch):

@@ -64,12 +64,13 @@ def clone_instruction(
     blocks: dict[ir.Block, ir.Block],
     incoming: dict[ir.Block, ir.Block] | None = None,
 ) -> ir.Instruction:
-    """A copy of `instr` appended to `block`, operands mapped by `values`, targets by `blocks`."""
+    """A copy of `instr` appended to `block`, operands (instructions, arguments) mapped by
+    `values`, targets by `blocks`."""
 
     def value(v):
         if isinstance(v, ir.Block):
             return blocks.get(v, v)
-        return values.get(v, v) if isinstance(v, ir.Instruction) else v
+        return values.get(v, v) if isinstance(v, (ir.Instruction, ir.Argument)) else v
 
     new = copy_instruction(instr, block)
     remap_operands(new, value)
