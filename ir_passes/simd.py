@@ -1303,25 +1303,27 @@ def simd(
     return module
 
 
-def stream_stores(
+def bind_generated(
     context: PassContext,
     function: ir.Function,
     headers: set[ir.Block],
-    stores: Streamed,
     at: ir.Instruction,
+    streamed: Streamed | None = None,
 ) -> int:
-    """Bind the innermost loops of `function` whose headers are in `headers` with the stores
-    into the arrays `stores` made non-temporal (`_bind_loop`); the number bound, with a remark on
-    each loop, made at `at` (the nest the loops were generated for, maybe in another function:
-    a parallel loop's outlined body)."""
+    """Bind the innermost loops of `function` whose headers are in `headers` (`_bind_loop`),
+    with the stores into the arrays `streamed` made non-temporal if given; the number bound,
+    with a remark on each loop, made at `at` (the nest the loops were generated for, maybe in
+    another function: a parallel loop's outlined body)."""
     bound = 0
     for loop in list(loops_of(function).loops):
         if loop.header not in headers or not loop.innermost or is_remainder(loop):
             continue
+        neighbours = "unaligned" if streamed is not None else "shuffle"
         try:
-            said = _bind_loop(context, function, loop, None, "unaligned", stores)
+            said = _bind_loop(context, function, loop, None, neighbours, streamed)
         except Decline as reason:
-            context.missed(f"stores not streamed: {reason}", at=at)
+            what = "stores not streamed" if streamed is not None else "loop not vectorized"
+            context.missed(f"{what}: {reason}", at=at)
             continue
         context.passed(said, at=at)
         bound += 1
