@@ -291,7 +291,7 @@ def _check_dependences(plan: _Plan, width: int) -> None:
         for second in accesses[i + 1 :]:
             if not (first.is_store or second.is_store):
                 continue
-            if disjoint(first.base, second.base):
+            if disjoint(first.base, second.base) or _scoped_apart(first, second):
                 continue
             if first.base is second.base:
                 distance = first.offset - second.offset
@@ -300,6 +300,19 @@ def _check_dependences(plan: _Plan, width: int) -> None:
                     _check_constant_distance(first, second, distance.constant_term, width)
                     continue
             plan.runtime_checks.append((first, second))
+
+
+def _scoped_apart(first: _Access, second: _Access) -> bool:
+    """Do the two accesses' alias scopes say they never meet (code the polyhedral generator
+    made behind its check that a written array shares no byte with another: its
+    `!alias.scope` and `!noalias` tags, `polyhedral/codegen._alias_tags`)?"""
+
+    def nodes(access: _Access, kind: str) -> set[int]:
+        tag = access.instruction.metadata.get(kind)
+        return {id(node) for node in tag.operands} if tag is not None else set()
+
+    a, b = nodes(first, "alias.scope"), nodes(second, "alias.scope")
+    return bool(a and b) and (a <= nodes(second, "noalias") or b <= nodes(first, "noalias"))
 
 
 def _check_constant_distance(first: _Access, second: _Access, delta: int, width: int) -> None:
