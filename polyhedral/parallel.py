@@ -19,9 +19,12 @@ with one of three runtimes, chosen by whoever builds the module (the Target's
   region gets a team of one (nested parallelism is off by default), and the runtime's threads
   belong to the runtime library, not to the object: a shared library carrying such loops can
   be unloaded (the runtime library is pinned, `_omp_ready`). The OpenMP symbols are weak
-  references: an object links wherever cc's object links, and when the program has no OpenMP
-  runtime, `GOMP_parallel` is null and the loop runs serially; so does a forked child of a
-  process whose loops used the runtime (libgomp does not survive a fork).
+  references: an object links wherever cc's object links. A link that drops libgomp (`gcc
+  -fopenmp` under `--as-needed` keeps a library only for a strong reference: a C++ `main`
+  linked by g++, say) leaves `GOMP_parallel` null; the first parallel call then loads
+  `libgomp.so.1` itself, and the loops run serially only when there is none. A forked child
+  of a process whose loops used the runtime runs them serially too (libgomp does not survive
+  a fork).
 - `POOL` (the JIT of `check`, `tune` and the tests): a private thread pool emitted as LLVM IR
   (below) with the tests' debug orders. It stays in the JIT because check and tune run kernels
   in forked children of a process that ran parallel code before, where libgomp's team is gone
@@ -155,16 +158,23 @@ _OPENMP = {
 _OMP_CHUNK = "__pycc_omp_chunk"
 _OMP_READY = "__pycc_omp_ready"
 _OMP_OWNER = "__pycc_omp_owner"
+#: the runtime's functions the loops call, in `_OPENMP`'s order, as `_omp_ready` found them
+#: (the weak references, or `dlsym`'s answers): GOMP_parallel's slot is set last
+_OMP_API = "__pycc_omp_api"
+_OMP_LIBRARY = "libgomp.so.1"
 _BOOL = ir.IntType(1)
 #: glibc's dynamic-loader calls that keep the OpenMP runtime loaded (`_omp_ready`), also weak
 #: (in libc since glibc 2.34, in libdl before); Dl_info is four pointers
 _DL = {
     "dladdr": ir.FunctionType(_I32, [_PTR, _PTR]),
     "dlopen": ir.FunctionType(_PTR, [_PTR, _I32]),
+    "dlsym": ir.FunctionType(_PTR, [_PTR, _PTR]),
 }
 _DL_INFO = ir.ArrayType(_PTR, 4)
 #: RTLD_LAZY | RTLD_NOLOAD | RTLD_NODELETE in glibc's <bits/dlfcn.h> (all Linux ports)
 _PIN_MODE = 0x0001 | 0x0004 | 0x1000
+#: RTLD_NOW | RTLD_NODELETE: the runtime a link dropped, loaded and pinned
+_LOAD_MODE = 0x0002 | 0x1000
 #: what `GOMP_parallel` hands `__pycc_omp_chunk`: {body, ctx, lo, hi}
 _JOB = ir.LiteralStructType([_BODY_PTR, _PTR, _I64, _I64])
 
@@ -217,13 +227,13 @@ def _openmp_call(
     module = builder.module
     n = builder.sub(hi, lo, name="n")
     with builder.if_then(builder.icmp_signed(">", n, _i64(0))):
-        gomp = _openmp_function(module, "GOMP_parallel")
         with builder.if_else(builder.call(_omp_ready(module), [])) as (parallel, serial):
             with parallel:
+                gomp = _openmp_api(builder, "GOMP_parallel")
                 if team:
                     most = _i64(team)
                 else:
-                    default = builder.call(_openmp_function(module, "omp_get_max_threads"), [])
+                    default = builder.call(_openmp_api(builder, "omp_get_max_threads"), [])
                     most = builder.sext(default, _I64)
                 threads = _select(builder, "<", n, most)
                 with builder.if_else(builder.icmp_signed(">", threads, _i64(1))) as (many, one):
@@ -237,6 +247,36 @@ def _openmp_call(
                         builder.call(body, [ctx, lo, hi])
             with serial:
                 builder.call(body, [ctx, lo, hi])
+
+
+class _TypedPointer(ir.PointerType):
+    """An opaque `ptr` to a function of type `pointee`: llvmlite reads the callee's type
+    from `.pointee` to build an indirect call."""
+
+    def __init__(self, pointee: ir.FunctionType):
+        super().__init__()
+        self._function_type = pointee
+
+    @property
+    def pointee(self) -> ir.FunctionType:  # type: ignore[override]
+        return self._function_type
+
+
+def _openmp_api(builder: ir.IRBuilder, name: str) -> ir.Value:
+    """The runtime's `name` as `_omp_ready` found it (a call may use it once that said so)."""
+    slot = _api_slot(builder, name)
+    return builder.load(slot, typ=_TypedPointer(_OPENMP[name]), name=name)
+
+
+def _api_slot(builder: ir.IRBuilder, name: str) -> ir.Value:
+    module = builder.module
+    table = module.globals.get(_OMP_API)
+    if table is None:
+        table = ir.GlobalVariable(module, ir.ArrayType(_PTR, len(_OPENMP)), name=_OMP_API)
+        table.linkage = _LINKAGE
+        table.initializer = ir.Constant(table.value_type, None)
+    index = list(_OPENMP).index(name)
+    return builder.gep(opaque(table), [_i64(0), _i64(index)], True, source_etype=table.value_type)
 
 
 def _openmp_function(module: ir.Module, name: str) -> ir.Function:
@@ -275,25 +315,59 @@ def _omp_ready(module: ir.Module) -> ir.Function:
     b = ir.IRBuilder(ready.append_basic_block("entry"))
     null = ir.Constant(_PTR, None)
     gomp = _openmp_function(module, "GOMP_parallel")
-    with b.if_then(b.icmp_unsigned("==", gomp, null)):
-        b.ret(ir.Constant(_BOOL, 0))
     getpid = _RuntimeBuilder(module).libc("getpid")
     pid = b.sext(b.call(getpid, []), _I64)
     first = b.load_atomic(owner, "monotonic", 8, typ=_I64)
+    dladdr, dlopen, dlsym = (_openmp_function(module, n) for n in ("dladdr", "dlopen", "dlsym"))
     with b.if_then(_is_zero(b, first)):
         _atomic_store(b, pid, owner, "monotonic")
-        dladdr, dlopen = (_openmp_function(module, name) for name in ("dladdr", "dlopen"))
-        usable = b.and_(b.icmp_unsigned("!=", dladdr, null), b.icmp_unsigned("!=", dlopen, null))
-        with b.if_then(usable):
-            info = _entry_alloca(b, _DL_INFO, "info")
-            found = b.icmp_signed("!=", b.call(dladdr, [gomp, info]), ir.Constant(_I32, 0))
-            with b.if_then(found):
-                name = b.load(info, typ=_PTR)
-                with b.if_then(b.icmp_unsigned("!=", name, null)):
-                    b.call(dlopen, [name, ir.Constant(_I32, _PIN_MODE)])
-        b.ret(ir.Constant(_BOOL, 1))
-    b.ret(_is_equal(b, first, pid))
+        with b.if_else(b.icmp_unsigned("!=", gomp, null)) as (linked, dropped):
+            with linked:
+                usable = b.and_(
+                    b.icmp_unsigned("!=", dladdr, null), b.icmp_unsigned("!=", dlopen, null)
+                )
+                with b.if_then(usable):
+                    info = _entry_alloca(b, _DL_INFO, "info")
+                    found = b.icmp_signed("!=", b.call(dladdr, [gomp, info]), ir.Constant(_I32, 0))
+                    with b.if_then(found):
+                        name = b.load(info, typ=_PTR)
+                        with b.if_then(b.icmp_unsigned("!=", name, null)):
+                            b.call(dlopen, [name, ir.Constant(_I32, _PIN_MODE)])
+                _fill_api(b, [_openmp_function(module, n) for n in _OPENMP])
+            with dropped:
+                _load_runtime(b, dlopen, dlsym)
+    owned = b.or_(_is_zero(b, first), _is_equal(b, first, pid))
+    table = b.load_atomic(_api_slot(b, "GOMP_parallel"), "acquire", 8, typ=_PTR)
+    b.ret(b.and_(owned, b.icmp_unsigned("!=", table, null)))
     return ready
+
+
+def _load_runtime(b: ir.IRBuilder, dlopen: ir.Value, dlsym: ir.Value) -> None:
+    """The link dropped the runtime: load `libgomp.so.1` (pinned) and fill the table from
+    it, if the program can load libraries and the library has every function."""
+    null = ir.Constant(_PTR, None)
+    builder = _RuntimeBuilder(b.module)
+    usable = b.and_(b.icmp_unsigned("!=", dlopen, null), b.icmp_unsigned("!=", dlsym, null))
+    with b.if_then(usable):
+        library = b.call(
+            dlopen, [builder.string("libgomp", _OMP_LIBRARY), ir.Constant(_I32, _LOAD_MODE)]
+        )
+        with b.if_then(b.icmp_unsigned("!=", library, null)):
+            found = [b.call(dlsym, [library, builder.string(n, n)]) for n in _OPENMP]
+            every = b.icmp_unsigned("!=", found[0], null)
+            for function in found[1:]:
+                every = b.and_(every, b.icmp_unsigned("!=", function, null))
+            with b.if_then(every):
+                _fill_api(b, found)
+
+
+def _fill_api(b: ir.IRBuilder, functions: list[ir.Value]) -> None:
+    """Store the runtime's functions in the table, GOMP_parallel's last (released: a thread
+    that reads it there finds the others too)."""
+    names = list(_OPENMP)
+    for name, function in list(zip(names, functions, strict=True))[1:]:
+        b.store(function, _api_slot(b, name))
+    _atomic_store_ptr(b, functions[0], _api_slot(b, names[0]))
 
 
 def _omp_chunk(module: ir.Module) -> ir.Function:
@@ -313,7 +387,7 @@ def _omp_chunk(module: ir.Module) -> ir.Function:
         b.load(_field(b, _JOB, job, index), typ=_JOB.elements[index]) for index in range(4)
     )
     t, threads = (
-        b.sext(b.call(_openmp_function(module, name), []), _I64)
+        b.sext(b.call(_openmp_api(b, name), []), _I64)
         for name in ("omp_get_thread_num", "omp_get_num_threads")
     )
     n = b.sub(hi, lo, name="n")
@@ -720,6 +794,11 @@ def _atomic_store(b: ir.IRBuilder, value: ir.Value, pointer: ir.Value, ordering:
     """An atomic store, as an exchange whose old value is unused: llvmlite's `store_atomic`
     needs a typed pointer."""
     b.atomic_rmw("xchg", pointer, value, ordering)
+
+
+def _atomic_store_ptr(b: ir.IRBuilder, value: ir.Value, pointer: ir.Value) -> None:
+    """A release store of a pointer (as an exchange, like `_atomic_store`)."""
+    b.atomic_rmw("xchg", pointer, value, "release")
 
 
 def _is_zero(b: ir.IRBuilder, value: ir.Value) -> ir.Value:

@@ -34,6 +34,7 @@ from pycc_stencil.polyhedral.parallel import (
     unpack_context,
 )
 from pycc_stencil.runtime.isolate import run_isolated
+from test_large_tiles import preload_library
 
 LO = 3  # ranges start away from 0, so a runtime that ignores `lo` is caught
 #: how pycc-stencil links a program that asks for threads (`emit.cc_threads`): the objects'
@@ -496,14 +497,28 @@ def test_openmp_loops_in_a_forked_child_run_serially(tmp_path):
     assert run.stdout == "child chunks=1\nparent chunks=2, again 2\n" and run.returncode == 0
 
 
-def test_openmp_object_links_and_runs_serially_without_an_openmp_runtime(tmp_path):
-    """Weak references: the object links wherever cc's object links; no runtime, one call."""
+#: LD_PRELOAD'ed: a program that cannot load libraries (as where there is no libgomp)
+NO_DLOPEN_C = "void *dlopen(const char *file, int mode) { return 0; }\n"
+
+
+@pytest.mark.parametrize(
+    "flags", [(), ("-fopenmp", "-Wl,--as-needed")], ids=["no -fopenmp", "--as-needed"]
+)
+def test_openmp_object_links_wherever_and_loads_a_runtime_the_link_dropped(tmp_path, flags):
+    """Weak references: the object links wherever cc's object links. A link without the
+    runtime (or one `--as-needed` dropped: weak references do not keep a library) has the
+    first parallel call load libgomp; a program that cannot load it runs the loops serially."""
     obj = _object(tmp_path, "", OPENMP)
     undefined = [line.split()[-1] for line in _symbols(obj).splitlines() if " U " in line]
-    assert "w GOMP_parallel" in _symbols(obj)
+    assert "w GOMP_parallel" in _symbols(obj) and "w dlsym" in _symbols(obj)
     assert set(undefined) == {"getpid", "pthread_self"}  # libc's (pthread_self: the test body)
-    program = _link(tmp_path, _MAIN % {"p": ""}, [obj])
-    assert _run(program, "3") == "wrong=0 chunks=1\n"
+    program = _link(tmp_path, _MAIN % {"p": ""}, [obj], flags)
+    assert "libgomp" not in subprocess.run(["ldd", program], capture_output=True, text=True).stdout
+    assert _run(program, "3") == "wrong=0 chunks=3\n"
+    shim = preload_library(tmp_path, NO_DLOPEN_C)
+    env = dict(os.environ, LD_PRELOAD=shim, OMP_NUM_THREADS="3")
+    run = subprocess.run([program], env=env, capture_output=True, text=True, check=True)
+    assert run.stdout == "wrong=0 chunks=1\n"
 
 
 def test_serial_runtime_calls_the_body_directly(tmp_path):
