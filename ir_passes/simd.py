@@ -106,11 +106,19 @@ class _Row:
     """Unit-stride loads of one array at constant element offsets dx of each other (the
     `x-1, x, x+1` neighbours of a stencil row): `anchor` is the one at the lowest offset
     `low`; the row's vectors V_0 .. V_{vectors-1} are W consecutive elements each from the
-    anchor's address in lane 0, W, 2W, ... and never reach past what the lanes read."""
+    anchor's address in lane 0, W, 2W, ... and never reach past what the lanes read.
+
+    A `carried` row is read instead as U_g, W elements from the highest offset's address
+    (`top`, offset `high`) in lane g*W, one per group, and U_-1, the previous iteration's
+    last U kept in a register: every member is then U_g or one shuffle of U_g-1 and U_g,
+    one load per group, where V_m+1 would read past the lanes (`_carry_rows`)."""
 
     anchor: _Access
     low: int
     vectors: int
+    top: _Access | None = None
+    high: int = 0
+    carried: bool = False
 
 
 @dataclass(eq=False)
@@ -359,6 +367,8 @@ class _Binder:
         self.varying = self._varying()
         #: the stores emitted as aligned non-temporal vector stores (`_bind_loop`)
         self.streamed: set[ir.Instruction] = set()
+        #: carried row -> the vector loop's phi of its U_-1 (`_carry_rows`)
+        self.carried: dict[_Row, ir.Value] = {}
 
     # -- which values differ from lane to lane
     def _varying(self) -> set[ir.Value]:
@@ -580,8 +590,18 @@ class _Binder:
     def _neighbour(self, access: _Access, group: int, align: int) -> ir.Value:
         """Lanes group*W + dx .. of a row read at several offsets dx: one shuffle of two
         vectors V_m, V_m+1 of the row (each loaded once for the whole unrolled iteration),
-        or a direct load where V_m+1 would read past what the scalar loop reads."""
+        or a direct load where V_m+1 would read past what the scalar loop reads; of a
+        carried row, U_g or a shuffle of U_g-1 and U_g."""
         row, dx = self.neighbours[access]
+        if row.carried:
+            if dx == row.high:
+                return self.top_vector(row, group, align)
+            first = self.width + dx - row.high  # U_g-1's lanes first, then U_g's
+            mask = ir.VectorType(ir.IntType(32), self.width)
+            low = self.top_vector(row, group - 1, align)
+            high = self.top_vector(row, group, align)
+            lanes = ir.Constant(mask, list(range(first, first + self.width)))
+            return self.builder.shuffle_vector(low, high, lanes)
         position = group * self.width + dx - row.low
         m, r = divmod(position, self.width)
         if r == 0:
@@ -601,6 +621,19 @@ class _Binder:
         if key not in self.vectors:
             instr = row.anchor.instruction
             pointer = self.scalar(instr.operands[0], m * self.width)
+            load = self.builder.load(pointer, align=align, typ=self.vector_type(instr.type))
+            self.vectors[key] = self._emit(load, instr)
+        return self.vectors[key]
+
+    def top_vector(self, row: _Row, group: int, align: int) -> ir.Value:
+        """U_group of a carried row (U_-1: the vector the previous iteration loaded last)."""
+        if group < 0:
+            return self.carried[row]
+        assert row.top is not None
+        key = (row.top.instruction, ("top", group))
+        if key not in self.vectors:
+            instr = row.top.instruction
+            pointer = self.scalar(instr.operands[0], group * self.width)
             load = self.builder.load(pointer, align=align, typ=self.vector_type(instr.type))
             self.vectors[key] = self._emit(load, instr)
         return self.vectors[key]
@@ -729,10 +762,11 @@ def _bind(
     record: UnrolledLoop,
     width: int,
     streams: list[_Access] = (),  # type: ignore[assignment]
-) -> None:
+) -> dict[_Row, ins.PhiInstr]:
     """Replace the copies of `record` by the bound vector body (and its run-time check), the
     stores of `streams` non-temporal and aligned to their vector's size (which the caller
-    must then make true)."""
+    must then make true). The phis of the carried rows, which the caller completes once the
+    vector loop's entry is final (`_carry_rows`)."""
     uh = record.header
     binder = _Binder(plan, record, width, dict(record.phis))
     binder.streamed = {a.instruction for a in streams}
@@ -781,9 +815,17 @@ def _bind(
         for phi, phi_accumulators in accumulators.items()
         for g, accumulator in enumerate(phi_accumulators)
     }
+    carried = list({row: None for row, _ in plan.neighbours.values() if row.carried})
+    for row in carried:
+        vt = binder.vector_type(row.top.instruction.type)
+        binder.carried[row] = ins.PhiInstr(uh, vt, f"{row.top.instruction.name}.carried")
+        uh.instructions.insert(0, binder.carried[row])
     for group in range(groups):
         for access in plan.accesses:
             binder.emit_access(access, group)
+    for row in carried:
+        align = getattr(row.top.instruction, "align", None) or row.top.size
+        binder.carried[row].add_incoming(binder.top_vector(row, groups - 1, align), body)
     for phi, update in plan.reductions.items():
         for group, accumulator in enumerate(accumulators[phi]):
             accumulator.add_incoming(binder.vector(update, group), body)
@@ -802,6 +844,73 @@ def _bind(
     record.replace_body(blocks[0], body, back)
     for phi, update in plan.reductions.items():
         _finish_reduction(record, phi, update, accumulators[phi], middle)
+    return {row: binder.carried[row] for row in carried}
+
+
+def _carry_rows(
+    plan: _Plan, record: UnrolledLoop, width: int, phis: dict[_Row, ins.PhiInstr]
+) -> None:
+    """Give each carried row's phi its U_-1 for the first iteration: its lanes W-(high-p)
+    hold the row's elements at the offsets p = low .. high-1 of lane 0, loaded one by one on
+    the way in only when the vector loop runs at least once (the scalar loop reads them
+    then; before a loop that does not run they may not exist). The edge from the preheader
+    to the vector loop's header gets two blocks: the header's test on the entry values, and
+    the loads."""
+    uh = record.header
+    function = uh.parent
+    preheader, initial = _entry(record)
+    test = ir.Block(function, f"{uh.name}.simd.carry")
+    builder = ir.IRBuilder(test)
+    condition, into, _ = uh.terminator.operands
+    runs = _at_entry(builder, condition, uh, preheader)
+    if into is not record.entry:  # (the header enters the vector body on its false edge)
+        runs = builder.not_(runs)
+    loads = ir.Block(function, f"{uh.name}.simd.carry.loads")
+    enter = ir.Block(function, f"{uh.name}.simd.enter")
+    position = function.blocks.index(uh)
+    function.blocks[position:position] = [test, loads, enter]
+    term = preheader.terminator
+    term.operands = [test if t is uh else t for t in term.operands]
+    term._clear_string_cache()
+    for phi in (i for i in uh.instructions if isinstance(i, ins.PhiInstr)):
+        phi.incomings = [(v, enter if b is preheader else b) for v, b in phi.incomings]
+        phi._clear_string_cache()
+    builder.cbranch(runs, loads, enter)
+    binder = _Binder(plan, record, width, initial, speculative=True)
+    binder.builder = ir.IRBuilder(loads)
+    firsts = {}
+    for row in phis:
+        vector = ir.Constant(binder.vector_type(row.anchor.instruction.type), ir.Undefined)
+        for p in range(row.low, row.high):
+            pointer = binder.scalar(row.anchor.instruction.operands[0], p - row.low)
+            element = row.anchor.instruction.type
+            value = binder.builder.load(pointer, align=row.anchor.size, typ=element)
+            lane = ir.Constant(ir.IntType(32), width - (row.high - p))
+            vector = binder.builder.insert_element(vector, value, lane)
+        firsts[row] = vector
+    binder.builder.branch(enter)
+    builder = ir.IRBuilder(enter)
+    for row, phi in phis.items():
+        first = builder.phi(phi.type, name=f"{phi.name}.first")
+        first.add_incoming(firsts[row], loads)
+        first.add_incoming(ir.Constant(phi.type, ir.Undefined), test)
+        phi.add_incoming(first, enter)
+    builder.branch(uh)
+
+
+def _at_entry(
+    builder: ir.IRBuilder, value: ir.Value, header: ir.Block, preheader: ir.Block
+) -> ir.Value:
+    """`value` (computed in `header`) as it is on the way in from `preheader`: the header's
+    phis replaced by what they start from, its other instructions copied at `builder`."""
+    if not (isinstance(value, ins.Instruction) and value.parent is header):
+        return value
+    if isinstance(value, ins.PhiInstr):
+        return next(v for v, b in value.incomings if b is preheader)
+    new = copy_instruction(value, builder.block)
+    remap_operands(new, lambda operand: _at_entry(builder, operand, header, preheader))
+    builder._insert(new)
+    return new
 
 
 def _entry(record: UnrolledLoop) -> tuple[ir.Block, dict[ins.PhiInstr, ir.Value]]:
@@ -959,10 +1068,11 @@ def _rows(plan: _Plan, width: int, factor: int) -> list[tuple[_Row, list[tuple[_
         offsets = sorted({dx for _, dx in members})
         if len(offsets) < 2 or offsets[-1] - offsets[0] >= width:
             continue
-        low = offsets[0]
+        low, high = offsets[0], offsets[-1]
         anchor = next(a for a, dx in members if dx == low)
-        vectors = (factor + offsets[-1] - low) // width  # V_m ends inside the footprint
-        found.append((_Row(anchor, low, vectors), members))
+        top = next(a for a, dx in members if dx == high)
+        vectors = (factor + high - low) // width  # V_m ends inside the footprint
+        found.append((_Row(anchor, low, vectors, top, high), members))
     return found
 
 
@@ -982,9 +1092,20 @@ def _choose_neighbours(
     for row, members in rows:
         direct = len(members) * groups * load_cost
         shifted = [(g, dx) for g in range(groups) for _, dx in members]
-        shuffles = sum(1 for g, dx in shifted if (g * width + dx - row.low) % width)
-        reused = (row.vectors + len(members)) * load_cost + shuffles * shuffle_cost
-        if mode == "shuffle" or reused < direct:
+        misaligned = [(g, dx) for g, dx in shifted if (g * width + dx - row.low) % width]
+        loaded = sum(
+            1 for g, dx in misaligned if (g * width + dx - row.low) // width + 1 >= row.vectors
+        )
+        reused = (row.vectors + loaded) * load_cost + (len(misaligned) - loaded) * shuffle_cost
+        carried = groups * load_cost + sum(dx != row.high for _, dx in shifted) * shuffle_cost
+        # carried: one load a group and a shuffle per other member, where V_m+1 past the
+        # lanes costs direct loads; at most half the loads or it does not pay (a 3x3 float
+        # blur of one vector a row ran 1.26-1.40x gcc carried, 1.05-1.09x not; a Laplacian of
+        # doubles, two vectors a row, 1.10-1.18x carried, 1.22-1.23x not: on two threads,
+        # 1-4 MB, the Xeon guest, shuffles and loads as the target's costs do not count them)
+        halves = 2 * groups <= row.vectors + loaded
+        row.carried = loaded > 0 and (carried < reused if mode == "auto" else halves)
+        if mode == "shuffle" or min(reused, carried) < direct:
             for access, dx in members:
                 plan.neighbours[access] = (row, dx)
 
@@ -1381,7 +1502,7 @@ def _bind_loop(
     elif record.factor % lanes:
         raise Decline(f"unrolled by {record.factor}, which is not a multiple of the width {lanes}")
     _choose_neighbours(context, plan, lanes, record.factor, neighbours)
-    _bind(function, plan, record, lanes, streams)
+    carried = _bind(function, plan, record, lanes, streams)
     if streams:
         peeled = _align_stores_at_run_time(context, plan, record, lanes, streams)
     else:
@@ -1389,6 +1510,9 @@ def _bind_loop(
     exact = "" if peeled else _all_in_vectors(plan.loop, record.factor)
     if not peeled and not exact:
         peeled = _align_stores_at_run_time(context, plan, record, lanes)
+    if carried:  # (the vector loop's entry is final now)
+        _carry_rows(plan, record, lanes, carried)
+        peeled += f", {len(carried)} row(s) carried across iterations"
     peeled += exact or _vector_epilogue(function, plan.loop.header, lanes * interleave)
     vectors = record.factor // lanes
     extra = f", {vectors} vectors per iteration" if vectors > 1 else ""

@@ -374,7 +374,7 @@ def _overlapping_runs(kernels_c, passes, name, n, input_bytes, offset):
 
 
 @on_source("simd-kernels.c")
-@pytest.mark.parametrize("passes", ["simd(8)", "unroll(16),simd(4,shuffle)"])
+@pytest.mark.parametrize("passes", ["simd(8)", "unroll(16),simd(4,shuffle)", "simd(8,shuffle)"])
 @pytest.mark.parametrize("offset", [-21, -8, -3, -1, 0, 1, 3, 9])
 def test_overlapping_buffers_take_the_scalar_path_when_needed(kernels_c, offset, passes):
     """`smooth(in, out)` with out = in shifted by `offset` elements: the vector loop must give
@@ -582,8 +582,31 @@ def test_neighbours_are_shuffled_from_shared_row_vectors(kernels_c):
     assert text.count("load <4 x float>") < 3 * 4
     assert "<4 x i32> <i32 1, i32 2, i32 3, i32 4>" in text
     assert "<4 x i32> <i32 2, i32 3, i32 4, i32 5>" in text
+    # one vector an iteration: the row's vector from in[i+1], carried to the next iteration,
+    # in[i-1] and in[i] shifted out of the previous one and it
+    text = _function_text(_run(kernels_c, "simd(4,shuffle)"), "smooth")
+    assert text.count("load <4 x float>") == 1
+    assert "<4 x i32> <i32 2, i32 3, i32 4, i32 5>" in text  # in[i-1]
+    assert "<4 x i32> <i32 3, i32 4, i32 5, i32 6>" in text  # in[i]
+    assert re.search(r'= phi +<4 x float> \[%"\S+", %"\S+\.simd"\], \[%"\S+\.first", %"', text)
     unaligned = _function_text(_run(kernels_c, "unroll(16),simd(4,unaligned)"), "smooth")
     assert unaligned.count("load <4 x float>") == 3 * 4 and "shufflevector" not in unaligned
+
+
+@on_source("simd-kernels.c")
+@pytest.mark.parametrize(
+    "passes", ["simd(4,shuffle)", "simd(8,shuffle)", "unroll(8),simd(8,shuffle)"]
+)
+@pytest.mark.parametrize("n", [0, 3, 4, 9, 17, 101])
+def test_carried_rows_are_bit_exact_at_any_length(kernels_c, passes, n):
+    """A row's neighbours from the vector the previous iteration loaded (its first lanes
+    loaded one by one on the way in, only when the vector loop runs): rows shorter than a
+    vector, of one vector and a few more, long."""
+    for name in ("smooth", "two_rows"):
+        result, remarks = check(kernels_c, name, {"n": n}, passes)
+        assert result.status == "OK", str(result)
+        (done,) = passed_by(remarks, "simd")
+        assert "1 row(s) carried across iterations" in done, done
 
 
 def test_neighbour_mode_follows_the_target_costs(kernels_c):
