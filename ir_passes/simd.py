@@ -617,23 +617,22 @@ class _Binder:
         return self.builder.shuffle_vector(low, high, mask)
 
     def _row_vector(self, row: _Row, m: int, align: int) -> ir.Value:
-        key = (row.anchor.instruction, -1 - m)  # V_m of the row, shared by all groups
-        if key not in self.vectors:
-            instr = row.anchor.instruction
-            pointer = self.scalar(instr.operands[0], m * self.width)
-            load = self.builder.load(pointer, align=align, typ=self.vector_type(instr.type))
-            self.vectors[key] = self._emit(load, instr)
-        return self.vectors[key]
+        """V_m of the row, shared by all groups."""
+        return self._shared_load(row.anchor, m, align)
 
     def top_vector(self, row: _Row, group: int, align: int) -> ir.Value:
         """U_group of a carried row (U_-1: the vector the previous iteration loaded last)."""
         if group < 0:
             return self.carried[row]
         assert row.top is not None
-        key = (row.top.instruction, ("top", group))
+        return self._shared_load(row.top, group, align)
+
+    def _shared_load(self, access: _Access, m: int, align: int) -> ir.Value:
+        """The W elements `access` reads from lane m*W on, loaded once."""
+        key = (access.instruction, -1 - m)
         if key not in self.vectors:
-            instr = row.top.instruction
-            pointer = self.scalar(instr.operands[0], group * self.width)
+            instr = access.instruction
+            pointer = self.scalar(instr.operands[0], m * self.width)
             load = self.builder.load(pointer, align=align, typ=self.vector_type(instr.type))
             self.vectors[key] = self._emit(load, instr)
         return self.vectors[key]
