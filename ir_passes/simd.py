@@ -1102,7 +1102,9 @@ def _choose_neighbours(
         # blur of one vector a row ran 1.26-1.40x gcc carried, 1.05-1.09x not; a Laplacian of
         # doubles, two vectors a row, 1.10-1.18x carried, 1.22-1.23x not: on two threads,
         # 1-4 MB, the Xeon guest, shuffles and loads as the target's costs do not count them)
-        halves = 2 * groups <= row.vectors + loaded
+        # narrower elements are widened by the shuffle port too: a 3x3 uint8 box, carried,
+        # ran 2.29x gcc's one thread on two threads against 3.92x not
+        halves = 2 * groups <= row.vectors + loaded and row.anchor.size >= 4
         row.carried = loaded > 0 and (carried < reused if mode == "auto" else halves)
         if mode == "shuffle" or min(reused, carried) < direct:
             for access, dx in members:

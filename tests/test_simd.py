@@ -609,6 +609,19 @@ def test_carried_rows_are_bit_exact_at_any_length(kernels_c, passes, n):
         assert "1 row(s) carried across iterations" in done, done
 
 
+def test_rows_of_bytes_are_not_carried(module_c_file):
+    """Widening bytes takes the shuffle port too: a uint8 row keeps its direct loads."""
+    path = module_c_file(
+        "bytes",
+        "void smooth8(int n, const unsigned char *in, unsigned char *out) {\n"
+        "  for (int i = 1; i < n - 1; i++) out[i] = (in[i - 1] + in[i] + in[i + 1]) / 3;\n}\n",
+    )
+    result, remarks = check(path, "smooth8", {"n": 37}, "simd(16,shuffle)")
+    assert result.status == "OK", str(result)
+    (done,) = passed_by(remarks, "simd")
+    assert "width 16" in done and "carried" not in done, done
+
+
 def test_neighbour_mode_follows_the_target_costs(kernels_c):
     """auto: one unaligned load per offset on x86 (shifts across a vector cost 2 shuffles),
     shuffles on Hexagon HVX (valign is cheap, loads are one per packet)."""
