@@ -1098,10 +1098,11 @@ def _choose_neighbours(
         reused = (row.vectors + loaded) * load_cost + (len(misaligned) - loaded) * shuffle_cost
         carried = groups * load_cost + sum(dx != row.high for _, dx in shifted) * shuffle_cost
         # carried: one load a group and a shuffle per other member, where V_m+1 past the
-        # lanes costs direct loads; at most half the loads or it does not pay (a 3x3 float
-        # blur of one vector a row ran 1.26-1.40x gcc carried, 1.05-1.09x not; a Laplacian of
-        # doubles, two vectors a row, 1.10-1.18x carried, 1.22-1.23x not: on two threads,
-        # 1-4 MB, the Xeon guest, shuffles and loads as the target's costs do not count them)
+        # lanes costs direct loads; where it at least halves the loads (measured at that
+        # edge and beyond, two threads, 1-4 MB, the Xeon guest, against gcc's OpenMP code: a
+        # 3x3 float blur, 3 loads a row -> 1, 1.26-1.45x carried, 1.05-1.09x not; a
+        # Laplacian of doubles, 4 -> 2, 1.13-1.23x carried, 1.11-1.21x not; the target's
+        # costs count an unaligned 512-bit load as one, the blur measured two)
         # narrower elements are widened by the shuffle port too: a 3x3 uint8 box, carried,
         # ran 2.29x gcc's one thread on two threads against 3.92x not
         halves = 2 * groups <= row.vectors + loaded and row.anchor.size >= 4
