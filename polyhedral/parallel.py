@@ -155,12 +155,16 @@ _OPENMP = {
     "omp_get_num_threads": ir.FunctionType(_I32, []),
     "omp_get_thread_num": ir.FunctionType(_I32, []),
 }
-_OMP_CHUNK = "__pycc_omp_chunk"
-_OMP_READY = "__pycc_omp_ready"
-_OMP_OWNER = "__pycc_omp_owner"
+#: the OpenMP glue's version, in its one-copy (linkonce_odr) symbols' names: a program that
+#: links objects built by an earlier pycc-stencil (a build tree compiled before an upgrade)
+#: keeps each version's glue, never one version's `ready` with another's loops
+_GLUE = "_2"
+_OMP_CHUNK = "__pycc_omp_chunk" + _GLUE
+_OMP_READY = "__pycc_omp_ready" + _GLUE
+_OMP_OWNER = "__pycc_omp_owner" + _GLUE
 #: the runtime's functions the loops call, in `_OPENMP`'s order, as `_omp_ready` found them
 #: (the weak references, or `dlsym`'s answers): GOMP_parallel's slot is set last
-_OMP_API = "__pycc_omp_api"
+_OMP_API = "__pycc_omp_api" + _GLUE
 _OMP_LIBRARY = "libgomp.so.1"
 _BOOL = ir.IntType(1)
 #: glibc's dynamic-loader calls that keep the OpenMP runtime loaded (`_omp_ready`), also weak
@@ -367,7 +371,7 @@ def _fill_api(b: ir.IRBuilder, functions: list[ir.Value]) -> None:
     names = list(_OPENMP)
     for name, function in list(zip(names, functions, strict=True))[1:]:
         b.store(function, _api_slot(b, name))
-    _atomic_store_ptr(b, functions[0], _api_slot(b, names[0]))
+    _atomic_store(b, functions[0], _api_slot(b, names[0]), "release")
 
 
 def _omp_chunk(module: ir.Module) -> ir.Function:
@@ -794,11 +798,6 @@ def _atomic_store(b: ir.IRBuilder, value: ir.Value, pointer: ir.Value, ordering:
     """An atomic store, as an exchange whose old value is unused: llvmlite's `store_atomic`
     needs a typed pointer."""
     b.atomic_rmw("xchg", pointer, value, ordering)
-
-
-def _atomic_store_ptr(b: ir.IRBuilder, value: ir.Value, pointer: ir.Value) -> None:
-    """A release store of a pointer (as an exchange, like `_atomic_store`)."""
-    b.atomic_rmw("xchg", pointer, value, "release")
 
 
 def _is_zero(b: ir.IRBuilder, value: ir.Value) -> ir.Value:

@@ -552,7 +552,7 @@ def test_objects_with_openmp_loops_link_together(tmp_path):
     program = _link(tmp_path, main, objects, OPENMP_LINK)
     assert _run(program, "2") == "a_wrong=0 chunks=2\nb_wrong=0 chunks=2\n"
     names = [line.split()[-1] for line in _symbols(program).splitlines()]
-    assert names.count("__pycc_omp_chunk") == 1
+    assert len([n for n in names if n.startswith("__pycc_omp_chunk")]) == 1
 
 
 def test_compiler_mode_keeps_bodies_and_the_openmp_glue(tmp_path):
