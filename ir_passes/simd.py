@@ -1078,8 +1078,9 @@ def _rows(plan: _Plan, width: int, factor: int) -> list[tuple[_Row, list[tuple[_
 def _choose_neighbours(
     context: PassContext, plan: _Plan, width: int, factor: int, mode: str
 ) -> None:
-    """Fill plan.neighbours with the rows read through shuffles: all for `shuffle`, none for
-    `unaligned`, and for `auto` those where the target's costs say the shuffles pay."""
+    """Fill plan.neighbours with the rows read through shuffles: all for `shuffle` (some of
+    them carried across iterations: `_Row`), none for `unaligned`, and for `auto` those where
+    the target's costs say the shuffles pay."""
     if mode == "unaligned":
         return
     rows = _rows(plan, width, factor)
@@ -1091,23 +1092,25 @@ def _choose_neighbours(
     for row, members in rows:
         direct = len(members) * groups * load_cost
         shifted = [(g, dx) for g in range(groups) for _, dx in members]
-        misaligned = [(g, dx) for g, dx in shifted if (g * width + dx - row.low) % width]
-        loaded = sum(
-            1 for g, dx in misaligned if (g * width + dx - row.low) // width + 1 >= row.vectors
+        shuffles = sum(1 for g, dx in shifted if (g * width + dx - row.low) % width)
+        reused = (row.vectors + len(members)) * load_cost + shuffles * shuffle_cost
+        # shuffle mode carries a row (one load a group and a shuffle per other member) where
+        # V_m+1 past the lanes costs direct loads and carrying at least halves the loads:
+        # measured at that edge and beyond, two threads, 1-4 MB, the Xeon guest, against
+        # gcc's OpenMP code: a 3x3 float blur, 3 loads a row -> 1, 1.26-1.45x carried,
+        # 1.05-1.09x not; a Laplacian of doubles, 4 -> 2, 1.13-1.23x carried, 1.11-1.21x not.
+        # Narrower elements are widened by the shuffle port too: a 3x3 uint8 box, carried, ran
+        # 2.29x gcc's one thread on two threads against 3.92x not. `auto` keeps its costs'
+        # choices (they count an unaligned 512-bit load as one; the blur measured two).
+        direct_loads = sum(
+            1
+            for g, dx in shifted
+            if (g * width + dx - row.low) % width
+            and (g * width + dx - row.low) // width + 1 >= row.vectors
         )
-        reused = (row.vectors + loaded) * load_cost + (len(misaligned) - loaded) * shuffle_cost
-        carried = groups * load_cost + sum(dx != row.high for _, dx in shifted) * shuffle_cost
-        # carried: one load a group and a shuffle per other member, where V_m+1 past the
-        # lanes costs direct loads; where it at least halves the loads (measured at that
-        # edge and beyond, two threads, 1-4 MB, the Xeon guest, against gcc's OpenMP code: a
-        # 3x3 float blur, 3 loads a row -> 1, 1.26-1.45x carried, 1.05-1.09x not; a
-        # Laplacian of doubles, 4 -> 2, 1.13-1.23x carried, 1.11-1.21x not; the target's
-        # costs count an unaligned 512-bit load as one, the blur measured two)
-        # narrower elements are widened by the shuffle port too: a 3x3 uint8 box, carried,
-        # ran 2.29x gcc's one thread on two threads against 3.92x not
-        halves = 2 * groups <= row.vectors + loaded and row.anchor.size >= 4
-        row.carried = loaded > 0 and (carried < reused if mode == "auto" else halves)
-        if mode == "shuffle" or min(reused, carried) < direct:
+        halves = 2 * groups <= row.vectors + direct_loads and row.anchor.size >= 4
+        row.carried = mode == "shuffle" and direct_loads > 0 and halves
+        if mode == "shuffle" or reused < direct:
             for access, dx in members:
                 plan.neighbours[access] = (row, dx)
 
