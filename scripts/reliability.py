@@ -61,7 +61,14 @@ CSMITH_KERNEL_OPTIONS = (
     "--no-bitfields --no-packed-struct --no-jumps --max-funcs 4"
 ).split()
 #: the optimization levels every program is built at
-LEVELS = {"O2": ("-O2",), "O3": ("-O3",), "O3-native": ("-O3", "-march=native")}
+LEVELS = {
+    "O2": ("-O2",),
+    "O3": ("-O3",),
+    "O3-native": ("-O3", "-march=native"),
+    # threads: gcc runs the programs (no pragmas) serially, pycc-stencil its sweeps and tiles
+    # on the OpenMP runtime
+    "O3-openmp": ("-O3", "-march=native", "-fopenmp"),
+}
 #: pipelines forced onto every program's kernels (at -O2), and onto the stencil programs only
 PIPELINES = ("auto", "unroll(4)", "unroll-jam(2),simd", "unroll-full,simd")
 STENCIL_PIPELINES = (
@@ -72,6 +79,7 @@ STENCIL_PIPELINES = (
     "tile(5,7,5)",
     "swap-unroll,time-tile(2,9,5,5)",
     "stream-sweep",
+    "parallel-sweep",
 )
 FALLBACK = "[-Wpycc-fallback]"
 #: the statuses the summary lists one by one, and that make the exit status 1
@@ -209,8 +217,14 @@ def configs_for(program: Program, names: tuple[str, ...], all_pipelines: bool) -
     pipelines = PIPELINES + (STENCIL_PIPELINES if program.kind == "stencil" else ())
     turn = program.seed // 2  # the sources take turns by seed: every pipeline meets each
     chosen = pipelines if all_pipelines else (pipelines[turn % len(pipelines)],)
-    forced = [Config(f"passes={p}", LEVELS["O2"], (f"-fpycc-passes={p}",)) for p in chosen]
+    forced = [Config(f"passes={p}", LEVELS["O2"], _forcing(p)) for p in chosen]
     return configs + forced
+
+
+def _forcing(pipeline: str) -> tuple[str, ...]:
+    """pycc-stencil's flags forcing `pipeline` (with threads for the parallel passes)."""
+    threads = ("-fpycc-parallel",) if "parallel" in pipeline else ()
+    return (f"-fpycc-passes={pipeline}", *threads)
 
 
 # --------------------------------------------------------------------------------------------
@@ -627,7 +641,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--quick", action="store_true", help="20 programs")
     parser.add_argument("--sources", default="stencil,csmith", help="stencil, csmith or both")
     parser.add_argument(
-        "--configs", default="O2,O3,O3-native,passes", help="of O2, O3, O3-native, passes"
+        "--configs",
+        default="O2,O3,O3-native,passes",
+        help="of O2, O3, O3-native, O3-openmp, passes",
     )
     parser.add_argument("--all-pipelines", action="store_true", help="every forced pipeline")
     parser.add_argument("--timeout", type=float, default=10.0, help="seconds per cc-built run")

@@ -150,7 +150,11 @@ def test_program_names_and_configurations():
     every = reliability.configs_for(program, ("O3-native", "passes"), all_pipelines=True)
     assert every[0].flags == ("-O3", "-march=native") and not every[0].pycc_flags
     pipelines = reliability.PIPELINES + reliability.STENCIL_PIPELINES
-    assert [c.pycc_flags for c in every[1:]] == [(f"-fpycc-passes={p}",) for p in pipelines]
+    forced = [(f"-fpycc-passes={p}",) for p in pipelines]
+    forced[pipelines.index("parallel-sweep")] += ("-fpycc-parallel",)  # (threads: else refused)
+    assert [c.pycc_flags for c in every[1:]] == forced
+    (threads,) = reliability.configs_for(program, ("O3-openmp",), all_pipelines=False)
+    assert threads.flags == ("-O3", "-march=native", "-fopenmp")
 
 
 @needs_pycc
