@@ -555,6 +555,28 @@ def test_objects_with_openmp_loops_link_together(tmp_path):
     assert len([n for n in names if n.startswith("__pycc_omp_chunk")]) == 1
 
 
+#: the OpenMP glue of an earlier pycc-stencil, as its object defines it (one-copy, weak
+#: symbols): its `ready` says yes whenever the program links the runtime, and knows no table
+EARLIER_GLUE_C = r"""
+__attribute__((weak)) _Bool __pycc_omp_ready(void) { return 1; }
+__attribute__((weak)) void __pycc_omp_chunk(void *job) { (void)job; }
+__attribute__((weak)) long __pycc_omp_owner;
+"""
+
+
+def test_objects_of_an_earlier_version_keep_their_own_glue(tmp_path):
+    """A build tree compiled before an upgrade links objects of both versions: the loops of
+    this one must call this version's glue (the earlier `ready` never fills the table they
+    call the runtime through), whichever copy the linker meets first."""
+    (tmp_path / "earlier.c").write_text(EARLIER_GLUE_C)
+    earlier = tmp_path / "earlier.o"
+    subprocess.run(["cc", "-c", tmp_path / "earlier.c", "-o", earlier], check=True)
+    program = _link(
+        tmp_path, _MAIN % {"p": ""}, [earlier, _object(tmp_path, "", OPENMP)], OPENMP_LINK
+    )
+    assert _run(program, "3") == "wrong=0 chunks=3\n"
+
+
 def test_compiler_mode_keeps_bodies_and_the_openmp_glue(tmp_path):
     """kernel_module keeps what the kernel reaches only through pointers (the body, the
     chunk function) and leaves the glue's one-copy linkage alone."""
